@@ -1,0 +1,75 @@
+"""The ``ctxtool`` command group: the only place that imports click.
+
+Exit codes: 0 ok; 1 something to report or fix (--check found changes, the
+validator found violations, some files in a batch failed); 2 usage error;
+3 a file could not be processed at all (missing, unreadable, not a session, locked).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from ..errors import EXIT_FAILED, EXIT_USAGE, CtxError
+from .common import CONTEXT_SETTINGS
+
+
+class CtxGroup(click.Group):
+    """Turns library errors into one-line messages and documented exit codes."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except CtxError as e:
+            click.echo(f"Error: {e}", err=True)
+            ctx.exit(e.exit_code)
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+            raise
+        except KeyboardInterrupt:
+            click.echo("Interrupted.", err=True)
+            ctx.exit(130)
+        except BrokenPipeError:
+            ctx.exit(0)
+        except Exception as e:  # never show a traceback to users
+            if os.environ.get("CTXTOOL_DEBUG"):
+                raise
+            click.echo(f"Error: internal error: {type(e).__name__}: {e} (set CTXTOOL_DEBUG=1 for a traceback)", err=True)
+            ctx.exit(EXIT_FAILED)
+
+
+@click.group(cls=CtxGroup, context_settings=CONTEXT_SETTINGS)
+@click.version_option(package_name="ctxtool", message="ctxtool %(version)s")
+def cli():
+    """Offline toolkit for LLM agent session transcripts (pi/OpenClaw, Claude Code, Messages JSONL).
+
+    \b
+    Exit codes: 0 ok, 1 something to report or fix, 2 usage error,
+    3 a file could not be processed (missing, unreadable, not a session, locked).
+
+    \b
+    Example:
+      ctxtool repair --check ~/.openclaw/agents/main/sessions/
+      ctxtool estimate session.jsonl
+    """
+
+
+from . import repair as _repair  # noqa: E402,F401  (registers commands)
+
+for _mod in ("estimate", "prune", "compact", "profile"):
+    try:
+        __import__(f"{__name__}.{_mod}")
+    except ModuleNotFoundError as _e:
+        if _e.name != f"{__name__}.{_mod}":
+            raise
+
+
+def main():
+    try:
+        cli(prog_name="ctxtool")
+    except BrokenPipeError:
+        sys.exit(0)
+
+
+__all__ = ["cli", "main", "EXIT_USAGE"]

@@ -1,0 +1,40 @@
+"""Options and helpers shared by every command."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+import orjson
+
+from .. import formats
+from ..errors import CtxError
+from ..paths import expand
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+json_option = click.option("--json", "json_", is_flag=True, help="Machine-readable JSON on stdout.")
+format_option = click.option(
+    "--format", "fmt", type=click.Choice(formats.NAMES), default=None,
+    help="Force the transcript format instead of detecting it.",
+)
+
+
+def emit_json(data) -> None:
+    sys.stdout.buffer.write(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n")
+    sys.stdout.flush()
+
+
+def collect(targets) -> tuple[list[str], list[dict]]:
+    """Expand targets; problems become per-target failure records (never fatal alone)."""
+    files, problems = expand(list(targets))
+    failures = [{"path": t, "error": why} for t, why in problems]
+    return files, failures
+
+
+def warn(msg: str) -> None:
+    click.echo(msg, err=True)
+
+
+def failure(path: str, e: CtxError) -> dict:
+    return {"path": path, "error": e.reason if e.path else str(e), "line": e.line, "message": str(e)}

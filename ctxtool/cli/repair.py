@@ -1,0 +1,150 @@
+"""``ctxtool repair`` and ``ctxtool validate``."""
+
+from __future__ import annotations
+
+import click
+
+from ..errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK, CtxError
+from ..lock import DEFAULT_TIMEOUT
+from ..repair import repair_file
+from ..validate import errors as error_violations
+from ..validate import validate_entries
+from ..transcript import scan
+from ..view import provider_view
+from .. import render
+from . import cli
+from .common import CONTEXT_SETTINGS, collect, emit_json, failure, format_option, json_option
+
+
+@cli.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 when anything would change (for CI).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the repaired file here; the input is left alone (one input only).")
+@click.option("--no-backup", is_flag=True, help="Do not keep <file>.bak-<pid>-<ms> beside a file repaired in place.")
+@click.option("--trim-trailing-assistant", is_flag=True, help="Also drop a trailing assistant message (avoids the prefill 400).")
+@click.option("--lock-timeout", type=float, default=DEFAULT_TIMEOUT, show_default=True, help="Seconds to wait for the agent's <file>.lock.")
+@click.option("--break-stale-lock", is_flag=True, help="Remove a stale lock (dead or recycled pid, too old) instead of failing.")
+@click.option("-v", "--verbose", is_flag=True, help="List every change, not just the counts.")
+@format_option
+@json_option
+def repair(paths, check, output, no_backup, trim_trailing_assistant, lock_timeout, break_stale_lock, verbose, fmt, json_):
+    """Repair corrupted session files so the agent loads them and the API accepts them.
+
+    Drops torn and unparseable lines, rebuilds a missing pi header, re-links broken
+    parent chains and fixes tool_use/tool_result pairing. Lines not involved are kept
+    byte for byte; the original is kept as <file>.bak-<pid>-<ms>; the agent's lock is
+    honoured. Every dropped line and every change is listed (--json for all of them).
+
+    \b
+    Example:
+      ctxtool repair --check sessions/          # CI: exit 1 if anything would change
+      ctxtool repair session.jsonl              # in place, with backup
+      ctxtool repair -o fixed.jsonl broken.jsonl --json
+    """
+    files, failures = collect(paths)
+    if output and (len(files) != 1 or len(paths) != 1):
+        raise click.UsageError("-o/--output takes exactly one input file")
+    reports = []
+    for path in files:
+        try:
+            reports.append(repair_file(
+                path, fmt=fmt, check=check, output=output, backup=not no_backup,
+                trim_trailing=trim_trailing_assistant, lock_timeout=lock_timeout, break_stale_lock=break_stale_lock,
+            ))
+        except CtxError as e:
+            failures.append(failure(path, e))
+    if json_:
+        emit_json({"check": check, "files": [r.to_dict() for r in reports], "failures": failures})
+    else:
+        _render(reports, failures, check, verbose)
+    if failures:
+        raise SystemExit(EXIT_FAILED if not reports else EXIT_FINDINGS)
+    if check and any(r.changed for r in reports):
+        raise SystemExit(EXIT_FINDINGS)
+    if any(error_violations(r.after) for r in reports):
+        raise SystemExit(EXIT_FINDINGS)
+    raise SystemExit(EXIT_OK)
+
+
+def _render(reports, failures, check, verbose):
+    con = render.console()
+    err = render.console(stderr=True)
+    for f in failures:
+        err.print(f"Error: {f.get('message') or f['path'] + ': ' + f['error']}", markup=False)
+    rows = []
+    for r in reports:
+        counts = r.counts()
+        summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "ok"
+        if r.written:
+            status = "repaired"
+        elif r.changed:
+            status = "would repair" if check else "needs repair"
+        else:
+            status = "ok"
+        left = len(error_violations(r.after))
+        rows.append([r.path, r.format, status, len(r.changes), summary, left])
+    if rows:
+        render.table(con, None, ["file", "format", "status", "changes", "what", "API errors left"], rows,
+                     justify={"changes": "right", "API errors left": "right"})
+    for r in reports:
+        if r.backup:
+            con.print(f"backup: {r.backup}", markup=False)
+        if r.lock_broken:
+            con.print(r.lock_broken, markup=False)
+        if verbose or len(reports) == 1:
+            for c in r.changes[: None if verbose else 30]:
+                where = f"line {c.line}" if c.line else "new line"
+                ident = f" {c.id}" if c.id else ""
+                con.print(f"  {where}: {c.kind} {c.action}{ident}: {c.detail}", markup=False)
+            if not verbose and len(r.changes) > 30:
+                con.print(f"  ... {len(r.changes) - 30} more (use -v or --json)", markup=False)
+        for v in error_violations(r.after):
+            con.print(f"  still invalid (lines {v.lines}): {v.api_error}", markup=False)
+
+
+@cli.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("paths", nargs=-1, required=True)
+@format_option
+@json_option
+def validate(paths, fmt, json_):
+    """Check what the agent would send against the Anthropic Messages API's rules.
+
+    Reports, per violation, the 400 error text the API would answer with and the
+    file lines it comes from. Exit 1 when any file has errors (warnings do not count).
+
+    \b
+    Example:
+      ctxtool validate session.jsonl
+      ctxtool validate --json ~/.claude/projects/-home-me-app/
+    """
+    files, failures = collect(paths)
+    results = []
+    for path in files:
+        try:
+            t = scan(path, fmt)
+            view = provider_view(t.format_name, t.entries)
+            vs = validate_entries(t.format_name, t.entries)
+            results.append({"path": path, "format": t.format_name, "messages": len(view), "bad_lines": [b.lineno for b in t.bad],
+                            "violations": [v.to_dict() for v in vs]})
+        except CtxError as e:
+            failures.append(failure(path, e))
+    if json_:
+        emit_json({"files": results, "failures": failures})
+    else:
+        con = render.console()
+        err = render.console(stderr=True)
+        for f in failures:
+            err.print(f"Error: {f.get('message') or f['path'] + ': ' + f['error']}", markup=False)
+        for r in results:
+            errs = [v for v in r["violations"] if v["severity"] == "error"]
+            warns = [v for v in r["violations"] if v["severity"] != "error"]
+            state = "ok" if not errs else f"{len(errs)} error(s)"
+            con.print(f"{r['path']} ({r['format']}, {r['messages']} messages): {state}"
+                      + (f", {len(warns)} warning(s)" if warns else "")
+                      + (f", {len(r['bad_lines'])} unparseable line(s)" if r["bad_lines"] else ""), markup=False)
+            for v in r["violations"]:
+                con.print(f"  {v['severity']} lines {v['lines']}: {v['api_error']}", markup=False)
+    bad = any(any(v["severity"] == "error" for v in r["violations"]) or r["bad_lines"] for r in results)
+    if failures:
+        raise SystemExit(EXIT_FAILED if not results else EXIT_FINDINGS)
+    raise SystemExit(EXIT_FINDINGS if bad else EXIT_OK)

@@ -1,0 +1,85 @@
+"""Failure kinds and the exit-code contract, in one place.
+
+Library code raises these; only the CLI turns them into messages and exit codes.
+
+Exit codes (documented in README and ``ctxtool --help``):
+
+* 0 - success, nothing to report.
+* 1 - something to report or fix: ``--check`` found changes, the validator found
+  violations, a batch had failures (the rest were still processed).
+* 2 - usage error (bad options).
+* 3 - a file could not be processed at all (missing, unreadable, not a session,
+  locked by a running agent).
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_USAGE = 2
+EXIT_FAILED = 3
+
+
+class CtxError(Exception):
+    """Base class: a failure the user can act on, shown as one line."""
+
+    exit_code = EXIT_FAILED
+
+    def __init__(self, message: str, *, path: str | None = None, line: int | None = None):
+        self.path = path
+        self.line = line
+        self.reason = message
+        super().__init__(self.format())
+
+    def format(self) -> str:
+        where = ""
+        if self.path is not None:
+            where = str(self.path)
+            if self.line is not None:
+                where += f":{self.line}"
+            where += ": "
+        return where + self.reason
+
+
+class InputError(CtxError):
+    """The input file is missing, unreadable, binary or not a session transcript."""
+
+
+class FormatError(InputError):
+    """The transcript format could not be detected or does not match --format."""
+
+
+class LockError(CtxError):
+    """The agent's lock file prevents writing (held by a live process, or stale)."""
+
+
+class LockTimeout(LockError):
+    """Another process held the lock longer than the timeout."""
+
+
+class StaleLock(LockError):
+    """A stale lock exists and removing it was not allowed."""
+
+
+class WriteError(CtxError):
+    """Writing the output, the backup or the temp file failed."""
+
+
+class ConfigError(CtxError):
+    """A configuration file could not be read or has invalid values."""
+
+    exit_code = EXIT_USAGE
+
+
+class ApiError(CtxError):
+    """A call to a model provider (count_tokens, summarizer) failed."""
+
+
+class SummarizerError(CtxError):
+    """A summarizer (API, command) failed or produced nothing usable."""
+
+
+class TokenizerUnavailable(CtxError):
+    """A tokenizer encoding is not installed; the message says what to install."""
+
+    exit_code = EXIT_USAGE

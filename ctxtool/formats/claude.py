@@ -1,0 +1,170 @@
+"""Claude Code transcripts (``~/.claude/projects/<cwd>/<session>.jsonl``).
+
+One API response is split over several ``assistant`` lines sharing ``message.id``
+(and ``requestId``), each holding one content block; tool results arrive in
+``user`` lines whose ``parentUuid`` points at the assistant line with the call.
+``system`` ``compact_boundary`` lines start a new root; progress lines, snapshots
+and other metadata never reach the model, nor does ``toolUseResult``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timezone
+
+from ..model import BOUNDARY, MESSAGE, META, Usage
+from .common import BLANK_USER_FALLBACK_TEXT, REPAIR_TEXT, scan_anthropic_blocks
+from .pi import parse_ts
+
+NAME = "claude"
+KNOWN = {"user", "assistant", "system", "progress", "attachment", "file-history-snapshot", "queue-operation", "summary", "custom-title", "ai-title", "last-prompt", "tag", "mode", "pr-link", "content-replacement"}
+STOP_MAP = {"end_turn": "stop", "tool_use": "toolUse", "max_tokens": "length", "stop_sequence": "stop", "pause_turn": "stop", "refusal": "stop"}
+ENVELOPE = ("isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch", "agentId", "slug", "entrypoint")
+
+
+def sniff(obj: dict) -> int:
+    t = obj.get("type")
+    if t in ("user", "assistant") and isinstance(obj.get("message"), dict) and ("uuid" in obj or "sessionId" in obj):
+        return 5
+    if t in KNOWN and ("uuid" in obj or "sessionId" in obj or "leafUuid" in obj or "messageId" in obj):
+        return 3
+    return 0
+
+
+def normalize(obj: dict, e) -> None:
+    t = obj.get("type")
+    e.type = t if isinstance(t, str) else "?"
+    u = obj.get("uuid")
+    e.id = u if isinstance(u, str) else None
+    p = obj.get("parentUuid")
+    e.parent = p if isinstance(p, str) else None
+    e.ts = parse_ts(obj.get("timestamp"))
+    if t == "system" and obj.get("subtype") == "compact_boundary":
+        e.kind = BOUNDARY
+        meta = obj.get("compactMetadata") if isinstance(obj.get("compactMetadata"), dict) else {}
+        e.extra = {"logical_parent": obj.get("logicalParentUuid"), "tokens_before": meta.get("preTokens") or 0, "trigger": meta.get("trigger")}
+        return
+    m = obj.get("message")
+    if t not in ("user", "assistant") or not isinstance(m, dict):
+        e.kind = META
+        if t == "system":
+            e.extra = {"subtype": obj.get("subtype")}
+        return
+    e.kind = MESSAGE
+    e.role = t
+    content = m.get("content")
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else (content if isinstance(content, list) else [])
+    e.blocks = blocks
+    scan_anthropic_blocks(e, blocks, "assistant" if t == "assistant" else ("toolResult" if _has_results(blocks) else "user"))
+    extra = {}
+    if obj.get("isCompactSummary"):
+        extra["compact_summary"] = True
+    if obj.get("isSidechain"):
+        extra["sidechain"] = True
+    if obj.get("isMeta"):
+        extra["is_meta"] = True
+    if t == "assistant":
+        stop = m.get("stop_reason")
+        e.stop = STOP_MAP.get(stop, stop) if isinstance(stop, str) else None
+        if obj.get("isApiErrorMessage") or obj.get("apiError"):
+            e.stop = "error"
+            extra["api_error"] = True
+        e.model = m.get("model") if isinstance(m.get("model"), str) else None
+        mid = m.get("id")
+        rid = obj.get("requestId")
+        e.msg_key = f"{mid}|{rid or ''}" if isinstance(mid, str) else None
+        us = m.get("usage")
+        if isinstance(us, dict) and e.model != "<synthetic>":
+            e.usage = Usage(
+                _int(us.get("input_tokens")), _int(us.get("output_tokens")), _int(us.get("cache_read_input_tokens")),
+                _int(us.get("cache_creation_input_tokens")), 0, placeholder=stop is None,
+            )
+    if e.results:
+        names = {}
+        for r in e.results:
+            names[r.id] = None
+        src = obj.get("sourceToolUseID")
+        if isinstance(src, str):
+            extra["source_tool_use"] = src
+    e.extra = extra or None
+
+
+def _has_results(blocks) -> bool:
+    return any(isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks)
+
+
+def _int(v) -> int:
+    return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
+
+
+def iso(ts: float | None = None) -> str:
+    dt = datetime.fromtimestamp(ts, timezone.utc) if ts is not None else datetime.now(timezone.utc)
+    return dt.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def new_id(taken: set, rng=None) -> str:
+    while True:
+        cand = str(uuid.UUID(int=rng.getrandbits(128), version=4)) if rng is not None else str(uuid.uuid4())
+        if cand not in taken:
+            taken.add(cand)
+            return cand
+
+
+def synthetic_result(call_obj: dict, call_id: str, name: str, *, ts: float | None, with_ids: bool, taken: set, rng=None) -> dict:
+    line = {"parentUuid": call_obj.get("uuid")}
+    for k in ENVELOPE:
+        if k in call_obj:
+            line[k] = call_obj[k]
+    line["type"] = "user"
+    line["message"] = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call_id, "content": REPAIR_TEXT, "is_error": True}]}
+    line["uuid"] = new_id(taken, rng)
+    line["timestamp"] = iso(ts)
+    if call_obj.get("uuid"):
+        line["sourceToolAssistantUUID"] = call_obj["uuid"]
+    return line
+
+
+def _content(obj: dict) -> list:
+    m = obj["message"]
+    c = m.get("content")
+    if isinstance(c, str):
+        c = [{"type": "text", "text": c}]
+        m["content"] = c
+    return c
+
+
+def drop_blocks(obj: dict, idxs: set) -> None:
+    m = obj["message"]
+    m["content"] = [b for i, b in enumerate(_content(obj)) if i not in idxs]
+
+
+def reorder_blocks(obj: dict, order: list[int]) -> None:
+    c = _content(obj)
+    obj["message"]["content"] = [c[i] for i in order]
+
+
+def add_result_blocks(obj: dict, blocks: list) -> None:
+    c = _content(obj)
+    obj["message"]["content"] = blocks + c
+
+
+def fix_empty_error_turn(obj: dict) -> None:
+    obj["message"]["content"] = [{"type": "text", "text": "[assistant turn failed before producing content]"}]
+
+
+def fix_blank_user(obj: dict) -> None:
+    m = obj["message"]
+    c = m.get("content")
+    if isinstance(c, str):
+        m["content"] = BLANK_USER_FALLBACK_TEXT
+        return
+    kept = [b for b in c or [] if not (isinstance(b, dict) and b.get("type") == "text" and not str(b.get("text") or "").strip())]
+    m["content"] = kept or [{"type": "text", "text": BLANK_USER_FALLBACK_TEXT}]
+
+
+def set_parent(obj: dict, parent: str | None) -> None:
+    obj["parentUuid"] = parent
+
+
+def set_id(obj: dict, new: str) -> None:
+    obj["uuid"] = new

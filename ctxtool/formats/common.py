@@ -1,0 +1,131 @@
+"""Block-level helpers shared by the formats: tool-call checks and pi's character counts."""
+
+from __future__ import annotations
+
+import re
+
+import orjson
+
+from ..model import IMAGE_CHARS, Call, Result, js_len
+
+CALL_TYPES = {"toolCall", "toolUse", "functionCall", "tool_use", "tool_call", "function_call"}
+NAME_RE = re.compile(r"^[A-Za-z0-9_:.-]+$")
+REPAIR_TEXT = (
+    "[ctxtool repair] missing tool result in session history; "
+    "inserted synthetic error result for transcript repair."
+)
+STREAM_ERROR_FALLBACK_TEXT = "[assistant turn failed before producing content]"
+BLANK_USER_FALLBACK_TEXT = "(continue)"
+
+
+def call_problem(block: dict, args_key: str) -> str | None:
+    """Why OpenClaw's sanitizeToolCallInputs would drop this call, or None."""
+    cid = block.get("id")
+    if not isinstance(cid, str) or not cid.strip():
+        return "no id"
+    if block.get("partialJson") is not None:
+        return "partialJson fragment"
+    if block.get(args_key) is None and block.get("input" if args_key != "input" else "arguments") is None:
+        return "no arguments"
+    name = block.get("name")
+    if not isinstance(name, str) or not name.strip() or len(name.strip()) > 64 or not NAME_RE.match(name.strip()):
+        return "invalid name"
+    return None
+
+
+def args_chars(args) -> int:
+    if args is None:
+        return 0
+    if isinstance(args, str):
+        return js_len(args)
+    try:
+        return js_len(orjson.dumps(args).decode("utf-8"))
+    except TypeError:
+        return 0
+
+
+def result_content_chars(content) -> tuple[int, int]:
+    """(text chars, image count) of a tool result's content (string or blocks)."""
+    if content is None:
+        return 0, 0
+    if isinstance(content, str):
+        return js_len(content), 0
+    text = images = 0
+    if isinstance(content, list):
+        for b in content:
+            if isinstance(b, dict):
+                t = b.get("type")
+                if t == "text":
+                    text += js_len(str(b.get("text") or ""))
+                elif t == "image":
+                    images += 1
+    return text, images
+
+
+def scan_anthropic_blocks(entry, blocks: list, role: str) -> None:
+    """Fill calls/results/char counts of an entry whose blocks are Anthropic-shaped.
+
+    pi's estimateTokens rules: user messages count text only; assistants count text,
+    thinking and tool name plus JSON arguments; tool results count text plus 4,800
+    characters per image.
+    """
+    calls, results = [], []
+    kinds: dict = {}
+    tool_chars: dict = {}
+    chars = 0
+    visible = 0
+    for i, b in enumerate(blocks):
+        if not isinstance(b, dict):
+            continue
+        t = b.get("type")
+        if t == "text":
+            text = b.get("text")
+            text = text if isinstance(text, str) else ""
+            n = js_len(text)
+            chars += n
+            kinds["text"] = kinds.get("text", 0) + n
+            if text.strip():
+                visible += 1
+            else:
+                entry.blank_text = True
+        elif t in ("thinking", "redacted_thinking"):
+            n = js_len(str(b.get("thinking") or "")) if t == "thinking" else 0
+            if role == "assistant":
+                chars += n
+                kinds["thinking"] = kinds.get("thinking", 0) + n
+            if b.get("signature") or b.get("thinkingSignature") or t == "redacted_thinking":
+                entry.signed_thinking = True
+            visible += 1
+        elif t in CALL_TYPES:
+            key = "input" if "input" in b else "arguments"
+            name = b.get("name") if isinstance(b.get("name"), str) else ""
+            cid = b.get("id") if isinstance(b.get("id"), str) else ""
+            calls.append(Call(i, cid, name, call_problem(b, key)))
+            n = js_len(name) + args_chars(b.get(key))
+            chars += n
+            kinds["tool_call"] = kinds.get("tool_call", 0) + n
+            visible += 1
+        elif t == "tool_result":
+            rid = b.get("tool_use_id")
+            results.append(Result(i, rid if isinstance(rid, str) else "", None, bool(b.get("is_error"))))
+            text, images = result_content_chars(b.get("content"))
+            n = text + images * IMAGE_CHARS
+            chars += n
+            kinds["tool_result"] = kinds.get("tool_result", 0) + text
+            if images:
+                kinds["image"] = kinds.get("image", 0) + images * IMAGE_CHARS
+            visible += 1
+        elif t == "image":
+            if role in ("toolResult", "custom"):
+                chars += IMAGE_CHARS
+                kinds["image"] = kinds.get("image", 0) + IMAGE_CHARS
+            visible += 1
+        else:
+            visible += 1
+    entry.calls = tuple(calls)
+    entry.results = tuple(results)
+    entry.nblocks = len(blocks)
+    entry.chars = chars
+    entry.kinds = kinds
+    entry.tool_chars = tool_chars
+    entry.empty = visible == 0

@@ -1,0 +1,78 @@
+"""Plain Anthropic Messages JSONL: one ``{"role", "content"}`` object per line."""
+
+from __future__ import annotations
+
+from ..model import MESSAGE, META
+from .claude import add_result_blocks, fix_blank_user, reorder_blocks  # same block shape
+from .common import REPAIR_TEXT, scan_anthropic_blocks
+
+NAME = "messages"
+
+
+def sniff(obj: dict) -> int:
+    if "type" not in obj and obj.get("role") in ("user", "assistant") and "content" in obj:
+        return 4
+    return 0
+
+
+def normalize(obj: dict, e) -> None:
+    role = obj.get("role")
+    e.type = role if isinstance(role, str) else "?"
+    if role not in ("user", "assistant") or "type" in obj:
+        e.kind = META
+        return
+    e.kind = MESSAGE
+    e.role = role
+    content = obj.get("content")
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else (content if isinstance(content, list) else [])
+    e.blocks = blocks
+    has_results = any(isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks)
+    scan_anthropic_blocks(e, blocks, "assistant" if role == "assistant" else ("toolResult" if has_results else "user"))
+    stop = obj.get("stop_reason")
+    if isinstance(stop, str):
+        e.stop = {"end_turn": "stop", "tool_use": "toolUse", "max_tokens": "length"}.get(stop, stop)
+
+
+def synthetic_result(call_obj: dict, call_id: str, name: str, *, ts=None, with_ids=False, taken=None, rng=None) -> dict:
+    return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call_id, "content": REPAIR_TEXT, "is_error": True}]}
+
+
+def _content(obj: dict) -> list:
+    c = obj.get("content")
+    if isinstance(c, str):
+        c = [{"type": "text", "text": c}]
+        obj["content"] = c
+    return c
+
+
+def drop_blocks(obj: dict, idxs: set) -> None:
+    obj["content"] = [b for i, b in enumerate(_content(obj)) if i not in idxs]
+
+
+def fix_empty_error_turn(obj: dict) -> None:
+    obj["content"] = [{"type": "text", "text": "[assistant turn failed before producing content]"}]
+
+
+def _as_message(fn):
+    def wrapped(obj, *a):
+        holder = {"message": obj}
+        fn(holder, *a)
+    return wrapped
+
+
+# The Claude helpers act on obj["message"]; a Messages line is the message itself.
+reorder_blocks = _as_message(reorder_blocks)  # noqa: F811
+add_result_blocks = _as_message(add_result_blocks)  # noqa: F811
+fix_blank_user = _as_message(fix_blank_user)  # noqa: F811
+
+
+def set_parent(obj, parent) -> None:  # no tree in this format
+    return None
+
+
+def set_id(obj, new) -> None:
+    return None
+
+
+def new_id(taken, rng=None):
+    return None

@@ -1,0 +1,300 @@
+"""pi coding agent / OpenClaw session files (versions 1 to 3).
+
+Line 1 is the header ``{"type":"session","version":3,"id",...}``; entries carry an
+8-hex ``id`` and a ``parentId`` (a tree, since v2). Messages hold an ``AgentMessage``
+(user, assistant, toolResult, bashExecution, custom). Version 1 files have no ids and
+use ``firstKeptEntryIndex`` in compactions; they are read as a linear list.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import uuid
+from datetime import datetime, timezone
+
+from ..model import BOUNDARY, COMPACTION, HEADER, IMAGE_CHARS, MESSAGE, META, Result, Usage, js_len
+from .common import (
+    BLANK_USER_FALLBACK_TEXT,
+    REPAIR_TEXT,
+    STREAM_ERROR_FALLBACK_TEXT,
+    result_content_chars,
+    scan_anthropic_blocks,
+)
+
+NAME = "pi"
+ENTRY_TYPES = {
+    "message", "thinking_level_change", "model_change", "compaction", "branch_summary",
+    "custom", "custom_message", "label", "session_info",
+}
+COMPACTION_PREFIX = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"
+BRANCH_PREFIX = "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
+SUMMARY_SUFFIX = "\n</summary>"
+UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def sniff(obj: dict) -> int:
+    t = obj.get("type")
+    if t == "session":
+        return 10
+    if t in ENTRY_TYPES:
+        if t == "message":
+            m = obj.get("message")
+            return 3 if isinstance(m, dict) and m.get("role") in ("user", "assistant", "toolResult", "bashExecution", "custom", "hookMessage") else 0
+        return 3
+    return 0
+
+
+def is_header(obj) -> bool:
+    return isinstance(obj, dict) and obj.get("type") == "session" and isinstance(obj.get("id"), str) and bool(obj.get("id"))
+
+
+def parse_ts(value) -> float | None:
+    if isinstance(value, (int, float)):
+        return value / 1000.0
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return None
+    return None
+
+
+def _norm_block(b):
+    if not isinstance(b, dict):
+        return b
+    t = b.get("type")
+    if t == "toolCall":
+        return {"type": "tool_use", "id": b.get("id"), "name": b.get("name"), "input": b.get("arguments"), **({"partialJson": b["partialJson"]} if "partialJson" in b else {})}
+    if t == "image":
+        return {"type": "image", "source": {"type": "base64", "media_type": b.get("mimeType"), "data": b.get("data")}}
+    if t == "thinking":
+        out = {"type": "thinking", "thinking": b.get("thinking", "")}
+        if b.get("thinkingSignature"):
+            out["signature"] = b["thinkingSignature"]
+        return out
+    return b
+
+
+def _content_blocks(content) -> list:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if isinstance(content, list):
+        return [_norm_block(b) for b in content]
+    return []
+
+
+def normalize(obj: dict, e) -> None:
+    """Fill the normalized view of entry ``e`` from a parsed pi line."""
+    t = obj.get("type")
+    e.type = t if isinstance(t, str) else "?"
+    eid = obj.get("id")
+    e.id = eid if isinstance(eid, str) else None
+    pid = obj.get("parentId")
+    e.parent = pid if isinstance(pid, str) else None
+    e.ts = parse_ts(obj.get("timestamp"))
+    if t == "session":
+        e.kind = HEADER
+        return
+    if t == "message":
+        m = obj.get("message")
+        if not isinstance(m, dict):
+            e.kind = META
+            return
+        e.kind = MESSAGE
+        role = m.get("role")
+        role = "custom" if role == "hookMessage" else role
+        e.role = role if isinstance(role, str) else "?"
+        if e.ts is None:
+            e.ts = parse_ts(m.get("timestamp"))
+        if role == "toolResult":
+            content = m.get("content")
+            blocks = [{"type": "tool_result", "tool_use_id": m.get("toolCallId"), "content": _content_blocks(content), "is_error": bool(m.get("isError"))}]
+            text, images = result_content_chars(content)
+            name = m.get("toolName") if isinstance(m.get("toolName"), str) else None
+            rid = m.get("toolCallId") if isinstance(m.get("toolCallId"), str) else (m.get("toolUseId") if isinstance(m.get("toolUseId"), str) else "")
+            e.results = (Result(0, rid, name, bool(m.get("isError"))),)
+            e.nblocks = 1
+            e.chars = text + images * IMAGE_CHARS
+            e.kinds = {"tool_result": text}
+            if images:
+                e.kinds["image"] = images * IMAGE_CHARS
+            e.tool_chars = {name or "unknown": e.chars}
+            e.empty = False
+            e.blocks = blocks
+            return
+        if role == "bashExecution":
+            cmd = str(m.get("command") or "")
+            out = str(m.get("output") or "")
+            text = f"Ran `{cmd}`\n" + (f"```\n{out}\n```" if out else "(no output)")
+            e.blocks = [{"type": "text", "text": text}]
+            e.chars = js_len(cmd) + js_len(out)
+            e.kinds = {"text": e.chars}
+            e.nblocks = 1
+            if m.get("excludeFromContext"):
+                e.extra = {"exclude": True}
+                e.chars = 0
+                e.kinds = {}
+            return
+        blocks = _content_blocks(m.get("content"))
+        e.blocks = blocks
+        scan_anthropic_blocks(e, blocks, role)
+        if role == "assistant":
+            stop = m.get("stopReason")
+            e.stop = stop if isinstance(stop, str) else None
+            e.model = m.get("model") if isinstance(m.get("model"), str) else None
+            u = m.get("usage")
+            if isinstance(u, dict):
+                e.usage = Usage(
+                    _int(u.get("input")), _int(u.get("output")), _int(u.get("cacheRead")),
+                    _int(u.get("cacheWrite")), _int(u.get("totalTokens")),
+                )
+            if e.model and m.get("provider") == "openclaw":
+                e.extra = {"synthetic_model": e.model}
+        return
+    if t == "compaction":
+        e.kind = COMPACTION
+        summary = obj.get("summary") if isinstance(obj.get("summary"), str) else ""
+        e.role = "compactionSummary"
+        e.blocks = [{"type": "text", "text": COMPACTION_PREFIX + summary + SUMMARY_SUFFIX}]
+        e.chars = js_len(summary)
+        e.kinds = {"summary": e.chars}
+        e.nblocks = 1
+        first = obj.get("firstKeptEntryId")
+        e.extra = {
+            "first_kept": first if isinstance(first, str) else None,
+            "first_kept_index": obj.get("firstKeptEntryIndex") if isinstance(obj.get("firstKeptEntryIndex"), int) else None,
+            "tokens_before": _int(obj.get("tokensBefore")),
+            "summary_chars": len(summary),
+        }
+        return
+    if t == "branch_summary":
+        summary = obj.get("summary") if isinstance(obj.get("summary"), str) else ""
+        if summary:
+            e.kind = MESSAGE
+            e.role = "branchSummary"
+            e.blocks = [{"type": "text", "text": BRANCH_PREFIX + summary + SUMMARY_SUFFIX}]
+            e.chars = js_len(summary)
+            e.kinds = {"summary": e.chars}
+            e.nblocks = 1
+        else:
+            e.kind = META
+        return
+    if t == "custom_message":
+        e.kind = MESSAGE
+        e.role = "custom"
+        blocks = _content_blocks(obj.get("content"))
+        e.blocks = blocks
+        scan_anthropic_blocks(e, blocks, "custom")
+        return
+    e.kind = META
+    if t == "custom":
+        ct = obj.get("customType")
+        data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
+        e.extra = {"custom_type": ct, "data_ts": data.get("timestamp"), "provider": data.get("provider"), "model": data.get("modelId")}
+    elif t == "model_change":
+        e.extra = {"provider": obj.get("provider"), "model": obj.get("modelId")}
+
+
+def _int(v) -> int:
+    return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
+
+
+# ---------------------------------------------------------------- builders
+
+
+def new_id(taken: set, rng=None) -> str:
+    """pi's id scheme: 8 hex chars, collision-checked, full UUID as a last resort.
+
+    ``rng`` (a random.Random) makes ids reproducible: repair seeds it from the file's bytes.
+    """
+    for _ in range(100):
+        cand = f"{rng.getrandbits(32):08x}" if rng is not None else secrets.token_hex(4)
+        if cand not in taken:
+            taken.add(cand)
+            return cand
+    cand = str(uuid.UUID(int=rng.getrandbits(128), version=4)) if rng is not None else str(uuid.uuid4())
+    taken.add(cand)
+    return cand
+
+
+def iso(ts: float | None = None) -> str:
+    dt = datetime.fromtimestamp(ts, timezone.utc) if ts is not None else datetime.now(timezone.utc)
+    return dt.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def session_id_from_path(path: str) -> str | None:
+    m = UUID_RE.findall(os.path.basename(path).lower())
+    return m[-1] if m else None
+
+
+def cwd_from_path(path: str) -> str | None:
+    """pi stores sessions under ``--<cwd with / replaced by ->--``; decode it (lossy)."""
+    parent = os.path.basename(os.path.dirname(os.path.abspath(path)))
+    if parent.startswith("--") and parent.endswith("--") and len(parent) > 4:
+        return "/" + parent[2:-2].replace("-", "/")
+    return None
+
+
+def make_header(path: str, *, version: int, first_ts: float | None, cwd: str | None = None, rng=None) -> dict:
+    header = {"type": "session"}
+    if version >= 2:
+        header["version"] = version
+    header["id"] = session_id_from_path(path) or (str(uuid.UUID(int=rng.getrandbits(128), version=4)) if rng is not None else str(uuid.uuid4()))
+    header["timestamp"] = iso(first_ts)
+    header["cwd"] = cwd or cwd_from_path(path) or ""
+    return header
+
+
+def synthetic_result(call_obj: dict, call_id: str, name: str, *, ts: float | None, with_ids: bool, taken: set, rng=None) -> dict:
+    ms = int((ts if ts is not None else datetime.now(timezone.utc).timestamp()) * 1000)
+    entry = {"type": "message"}
+    if with_ids:
+        entry["id"] = new_id(taken, rng)
+        entry["parentId"] = call_obj.get("id")
+    entry["timestamp"] = iso(ms / 1000)
+    entry["message"] = {
+        "role": "toolResult",
+        "toolCallId": call_id,
+        "toolName": name or "unknown",
+        "content": [{"type": "text", "text": REPAIR_TEXT}],
+        "isError": True,
+        "timestamp": ms,
+    }
+    return entry
+
+
+def drop_blocks(obj: dict, idxs: set) -> None:
+    m = obj["message"]
+    m["content"] = [b for i, b in enumerate(m.get("content") or []) if i not in idxs]
+
+
+def fix_empty_error_turn(obj: dict) -> None:
+    obj["message"]["content"] = [{"type": "text", "text": STREAM_ERROR_FALLBACK_TEXT}]
+
+
+def fix_blank_user(obj: dict) -> None:
+    m = obj["message"]
+    c = m.get("content")
+    if isinstance(c, str):
+        m["content"] = BLANK_USER_FALLBACK_TEXT
+        return
+    kept = [b for b in c or [] if not (isinstance(b, dict) and b.get("type") == "text" and not str(b.get("text") or "").strip())]
+    m["content"] = kept or [{"type": "text", "text": BLANK_USER_FALLBACK_TEXT}]
+
+
+def set_parent(obj: dict, parent: str | None) -> None:
+    obj["parentId"] = parent
+
+
+def set_id(obj: dict, new: str) -> None:
+    obj["id"] = new
+
+
+def fill_result_name(obj: dict, name: str) -> None:
+    obj["message"]["toolName"] = name or "unknown"
+
+
+# Unused for pi (results are whole entries); present so repair can treat formats alike.
+BOUNDARY_KIND = BOUNDARY

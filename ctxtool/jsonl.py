@@ -1,0 +1,187 @@
+"""Streaming JSONL reading and crash-safe writing.
+
+Reading never loads a whole file: lines are yielded one at a time with their
+line number and byte offset, so callers can keep a small index and come back
+to any line later (``read_at``). Every line that cannot be used is reported with
+a reason rather than skipped silently.
+
+Writing is atomic: a temp file in the same directory, fsync, rename over the
+target, fsync of the directory. The original is kept as a backup (a hard link
+where possible, so a 1 GB file costs nothing to back up) and its mode is kept.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import Iterable, Iterator
+
+import orjson
+
+from .errors import InputError, WriteError
+
+BOM = b"\xef\xbb\xbf"
+READ_BUFFER = 1 << 20
+
+
+@dataclass(slots=True)
+class Line:
+    """One physical line: its bytes without the line ending, and where it was."""
+
+    no: int  # 1-based line number
+    offset: int  # byte offset of the first byte of ``raw`` in the file
+    raw: bytes  # content without the line terminator (and without a leading BOM)
+    eol: bytes  # b"\n", b"\r\n" or b"" for a last line with no newline
+    bom: bool = False  # line 1 started with a UTF-8 BOM (not part of ``raw``)
+
+
+def iter_lines(path: str) -> Iterator[Line]:
+    """Yield every line of ``path``; a line of hundreds of MB is read as one line."""
+    try:
+        f = open(path, "rb", buffering=READ_BUFFER)
+    except FileNotFoundError:
+        raise InputError("no such file", path=path) from None
+    except IsADirectoryError:
+        raise InputError("is a directory", path=path) from None
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror or e}", path=path) from None
+    with f:
+        offset = 0
+        no = 0
+        for chunk in f:
+            no += 1
+            start = offset
+            offset += len(chunk)
+            bom = False
+            if no == 1 and chunk.startswith(BOM):
+                chunk = chunk[3:]
+                start += 3
+                bom = True
+            if chunk.endswith(b"\r\n"):
+                yield Line(no, start, chunk[:-2], b"\r\n", bom)
+            elif chunk.endswith(b"\n"):
+                yield Line(no, start, chunk[:-1], b"\n", bom)
+            else:
+                yield Line(no, start, chunk, b"", bom)
+
+
+def parse(line: Line) -> tuple[object, str | None]:
+    """Parse one line; return (object, None) or (None, reason it cannot be used)."""
+    raw = line.raw
+    if not raw.strip():
+        return None, "blank line"
+    try:
+        return orjson.loads(raw), None
+    except orjson.JSONDecodeError as e:
+        return None, _reason(line, str(e))
+
+
+def _reason(line: Line, message: str) -> str:
+    raw = line.raw
+    if b"\x00" in raw:
+        return "NUL bytes in line"
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return f"invalid UTF-8 at byte {line.offset + e.start}"
+    if not line.eol:
+        return "torn last line (no newline, incomplete JSON)"
+    if "control character" in message:
+        return "unescaped control character in string (bad control character)"
+    return f"invalid JSON ({message.split(':', 1)[0]})"
+
+
+def read_at(path: str, offset: int, length: int, f=None) -> bytes:
+    """Read ``length`` bytes at ``offset``: how an indexed entry is loaded again."""
+    if f is not None:
+        f.seek(offset)
+        return f.read(length)
+    with open(path, "rb") as fh:
+        fh.seek(offset)
+        return fh.read(length)
+
+
+def dumps(obj: object) -> bytes:
+    """Serialize one record compactly, keeping key order and non-ASCII text as is."""
+    return orjson.dumps(obj)
+
+
+def timestamp_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def backup_path(path: str) -> str:
+    """OpenClaw's repair backup name: ``<file>.bak-<pid>-<ms>``."""
+    return f"{path}.bak-{os.getpid()}-{timestamp_ms()}"
+
+
+def make_backup(path: str) -> str:
+    """Keep the original bytes beside the file, with its mode; returns the backup path.
+
+    A hard link is used when the filesystem allows it: the atomic rename that follows
+    replaces the directory entry, not the inode, so the link keeps the original bytes.
+    """
+    dest = backup_path(path)
+    try:
+        os.link(path, dest)
+        return dest
+    except OSError:
+        pass
+    import shutil
+
+    try:
+        shutil.copy2(path, dest)
+    except OSError as e:
+        raise WriteError(f"cannot write backup {dest}: {e.strerror or e}", path=path) from None
+    return dest
+
+
+def atomic_write(path: str, chunks: Iterable[bytes], *, mode: int | None = None) -> int:
+    """Write ``chunks`` to ``path`` atomically; returns the number of bytes written.
+
+    ``mode`` defaults to the existing file's mode (or 0o600 for a new file, as
+    OpenClaw creates session files). On any error the temp file is removed and
+    the target is left as it was.
+    """
+    directory = os.path.dirname(os.path.abspath(path))
+    if mode is None:
+        try:
+            mode = os.stat(path).st_mode & 0o7777
+        except FileNotFoundError:
+            mode = 0o600
+    tmp = os.path.join(directory, f".{os.path.basename(path)}.ctxtool-{os.getpid()}-{timestamp_ms()}.tmp")
+    written = 0
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb", buffering=READ_BUFFER) as out:
+            for chunk in chunks:
+                out.write(chunk)
+                written += len(chunk)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(e, OSError):
+            raise WriteError(f"cannot write: {e.strerror or e}", path=path) from None
+        raise
+    _fsync_dir(directory)
+    return written
+
+
+def _fsync_dir(directory: str) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -1,0 +1,149 @@
+"""The lossless entry and its normalized view.
+
+Every line of a transcript becomes an ``Entry``: where it is in the file (line,
+offset, length, line ending), so its original bytes can be written back exactly,
+plus a normalized view that every command works on, whatever the on-disk format:
+the kind of record, its id and parent link, the role it plays for the model,
+tool calls and results (with their block positions), recorded usage, timestamps
+and the character counts that pi's token heuristic is made of.
+
+The parsed object (``obj``) and the normalized content blocks (``blocks``, in the
+Anthropic Messages shape) are optional: streaming commands drop them after the
+entry is normalized and load them again by offset when needed, which keeps a
+1 GB session in a small index.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Normalized roles (the source role; ``api_role`` maps them onto user/assistant).
+USER_ROLES = {"user", "toolResult", "bashExecution", "custom", "compactionSummary", "branchSummary"}
+
+# Kinds of entry.
+HEADER = "header"  # pi session header
+MESSAGE = "message"  # anything that becomes a model message
+COMPACTION = "compaction"  # pi compaction record (becomes the summary message)
+BOUNDARY = "boundary"  # Claude Code compact_boundary
+META = "meta"  # everything the model never sees (settings, progress, snapshots, custom)
+
+# Image blocks cost this many characters in pi's estimate (toolResult/custom).
+IMAGE_CHARS = 4800
+
+
+@dataclass(slots=True)
+class Call:
+    """A tool call block: its position in the entry's blocks and why it is unusable, if it is."""
+
+    idx: int
+    id: str
+    name: str
+    problem: str | None = None  # "no id", "no arguments", "invalid name", "partialJson"
+
+
+@dataclass(slots=True)
+class Result:
+    idx: int
+    id: str
+    name: str | None = None
+    is_error: bool = False
+
+
+@dataclass(slots=True)
+class Usage:
+    """Recorded provider usage, normalized: context = input + cache read + cache write."""
+
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    total: int = 0
+    placeholder: bool = False  # Claude Code streaming chunk (stop_reason null)
+
+    @property
+    def context(self) -> int:
+        """Tokens of context the provider saw for this request (prompt side)."""
+        return self.input + self.cache_read + self.cache_write
+
+    @property
+    def context_after(self) -> int:
+        """pi's calculateContextTokens: totalTokens, or the sum of all four when it is 0."""
+        return self.total or (self.input + self.output + self.cache_read + self.cache_write)
+
+
+@dataclass(slots=True, eq=False)
+class Entry:
+    index: int  # position among the parsed entries of the file
+    lineno: int
+    offset: int
+    length: int
+    eol: bytes
+    kind: str
+    type: str  # the record's own type tag (or the role for Messages JSONL)
+    id: str | None = None
+    parent: str | None = None
+    role: str | None = None
+    stop: str | None = None
+    msg_key: str | None = None  # Claude Code: message.id(+requestId), groups split lines
+    ts: float | None = None  # epoch seconds
+    model: str | None = None
+    calls: tuple[Call, ...] = ()
+    results: tuple[Result, ...] = ()
+    nblocks: int = 0
+    empty: bool = False  # no content the model would see
+    blank_text: bool = False  # has a text block that is empty or whitespace only
+    signed_thinking: bool = False
+    chars: int = 0  # pi heuristic characters for this entry
+    kinds: dict = field(default_factory=dict)  # chars by block kind
+    tool_chars: dict = field(default_factory=dict)  # tool-result chars by tool name
+    usage: Usage | None = None
+    extra: dict | None = None
+    obj: dict | None = None
+    blocks: list | None = None
+
+    @property
+    def api_role(self) -> str | None:
+        if self.role is None:
+            return None
+        return "assistant" if self.role == "assistant" else "user"
+
+    @property
+    def errored(self) -> bool:
+        """A turn pi never replays: the stream failed or was aborted."""
+        return self.role == "assistant" and self.stop in ("error", "aborted")
+
+    def get(self, key: str, default=None):
+        return (self.extra or {}).get(key, default)
+
+    def release(self) -> None:
+        """Drop the parsed object and blocks; ``reload`` brings them back."""
+        self.obj = None
+        self.blocks = None
+
+
+def js_len(s: str) -> int:
+    """String length as JavaScript counts it (UTF-16 code units), which pi's chars/4 uses."""
+    if s.isascii():
+        return len(s)
+    return len(s.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def text_of(content) -> str:
+    """Plain text of a content value (string or list of blocks), images as markers."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    parts = []
+    if isinstance(content, list):
+        for b in content:
+            if not isinstance(b, dict):
+                continue
+            t = b.get("type")
+            if t == "text":
+                parts.append(str(b.get("text", "")))
+            elif t == "image":
+                parts.append("[image]")
+            elif t == "tool_result":
+                parts.append(text_of(b.get("content")))
+    return "\n".join(parts)

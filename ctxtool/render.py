@@ -1,0 +1,59 @@
+"""Human output: rich tables on a terminal, plain aligned text when piped.
+
+Functions here take plain data (dicts and lists from the library) and a rich
+Console; ``Console`` honours NO_COLOR and detects whether stdout is a terminal.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from rich.console import Console
+from rich.table import Table
+
+
+def console(stderr: bool = False) -> Console:
+    return Console(file=sys.stderr if stderr else sys.stdout, highlight=False, soft_wrap=not (sys.stderr if stderr else sys.stdout).isatty(),
+                   no_color=bool(os.environ.get("NO_COLOR")) or None)
+
+
+def table(con: Console, title: str | None, columns: list[str], rows: list[list], *, justify: dict | None = None) -> None:
+    """A rich table on a terminal; tab-free aligned plain text otherwise."""
+    justify = justify or {}
+    if con.is_terminal:
+        t = Table(title=title, show_lines=False, header_style="bold")
+        for c in columns:
+            t.add_column(c, justify=justify.get(c, "left"), overflow="fold")
+        for r in rows:
+            t.add_row(*[str(x) for x in r])
+        con.print(t)
+        return
+    if title:
+        con.print(title, markup=False)
+    cells = [[str(c) for c in columns]] + [[str(x) for x in r] for r in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
+    for row in cells:
+        parts = []
+        for i, cell in enumerate(row):
+            if i == len(row) - 1:
+                parts.append(cell)
+            elif justify.get(columns[i]) == "right":
+                parts.append(cell.rjust(widths[i]))
+            else:
+                parts.append(cell.ljust(widths[i]))
+        con.print("  ".join(parts).rstrip(), markup=False)
+
+
+def kv(con: Console, pairs: list[tuple[str, object]]) -> None:
+    width = max((len(k) for k, _ in pairs), default=0)
+    for k, v in pairs:
+        con.print(f"{k.ljust(width)}  {v}", markup=False)
+
+
+def fmt_int(n) -> str:
+    return f"{int(n):,}" if n is not None else "-"
+
+
+def fmt_pct(x) -> str:
+    return f"{x * 100:.1f}%" if x is not None else "-"

@@ -1,0 +1,633 @@
+"""Repair a transcript so the agent loads it again and the API accepts it.
+
+The plan is made on the compact entry index (``transcript.scan``), so a large file
+is never held in memory: entries that change are loaded again by offset, edited,
+and re-serialized; every other line is copied byte for byte. Repairs, in order:
+
+1. file level: unparseable lines, blank lines, a BOM, a missing final newline;
+2. pi header: rebuilt or moved first, so pi does not wipe the file on load;
+3. structure: duplicate ids renamed, parents that point nowhere, forward or to
+   themselves (cycles) re-linked to the nearest earlier kept entry;
+4. entry hygiene: unusable tool calls dropped (no id, no arguments, invalid name,
+   ``partialJson``), assistants left empty dropped, empty error turns and blank user
+   turns given OpenClaw's fallback texts;
+5. tool pairing on what the model sees: orphan and duplicate results dropped,
+   results of errored/aborted turns dropped, results separated from their call moved
+   back, missing results synthesized, reused call ids renamed together with their result;
+6. optionally, a trailing assistant message trimmed.
+
+Every change is reported with its kind, line, id and action.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+from dataclasses import asdict, dataclass, field
+
+from .errors import InputError
+from .formats import pi as pi_fmt
+from .jsonl import atomic_write, dumps, make_backup
+from .lock import DEFAULT_TIMEOUT, SessionLock
+from .model import BOUNDARY, HEADER, MESSAGE, Entry
+from .transcript import Transcript, make_entry, scan
+from .validate import Violation, errors, validate_entries
+from .view import pi_path, pi_segment
+
+
+@dataclass
+class Change:
+    kind: str
+    action: str  # dropped, inserted, rewritten, moved, relinked, removed, added
+    line: int | None  # line in the input file (None for inserted lines)
+    id: str | None = None
+    detail: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class RepairReport:
+    path: str
+    format: str
+    changes: list[Change] = field(default_factory=list)
+    lines_in: int = 0
+    entries_out: int = 0
+    before: list[Violation] = field(default_factory=list)
+    after: list[Violation] = field(default_factory=list)
+    output: str | None = None
+    backup: str | None = None
+    written: bool = False
+    lock_broken: str | None = None
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.changes)
+
+    def counts(self) -> dict:
+        out: dict = {}
+        for c in self.changes:
+            out[c.kind] = out.get(c.kind, 0) + 1
+        return out
+
+    def to_dict(self) -> dict:
+        return {
+            "path": self.path,
+            "format": self.format,
+            "changed": self.changed,
+            "written": self.written,
+            "output": self.output,
+            "backup": self.backup,
+            "lines_in": self.lines_in,
+            "entries_out": self.entries_out,
+            "counts": self.counts(),
+            "changes": [c.to_dict() for c in self.changes],
+            "violations_before": [v.to_dict() for v in self.before],
+            "violations_after": [v.to_dict() for v in self.after],
+            "lock_broken": self.lock_broken,
+        }
+
+
+class _Planner:
+    def __init__(self, t: Transcript, trim_trailing: bool):
+        self.t = t
+        self.fmt = t.fmt
+        self.name = t.fmt.NAME
+        self.entries = t.entries
+        self.trim_trailing = trim_trailing
+        self.changes: list[Change] = []
+        self.dropped: set[int] = set()
+        self.edits: dict[int, dict] = {}
+        self.keys: dict[int, tuple] = {e.index: (e.index, 0) for e in t.entries}
+        self.synthetic: list[tuple[Entry, dict]] = []
+        self.taken_ids = {e.id for e in t.entries if e.id}
+        self.live_calls: dict[int, list] = {e.index: list(e.calls) for e in t.entries if e.calls}
+        self.live_results: dict[int, list] = {e.index: list(e.results) for e in t.entries if e.results}
+        self._next_synth = -1
+        self.rng = random.Random(_seed(t.path))
+
+    # ------------------------------------------------------------ helpers
+    def change(self, kind, action, e: Entry | None, ident=None, detail=""):
+        self.changes.append(Change(kind, action, e.lineno if e is not None and e.lineno else None, ident, detail))
+
+    def edit(self, e: Entry) -> dict:
+        return self.edits.setdefault(e.index, {})
+
+    def drop(self, e: Entry, kind: str, detail: str, ident=None):
+        if e.index in self.dropped:
+            return
+        self.dropped.add(e.index)
+        self.change(kind, "dropped", e, ident if ident is not None else e.id, detail)
+
+    def alive(self, e: Entry) -> bool:
+        return e.index not in self.dropped
+
+    # ------------------------------------------------------------ file level
+    def file_level(self):
+        for b in self.t.bad:
+            self.changes.append(Change("blank-line" if b.blank else "bad-line", "dropped", b.lineno, None, b.reason))
+        if self.t.bom:
+            self.changes.append(Change("bom", "removed", 1, None, "UTF-8 byte order mark before the first line"))
+
+    # ------------------------------------------------------------ pi header
+    def fix_header(self):
+        entries = self.entries
+        if not entries:
+            return
+        first = entries[0]
+        if first.kind == HEADER:
+            if not first.id:
+                new = pi_fmt.session_id_from_path(self.t.path) or pi_fmt.new_id(set(), self.rng)
+                self.edit(first)["set_id"] = new
+                first.id = new
+                self.change("header", "rewritten", first, new, "session header had no id")
+            return
+        header = next((e for e in entries if e.kind == HEADER and e.id), None)
+        for e in entries:
+            if e is header:
+                break
+            if e.kind != HEADER and e.type not in pi_fmt.ENTRY_TYPES:
+                self.drop(e, "header", "JSON line before the session header that is not a pi entry")
+            elif e.kind == HEADER:
+                self.drop(e, "header", "session header without an id before the real header")
+        if header is not None:
+            self.keys[header.index] = (-1, 0)
+            self.change("header", "moved", header, header.id, "session header moved to the first line")
+            return
+        body = [e for e in entries if self.alive(e)]
+        version = 3 if any(e.id for e in body) else 1
+        ts = min((e.ts for e in body if e.ts is not None), default=None)
+        obj = pi_fmt.make_header(self.t.path, version=version, first_ts=ts, rng=self.rng)
+        e = self._synth_entry(obj, key=(-1, 0))
+        self.change("header", "inserted", None, obj["id"],
+                    f"rebuilt missing/invalid session header (version {version}, cwd {obj['cwd'] or '(unknown)'})")
+        return e
+
+    # ------------------------------------------------------------ structure
+    def fix_structure(self):
+        if self.name == "pi" and all(e.id is None for e in self.entries if e.kind != HEADER):
+            return  # version 1: linear, no links to fix
+        resolve: dict[str, str] = {}
+        first_line: dict[str, int] = {}
+        all_ids = {e.id for e in self.entries if e.id}
+        prev: Entry | None = None
+        for e in self.entries:
+            if not self.alive(e) or e.kind == HEADER or e.id is None:
+                continue
+            p = e.parent
+            if p is not None:
+                if p in resolve:
+                    if resolve[p] != p:
+                        self._set_parent(e, resolve[p])
+                        self.change("duplicate-id", "relinked", e, e.id, f"parent {p} is a duplicated id; linked to its latest occurrence {resolve[p]}")
+                else:
+                    kind = "cycle" if (p == e.id or p in all_ids) else "dangling-parent"
+                    new_parent = prev.id if prev is not None else None
+                    why = "points to itself" if p == e.id else ("points forward (cycle)" if kind == "cycle" else "points to no entry")
+                    self._set_parent(e, new_parent)
+                    self.change(kind, "relinked", e, e.id, f"parent {p} {why}; re-linked to {new_parent}")
+            if e.id in resolve:
+                new = self.fmt.new_id(self.taken_ids, self.rng)
+                self.change("duplicate-id", "rewritten", e, e.id, f"id {e.id} already used on line {first_line[e.id]}; renamed {new}")
+                self.edit(e)["set_id"] = new
+                resolve[e.id] = new
+                e.id = new
+                resolve[new] = new
+            else:
+                resolve[e.id] = e.id
+                first_line[e.id] = e.lineno
+            prev = e
+
+    def _set_parent(self, e: Entry, parent):
+        e.parent = parent
+        self.edit(e)["set_parent"] = parent
+
+    # ------------------------------------------------------------ hygiene
+    def hygiene(self):
+        for e in self.entries:
+            if not self.alive(e) or e.kind != MESSAGE:
+                continue
+            bad = [c for c in e.calls if c.problem]
+            if bad:
+                if e.signed_thinking and self.name == "pi":
+                    self.drop(e, "tool-call", "assistant turn with signed thinking and an unusable tool call dropped whole "
+                              "(editing it would break the thinking signature)")
+                    continue
+                for c in bad:
+                    self.change("tool-call", "dropped", e, c.id or None, f"tool call {c.name or '(no name)'}: {c.problem}")
+                self.edit(e).setdefault("drop_blocks", set()).update(c.idx for c in bad)
+                self.live_calls[e.index] = [c for c in e.calls if not c.problem]
+                if len(bad) >= e.nblocks:
+                    self.drop(e, "empty-assistant", "assistant message left with no content after dropping its tool calls")
+                    continue
+            if e.role == "assistant" and e.nblocks == 0 and e.stop == "error":
+                self.edit(e)["fix_error_text"] = True
+                self.change("error-turn", "rewritten", e, e.id, "empty errored assistant turn given the stream-error fallback text")
+            elif e.role == "user" and e.blank_text:
+                self.edit(e)["fix_blank_user"] = True
+                self.change("blank-user", "rewritten", e, e.id, "blank user text replaced by the fallback \"(continue)\"")
+
+    # ------------------------------------------------------------ pairing
+    def segment(self) -> list[Entry]:
+        live = [e for e in self.entries if self.alive(e)]
+        if self.name == "pi":
+            path, start, _ = pi_segment(live)
+            return path[start:]
+        if self.name == "claude":
+            last = -1
+            for i, e in enumerate(live):
+                if e.kind == BOUNDARY:
+                    last = i
+            return live[last + 1:]
+        return live
+
+    def pair(self):
+        seq = [e for e in self.segment() if e.kind == MESSAGE]
+        seen_calls: set[str] = set()
+        i = 0
+        while i < len(seq):
+            e = seq[i]
+            if e.role != "assistant":
+                self._drop_results(e, None, "orphan-result", "tool result with no matching tool call in the previous assistant message")
+                i += 1
+                continue
+            unit = [e]
+            j = i + 1
+            span: list[Entry] = []
+            while j < len(seq):
+                s = seq[j]
+                if s.role == "assistant":
+                    if self.name == "claude" and e.msg_key and s.msg_key == e.msg_key:
+                        unit.append(s)
+                        j += 1
+                        continue
+                    break
+                span.append(s)
+                j += 1
+            self._pair_turn(unit, span, seen_calls)
+            i = j
+
+    def _pair_turn(self, unit: list[Entry], span: list[Entry], seen_calls: set[str]):
+        errored = any(u.errored for u in unit)
+        calls = [(u, c) for u in unit for c in self.live_calls.get(u.index, [])]
+        if not calls:
+            for s in span:
+                self._drop_results(s, None, "orphan-result", "tool result with no matching tool call in the previous assistant message")
+            return
+        if errored:
+            ids = {c.id for _, c in calls}
+            for s in span:
+                self._drop_results(s, ids, "errored-turn-result",
+                                   "result of a tool call in an errored/aborted assistant turn (pi never replays that turn)",
+                                   others=("orphan-result", "tool result with no matching tool call in the previous assistant message"))
+            return
+        # rename call ids already used by an earlier turn or earlier in this turn
+        final_id: dict[int, str] = {}
+        for k, (u, c) in enumerate(calls):
+            fid = c.id
+            if fid in seen_calls or fid in final_id.values():
+                n = 2
+                while f"{c.id}_{n}" in seen_calls or f"{c.id}_{n}" in final_id.values():
+                    n += 1
+                fid = f"{c.id}_{n}"
+                self.edit(u).setdefault("rename_calls", {})[c.idx] = fid
+                self.change("reused-id", "rewritten", u, c.id, f"tool call id {c.id} was already used earlier in the request; renamed {fid}")
+            final_id[k] = fid
+        seen_calls.update(final_id.values())
+        # match results to calls, first untaken call with the same original id
+        taken: dict[int, tuple[Entry, object]] = {}
+        first_remainder = None
+        moved_entries = []
+        for pos, s in enumerate(span):
+            results = self.live_results.get(s.index, [])
+            has_other = s.nblocks > len(results) or not results
+            for r in list(results):
+                k = next((k for k, (_, c) in enumerate(calls) if c.id == r.id and k not in taken), None)
+                if k is None:
+                    if any(c.id == r.id for _, c in calls):
+                        self._drop_result(s, r, "duplicate-result", "second result for the same tool call in this turn")
+                    else:
+                        self._drop_result(s, r, "orphan-result", "tool result with no matching tool call in the previous assistant message")
+                    continue
+                taken[k] = (s, r)
+                if final_id[k] != r.id:
+                    self.edit(s).setdefault("rename_results", {})[r.idx] = final_id[k]
+                if first_remainder is not None and s not in moved_entries:
+                    moved_entries.append(s)
+            if first_remainder is None and has_other and self.alive(s) and not self.live_results.get(s.index):
+                first_remainder = pos
+        # the anchor: the last span entry before the first remainder message (or the unit)
+        anchor = unit[-1]
+        limit = first_remainder if first_remainder is not None else len(span)
+        for s in span[:limit]:
+            if self.alive(s):
+                anchor = s
+        base = self.keys[anchor.index]
+        sub = base[1]
+        order_ids = [final_id[k] for k in range(len(calls))]
+        for s in moved_entries:
+            if not self.alive(s):
+                continue
+            if s.nblocks > len(self.live_results.get(s.index, [])):
+                # mixed content: keep the line where it is but put its results first
+                self.edit(s)["results_first"] = order_ids
+            sub += 1
+            self.keys[s.index] = (base[0], sub)
+            self.change("moved-result", "moved", s, ",".join(r.id for r in self.live_results.get(s.index, [])),
+                        "tool result moved right after its tool call (it came after another message)")
+        for s in span[:limit]:
+            if self.alive(s) and s.nblocks > len(self.live_results.get(s.index, [])) and self._results_not_first(s):
+                self.edit(s)["results_first"] = order_ids
+                self.change("moved-result", "rewritten", s, None, "tool_result blocks moved before the other blocks of the message")
+        missing = [k for k in range(len(calls)) if k not in taken]
+        if not missing:
+            return
+        host = anchor if (anchor is not unit[-1] and self.name != "pi" and self.live_results.get(anchor.index)
+                          and anchor.nblocks > len(self.live_results.get(anchor.index, []))) else None
+        for k in missing:
+            u, c = calls[k]
+            fid = final_id[k]
+            if host is not None:
+                block = self.fmt.synthetic_result({}, fid, c.name, ts=u.ts, with_ids=False, taken=self.taken_ids, rng=self.rng)
+                content = block["message"]["content"] if "message" in block else block["content"]
+                self.edit(host).setdefault("add_results", []).extend(content)
+                self.edit(host)["results_first"] = order_ids
+                self.change("missing-result", "inserted", host, fid, f"synthetic error result for tool call {c.name} added to this message")
+                continue
+            obj = self.fmt.synthetic_result(self.t.load(u), fid, c.name, ts=u.ts, with_ids=u.id is not None or self.name == "claude", taken=self.taken_ids, rng=self.rng)
+            sub += 1
+            self._synth_entry(obj, key=(base[0], sub))
+            self.change("missing-result", "inserted", None, fid,
+                        f"synthetic error result for tool call {c.name} (line {u.lineno}) with no result")
+
+    def _results_not_first(self, s: Entry) -> bool:
+        res = {r.idx for r in self.live_results.get(s.index, [])}
+        dropped = self.edits.get(s.index, {}).get("drop_blocks", set())
+        seen_other = False
+        for i in range(s.nblocks):
+            if i in dropped:
+                continue
+            if i in res:
+                if seen_other:
+                    return True
+            else:
+                seen_other = True
+        return False
+
+    def _drop_results(self, s: Entry, ids, kind, detail, others=None):
+        for r in list(self.live_results.get(s.index, [])):
+            if ids is None or r.id in ids:
+                self._drop_result(s, r, kind, detail)
+            elif others is not None:
+                self._drop_result(s, r, *others)
+
+    def _drop_result(self, s: Entry, r, kind, detail):
+        live = self.live_results.get(s.index, [])
+        if r in live:
+            live.remove(r)
+        remaining = s.nblocks - len(self.edits.get(s.index, {}).get("drop_blocks", set())) - 1
+        if self.name == "pi" or remaining <= 0:
+            self.drop(s, kind, detail, r.id)
+        else:
+            self.edit(s).setdefault("drop_blocks", set()).add(r.idx)
+            self.change(kind, "dropped", s, r.id, detail + " (block removed from the message)")
+
+    # ------------------------------------------------------------ synthetic entries
+    def _synth_entry(self, obj: dict, key: tuple) -> Entry:
+        e = make_entry(self.fmt, obj, self._next_synth, 0, 0, 0, self.t.eol)
+        self._next_synth -= 1
+        self.keys[e.index] = key
+        self.synthetic.append((e, obj))
+        return e
+
+    # ------------------------------------------------------------ trailing assistant
+    def trim(self):
+        order = self.ordered()
+        while len(order) > 1:
+            last = order[-1]
+            if last.kind == MESSAGE and last.role == "assistant":
+                if last.index < 0:
+                    break
+                self.drop(last, "trailing-assistant", "trailing assistant message trimmed (avoids the prefill 400)")
+                order.pop()
+            else:
+                break
+
+    # ------------------------------------------------------------ ordering and links
+    def ordered(self) -> list[Entry]:
+        live = [e for e in self.entries if self.alive(e)] + [e for e, _ in self.synthetic]
+        live.sort(key=lambda e: self.keys[e.index])
+        return live
+
+    def relink(self, order: list[Entry]):
+        """pi: every entry on the active path points at the entry before it."""
+        if self.name != "pi" or all(e.id is None for e in order if e.kind != HEADER):
+            return
+        original_path = pi_path(self.entries)
+        on_path = {e.index for e in original_path}
+        path = [e for e in order if e.kind != HEADER and (e.index in on_path or e.index < 0)]
+        by_id = {e.id: e for e in self.entries if e.id}
+        for k, e in enumerate(path):
+            want = path[k - 1].id if k > 0 else e.parent
+            if k == 0 and e.parent is not None and e.parent not in {x.id for x in order}:
+                want = None
+            if e.parent != want:
+                old = e.parent
+                e.parent = want
+                if e.index < 0:
+                    self.synthetic_obj(e)["parentId"] = want
+                else:
+                    self.edit(e)["set_parent"] = want
+                    self.change("parent", "relinked", e, e.id, f"parent {old} -> {want} (the entry before it on the active branch)")
+        alive_ids = {e.id for e in order if e.id}
+        for e in order:
+            if e.index in on_path or e.index < 0 or e.kind == HEADER or e.parent is None or e.parent in alive_ids:
+                continue
+            p = by_id.get(e.parent)
+            seen = set()
+            while p is not None and p.id not in alive_ids and p.id not in seen:
+                seen.add(p.id)
+                p = by_id.get(p.parent) if p.parent else None
+            want = p.id if p is not None and p.id in alive_ids else None
+            old = e.parent
+            e.parent = want
+            self.edit(e)["set_parent"] = want
+            self.change("parent", "relinked", e, e.id, f"parent {old} was removed; linked to its nearest kept ancestor {want}")
+
+    def synthetic_obj(self, e: Entry) -> dict:
+        for se, obj in self.synthetic:
+            if se is e:
+                return obj
+        raise KeyError(e.index)
+
+    # ------------------------------------------------------------ materialize
+    def materialize(self, e: Entry, f=None) -> dict | None:
+        """The edited object of ``e``, or None when its original bytes are kept."""
+        if e.index < 0:
+            return self.synthetic_obj(e)
+        ed = self.edits.get(e.index)
+        if not ed:
+            return None
+        obj = self.t.load(e, f)
+        if "set_id" in ed:
+            if e.kind == HEADER:
+                obj["id"] = ed["set_id"]
+            else:
+                self.fmt.set_id(obj, ed["set_id"])
+        content = _content_ref(self.name, obj)
+        if ed.get("rename_calls"):
+            for idx, new in ed["rename_calls"].items():
+                content[idx]["id"] = new
+        if ed.get("rename_results"):
+            for idx, new in ed["rename_results"].items():
+                if self.name == "pi":
+                    obj["message"]["toolCallId"] = new
+                else:
+                    content[idx]["tool_use_id"] = new
+        if ed.get("drop_blocks"):
+            self.fmt.drop_blocks(obj, ed["drop_blocks"])
+        if ed.get("fix_error_text"):
+            self.fmt.fix_empty_error_turn(obj)
+        if ed.get("fix_blank_user"):
+            self.fmt.fix_blank_user(obj)
+        if ed.get("add_results"):
+            self.fmt.add_result_blocks(obj, ed["add_results"])
+        if ed.get("results_first"):
+            _results_first(self.name, obj, ed["results_first"])
+        if "set_parent" in ed:
+            self.fmt.set_parent(obj, ed["set_parent"])
+        return obj
+
+
+def _content_ref(name: str, obj: dict) -> list:
+    if name == "messages":
+        c = obj.get("content")
+    else:
+        m = obj.get("message") or {}
+        c = m.get("content")
+    return c if isinstance(c, list) else []
+
+
+def _results_first(name: str, obj: dict, order: list[str]) -> None:
+    holder = obj if name == "messages" else obj["message"]
+    content = holder.get("content")
+    if not isinstance(content, list):
+        return
+    rank = {cid: i for i, cid in enumerate(order)}
+    results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+    results.sort(key=lambda b: rank.get(b.get("tool_use_id"), len(rank)))
+    holder["content"] = results + [b for b in content if not (isinstance(b, dict) and b.get("type") == "tool_result")]
+
+
+@dataclass
+class Plan:
+    transcript: Transcript
+    planner: _Planner
+    order: list[Entry]
+    final_entries: list[Entry]
+    changes: list[Change]
+
+    def chunks(self):
+        """The repaired file, line by line: original bytes where nothing changed."""
+        t = self.transcript
+        eol = t.eol
+        with open(t.path, "rb") as f:
+            for e in self.order:
+                obj = self.planner.materialize(e, f)
+                if obj is None:
+                    yield t.raw(e, f) + (e.eol or eol)
+                else:
+                    yield dumps(obj) + eol
+
+
+def plan_repair(t: Transcript, *, trim_trailing: bool = False) -> Plan:
+    p = _Planner(t, trim_trailing)
+    p.file_level()
+    if p.name == "pi":
+        p.fix_header()
+    if p.name in ("pi", "claude"):
+        p.fix_structure()
+    p.hygiene()
+    p.pair()
+    if trim_trailing:
+        p.trim()
+    order = p.ordered()
+    p.relink(order)
+    if order and not order[-1].eol and order[-1].index >= 0 and not p.edits.get(order[-1].index):
+        p.changes.append(Change("final-newline", "added", order[-1].lineno, None, "last line had no line ending"))
+    final = []
+    with open(t.path, "rb") as f:
+        for e in order:
+            obj = p.materialize(e, f)
+            if obj is None:
+                final.append(e)
+            else:
+                final.append(make_entry(t.fmt, obj, e.index, e.lineno, e.offset, e.length, e.eol))
+    return Plan(t, p, order, final, p.changes)
+
+
+def repair_file(
+    path: str,
+    *,
+    fmt: str | None = None,
+    check: bool = False,
+    output: str | None = None,
+    backup: bool = True,
+    trim_trailing: bool = False,
+    lock_timeout: float = DEFAULT_TIMEOUT,
+    break_stale_lock: bool = False,
+) -> RepairReport:
+    """Plan and (unless ``check``) write the repair of one file."""
+    in_place = not check and (output is None or os.path.abspath(output) == os.path.abspath(path))
+    lock = SessionLock(path, timeout=lock_timeout, break_stale=break_stale_lock) if in_place else None
+    if lock is not None:
+        if not os.path.exists(path):
+            raise InputError("no such file", path=path)
+        lock.acquire()
+    try:
+        t = scan(path, fmt)
+        plan = plan_repair(t, trim_trailing=trim_trailing)
+        report = RepairReport(path, t.format_name, plan.changes, t.lines, len(plan.order))
+        if lock is not None and lock.broken is not None:
+            report.lock_broken = f"removed stale lock ({', '.join(lock.broken.stale_reasons)}): {lock.broken.holder}"
+        report.before = validate_entries(t.format_name, _reloadable(t))
+        report.after = validate_entries(t.format_name, plan.final_entries)
+        if check:
+            return report
+        dest = output or path
+        if not plan.changes and os.path.abspath(dest) == os.path.abspath(path):
+            return report
+        if in_place and backup:
+            report.backup = make_backup(path)
+        mode = os.stat(path).st_mode & 0o7777
+        atomic_write(dest, plan.chunks(), mode=mode)
+        report.output = dest
+        report.written = True
+        return report
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _seed(path: str) -> int:
+    """Reproducible ids: the same input bytes always get the same repair."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        h.update(f.read(1 << 16))
+        try:
+            f.seek(-(1 << 16), os.SEEK_END)
+        except OSError:
+            pass
+        h.update(f.read(1 << 16))
+    h.update(str(os.path.getsize(path)).encode())
+    return int.from_bytes(h.digest()[:8], "big")
+
+
+def _reloadable(t: Transcript) -> list[Entry]:
+    return t.entries
+
+
+def check_ok(report: RepairReport) -> bool:
+    return not report.changed and not errors(report.before)

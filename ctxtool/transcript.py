@@ -1,0 +1,157 @@
+"""Read a transcript file into a compact index of entries, in one streaming pass.
+
+``scan`` parses each line once, normalizes it with the file's format and, unless
+asked to keep them, drops the parsed object and blocks again: what stays is the
+small ``Entry`` index (ids, links, roles, tool ids, usage, character counts).
+``load`` re-reads one entry's original line by its offset when a command needs the
+content again. Lines that cannot be used are listed with line, offset and reason.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Callable
+
+import orjson
+
+from . import formats
+from .errors import FormatError, InputError
+from .jsonl import Line, iter_lines, parse, read_at
+from .model import Entry
+
+
+@dataclass(slots=True)
+class BadLine:
+    lineno: int
+    offset: int
+    length: int
+    reason: str
+    blank: bool = False
+
+
+@dataclass
+class Transcript:
+    path: str
+    fmt: object  # the format module
+    entries: list[Entry] = field(default_factory=list)
+    bad: list[BadLine] = field(default_factory=list)
+    bom: bool = False
+    crlf: int = 0
+    lf: int = 0
+    size: int = 0
+    lines: int = 0
+    last_eol: bytes = b"\n"
+
+    @property
+    def format_name(self) -> str:
+        return self.fmt.NAME
+
+    @property
+    def eol(self) -> bytes:
+        """The file's dominant line ending, used for lines ctxtool writes."""
+        return b"\r\n" if self.crlf > self.lf else b"\n"
+
+    def raw(self, e: Entry, f=None) -> bytes:
+        return read_at(self.path, e.offset, e.length, f)
+
+    def load(self, e: Entry, f=None) -> dict:
+        """The parsed object of ``e`` (re-read from disk when it was released)."""
+        if e.obj is not None:
+            return e.obj
+        return orjson.loads(self.raw(e, f))
+
+    def reload(self, e: Entry, f=None) -> Entry:
+        """``e`` with its object and blocks restored (a fresh normalization)."""
+        if e.obj is not None and e.blocks is not None:
+            return e
+        obj = self.load(e, f)
+        fresh = make_entry(self.fmt, obj, e.index, e.lineno, e.offset, e.length, e.eol)
+        return fresh
+
+
+def make_entry(fmt, obj, index: int, lineno: int, offset: int, length: int, eol: bytes) -> Entry:
+    e = Entry(index, lineno, offset, length, eol, "meta", "?")
+    e.obj = obj
+    fmt.normalize(obj, e)
+    return e
+
+
+def _check_binary(path: str) -> None:
+    try:
+        with open(path, "rb") as f:
+            head = f.read(8192)
+    except OSError:
+        return
+    if head and head.count(b"\x00") > len(head) // 4:
+        raise InputError("binary file, not a JSONL transcript", path=path)
+
+
+def scan(
+    path: str,
+    fmt: str | None = None,
+    *,
+    keep: bool = False,
+    on_entry: Callable[[Entry], None] | None = None,
+) -> Transcript:
+    """Index ``path``. ``on_entry`` sees each entry with its object and blocks before they are released."""
+    if os.path.isdir(path):
+        raise InputError("is a directory", path=path)
+    _check_binary(path)
+    t = Transcript(path, None)
+    pending: list[tuple[Line, object]] = []
+    module = formats.get(fmt) if fmt else None
+    index = 0
+
+    def emit(line: Line, obj) -> None:
+        nonlocal index
+        if not isinstance(obj, dict):
+            t.bad.append(BadLine(line.no, line.offset, len(line.raw), "not a JSON object"))
+            return
+        e = make_entry(t.fmt, obj, index, line.no, line.offset, len(line.raw), line.eol)
+        index += 1
+        if on_entry is not None:
+            on_entry(e)
+        if not keep:
+            e.release()
+        t.entries.append(e)
+
+    for line in iter_lines(path):
+        t.lines += 1
+        t.size = line.offset + len(line.raw) + len(line.eol)
+        if line.bom:
+            t.bom = True
+        if line.eol == b"\r\n":
+            t.crlf += 1
+        elif line.eol:
+            t.lf += 1
+        t.last_eol = line.eol
+        obj, reason = parse(line)
+        if reason is not None:
+            t.bad.append(BadLine(line.no, line.offset, len(line.raw), reason, blank=reason == "blank line"))
+            continue
+        if t.fmt is None:
+            pending.append((line, obj))
+            if len(pending) < formats.SNIFF_LINES:
+                continue
+            t.fmt = module or formats.detect([o for _, o in pending], path=path)
+            for ln, o in pending:
+                emit(ln, o)
+            pending.clear()
+            continue
+        emit(line, obj)
+    if t.fmt is None:
+        if not pending:
+            if t.lines and all(b.blank for b in t.bad):
+                raise InputError("empty session file", path=path)
+            if t.lines == 0:
+                raise InputError("empty session file", path=path)
+            first = t.bad[0]
+            raise InputError(f"no parseable JSON lines, not a session transcript (first: {first.reason})", path=path, line=first.lineno)
+        try:
+            t.fmt = module or formats.detect([o for _, o in pending], path=path)
+        except FormatError:
+            raise
+        for ln, o in pending:
+            emit(ln, o)
+    return t
