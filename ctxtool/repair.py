@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import os
 import random
+import re
 from dataclasses import asdict, dataclass, field
 
 from .errors import InputError
@@ -159,11 +160,35 @@ class _Planner:
         body = [e for e in entries if self.alive(e)]
         version = 3 if any(e.id for e in body) else 1
         ts = min((e.ts for e in body if e.ts is not None), default=None)
-        obj = pi_fmt.make_header(self.t.path, version=version, first_ts=ts, rng=self.rng)
+        salvage = self._salvage_header()
+        obj = pi_fmt.make_header(self.t.path, version=salvage.get("version", version), first_ts=ts,
+                                 cwd=salvage.get("cwd"), rng=self.rng, session_id=salvage.get("id"),
+                                 timestamp=salvage.get("timestamp"))
         e = self._synth_entry(obj, key=(-1, 0))
         self.change("header", "inserted", None, obj["id"],
-                    f"rebuilt missing/invalid session header (version {version}, cwd {obj['cwd'] or '(unknown)'})")
+                    f"rebuilt missing/invalid session header (version {obj.get('version', 1)}, cwd {obj['cwd'] or '(unknown)'}"
+                    + (", id and fields salvaged from the damaged first line)" if salvage else ")"))
         return e
+
+    def _salvage_header(self) -> dict:
+        """Fields still readable in a torn or malformed first line that was a header."""
+        bad = next((b for b in self.t.bad if b.lineno == 1 and not b.blank), None)
+        if bad is None:
+            return {}
+        raw = self.t.raw_line(bad).decode("utf-8", "replace")
+        if '"type":"session"' not in raw.replace(" ", ""):
+            return {}
+        found = {}
+        for key in ("id", "cwd", "timestamp"):
+            m = re.search(r'"%s"\s*:\s*"((?:[^"\\]|\\.)*)"' % key, raw)
+            if m:
+                found[key] = m.group(1)
+        m = re.search(r'"version"\s*:\s*(\d+)', raw)
+        if m:
+            found["version"] = int(m.group(1))
+        if "timestamp" in found and not re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$", found["timestamp"]):
+            del found["timestamp"]
+        return found
 
     # ------------------------------------------------------------ structure
     def fix_structure(self):
@@ -272,16 +297,16 @@ class _Planner:
     def _pair_turn(self, unit: list[Entry], span: list[Entry], seen_calls: set[str]):
         errored = any(u.errored for u in unit)
         calls = [(u, c) for u in unit for c in self.live_calls.get(u.index, [])]
-        if not calls:
-            for s in span:
-                self._drop_results(s, None, "orphan-result", "tool result with no matching tool call in the previous assistant message")
-            return
         if errored:
-            ids = {c.id for _, c in calls}
+            ids = {c.id for u in unit for c in u.calls if c.id}
             for s in span:
                 self._drop_results(s, ids, "errored-turn-result",
                                    "result of a tool call in an errored/aborted assistant turn (pi never replays that turn)",
                                    others=("orphan-result", "tool result with no matching tool call in the previous assistant message"))
+            return
+        if not calls:
+            for s in span:
+                self._drop_results(s, None, "orphan-result", "tool result with no matching tool call in the previous assistant message")
             return
         # rename call ids already used by an earlier turn or earlier in this turn
         final_id: dict[int, str] = {}
@@ -314,6 +339,7 @@ class _Planner:
                 taken[k] = (s, r)
                 if final_id[k] != r.id:
                     self.edit(s).setdefault("rename_results", {})[r.idx] = final_id[k]
+                    self.change("reused-id", "rewritten", s, r.id, f"result renamed {final_id[k]} with its tool call")
                 if first_remainder is not None and s not in moved_entries:
                     moved_entries.append(s)
             if first_remainder is None and has_other and self.alive(s) and not self.live_results.get(s.index):
@@ -422,13 +448,35 @@ class _Planner:
         return live
 
     def relink(self, order: list[Entry]):
-        """pi: every entry on the active path points at the entry before it."""
-        if self.name != "pi" or all(e.id is None for e in order if e.kind != HEADER):
+        """pi: every entry on the active path points at the entry before it; in pi and
+        Claude Code files, an entry whose parent was removed points at its nearest kept ancestor."""
+        if self.name == "messages" or all(e.id is None for e in order if e.kind != HEADER):
             return
-        original_path = pi_path(self.entries)
-        on_path = {e.index for e in original_path}
-        path = [e for e in order if e.kind != HEADER and (e.index in on_path or e.index < 0)]
+        on_path: set[int] = set()
+        if self.name == "pi":
+            self._relink_path(order, on_path)
         by_id = {e.id: e for e in self.entries if e.id}
+        alive_ids = {e.id for e in order if e.id}
+        for e in order:
+            if e.index in on_path or e.index < 0 or e.kind == HEADER or e.parent is None or e.parent in alive_ids:
+                continue
+            p = by_id.get(e.parent)
+            seen = set()
+            while p is not None and p.id not in alive_ids and p.id not in seen:
+                seen.add(p.id)
+                p = by_id.get(p.parent) if p.parent else None
+            if p is None and e.parent not in by_id:
+                continue  # dangling from the start: handled (or deliberately kept) by fix_structure
+            want = p.id if p is not None and p.id in alive_ids else None
+            old = e.parent
+            e.parent = want
+            self.edit(e)["set_parent"] = want
+            self.change("parent", "relinked", e, e.id, f"parent {old} was removed; linked to its nearest kept ancestor {want}")
+
+    def _relink_path(self, order: list[Entry], on_path: set[int]):
+        original_path = pi_path(self.entries)
+        on_path.update(e.index for e in original_path)
+        path = [e for e in order if e.kind != HEADER and (e.index in on_path or e.index < 0)]
         for k, e in enumerate(path):
             want = path[k - 1].id if k > 0 else e.parent
             if k == 0 and e.parent is not None and e.parent not in {x.id for x in order}:
@@ -441,20 +489,6 @@ class _Planner:
                 else:
                     self.edit(e)["set_parent"] = want
                     self.change("parent", "relinked", e, e.id, f"parent {old} -> {want} (the entry before it on the active branch)")
-        alive_ids = {e.id for e in order if e.id}
-        for e in order:
-            if e.index in on_path or e.index < 0 or e.kind == HEADER or e.parent is None or e.parent in alive_ids:
-                continue
-            p = by_id.get(e.parent)
-            seen = set()
-            while p is not None and p.id not in alive_ids and p.id not in seen:
-                seen.add(p.id)
-                p = by_id.get(p.parent) if p.parent else None
-            want = p.id if p is not None and p.id in alive_ids else None
-            old = e.parent
-            e.parent = want
-            self.edit(e)["set_parent"] = want
-            self.change("parent", "relinked", e, e.id, f"parent {old} was removed; linked to its nearest kept ancestor {want}")
 
     def synthetic_obj(self, e: Entry) -> dict:
         for se, obj in self.synthetic:

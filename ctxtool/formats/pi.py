@@ -237,12 +237,15 @@ def cwd_from_path(path: str) -> str | None:
     return None
 
 
-def make_header(path: str, *, version: int, first_ts: float | None, cwd: str | None = None, rng=None) -> dict:
+def make_header(path: str, *, version: int, first_ts: float | None, cwd: str | None = None, rng=None,
+                session_id: str | None = None, timestamp: str | None = None) -> dict:
+    """A session header as OpenClaw's ensureSessionHeader writes it; id from the file name when it has one."""
     header = {"type": "session"}
     if version >= 2:
         header["version"] = version
-    header["id"] = session_id_from_path(path) or (str(uuid.UUID(int=rng.getrandbits(128), version=4)) if rng is not None else str(uuid.uuid4()))
-    header["timestamp"] = iso(first_ts)
+    header["id"] = session_id or session_id_from_path(path) or (
+        str(uuid.UUID(int=rng.getrandbits(128), version=4)) if rng is not None else str(uuid.uuid4()))
+    header["timestamp"] = timestamp or iso(first_ts)
     header["cwd"] = cwd or cwd_from_path(path) or ""
     return header
 

@@ -1,0 +1,122 @@
+"""OpenClaw configuration: read JSON or JSON5, find settings, know the defaults.
+
+OpenClaw's config (``openclaw.json``) is JSON5: comments, trailing commas,
+unquoted keys and single-quoted strings are allowed. ``load`` accepts both;
+``get`` walks dotted paths such as ``agents.defaults.contextPruning``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from .errors import ConfigError
+
+# Defaults, from OpenClaw's settings (reference §4.2 and §5).
+PRUNING_DEFAULTS = {
+    "mode": "cache-ttl",
+    "ttl": "5m",
+    "keepLastAssistants": 3,
+    "softTrimRatio": 0.3,
+    "hardClearRatio": 0.5,
+    "minPrunableToolChars": 50_000,
+    "tools": {"allow": [], "deny": []},
+    "softTrim": {"maxChars": 4000, "headChars": 1500, "tailChars": 1500},
+    "hardClear": {"enabled": True, "placeholder": "[Old tool result content cleared]"},
+}
+COMPACTION_DEFAULTS = {
+    "mode": "safeguard",
+    "reserveTokens": 16_384,
+    "reserveTokensFloor": 20_000,
+    "keepRecentTokens": 20_000,
+    "maxHistoryShare": 0.5,
+    "recentTurnsPreserve": 3,
+}
+PRUNING_PATH = "agents.defaults.contextPruning"
+COMPACTION_PATH = "agents.defaults.compaction"
+
+_TOKEN = re.compile(
+    r"""(?P<ws>\s+)|(?P<lc>//[^\n]*)|(?P<bc>/\*.*?\*/)|(?P<dq>"(?:[^"\\]|\\.)*")|(?P<sq>'(?:[^'\\]|\\.)*')"""
+    r"""|(?P<id>[A-Za-z_$][A-Za-z0-9_$]*)(?=\s*:)|(?P<other>.)""",
+    re.S,
+)
+
+
+def json5_to_json(text: str) -> str:
+    """Translate the JSON5 that OpenClaw accepts into strict JSON."""
+    out = []
+    for m in _TOKEN.finditer(text):
+        kind = m.lastgroup
+        tok = m.group()
+        if kind in ("lc", "bc"):
+            continue
+        if kind == "sq":
+            body = tok[1:-1].replace('\\"', '"').replace("\\'", "'").replace('"', '\\"')
+            out.append(f'"{body}"')
+        elif kind == "id":
+            out.append(json.dumps(tok))
+        else:
+            out.append(tok)
+    joined = "".join(out)
+    joined = re.sub(r",(\s*[}\]])", r"\1", joined)  # trailing commas
+    joined = re.sub(r"(?<![\w.])\+?Infinity\b", "1e999", joined)
+    return joined
+
+
+def loads(text: str, *, path: str | None = None) -> dict:
+    try:
+        data = json.loads(text)
+    except ValueError:
+        try:
+            data = json.loads(json5_to_json(text))
+        except ValueError as e:
+            raise ConfigError(f"not valid JSON or JSON5 ({e.msg} at line {e.lineno})", path=path, line=e.lineno) from None
+    if not isinstance(data, dict):
+        raise ConfigError("config must be a JSON object", path=path)
+    return data
+
+
+def load(path: str) -> dict:
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except FileNotFoundError:
+        raise ConfigError("no such config file", path=path) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"cannot read config: {e}", path=path) from None
+    return loads(text, path=path)
+
+
+def get(cfg: dict, dotted: str, default=None):
+    cur = cfg
+    for part in dotted.split("."):
+        if not isinstance(cur, dict) or part not in cur:
+            return default
+        cur = cur[part]
+    return cur
+
+
+def merged(defaults: dict, overrides: dict | None) -> dict:
+    """Defaults with overrides applied one level deep into nested dicts."""
+    out = {k: (dict(v) if isinstance(v, dict) else v) for k, v in defaults.items()}
+    for k, v in (overrides or {}).items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = {**out[k], **v}
+        else:
+            out[k] = v
+    return out
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
+
+
+def duration_ms(value, *, default_unit: str = "m") -> int:
+    """OpenClaw duration strings ("5m", "1h", "30s"; a bare number means minutes)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = str(value)
+    m = _DURATION.match(str(value))
+    if not m:
+        raise ConfigError(f"invalid duration {value!r} (expected e.g. 30s, 5m, 1h)")
+    n = float(m.group(1))
+    unit = m.group(2) or default_unit
+    return int(n * {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}[unit])
