@@ -577,6 +577,8 @@ class Plan:
 
 
 def plan_repair(t: Transcript, *, trim_trailing: bool = False) -> Plan:
+    """Plan the repair of a scanned transcript. The planner updates ids and parent
+    links of ``t.entries`` in place: validate the original before calling this."""
     p = _Planner(t, trim_trailing)
     p.file_level()
     if p.name == "pi":
@@ -622,11 +624,12 @@ def repair_file(
         lock.acquire()
     try:
         t = scan(path, fmt)
+        before = validate_entries(t.format_name, t.entries)  # the planner re-links entries in place
         plan = plan_repair(t, trim_trailing=trim_trailing)
         report = RepairReport(path, t.format_name, plan.changes, t.lines, len(plan.order))
         if lock is not None and lock.broken is not None:
             report.lock_broken = f"removed stale lock ({', '.join(lock.broken.stale_reasons)}): {lock.broken.holder}"
-        report.before = validate_entries(t.format_name, _reloadable(t))
+        report.before = before
         report.after = validate_entries(t.format_name, plan.final_entries)
         if check:
             return report
@@ -657,10 +660,6 @@ def _seed(path: str) -> int:
         h.update(f.read(1 << 16))
     h.update(str(os.path.getsize(path)).encode())
     return int.from_bytes(h.digest()[:8], "big")
-
-
-def _reloadable(t: Transcript) -> list[Entry]:
-    return t.entries
 
 
 def check_ok(report: RepairReport) -> bool:

@@ -508,7 +508,8 @@ class SessionGenerator:
         self._turn_first_index = 0
         self._pending_missing_header = False
         # turn scheduling
-        self._cap = 1 << 40
+        self._budget: int | None = None  # bytes left before target_bytes (byte mode only)
+        self._dup = 3 if fmt == "claude" else 1  # Claude lines repeat tool output in toolUseResult
         self._tool_calls = 0
         self._tool_results = 0
         self._turns_done = 0
@@ -598,6 +599,11 @@ class SessionGenerator:
 
     def _prose(self, n: int) -> str:
         src = self.P.prose
+        if self._budget is not None:
+            room = max(256, self._budget // 10)
+            if n > room:
+                n = room
+            self._budget -= n
         size = len(src)
         if n > size // 2:
             n = size // 2
@@ -623,7 +629,12 @@ class SessionGenerator:
             n = self._ri(20_000, 80_000)
         else:
             n = self._ri(100_000, 400_000)
-        return n if n < self._cap else self._cap
+        if self._budget is not None:
+            room = max(256, self._budget // 10)
+            if n > room:
+                n = room
+            self._budget -= n * self._dup
+        return n
 
     def _path(self) -> str:
         return self._paths[self._ri(0, len(self._paths))]
@@ -667,7 +678,9 @@ class SessionGenerator:
         elif r < 0.06:
             ending = "aborted"
         steps = plan.steps
-        while len(steps) < 6 and ((needs_tools and not steps) or self._rnd() < self.tool_ratio):
+        # close to target_bytes: fewer tool steps, so the overshoot stays small
+        max_steps = 6 if self._budget is None else min(6, self._budget // (6_000 * self._dup))
+        while (needs_tools and not steps) or (len(steps) < max_steps and self._rnd() < self.tool_ratio):
             min_calls = 2 if (needs_tools and not steps and self.parallel_calls and corruption in ("missing_result", "no_id_call")) else 1
             steps.append(self._tool_step(min_calls))
         if needs_tools:
@@ -842,7 +855,7 @@ class SessionGenerator:
                 assert tb is not None
                 if self._bytes >= tb and not self._corr_queue and not self._compact_queue and not last_corrupted:
                     break
-                self._cap = max(256, (tb - self._bytes) // 10)
+                self._budget = tb - self._bytes
                 compact = turn > 0 and bool(self._compact_queue) and self._bytes >= self._compact_queue[0]
                 if compact:
                     self._compact_queue.pop(0)

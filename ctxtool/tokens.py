@@ -2,8 +2,17 @@
 
 The heuristic is pi's ``estimateTokens``: ceil(chars / 4) per message, where the
 characters counted depend on the role (see ``formats.common.scan_anthropic_blocks``,
-which computes ``Entry.chars`` while the file is read). Other estimators
-(tiktoken, recorded usage, the count_tokens API) build on the same entries.
+which computes ``Entry.chars`` while the file is read):
+
+* user: text only (images are not counted);
+* assistant: text + thinking + tool name + JSON of the arguments;
+* toolResult and custom: text, plus 4,800 characters per image;
+* bashExecution: command + output;
+* compaction and branch summaries: the summary.
+
+Other estimators (tiktoken, recorded usage, the count_tokens API) build on the
+same entries; see ``ctxtool.estimate``. AceClaw's per-message overheads and
+OpenClaw's safety margin are optional adjustments on top of the heuristic.
 """
 
 from __future__ import annotations
@@ -12,6 +21,11 @@ import math
 
 CHARS_PER_TOKEN = 4
 SAFETY_MARGIN = 1.2  # OpenClaw's margin on chars/4
+
+# AceClaw ContextEstimator overheads (tokens).
+MESSAGE_OVERHEAD = 4
+TOOL_USE_OVERHEAD = 20
+TOOL_RESULT_OVERHEAD = 10
 
 
 def heuristic_chars_tokens(chars: int) -> int:
@@ -30,3 +44,30 @@ def heuristic_entries(entries) -> int:
 def heuristic_view(view) -> int:
     """Heuristic tokens of a provider view (list of ViewMessage)."""
     return sum(heuristic_entries(m.entries) for m in view)
+
+
+def overhead_entry(e, *, new_message: bool = True) -> int:
+    """AceClaw's per-message overheads for one entry: 4 per message, 20 per tool use, 10 per tool result.
+
+    ``new_message`` is False for the later lines of a Claude Code response split over
+    several lines (one API message, so the 4-token message overhead is counted once).
+    """
+    return (MESSAGE_OVERHEAD if new_message else 0) + TOOL_USE_OVERHEAD * len(e.calls) + TOOL_RESULT_OVERHEAD * len(e.results)
+
+
+def overheads(entries) -> int:
+    """AceClaw overheads of a sequence of entries (split Claude lines count as one message)."""
+    total = 0
+    prev_key = None
+    for e in entries:
+        key = e.msg_key
+        total += overhead_entry(e, new_message=key is None or key != prev_key)
+        prev_key = key
+    return total
+
+
+def with_margin(tokens: int, margin: float | None) -> int:
+    """``tokens`` times a safety margin (OpenClaw: 1.2), rounded up."""
+    if not margin or margin == 1:
+        return int(tokens)
+    return math.ceil(tokens * margin)

@@ -386,7 +386,7 @@ def test_target_bytes_reached_within_ten_percent(fmt: str, tmp_path: Any) -> Non
 
 
 def test_small_target_bytes() -> None:
-    for target in (20_000, 150_000):
+    for target in (150_000, 700_000):
         lines, stats = run("pi", seed=1, target_bytes=target)
         assert target <= stats["bytes"] <= target * 1.1
 

@@ -1,0 +1,56 @@
+# ctxtool: every target creates its own virtual environment and installs what it needs.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.ctxtool-installed
+PI_HARNESS := tests/pi_harness
+PI_STAMP   := $(PI_HARNESS)/node_modules/.ctxtool-installed
+DEMO_DIR   := bench-out/demo
+
+.DEFAULT_GOAL := help
+.PHONY: help install pi-harness test test-fast demo bench lint clean
+
+help:
+	@echo "make demo    repair, validate, estimate and profile the bundled broken sessions"
+	@echo "make test    run the whole test suite (installs the venv and the pi agent harness)"
+	@echo "make bench   run the benchmarks (500 MB generated sessions; takes a few minutes)"
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+# The real pi coding agent (npm), used by the tests as the judge of what ctxtool writes.
+$(PI_STAMP): $(PI_HARNESS)/package.json $(PI_HARNESS)/package-lock.json
+	npm ci --prefix $(PI_HARNESS) --no-audit --no-fund --loglevel=error
+	@touch $(PI_STAMP)
+
+pi-harness: $(PI_STAMP)
+
+test: $(STAMP) $(PI_STAMP)
+	CTXTOOL_REQUIRE_PI=1 $(PY) -m pytest -q
+
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -m "not pi"
+
+demo: $(STAMP)
+	@rm -rf $(DEMO_DIR) && mkdir -p $(DEMO_DIR)
+	@cp fixtures/demo/*.jsonl $(DEMO_DIR)/
+	@echo "== ctxtool validate (before)"; $(VENV)/bin/ctxtool validate $(DEMO_DIR) || true
+	@echo; echo "== ctxtool repair"; $(VENV)/bin/ctxtool repair $(DEMO_DIR) || true
+	@echo; echo "== ctxtool validate (after)"; $(VENV)/bin/ctxtool validate $(DEMO_DIR)
+	@if $(VENV)/bin/ctxtool estimate -h >/dev/null 2>&1; then echo; echo "== ctxtool estimate"; $(VENV)/bin/ctxtool estimate $(DEMO_DIR); fi
+	@if $(VENV)/bin/ctxtool profile -h >/dev/null 2>&1; then echo; echo "== ctxtool profile"; $(VENV)/bin/ctxtool profile $(DEMO_DIR)/openclaw-tool-heavy.jsonl; fi
+	@if $(VENV)/bin/ctxtool prune -h >/dev/null 2>&1; then echo; echo "== ctxtool prune --compare"; $(VENV)/bin/ctxtool prune --compare --ignore-ttl $(DEMO_DIR)/openclaw-tool-heavy.jsonl; fi
+	@if $(VENV)/bin/ctxtool compact -h >/dev/null 2>&1; then echo; echo "== ctxtool compact --dry-run"; $(VENV)/bin/ctxtool compact --dry-run $(DEMO_DIR); fi
+	@echo; echo "Originals are kept beside the repaired files as *.bak-<pid>-<ms> in $(DEMO_DIR)/"
+
+bench: $(STAMP)
+	@mkdir -p bench-out
+	$(PY) tests/bench/run_all.py --out bench-out
+
+clean:
+	rm -rf $(VENV) bench-out .pytest_cache $(PI_HARNESS)/node_modules

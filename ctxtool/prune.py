@@ -1,0 +1,1040 @@
+"""Simulate context-pruning strategies on a session, never touching the file.
+
+Pruning in the agents ctxtool models is transient: it shapes one request and
+leaves the session alone. This module rebuilds what the model would be sent
+(the provider view), applies one strategy to a copy and reports what changed:
+
+* ``openclaw``: OpenClaw's cache-TTL context pruning (soft trim, hard clear),
+  with every setting of ``agents.defaults.contextPruning`` (reference §5).
+* ``aceclaw``: AceClaw's ``pruneForRequest`` phase 1 (stubs, thinking removed).
+* ``history-turns``: OpenClaw's ``limitHistoryTurns`` plus the pairing repair (§6).
+* ``history-share``: OpenClaw's ``pruneHistoryForContextShare`` (§4.2).
+* ``spacebot``: Spacebot's 80/85/95% tiers and its emergency truncation.
+
+The working unit is an agent message (``Unit``): an assistant turn, a user
+message, or one tool result, each with the file lines it comes from. The
+result is turned back into plain Anthropic messages (``finalize``): errored
+assistant turns skipped, consecutive same-role messages merged.
+
+Token counts go through a ``counter``: any callable taking a list of plain
+``{"role", "content"}`` messages and returning tokens; ``heuristic_messages``
+(pi's chars/4) is the default.
+"""
+
+from __future__ import annotations
+
+import copy
+import fnmatch
+import hashlib
+import math
+import random
+import re
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Callable, Iterable
+
+import orjson
+
+from . import config
+from .errors import ConfigError, InputError, TokenizerUnavailable
+from .model import IMAGE_CHARS, Entry, js_len
+from .view import context_entries
+
+STRATEGIES = ("openclaw", "aceclaw", "history-turns", "history-share", "spacebot")
+DEFAULT_WINDOW = 200_000
+
+# OpenClaw (reference §3.3, §5).
+SOFT_TRIM_NOTE = "\n\n[Tool result trimmed: kept first {h} chars and last {t} chars of {n} chars.]"
+IMAGE_REMOVED_TEXT = "[image removed during context pruning]"
+OC_IMAGE_CHARS = 8_000
+OC_OTHER_ROLE_CHARS = 256
+OC_CHARS_PER_TOKEN = 4
+MISSING_RESULT_TEXT = "[openclaw] missing tool result in session history; inserted synthetic error result for transcript repair."
+CACHE_TTL_TYPE = "openclaw.cache-ttl"
+
+# AceClaw pruneForRequest (seed: AceClaw context management).
+ACECLAW_DEFAULTS = {"protectTurns": 5, "stubChars": 200, "marker": "[content pruned...]", "triggerRatio": 0.85, "targetRatio": 0.60}
+HISTORY_SHARE_DEFAULTS = {"maxHistoryShare": 0.5, "parts": 2}
+# Spacebot compactor (seed: Spacebot compaction).
+SPACEBOT_DEFAULTS = {"background": 0.80, "aggressive": 0.85, "emergency": 0.95,
+                     "backgroundFraction": 0.30, "aggressiveFraction": 0.50, "emergencyFraction": 0.50}
+SPACEBOT_MARKER = "[System: {n} older messages were truncated due to context limits]"
+
+Counter = Callable[[list], int]
+
+
+# ----------------------------------------------------------------- units
+
+
+@dataclass
+class Unit:
+    """One agent message: ``assistant``, ``user`` or ``toolResult`` (a single tool_result block)."""
+
+    role: str
+    src: str  # source role: user, assistant, toolResult, custom, bashExecution, compactionSummary, branchSummary, marker, synthetic
+    blocks: list
+    lines: list = field(default_factory=list)
+    entries: list = field(default_factory=list)
+    errored: bool = False
+    tool_id: str | None = None
+    tool_name: str | None = None
+    changed: bool = False
+
+    @property
+    def api_role(self) -> str:
+        return "assistant" if self.role == "assistant" else "user"
+
+    @property
+    def line(self) -> int | None:
+        return self.lines[0] if self.lines else None
+
+    @property
+    def calls(self) -> list[tuple[str, str]]:
+        if self.role != "assistant":
+            return []
+        out = []
+        for b in self.blocks:
+            if isinstance(b, dict) and b.get("type") == "tool_use" and isinstance(b.get("id"), str) and b["id"].strip():
+                out.append((b["id"], b.get("name") if isinstance(b.get("name"), str) else ""))
+        return out
+
+    def message(self) -> dict:
+        return {"role": self.api_role, "content": self.blocks}
+
+
+def _is_result(b) -> bool:
+    return isinstance(b, dict) and b.get("type") == "tool_result"
+
+
+def load_units(fmt_name: str, entries: list[Entry]) -> list[Unit]:
+    """Agent messages of the context (entries must carry their blocks: ``scan(keep=True)``)."""
+    units: list[Unit] = []
+    names: dict[str, str] = {}
+    for e in context_entries(fmt_name, entries):
+        blocks = list(e.blocks or [])
+        if e.role == "assistant":
+            if e.empty and not e.errored:
+                continue  # pi-ai never sends it
+            prev = units[-1] if units else None
+            if (prev is not None and prev.role == "assistant" and e.msg_key is not None
+                    and prev.entries and prev.entries[-1].msg_key == e.msg_key):
+                prev.blocks.extend(blocks)  # Claude Code: one response split over lines
+                prev.lines.append(e.lineno)
+                prev.entries.append(e)
+                prev.errored = prev.errored or e.errored
+                continue
+            u = Unit("assistant", "assistant", blocks, [e.lineno], [e], errored=e.errored)
+            units.append(u)
+            for cid, name in u.calls:
+                names[cid] = name
+            continue
+        rest = []
+        for b in blocks:
+            if _is_result(b):
+                rid = b.get("tool_use_id") if isinstance(b.get("tool_use_id"), str) else ""
+                name = None
+                for r in e.results:
+                    if r.id == rid and r.name:
+                        name = r.name
+                name = name or names.get(rid)
+                units.append(Unit("toolResult", "toolResult", [b], [e.lineno], [e], tool_id=rid, tool_name=name))
+            else:
+                rest.append(b)
+        if rest or not e.results:
+            src = e.role if e.role in ("custom", "bashExecution", "compactionSummary", "branchSummary") else "user"
+            units.append(Unit("user", src, rest, [e.lineno], [e]))
+    return units
+
+
+def finalize(units: list[Unit]) -> tuple[list[dict], list[list[int]]]:
+    """Plain Anthropic messages (errored assistants skipped, same roles merged) and their lines."""
+    msgs: list[dict] = []
+    lines: list[list[int]] = []
+    for u in units:
+        if u.role == "assistant" and u.errored:
+            continue
+        if not u.blocks:
+            continue
+        role = u.api_role
+        if msgs and msgs[-1]["role"] == role:
+            msgs[-1]["content"].extend(u.blocks)
+            for ln in u.lines:
+                if ln not in lines[-1]:
+                    lines[-1].append(ln)
+        else:
+            msgs.append({"role": role, "content": list(u.blocks)})
+            lines.append(list(u.lines))
+    return msgs, lines
+
+
+# ----------------------------------------------------------------- token counting
+
+
+def _json_len(v) -> int:
+    if v is None:
+        return 0
+    if isinstance(v, str):
+        return js_len(v)
+    try:
+        return js_len(orjson.dumps(v).decode("utf-8"))
+    except TypeError:
+        return 0
+
+
+def _result_text_images(content) -> tuple[int, int]:
+    if isinstance(content, str):
+        return js_len(content), 0
+    text = images = 0
+    for b in content if isinstance(content, list) else []:
+        if isinstance(b, dict):
+            if b.get("type") == "text":
+                text += js_len(str(b.get("text") or ""))
+            elif b.get("type") == "image":
+                images += 1
+    return text, images
+
+
+def message_chars(msg: dict) -> int:
+    """pi's estimateTokens characters for a plain message (user images are not counted)."""
+    content = msg.get("content")
+    if isinstance(content, str):
+        return js_len(content)
+    n = 0
+    assistant = msg.get("role") == "assistant"
+    for b in content or []:
+        if not isinstance(b, dict):
+            continue
+        t = b.get("type")
+        if t == "text":
+            n += js_len(str(b.get("text") or ""))
+        elif t == "thinking" and assistant:
+            n += js_len(str(b.get("thinking") or ""))
+        elif t == "tool_use":
+            n += js_len(str(b.get("name") or "")) + _json_len(b.get("input"))
+        elif t == "tool_result":
+            text, images = _result_text_images(b.get("content"))
+            n += text + images * IMAGE_CHARS
+    return n
+
+
+def heuristic_messages(messages: list) -> int:
+    """pi's chars/4 heuristic over plain messages (ceil per message)."""
+    return sum(math.ceil(c / 4) for c in (message_chars(m) for m in messages) if c > 0)
+
+
+def get_counter(name: str = "heuristic") -> Counter:
+    """A token counter over plain messages. ``heuristic`` always; others if ``ctxtool.tokens`` provides them."""
+    if name in (None, "", "heuristic"):
+        return heuristic_messages
+    from . import tokens
+
+    for attr in ("messages_counter", "get_messages_counter", "message_counter"):
+        fn = getattr(tokens, attr, None)
+        if callable(fn):
+            return fn(name)
+    raise TokenizerUnavailable(f"tokenizer {name!r} is not available for prune (use heuristic)")
+
+
+def _units_tokens(units: list[Unit], counter: Counter) -> int:
+    return counter(finalize(units)[0])
+
+
+# ----------------------------------------------------------------- actions
+
+
+def _action(kind: str, u: Unit, detail: str = "", before: int | None = None, after: int | None = None) -> dict:
+    return {
+        "action": kind,
+        "line": u.line,
+        "lines": list(u.lines),
+        "role": u.src,
+        "tool": u.tool_name if u.role == "toolResult" else (", ".join(n for _, n in u.calls) or None),
+        "tool_use_id": u.tool_id,
+        "chars_before": before,
+        "chars_after": after,
+        "detail": detail,
+    }
+
+
+def _unit_chars(u: Unit) -> int:
+    return message_chars(u.message())
+
+
+# ----------------------------------------------------------------- pairing repair
+
+
+def repair_pairing(units: list[Unit], *, errored_policy: str = "drop") -> tuple[list[Unit], list[dict]]:
+    """OpenClaw's repairToolUseResultPairing on agent messages (reference §3.3).
+
+    Results move next to their call in call order, duplicates and orphans are
+    dropped, missing results get a synthetic error result; results of errored or
+    aborted turns are dropped (``errored_policy="drop"``) or kept (``"preserve"``).
+    """
+    out: list[Unit] = []
+    actions: list[dict] = []
+    seen: set[str] = set()
+    i = 0
+    n = len(units)
+    while i < n:
+        u = units[i]
+        if u.role != "assistant":
+            if u.role == "toolResult":
+                actions.append(_action("dropped", u, "orphan tool result (its call is not in the previous assistant turn)"))
+            else:
+                out.append(u)
+            i += 1
+            continue
+        calls = u.calls
+        if not calls:
+            out.append(u)
+            i += 1
+            continue
+        ids = {cid for cid, _ in calls}
+        span: dict[str, Unit] = {}
+        remainder: list[Unit] = []
+        j = i + 1
+        while j < n and units[j].role != "assistant":
+            v = units[j]
+            if v.role == "toolResult":
+                rid = v.tool_id
+                if rid in seen or (rid in ids and rid in span):
+                    actions.append(_action("dropped", v, "duplicate tool result"))
+                elif rid in ids:
+                    span[rid] = v
+                else:
+                    actions.append(_action("dropped", v, "orphan tool result (its call is not in the previous assistant turn)"))
+            else:
+                remainder.append(v)
+            j += 1
+        out.append(u)
+        if u.errored:
+            if errored_policy == "drop":
+                for v in span.values():
+                    actions.append(_action("dropped", v, f"result of an {u.entries[0].stop if u.entries else 'errored'} assistant turn"))
+            else:
+                for cid, _ in calls:
+                    if cid in span:
+                        out.append(span[cid])
+                        seen.add(cid)
+        else:
+            for cid, name in calls:
+                if cid in span:
+                    out.append(span[cid])
+                else:
+                    syn = Unit("toolResult", "synthetic", [{"type": "tool_result", "tool_use_id": cid,
+                                                            "content": [{"type": "text", "text": MISSING_RESULT_TEXT}], "is_error": True}],
+                               tool_id=cid, tool_name=name or "unknown", changed=True)
+                    out.append(syn)
+                    a = _action("added", syn, "synthetic error result for a call whose result was cut")
+                    a["line"] = u.line
+                    a["lines"] = list(u.lines)
+                    actions.append(a)
+                seen.add(cid)
+        out.extend(remainder)
+        i = j
+    return out, actions
+
+
+# ----------------------------------------------------------------- result
+
+
+@dataclass
+class PruneResult:
+    strategy: str
+    settings: dict
+    window: int
+    tokens_before: int
+    tokens_after: int
+    fired: bool
+    reason: str
+    units: list[Unit]
+    actions: list[dict]
+    messages_before: int = 0
+    details: dict = field(default_factory=dict)
+    _final: tuple | None = None
+
+    @property
+    def final(self) -> tuple[list[dict], list[list[int]]]:
+        if self._final is None:
+            self._final = finalize(self.units)
+        return self._final
+
+    @property
+    def messages(self) -> list[dict]:
+        return self.final[0]
+
+    @property
+    def saved(self) -> int:
+        return self.tokens_before - self.tokens_after
+
+    @property
+    def saved_share(self) -> float:
+        return self.saved / self.tokens_before if self.tokens_before else 0.0
+
+    def counts(self) -> dict:
+        out: dict = {}
+        for a in self.actions:
+            out[a["action"]] = out.get(a["action"], 0) + 1
+        return out
+
+    def to_dict(self, *, messages: bool = False) -> dict:
+        d = {
+            "strategy": self.strategy,
+            "fired": self.fired,
+            "reason": self.reason,
+            "window": self.window,
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+            "tokens_saved": self.saved,
+            "share_saved": round(self.saved_share, 6),
+            "usage_before": round(self.tokens_before / self.window, 6) if self.window else None,
+            "usage_after": round(self.tokens_after / self.window, 6) if self.window else None,
+            "messages_before": self.messages_before,
+            "messages_after": len(self.messages),
+            "counts": self.counts(),
+            "settings": self.settings,
+            "details": self.details,
+            "actions": self.actions,
+        }
+        if messages:
+            d["messages"] = self.messages
+        return d
+
+
+def _clone(units: list[Unit]) -> list[Unit]:
+    return [Unit(u.role, u.src, list(u.blocks), list(u.lines), list(u.entries), u.errored, u.tool_id, u.tool_name, u.changed) for u in units]
+
+
+# ----------------------------------------------------------------- openclaw
+
+
+_CJK = re.compile("[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0002fa1f]")
+
+
+def cjk_len(s: str) -> int:
+    """Text length with CJK, Hangul and kana characters counted 4 times (OpenClaw's estimate)."""
+    if s.isascii():
+        return len(s)
+    n = js_len(s)
+    for m in _CJK.finditer(s):
+        n += 4 - (2 if ord(m.group()) > 0xFFFF else 1)
+    return n
+
+
+def openclaw_chars(u: Unit) -> int:
+    """OpenClaw's estimateMessageChars for one agent message."""
+    if u.src in ("user", "toolResult", "synthetic") and u.role != "assistant":
+        n = 0
+        for b in u.blocks:
+            if not isinstance(b, dict):
+                continue
+            t = b.get("type")
+            if t == "text":
+                n += cjk_len(str(b.get("text") or ""))
+            elif t == "image":
+                n += OC_IMAGE_CHARS
+            elif t == "tool_result":
+                c = b.get("content")
+                if isinstance(c, str):
+                    n += cjk_len(c)
+                else:
+                    for x in c or []:
+                        if isinstance(x, dict) and x.get("type") == "text":
+                            n += cjk_len(str(x.get("text") or ""))
+                        elif isinstance(x, dict) and x.get("type") == "image":
+                            n += OC_IMAGE_CHARS
+        return n
+    if u.role == "assistant":
+        n = 0
+        for b in u.blocks:
+            if not isinstance(b, dict):
+                continue
+            t = b.get("type")
+            if t == "text":
+                n += cjk_len(str(b.get("text") or ""))
+            elif t == "thinking":
+                n += cjk_len(str(b.get("thinking") or "")) + len(str(b.get("signature") or ""))
+            elif t == "redacted_thinking":
+                n += len(str(b.get("data") or ""))
+            elif t == "tool_use":
+                n += _json_len(b.get("input") if b.get("input") is not None else {})
+        return n
+    return OC_OTHER_ROLE_CHARS
+
+
+def _glob_re(pattern: str):
+    return re.compile("^" + ".*".join(re.escape(p) for p in pattern.strip().lower().split("*")) + "$")
+
+
+def tool_predicate(tools: dict | None) -> Callable[[str | None], bool]:
+    """OpenClaw's makeToolPrunablePredicate: case-insensitive globs, deny wins, empty allow = all."""
+    tools = tools or {}
+    allow = [_glob_re(p) for p in tools.get("allow") or [] if isinstance(p, str) and p.strip()]
+    deny = [_glob_re(p) for p in tools.get("deny") or [] if isinstance(p, str) and p.strip()]
+
+    def prunable(name: str | None) -> bool:
+        n = (name or "").strip().lower()
+        if any(r.match(n) for r in deny):
+            return False
+        if not allow:
+            return True
+        return any(r.match(n) for r in allow)
+
+    return prunable
+
+
+def _clamp01(v, key):
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        raise ConfigError(f"contextPruning.{key} must be a number, not {v!r}") from None
+    return min(1.0, max(0.0, f))
+
+
+def _int_setting(v, key, minimum=None):
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ConfigError(f"contextPruning.{key} must be a number, not {v!r}")
+    v = int(v)
+    if minimum is not None and v < minimum:
+        v = minimum
+    return v
+
+
+def openclaw_settings(overrides: dict | None = None) -> dict:
+    """Effective contextPruning settings: defaults with ``overrides`` applied, validated."""
+    s = config.merged(config.PRUNING_DEFAULTS, overrides)
+    s["ttlMs"] = config.duration_ms(s.get("ttl", "5m"))
+    s["keepLastAssistants"] = _int_setting(s["keepLastAssistants"], "keepLastAssistants")
+    s["softTrimRatio"] = _clamp01(s["softTrimRatio"], "softTrimRatio")
+    s["hardClearRatio"] = _clamp01(s["hardClearRatio"], "hardClearRatio")
+    s["minPrunableToolChars"] = _int_setting(s["minPrunableToolChars"], "minPrunableToolChars", 0)
+    st = s["softTrim"]
+    for k in ("maxChars", "headChars", "tailChars"):
+        st[k] = _int_setting(st.get(k, config.PRUNING_DEFAULTS["softTrim"][k]), f"softTrim.{k}", 0)
+    hc = s["hardClear"]
+    hc["enabled"] = bool(hc.get("enabled", True))
+    if not isinstance(hc.get("placeholder"), str):
+        hc["placeholder"] = config.PRUNING_DEFAULTS["hardClear"]["placeholder"]
+    tools = s.get("tools") or {}
+    if not isinstance(tools, dict):
+        raise ConfigError("contextPruning.tools must be an object with allow/deny lists")
+    s["tools"] = {"allow": list(tools.get("allow") or []), "deny": list(tools.get("deny") or [])}
+    return s
+
+
+def _result_parts(b: dict) -> tuple[list[str], bool]:
+    c = b.get("content")
+    if isinstance(c, str):
+        return [c], False
+    parts, images = [], False
+    for x in c or []:
+        if isinstance(x, dict) and x.get("type") == "text":
+            parts.append(str(x.get("text") or ""))
+        elif isinstance(x, dict) and x.get("type") == "image":
+            parts.append(IMAGE_REMOVED_TEXT)
+            images = True
+    return parts, images
+
+
+def _with_text(u: Unit, text: str) -> Unit:
+    b = dict(u.blocks[0])
+    b["content"] = [{"type": "text", "text": text}]
+    return Unit(u.role, u.src, [b], list(u.lines), list(u.entries), u.errored, u.tool_id, u.tool_name, True)
+
+
+def soft_trim(u: Unit, st: dict) -> tuple[Unit | None, str]:
+    """OpenClaw's softTrimToolResultMessage; (new unit or None, what was done)."""
+    parts, images = _result_parts(u.blocks[0])
+    joined = "\n".join(parts)
+    raw = js_len(joined)
+    head_n, tail_n = max(0, st["headChars"]), max(0, st["tailChars"])
+    if raw <= st["maxChars"] or head_n + tail_n >= raw:
+        if images:
+            return _with_text(u, joined), "images collapsed to text"
+        return None, ""
+    head = joined[:head_n]
+    tail = joined[len(joined) - tail_n:] if tail_n else ""
+    text = f"{head}\n...\n{tail}" + SOFT_TRIM_NOTE.format(h=head_n, t=tail_n, n=raw)
+    return _with_text(u, text), f"kept first {head_n} and last {tail_n} of {raw} chars"
+
+
+def cache_touch(entries: list[Entry]) -> float | None:
+    """Epoch seconds of the last ``openclaw.cache-ttl`` custom entry, or None."""
+    last = None
+    for e in entries:
+        if e.get("custom_type") == CACHE_TTL_TYPE:
+            ts = e.get("data_ts")
+            if isinstance(ts, (int, float)) and not isinstance(ts, bool):
+                last = ts / 1000.0
+            elif e.ts is not None:
+                last = e.ts
+    return last
+
+
+def openclaw_prune(units: list[Unit], s: dict, window: int) -> tuple[list[Unit], list[dict], dict]:
+    """OpenClaw's pruneContextMessages (reference §5 steps 2-7) on agent messages."""
+    details: dict = {}
+    char_window = window * OC_CHARS_PER_TOKEN
+    keep = s["keepLastAssistants"]
+    if keep <= 0:
+        cutoff = len(units)
+    else:
+        cutoff, remaining = None, keep
+        for i in range(len(units) - 1, -1, -1):
+            if units[i].role == "assistant":
+                remaining -= 1
+                if remaining == 0:
+                    cutoff = i
+                    break
+    first_user = next((i for i, u in enumerate(units) if u.src == "user"), None)
+    start = len(units) if first_user is None else first_user
+    details.update(protected_head=start, cutoff=cutoff, char_window=char_window)
+    if cutoff is None:
+        return units, [], {**details, "stopped": f"fewer than keepLastAssistants={keep} assistant messages: nothing is pruned"}
+    total = sum(openclaw_chars(u) for u in units)
+    ratio = total / char_window if char_window > 0 else 0.0
+    details.update(chars_before=total, ratio_before=round(ratio, 6))
+    if char_window <= 0 or ratio < s["softTrimRatio"]:
+        return units, [], {**details, "stopped": f"ratio {ratio:.3f} below softTrimRatio {s['softTrimRatio']}"}
+    prunable = tool_predicate(s["tools"])
+    out = list(units)
+    actions: list[dict] = []
+    idxs: list[int] = []
+    for i in range(start, cutoff):
+        u = out[i]
+        if u.role != "toolResult" or not prunable(u.tool_name):
+            continue
+        idxs.append(i)
+        new, what = soft_trim(u, s["softTrim"])
+        if new is None:
+            continue
+        b, a = openclaw_chars(u), openclaw_chars(new)
+        total += a - b
+        out[i] = new
+        actions.append(_action("trimmed", new, what, _unit_chars(u), _unit_chars(new)))
+    ratio = total / char_window
+    details.update(prunable_results=len(idxs), ratio_after_soft_trim=round(ratio, 6))
+    hc = s["hardClear"]
+    if ratio < s["hardClearRatio"] or not hc["enabled"]:
+        details.update(chars_after=total, stopped="ratio below hardClearRatio" if hc["enabled"] else "hardClear disabled")
+        return out, actions, details
+    prunable_chars = sum(openclaw_chars(out[i]) for i in idxs)
+    details["prunable_tool_chars"] = prunable_chars
+    if prunable_chars < s["minPrunableToolChars"]:
+        details.update(chars_after=total, stopped=f"prunable tool chars {prunable_chars} below minPrunableToolChars {s['minPrunableToolChars']}")
+        return out, actions, details
+    for i in idxs:
+        if ratio < s["hardClearRatio"]:
+            break
+        u = out[i]
+        new = _with_text(u, hc["placeholder"])
+        total += openclaw_chars(new) - openclaw_chars(u)
+        ratio = total / char_window
+        out[i] = new
+        actions = [a for a in actions if not (a["tool_use_id"] == u.tool_id and a["lines"] == u.lines)]
+        actions.append(_action("cleared", new, "replaced by the hard-clear placeholder", _unit_chars(units[i]), _unit_chars(new)))
+    details.update(chars_after=total, ratio_after=round(ratio, 6))
+    return out, actions, details
+
+
+# ----------------------------------------------------------------- aceclaw
+
+
+def aceclaw_prune(units: list[Unit], s: dict) -> tuple[list[Unit], list[dict], dict]:
+    """AceClaw pruneForRequest phase 1: older tool results stubbed, older thinking removed."""
+    users = [i for i, u in enumerate(units) if u.src == "user"]
+    n = int(s["protectTurns"])
+    if n <= 0:
+        boundary = len(units)
+    elif len(users) <= n:
+        return units, [], {"protected_from": 0, "stopped": f"{len(users)} user turns, all protected (protectTurns={n})"}
+    else:
+        boundary = users[-n]
+    out: list[Unit] = []
+    actions: list[dict] = []
+    stub_n = int(s["stubChars"])
+    for i, u in enumerate(units):
+        if i >= boundary:
+            out.append(u)
+            continue
+        if u.role == "toolResult":
+            parts, images = _result_parts(u.blocks[0])
+            text = "\n".join(parts)
+            if js_len(text) > stub_n or images:
+                new = _with_text(u, text[:stub_n] + "\n" + s["marker"])
+                out.append(new)
+                actions.append(_action("stubbed", new, f"{stub_n}-char stub of {js_len(text)} chars", _unit_chars(u), _unit_chars(new)))
+                continue
+        elif u.role == "assistant" and any(isinstance(b, dict) and b.get("type") in ("thinking", "redacted_thinking") for b in u.blocks):
+            kept = [b for b in u.blocks if not (isinstance(b, dict) and b.get("type") in ("thinking", "redacted_thinking"))]
+            new = Unit(u.role, u.src, kept, list(u.lines), list(u.entries), u.errored, u.tool_id, u.tool_name, True)
+            if kept:
+                out.append(new)
+                actions.append(_action("thinking-removed", new, "thinking blocks removed", _unit_chars(u), _unit_chars(new)))
+            else:
+                actions.append(_action("dropped", u, "assistant turn held only thinking", _unit_chars(u), 0))
+            continue
+        out.append(u)
+    return out, actions, {"protected_from_line": units[boundary].line if boundary < len(units) else None}
+
+
+# ----------------------------------------------------------------- history limits
+
+
+def limit_history_turns(units: list[Unit], limit: int) -> tuple[list[Unit], list[dict], dict]:
+    """OpenClaw's limitHistoryTurns, then the pairing repair with errored-turn results dropped."""
+    if not limit or limit <= 0 or not units:
+        return units, [], {"stopped": "no limit"}
+    count = 0
+    last_user = len(units)
+    cut = 0
+    for i in range(len(units) - 1, -1, -1):
+        if units[i].src == "user":
+            count += 1
+            if count > limit:
+                cut = last_user
+                break
+            last_user = i
+    if cut == 0:
+        return units, [], {"user_turns": count, "stopped": f"{count} user turns, limit {limit}"}
+    actions = [_action("dropped", u, f"before the last {limit} user turns", _unit_chars(u), 0) for u in units[:cut]]
+    kept, fixes = repair_pairing(units[cut:])
+    return kept, actions + fixes, {"cut_before_line": units[cut].line, "dropped_messages": cut}
+
+
+def split_by_token_share(units: list[Unit], parts: int, tok: Callable[[Unit], int]) -> list[list[Unit]]:
+    """OpenClaw's splitMessagesByTokenShare: never splits a call from its results."""
+    if not units:
+        return []
+    parts = min(max(1, parts), len(units))
+    if parts <= 1:
+        return [units]
+    target = sum(tok(u) for u in units) / parts
+    chunks: list[list[Unit]] = []
+    cur: list[Unit] = []
+    cur_tokens = 0
+    pending: set[str] = set()
+    pending_start: int | None = None
+    for u in units:
+        t = tok(u)
+        if len(chunks) < parts - 1 and not pending and cur and cur_tokens + t > target:
+            chunks.append(cur)
+            cur, cur_tokens, pending_start = [], 0, None
+        cur.append(u)
+        cur_tokens += t
+        if u.role == "assistant":
+            calls = [] if u.errored else u.calls
+            for cid, _ in calls:
+                pending.add(cid)
+            if calls:
+                pending_start = len(cur) - 1
+        elif u.role == "toolResult" and u.tool_id in pending:
+            pending.discard(u.tool_id)
+            if not pending and len(chunks) < parts - 1 and pending_start is not None and cur_tokens > target and pending_start > 0:
+                chunks.append(cur[:pending_start])
+                cur = cur[pending_start:]
+                cur_tokens = sum(tok(x) for x in cur)
+                pending_start = None
+    if cur:
+        chunks.append(cur)
+    return chunks
+
+
+def history_share_prune(units: list[Unit], s: dict, window: int, counter: Counter) -> tuple[list[Unit], list[dict], dict]:
+    """OpenClaw's pruneHistoryForContextShare: drop the oldest token-share chunk until within budget."""
+    budget = int(window * float(s["maxHistoryShare"]))
+
+    def tok(u: Unit) -> int:
+        return counter([u.message()]) if u.blocks and not (u.role == "assistant" and u.errored) else 0
+
+    kept = units
+    actions: list[dict] = []
+    rounds = 0
+    total = sum(tok(u) for u in kept)
+    while kept and total > budget:
+        chunks = split_by_token_share(kept, int(s.get("parts", 2)), tok)
+        if len(chunks) <= 1:
+            break
+        rounds += 1
+        for u in chunks[0]:
+            actions.append(_action("dropped", u, f"oldest token-share chunk (round {rounds})", _unit_chars(u), 0))
+        rest = [u for c in chunks[1:] for u in c]
+        kept, fixes = repair_pairing(rest)
+        actions.extend(fixes)
+        total = sum(tok(u) for u in kept)
+    return kept, actions, {"budget_tokens": budget, "rounds": rounds, "kept_tokens": total}
+
+
+# ----------------------------------------------------------------- spacebot
+
+
+def spacebot_prune(units: list[Unit], s: dict, window: int, tokens: int) -> tuple[list[Unit], list[dict], dict]:
+    """Spacebot's compactor tiers; the emergency tier's truncation is applied (no LLM)."""
+    usage = tokens / window if window else 0.0
+    live = [u for u in units if not (u.role == "assistant" and u.errored) and u.blocks]
+    groups: list[list[Unit]] = []
+    for u in live:
+        if groups and groups[-1][0].api_role == u.api_role:
+            groups[-1].append(u)
+        else:
+            groups.append([u])
+    tiers = []
+    for name in ("background", "aggressive", "emergency"):
+        frac = s[f"{name}Fraction"]
+        k = int(len(groups) * frac)
+        tiers.append({"tier": name, "threshold": s[name], "crossed": usage >= s[name], "fraction": frac, "messages": k,
+                      "lines": sorted({ln for g in groups[:k] for u in g for ln in u.lines})})
+    fired = next((t["tier"] for t in reversed(tiers) if t["crossed"]), None)
+    details = {"usage": round(usage, 6), "tiers": tiers, "fires": fired}
+    if fired is None:
+        return units, [], details
+    if fired != "emergency":
+        k = tiers[1 if fired == "aggressive" else 0]["messages"]
+        acts = [_action("would-summarize", u, f"{fired} compaction drains it into an LLM summary (not simulated)") for g in groups[:k] for u in g]
+        details["note"] = f"the {fired} tier summarizes with an LLM in the background; the history is shown unchanged"
+        return units, acts, details
+    k = tiers[2]["messages"]
+    dropped = [u for g in groups[:k] for u in g]
+    actions = [_action("dropped", u, "emergency truncation (oldest 50%)", _unit_chars(u), 0) for u in dropped]
+    marker = Unit("user", "marker", [{"type": "text", "text": SPACEBOT_MARKER.format(n=k)}], changed=True)
+    actions.append(_action("added", marker, "emergency truncation marker"))
+    kept, fixes = repair_pairing([marker] + [u for g in groups[k:] for u in g])
+    details["truncated_messages"] = k
+    return kept, actions + fixes, details
+
+
+# ----------------------------------------------------------------- driver
+
+
+def simulate(
+    fmt_name: str,
+    entries: list[Entry],
+    strategy: str,
+    *,
+    window: int = DEFAULT_WINDOW,
+    pruning: dict | None = None,
+    aceclaw: dict | None = None,
+    history_turns: int = 10,
+    history_share: dict | None = None,
+    spacebot: dict | None = None,
+    now: float | None = None,
+    ignore_ttl: bool = False,
+    counter: Counter = heuristic_messages,
+) -> PruneResult:
+    """Run one strategy on the context of ``entries`` (with blocks) and report what it does."""
+    if strategy not in STRATEGIES:
+        raise ConfigError(f"unknown strategy {strategy!r} (choose from {', '.join(STRATEGIES)})")
+    if window <= 0:
+        raise ConfigError("the context window must be positive")
+    units = load_units(fmt_name, entries)
+    before_msgs = finalize(units)[0]
+    tokens_before = counter(before_msgs)
+    fired, reason = True, ""
+    details: dict = {}
+    settings: dict
+    new, actions = units, []
+    usage = tokens_before / window
+    if strategy == "openclaw":
+        s = openclaw_settings(pruning)
+        settings = {k: v for k, v in s.items()}
+        touch = cache_touch(entries)
+        now = now if now is not None else datetime.now(timezone.utc).timestamp()
+        details["cache_touch"] = touch
+        details["now"] = now
+        gate = None
+        if ignore_ttl:
+            details["ttl_gate"] = "ignored"
+        elif fmt_name != "pi":
+            details["ttl_gate"] = "n/a (no cache-ttl entries in this format)"
+        elif touch is None:
+            gate = "no openclaw.cache-ttl entry in the session: OpenClaw would not prune (use --ignore-ttl to simulate anyway)"
+        elif (now - touch) * 1000 < s["ttlMs"]:
+            left = s["ttlMs"] / 1000 - (now - touch)
+            gate = f"cache TTL not expired: last cache touch {now - touch:.0f}s ago, ttl {s['ttlMs'] // 1000}s ({left:.0f}s left)"
+        else:
+            details["ttl_gate"] = f"expired ({now - touch:.0f}s since the last cache touch, ttl {s['ttlMs'] // 1000}s)"
+        if gate:
+            details["ttl_gate"] = "closed"
+            fired, reason = False, gate
+        else:
+            new, actions, d = openclaw_prune(units, s, window)
+            details.update(d)
+            fired = bool(actions)
+            reason = d.get("stopped", "") if not actions else "pruned"
+    elif strategy == "aceclaw":
+        s = {**ACECLAW_DEFAULTS, **(aceclaw or {})}
+        settings = s
+        details["trigger_tokens"] = int(window * s["triggerRatio"])
+        details["target_tokens"] = int(window * s["targetRatio"])
+        if usage < s["triggerRatio"]:
+            fired, reason = False, f"usage {usage:.1%} below the trigger {s['triggerRatio']:.0%}: messages sent unchanged"
+        else:
+            new, actions, d = aceclaw_prune(units, s)
+            details.update(d)
+            reason = d.get("stopped", "pruned")
+    elif strategy == "history-turns":
+        settings = {"historyLimit": history_turns}
+        new, actions, d = limit_history_turns(units, history_turns)
+        details.update(d)
+        fired = bool(actions)
+        reason = d.get("stopped", "history limited")
+    elif strategy == "history-share":
+        s = {**HISTORY_SHARE_DEFAULTS, **(history_share or {})}
+        share = float(s["maxHistoryShare"])
+        if not 0.1 <= share <= 0.9:
+            raise ConfigError(f"maxHistoryShare must be between 0.1 and 0.9, not {share}")
+        settings = s
+        new, actions, d = history_share_prune(units, s, window, counter)
+        details.update(d)
+        fired = d["rounds"] > 0
+        reason = "history pruned to its share of the window" if fired else f"history within {share:.0%} of the window"
+    else:
+        s = {**SPACEBOT_DEFAULTS, **(spacebot or {})}
+        settings = s
+        new, actions, d = spacebot_prune(units, s, window, tokens_before)
+        details.update(d)
+        fired = d["fires"] is not None
+        reason = f"{d['fires']} tier fires" if fired else f"usage {usage:.1%} below the background tier {s['background']:.0%}"
+    r = PruneResult(strategy, settings, window, tokens_before, 0, fired, reason, new, actions, len(before_msgs), details)
+    r.tokens_after = counter(r.messages) if new is not units else tokens_before
+    if strategy == "aceclaw" and fired:
+        details["target_met"] = r.tokens_after <= details["target_tokens"]
+        if not details["target_met"]:
+            details["note"] = "phase 1 does not reach the 60% target: AceClaw would go on to LLM compaction (phase 2)"
+    return r
+
+
+# ----------------------------------------------------------------- writing
+
+
+def messages_chunks(messages: list[dict], eol: bytes = b"\n") -> Iterable[bytes]:
+    for m in messages:
+        yield orjson.dumps({"role": m["role"], "content": m["content"]}) + eol
+
+
+def _pi_block(b: dict) -> dict:
+    t = b.get("type")
+    if t == "tool_use":
+        out = {"type": "toolCall", "id": b.get("id"), "name": b.get("name"), "arguments": b.get("input") if b.get("input") is not None else {}}
+        return out
+    if t == "thinking":
+        out = {"type": "thinking", "thinking": b.get("thinking", "")}
+        if b.get("signature"):
+            out["thinkingSignature"] = b["signature"]
+        return out
+    if t == "image":
+        src = b.get("source") or {}
+        return {"type": "image", "data": src.get("data"), "mimeType": src.get("media_type")}
+    return b
+
+
+def _rng_for(path_bytes_hint: str) -> random.Random:
+    return random.Random(int.from_bytes(hashlib.sha256(path_bytes_hint.encode()).digest()[:8], "big"))
+
+
+def session_chunks(fmt_name: str, source_path: str, header_obj: dict | None, result: PruneResult, *,
+                   load: Callable[[Entry], dict], eol: bytes = b"\n", seed: str | None = None,
+                   now: float | None = None) -> Iterable[bytes]:
+    """The pruned history as a new session file in the input's format (fresh ids, linear parent chain)."""
+    units = [u for u in result.units if u.blocks and not (u.role == "assistant" and u.errored)]
+    if fmt_name == "messages":
+        yield from messages_chunks(result.messages, eol)
+        return
+    rng = _rng_for(seed or source_path)
+    ts_now = now if now is not None else datetime.now(timezone.utc).timestamp()
+    iso_now = datetime.fromtimestamp(ts_now, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    sid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    if fmt_name == "pi":
+        from .formats import pi
+
+        header = {"type": "session", "version": 3, "id": sid, "timestamp": iso_now,
+                  "cwd": (header_obj or {}).get("cwd") or "", "parentSession": source_path}
+        yield orjson.dumps(header) + eol
+        taken: set = set()
+        parent = None
+        for u in units:
+            nid = pi.new_id(taken, rng)
+            src = u.entries[0] if u.entries else None
+            obj = copy.deepcopy(load(src)) if src is not None else None
+            if obj is not None and obj.get("type") == "compaction":
+                obj["firstKeptEntryId"] = nid  # keep nothing from before: the summary, then what follows
+                obj.pop("firstKeptEntryIndex", None)
+            elif obj is None or u.changed:
+                obj = _pi_entry(u, obj, iso_now, ts_now)
+            obj["id"] = nid
+            obj["parentId"] = parent
+            obj = {"type": obj.pop("type"), "id": obj.pop("id"), "parentId": obj.pop("parentId"), **obj}
+            parent = nid
+            yield orjson.dumps(obj) + eol
+        return
+    # Claude Code: one line per agent message, chained by parentUuid.
+    taken = set()
+    parent = None
+    for u in units:
+        src = u.entries[0] if u.entries else None
+        obj = copy.deepcopy(load(src)) if src is not None else None
+        if obj is None:
+            obj = {"type": "user" if u.api_role == "user" else "assistant", "message": {"role": u.api_role, "content": []},
+                   "timestamp": iso_now, "isSidechain": False, "userType": "external"}
+        if u.changed or len(u.entries) != 1 or (src is not None and len(src.blocks or []) != len(u.blocks)):
+            obj.pop("toolUseResult", None)
+        obj.setdefault("message", {})["content"] = u.blocks
+        uid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+        taken.add(uid)
+        obj["parentUuid"] = parent
+        obj["uuid"] = uid
+        obj["sessionId"] = sid
+        parent = uid
+        yield orjson.dumps(obj) + eol
+
+
+def _pi_entry(u: Unit, obj: dict | None, iso_now: str, ts_now: float) -> dict:
+    ms = int(ts_now * 1000)
+    if u.role == "toolResult":
+        b = u.blocks[0]
+        c = b.get("content")
+        content = [{"type": "text", "text": c}] if isinstance(c, str) else [_pi_block(x) for x in c or [] if isinstance(x, dict)]
+        if obj is not None and obj.get("type") == "message":
+            obj["message"]["content"] = content
+            return obj
+        return {"type": "message", "timestamp": iso_now,
+                "message": {"role": "toolResult", "toolCallId": u.tool_id, "toolName": u.tool_name or "unknown",
+                            "content": content, "isError": bool(b.get("is_error")), "timestamp": ms}}
+    content = [_pi_block(x) for x in u.blocks if isinstance(x, dict)]
+    if obj is not None and obj.get("type") == "message" and isinstance(obj.get("message"), dict):
+        obj["message"]["content"] = content
+        return obj
+    if obj is not None and obj.get("type") == "custom_message":
+        obj["content"] = content
+        return obj
+    return {"type": "message", "timestamp": iso_now, "message": {"role": "user", "content": content, "timestamp": ms}}
+
+
+def parse_now(value) -> float:
+    """--now: ISO 8601 (Z or offset; naive means UTC) or epoch seconds/milliseconds."""
+    if value is None:
+        return datetime.now(timezone.utc).timestamp()
+    s = str(value).strip()
+    try:
+        f = float(s)
+        return f / 1000.0 if f > 1e11 else f
+    except ValueError:
+        pass
+    try:
+        dt = datetime.fromisoformat(s.replace("Z", "+00:00"))
+    except ValueError:
+        raise ConfigError(f"invalid time {value!r} (expected ISO 8601 or epoch seconds)") from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.timestamp()
+
+
+def ensure_distinct(input_path: str, output_path: str) -> None:
+    import os
+
+    try:
+        if os.path.exists(output_path) and os.path.samefile(input_path, output_path):
+            raise InputError("refusing to write over the input session (prune never modifies it)", path=output_path)
+    except OSError:
+        return
