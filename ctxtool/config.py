@@ -120,3 +120,35 @@ def duration_ms(value, *, default_unit: str = "m") -> int:
     n = float(m.group(1))
     unit = m.group(2) or default_unit
     return int(n * {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}[unit])
+
+
+# Work-style presets from the context-management skill's table (seed): when to
+# compress (compaction.reserveTokensFloor) and the three contextPruning settings.
+WORK_STYLE_PRESETS = {
+    "tool-heavy": {"compaction": {"reserveTokensFloor": 60_000},
+                   "contextPruning": {"ttl": "1m", "keepLastAssistants": 1, "minPrunableToolChars": 10_000}},
+    "conversational": {"compaction": {"reserveTokensFloor": 30_000},
+                       "contextPruning": {"ttl": "5m", "keepLastAssistants": 3, "minPrunableToolChars": 50_000}},
+    "mixed": {"compaction": {"reserveTokensFloor": 50_000},
+              "contextPruning": {"ttl": "2m", "keepLastAssistants": 2, "minPrunableToolChars": 10_000}},
+    "bursty": {"compaction": {"reserveTokensFloor": 50_000},
+               "contextPruning": {"ttl": "2m", "keepLastAssistants": 1, "minPrunableToolChars": 10_000}},
+}
+
+
+def pruning_preset(name: str) -> dict:
+    """The contextPruning overrides of a work-style preset (tool-heavy, conversational, mixed, bursty)."""
+    try:
+        return dict(WORK_STYLE_PRESETS[name]["contextPruning"])
+    except KeyError:
+        raise ConfigError(f"unknown preset {name!r} (choose from {', '.join(WORK_STYLE_PRESETS)})") from None
+
+
+def pruning_overrides(cfg: dict) -> dict:
+    """``agents.defaults.contextPruning`` of an OpenClaw config (empty when absent)."""
+    value = get(cfg, PRUNING_PATH, {})
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ConfigError(f"{PRUNING_PATH} must be an object")
+    return dict(value)

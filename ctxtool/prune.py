@@ -223,10 +223,63 @@ def heuristic_messages(messages: list) -> int:
     return sum(math.ceil(c / 4) for c in (message_chars(m) for m in messages) if c > 0)
 
 
+def message_text(msg: dict) -> tuple[str, int]:
+    """What a tokenizer sees of a plain message: its text (tool input as JSON) and its image count."""
+    content = msg.get("content")
+    if isinstance(content, str):
+        return content, 0
+    parts, images = [], 0
+    for b in content or []:
+        if not isinstance(b, dict):
+            continue
+        t = b.get("type")
+        if t == "text":
+            parts.append(str(b.get("text") or ""))
+        elif t == "thinking":
+            parts.append(str(b.get("thinking") or ""))
+        elif t == "tool_use":
+            parts.append(str(b.get("name") or ""))
+            parts.append(orjson.dumps(b.get("input")).decode("utf-8") if b.get("input") is not None else "")
+        elif t == "tool_result":
+            c = b.get("content")
+            if isinstance(c, str):
+                parts.append(c)
+            else:
+                for x in c or []:
+                    if isinstance(x, dict) and x.get("type") == "text":
+                        parts.append(str(x.get("text") or ""))
+                    elif isinstance(x, dict) and x.get("type") == "image":
+                        images += 1
+        elif t == "image":
+            images += 1
+    return "\n".join(parts), images
+
+
+def tiktoken_counter(encoding: str) -> Counter:
+    """Tokens by a tiktoken encoding (offline, via ``ctxtool.tokenizers``); images at pi's 1,200 tokens."""
+    from . import tokenizers
+
+    enc = tokenizers.get_encoding(encoding)
+
+    def count(messages: list) -> int:
+        total = 0
+        for m in messages:
+            text, images = message_text(m)
+            total += len(enc.encode_ordinary(text)) + images * (IMAGE_CHARS // 4)
+        return total
+
+    return count
+
+
+TOKENIZERS = ("heuristic", "cl100k_base", "o200k_base")
+
+
 def get_counter(name: str = "heuristic") -> Counter:
-    """A token counter over plain messages. ``heuristic`` always; others if ``ctxtool.tokens`` provides them."""
+    """A token counter over plain messages: ``heuristic`` (pi chars/4) or a tiktoken encoding."""
     if name in (None, "", "heuristic"):
         return heuristic_messages
+    if name in ("cl100k_base", "o200k_base", "tiktoken"):
+        return tiktoken_counter("cl100k_base" if name == "tiktoken" else name)
     from . import tokens
 
     for attr in ("messages_counter", "get_messages_counter", "message_counter"):
@@ -1038,3 +1091,14 @@ def ensure_distinct(input_path: str, output_path: str) -> None:
             raise InputError("refusing to write over the input session (prune never modifies it)", path=output_path)
     except OSError:
         return
+
+
+def validate_messages(messages: list[dict]) -> list:
+    """API errors (``ctxtool.validate`` rules) of a list of plain messages; warnings left out."""
+    from .formats import messages as messages_fmt
+    from .transcript import make_entry
+    from .validate import errors, validate_entries
+
+    entries = [make_entry(messages_fmt, {"role": m["role"], "content": m["content"]}, i, i + 1, 0, 0, b"\n")
+               for i, m in enumerate(messages)]
+    return errors(validate_entries("messages", entries))

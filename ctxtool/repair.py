@@ -258,8 +258,10 @@ class _Planner:
     def segment(self) -> list[Entry]:
         live = [e for e in self.entries if self.alive(e)]
         if self.name == "pi":
-            path, start, _ = pi_segment(live)
-            return path[start:]
+            # walk through dropped entries too: their children are re-linked to the
+            # nearest kept ancestor, which lies on this same path
+            path, start, _ = pi_segment(self.entries)
+            return [e for e in path[start:] if self.alive(e)]
         if self.name == "claude":
             last = -1
             for i, e in enumerate(live):

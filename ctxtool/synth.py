@@ -41,7 +41,7 @@ import random
 import struct
 import zlib
 from collections import Counter
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -643,7 +643,6 @@ class SessionGenerator:
         return self._funcs[self._ri(0, len(self._funcs))]
 
     def _fill(self, template: str) -> str:
-        rng = self.rng
         cmd = self._pick(_COMMANDS).format(w=self._pick(_WORDS), d=self._path().rsplit("/", 1)[0])
         return template.format(
             path=self._path(), func=self._func(), cmd=cmd, flag=self._pick(_WORDS), word=self._pick(_WORDS)
@@ -652,7 +651,6 @@ class SessionGenerator:
     # -------------------------------------------------------------- planning
 
     def _plan(self, corruption: str | None) -> _Turn:
-        rng = self.rng
         plan = _Turn()
         plan.corruption = corruption
         n_prompts = 2 if self._rnd() < 0.08 else 1
@@ -673,6 +671,8 @@ class SessionGenerator:
             ending = "error"
         elif corruption == "partial_json_call" or (corruption == "bad_control_char" and self.fmt.startswith("pi")):
             ending = "partial"
+        elif corruption is not None:
+            pass  # keep a corrupted turn otherwise ordinary
         elif r < 0.035:
             ending = "error"
         elif r < 0.06:
@@ -703,7 +703,6 @@ class SessionGenerator:
         return plan
 
     def _tool_step(self, min_calls: int) -> _Step:
-        rng = self.rng
         n = 1
         if self.parallel_calls and self._rnd() < 0.3:
             n = self._ri(2, 5)
@@ -722,7 +721,6 @@ class SessionGenerator:
         return _Step(thinking, text, calls, "toolUse")
 
     def _make_call(self, kind: str) -> _Call:
-        rng = self.rng
         path = self._path()
         err = self._rnd() < (0.12 if kind == "exec" else 0.05)
         arg = arg2 = ""
@@ -769,7 +767,6 @@ class SessionGenerator:
 
     def _usage_numbers(self, out_chars: int, ttl: int, cache: bool) -> tuple[int, int, int, int]:
         """(input, output, cacheRead, cacheWrite) for an assistant call now."""
-        rng = self.rng
         prefix = self._ctx
         out = out_chars // 4 + self._ri(1, 40)
         if cache:
@@ -917,7 +914,6 @@ class SessionGenerator:
         return self._pi_compaction()
 
     def _summary_text(self) -> str:
-        rng = self.rng
         files = list(self._modified_files)[-6:] or [self._path()]
         return (
             "## Goal\n" + self._prose(self._ri(100, 600))
@@ -1242,7 +1238,6 @@ class SessionGenerator:
             items[a][1] = ("parent_cycle", A[id_key], f"{A[id_key]} and {B[id_key]} are each other's parent")
 
     def _pi_compaction(self) -> list[list[Any]]:
-        rng = self.rng
         ms = self._tick(self._ri(2_000, 60_000))
         summary = self._summary_text()
         before = self._ctx
@@ -1368,7 +1363,6 @@ class SessionGenerator:
                 "service_tier": "standard"}
 
     def _cl_turn(self, plan: _Turn) -> list[list[Any]]:
-        rng = self.rng
         c = plan.corruption
         items: list[list[Any]] = []
         for k, (text, image) in enumerate(plan.prompts):
@@ -1548,7 +1542,6 @@ class SessionGenerator:
         return items
 
     def _cl_compaction(self) -> list[list[Any]]:
-        rng = self.rng
         ms = self._tick(self._ri(2_000, 60_000))
         uid = self._uuid()
         before = self._ctx
@@ -1585,7 +1578,6 @@ class SessionGenerator:
         return b
 
     def _ms_turn(self, plan: _Turn) -> list[list[Any]]:
-        rng = self.rng
         c = plan.corruption
         items: list[list[Any]] = []
         for k, (text, image) in enumerate(plan.prompts):

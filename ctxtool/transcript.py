@@ -97,11 +97,11 @@ def scan(
     *,
     keep: bool = False,
     on_entry: Callable[[Entry], None] | None = None,
-    index: bool = True,
+    keep_index: bool = True,
 ) -> Transcript:
     """Index ``path``. ``on_entry`` sees each entry with its object and blocks before they are released.
 
-    ``index=False`` keeps no entries at all (``t.entries`` stays empty): a pure streaming pass
+    ``keep_index=False`` keeps no entries at all (``t.entries`` stays empty): a pure streaming pass
     for consumers that aggregate in ``on_entry`` (the index of a 500 MB session is ~150 MB).
     """
     if os.path.isdir(path):
@@ -123,7 +123,7 @@ def scan(
             on_entry(e)
         if not keep:
             e.release()
-        if index:
+        if keep_index:
             t.entries.append(e)
 
     for line in iter_lines(path):

@@ -441,7 +441,8 @@ def check_corruption(fmt: str, rec: dict[str, Any], lines: list[bytes], objs: li
             assert [c for c in calls_of(fmt, o) if "id" not in c]
         elif kind == "missing_result":
             assert ident in [c["id"] for c in calls_of(fmt, o)]
-            span = next(s for s in spans(fmt, objs) if s[0] <= n - 1 and ident in [c.get("id") for c in s[1]])
+            span = next(s for s in reversed(spans(fmt, objs)) if s[0] <= n - 1)
+            assert ident in [c.get("id") for c in span[1]]
             assert ident not in [r for _, r in span[2]]
         elif kind == "orphan_result":
             assert ident in results_of(fmt, o)

@@ -21,7 +21,7 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 const PKG = "@mariozechner/pi-coding-agent";
 
@@ -67,10 +67,22 @@ async function main() {
 	process.env.USERPROFILE = tempHome;
 	process.env.PI_CODING_AGENT_DIR = join(tempHome, ".pi", "agent");
 
-	const pi = await import(PKG);
-	const { SessionManager, convertToLlm } = pi;
-	const pkgJsonPath = join(dirname(fileURLToPath(import.meta.resolve(PKG))), "..", "package.json");
-	const version = JSON.parse(readFileSync(pkgJsonPath, "utf8")).version;
+	// The package index re-exports SessionManager/convertToLlm from these two modules. Importing
+	// them directly is the same code but skips loading every LLM provider SDK (~1.4 s -> ~0.05 s).
+	// PI_HARNESS_FULL_IMPORT=1 goes through the public entry point instead.
+	const indexUrl = import.meta.resolve(PKG);
+	const distDir = dirname(fileURLToPath(indexUrl));
+	const smPath = join(distDir, "core", "session-manager.js");
+	const msgPath = join(distDir, "core", "messages.js");
+	let SessionManager;
+	let convertToLlm;
+	if (process.env.PI_HARNESS_FULL_IMPORT !== "1" && existsSync(smPath) && existsSync(msgPath)) {
+		({ SessionManager } = await import(pathToFileURL(smPath).href));
+		({ convertToLlm } = await import(pathToFileURL(msgPath).href));
+	} else {
+		({ SessionManager, convertToLlm } = await import(PKG));
+	}
+	const version = JSON.parse(readFileSync(join(distDir, "..", "package.json"), "utf8")).version;
 
 	const before = sha256(path);
 	// What `pi --session FILE` does (main.js createSessionManager): SessionManager.open(path, sessionDir)

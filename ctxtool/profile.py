@@ -1,0 +1,619 @@
+"""Profile a session: work style, what eats the context, compaction history, timeline.
+
+One streaming pass over the transcript (``transcript.scan(..., keep_index=False)``): every
+figure is aggregated in ``on_entry`` while the entry still has its blocks, nothing
+per entry is kept except a small (id, category, chars) record for the entries since
+the last compaction (needed to know what a compaction kept) and one int per model
+request for the timeline.
+
+Token figures are pi's heuristic (chars/4) unless recorded usage is used; every
+estimate carries a range ``low..high`` = chars/4 .. chars/3.5 (chars/4 is known to
+under-count code and non-English text).
+
+Classification rules (the constants below; documented in ``ctxtool profile --help``):
+
+1. **bursty**: at least ``BURSTY_MIN_IDLE_GAPS`` idle gaps of >= ``IDLE_GAP_MIN``
+   minutes between consecutive messages, idle time >= ``BURSTY_MIN_IDLE_SHARE`` of the
+   wall-clock duration, >= ``BURSTY_MIN_BURST_CALL_SHARE`` of the tool calls inside
+   bursts (activity periods between idle gaps holding >= ``BURST_MIN_CALLS`` calls)
+   and a coefficient of variation of the inter-message gaps >= ``BURSTY_MIN_GAP_CV``.
+2. **tool-heavy**: tool results >= ``TOOL_HEAVY_MIN_SHARE`` of the conversation
+   tokens (user + assistant + tool results) and >= ``TOOL_HEAVY_MIN_CALLS_PER_TURN``
+   tool calls per user turn, or tool results >= ``TOOL_HEAVY_SOLO_SHARE`` alone.
+3. **conversational**: tool results < ``CONVERSATIONAL_MAX_SHARE`` and
+   < ``CONVERSATIONAL_MAX_CALLS_PER_TURN`` calls per user turn.
+4. **mixed**: everything else.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from array import array
+
+from .model import BOUNDARY, COMPACTION, IMAGE_CHARS, MESSAGE
+from .formats.common import result_content_chars
+from .tokens import CHARS_PER_TOKEN
+from .transcript import scan
+
+# ------------------------------------------------------------------ thresholds
+IDLE_GAP_MIN = 10.0  # minutes of silence that make an idle gap
+BURST_MIN_CALLS = 5  # an activity period with at least this many tool calls is a burst
+BURSTY_MIN_IDLE_GAPS = 3
+BURSTY_MIN_IDLE_SHARE = 0.60
+BURSTY_MIN_BURST_CALL_SHARE = 0.70
+BURSTY_MIN_GAP_CV = 2.0
+TOOL_HEAVY_MIN_SHARE = 0.60
+TOOL_HEAVY_MIN_CALLS_PER_TURN = 3.0
+TOOL_HEAVY_SOLO_SHARE = 0.80
+CONVERSATIONAL_MAX_SHARE = 0.30
+CONVERSATIONAL_MAX_CALLS_PER_TURN = 1.5
+BORDERLINE_REL = 0.10  # a figure within 10% of a threshold makes the verdict borderline
+LONG_SESSION_HOURS = 2.0
+PRESSURE_LEVELS = (0.50, 0.70, 0.85)
+DEFAULT_WINDOW = 200_000
+HIGH_DIVISOR = 3.5  # upper end of token ranges: chars/3.5
+LOW_CONFIDENCE_TURNS = 3
+TIMELINE_POINTS = 120  # downsampled series length in the JSON
+PATTERNS = ("tool-heavy", "conversational", "mixed", "bursty")
+
+RULES = {
+    "bursty": (f">= {BURSTY_MIN_IDLE_GAPS} idle gaps >= {IDLE_GAP_MIN:g} min, idle >= {BURSTY_MIN_IDLE_SHARE:.0%} of wall time, "
+               f">= {BURSTY_MIN_BURST_CALL_SHARE:.0%} of tool calls in bursts (>= {BURST_MIN_CALLS} calls between idle gaps), "
+               f"gap CV >= {BURSTY_MIN_GAP_CV:g}"),
+    "tool-heavy": (f"tool results >= {TOOL_HEAVY_MIN_SHARE:.0%} of conversation tokens and >= {TOOL_HEAVY_MIN_CALLS_PER_TURN:g} "
+                   f"tool calls per user turn, or tool results >= {TOOL_HEAVY_SOLO_SHARE:.0%}"),
+    "conversational": f"tool results < {CONVERSATIONAL_MAX_SHARE:.0%} and < {CONVERSATIONAL_MAX_CALLS_PER_TURN:g} tool calls per user turn",
+    "mixed": "none of the above (roughly even split between tool output and conversation)",
+}
+
+
+def tokens_range(chars: int) -> tuple[int, int, int]:
+    """(heuristic, low, high) tokens for ``chars``: pi's chars/4 and the chars/4..chars/3.5 range."""
+    if chars <= 0:
+        return 0, 0, 0
+    return math.ceil(chars / CHARS_PER_TOKEN), math.ceil(chars / CHARS_PER_TOKEN), math.ceil(chars / HIGH_DIVISOR)
+
+
+def _share(a, b):
+    return (a / b) if b else 0.0
+
+
+# ------------------------------------------------------------------ classification
+
+
+def classify(fig: dict) -> dict:
+    """Verdict from the figures (``tool_share``, ``calls_per_turn``, ``idle_gaps``, ``idle_share``,
+    ``burst_call_share``, ``gap_cv``, ``user_turns``, ``timestamps``)."""
+    ts = fig.get("timestamps", True)
+    share = fig["tool_share"]
+    cpt = fig["calls_per_turn"]
+    checks = {
+        "bursty": ts and fig["idle_gaps"] >= BURSTY_MIN_IDLE_GAPS and fig["idle_share"] >= BURSTY_MIN_IDLE_SHARE
+        and fig["burst_call_share"] >= BURSTY_MIN_BURST_CALL_SHARE and fig["gap_cv"] >= BURSTY_MIN_GAP_CV,
+        "tool-heavy": (share >= TOOL_HEAVY_MIN_SHARE and cpt >= TOOL_HEAVY_MIN_CALLS_PER_TURN) or share >= TOOL_HEAVY_SOLO_SHARE,
+        "conversational": share < CONVERSATIONAL_MAX_SHARE and cpt < CONVERSATIONAL_MAX_CALLS_PER_TURN,
+    }
+    pattern = next((p for p in ("bursty", "tool-heavy", "conversational") if checks[p]), "mixed")
+    near = []
+
+    def close(name, value, threshold):
+        if threshold and abs(value - threshold) <= BORDERLINE_REL * threshold:
+            near.append(f"{name} {value:.3g} vs {threshold:g}")
+
+    close("tool_share", share, TOOL_HEAVY_MIN_SHARE)
+    close("tool_share", share, CONVERSATIONAL_MAX_SHARE)
+    close("tool_share", share, TOOL_HEAVY_SOLO_SHARE)
+    close("calls_per_turn", cpt, TOOL_HEAVY_MIN_CALLS_PER_TURN)
+    close("calls_per_turn", cpt, CONVERSATIONAL_MAX_CALLS_PER_TURN)
+    if ts and fig["idle_gaps"] >= BURSTY_MIN_IDLE_GAPS - 1:
+        close("idle_share", fig["idle_share"], BURSTY_MIN_IDLE_SHARE)
+        close("burst_call_share", fig["burst_call_share"], BURSTY_MIN_BURST_CALL_SHARE)
+        close("gap_cv", fig["gap_cv"], BURSTY_MIN_GAP_CV)
+    confidence = "low" if fig.get("user_turns", 0) < LOW_CONFIDENCE_TURNS or not ts else ("medium" if near else "high")
+    return {"pattern": pattern, "rule": RULES[pattern], "borderline": bool(near), "near": near, "confidence": confidence}
+
+
+# ------------------------------------------------------------------ the streaming profiler
+
+
+class _Welford:
+    __slots__ = ("n", "mean", "m2")
+
+    def __init__(self, n=0, mean=0.0, m2=0.0):
+        self.n, self.mean, self.m2 = n, mean, m2
+
+    def add(self, x: float) -> None:
+        self.n += 1
+        d = x - self.mean
+        self.mean += d / self.n
+        self.m2 += d * (x - self.mean)
+
+    def merge(self, o: "_Welford") -> None:
+        if o.n == 0:
+            return
+        n = self.n + o.n
+        d = o.mean - self.mean
+        self.mean += d * o.n / n
+        self.m2 += o.m2 + d * d * self.n * o.n / n
+        self.n = n
+
+    @property
+    def cv(self) -> float:
+        if self.n < 2 or self.mean <= 0:
+            return 0.0
+        return math.sqrt(self.m2 / self.n) / self.mean
+
+
+class SessionProfiler:
+    """Feed it entries in file order (``on_entry``); ``result()`` gives the profile dict."""
+
+    PENDING_CAP = 10_000
+
+    def __init__(self, fmt_name: str | None = None):
+        self.fmt = fmt_name
+        self.session = {}  # whole session chars by category
+        self.kinds = {}  # assistant chars by block kind
+        self.tools = {}  # name -> [calls, result chars]
+        self.cur = {}  # current context chars by category
+        self.records: list = []  # (id, index, pairs) since the last compaction
+        self.pending: dict = {}  # tool_use id -> name
+        self.messages = self.user_turns = self.assistant_turns = self.calls = 0
+        self.first_ts = self.last_ts = None
+        self.prev_ts = None
+        self.gaps = _Welford()
+        self.idle_gaps = 0
+        self.idle_time = 0.0
+        self.period_calls = 0
+        self.burst_calls = 0
+        self.bursts = 0
+        self.periods = 0
+        self.ts_messages = 0
+        self.baseline = None  # (tokens, low, high, line)
+        self.points = array("l")
+        self.recorded = bytearray()
+        self.last_key = None
+        self.anchor = None  # last recorded context (+ output) tokens
+        self.since_chars = 0
+        self.compactions: list[dict] = []
+        self.await_summary = None  # Claude: the boundary whose summary message follows
+        self.last_usage = None
+
+    # -- helpers
+    def _add(self, pairs, e) -> None:
+        total = 0
+        for cat, n in pairs:
+            if n <= 0:
+                continue
+            self.session[cat] = self.session.get(cat, 0) + n
+            self.cur[cat] = self.cur.get(cat, 0) + n
+            total += n
+        self.records.append((e.id, e.index, tuple(pairs)))
+        self.since_chars += total
+
+    def _pairs(self, e) -> list:
+        role = e.role
+        if role == "assistant":
+            for k, v in (e.kinds or {}).items():
+                self.kinds[k] = self.kinds.get(k, 0) + v
+            return [("assistant", e.chars)]
+        if role == "toolResult" and e.tool_chars:
+            out = []
+            for name, n in e.tool_chars.items():
+                self.tools.setdefault(name, [0, 0])[1] += n
+                out.append(("tool:" + name, n))
+            for r in e.results:
+                self.pending.pop(r.id, None)
+            return out
+        if role == "bashExecution":
+            self.tools.setdefault("bashExecution", [0, 0])[1] += e.chars
+            return [("tool:bashExecution", e.chars)]
+        if role in ("compactionSummary", "branchSummary") or e.get("compact_summary"):
+            return [("summary", e.chars)]
+        if e.results:
+            out = []
+            used = 0
+            by_id = {}
+            for b in e.blocks or ():
+                if isinstance(b, dict) and b.get("type") == "tool_result":
+                    text, images = result_content_chars(b.get("content"))
+                    by_id[b.get("tool_use_id")] = by_id.get(b.get("tool_use_id"), 0) + text + images * IMAGE_CHARS
+            for r in e.results:
+                n = by_id.pop(r.id, 0) if e.blocks is not None else 0
+                name = self.pending.pop(r.id, None) or r.name or "unknown"
+                self.tools.setdefault(name, [0, 0])[1] += n
+                out.append(("tool:" + name, n))
+                used += n
+            if e.blocks is None and e.chars:  # no blocks (should not happen in a scan): unattributed
+                self.tools.setdefault("unknown", [0, 0])[1] += e.chars
+                out.append(("tool:unknown", e.chars))
+                used = e.chars
+            rest = e.chars - used
+            if rest > 0:
+                out.append(("user", rest))
+            return out
+        if role == "user":
+            return [("user", e.chars)]
+        return [("other", e.chars)]
+
+    def _ts(self, ts: float) -> None:
+        self.ts_messages += 1
+        if self.first_ts is None or ts < self.first_ts:
+            self.first_ts = ts
+        if self.last_ts is None or ts > self.last_ts:
+            self.last_ts = ts
+        if self.prev_ts is not None:
+            gap = max(0.0, ts - self.prev_ts)
+            self.gaps.add(gap)
+            if gap >= IDLE_GAP_MIN * 60:
+                self.idle_gaps += 1
+                self.idle_time += gap
+                self._close_period()
+        self.prev_ts = ts
+
+    def _close_period(self) -> None:
+        self.periods += 1
+        if self.period_calls >= BURST_MIN_CALLS:
+            self.bursts += 1
+            self.burst_calls += self.period_calls
+        self.period_calls = 0
+
+    def _cur_total(self) -> int:
+        return sum(self.cur.values())
+
+    def _compaction(self, e, summary_chars: int | None, tokens_before: int) -> None:
+        kept = []
+        first = e.get("first_kept")
+        first_idx = e.get("first_kept_index")
+        if self.fmt == "pi":
+            start = None
+            for i, (rid, ridx, _pairs) in enumerate(self.records):
+                if (first is not None and rid == first) or (first is None and first_idx is not None and ridx in (first_idx, first_idx + 1)):
+                    start = i
+                    break
+            if start is not None:
+                kept = self.records[start:]
+        self.records = kept
+        self.cur = {}
+        for _rid, _ridx, pairs in kept:
+            for cat, n in pairs:
+                self.cur[cat] = self.cur.get(cat, 0) + n
+        item = {"n": len(self.compactions) + 1, "line": e.lineno, "ts": e.ts, "tokens_before": tokens_before or None,
+                "summary_chars": summary_chars, "point": len(self.points), "kept_chars": self._cur_total()}
+        self.compactions.append(item)
+        if summary_chars is not None:
+            self.session["summary"] = self.session.get("summary", 0) + summary_chars
+            self.cur["summary"] = self.cur.get("summary", 0) + summary_chars
+        self.anchor = None
+        self.since_chars = self._cur_total()
+
+    # -- the callback
+    def __call__(self, e) -> None:
+        if e.kind == COMPACTION:
+            if e.ts is not None:
+                self._ts_minmax(e.ts)
+            self._compaction(e, e.chars, e.get("tokens_before") or 0)
+            return
+        if e.kind == BOUNDARY:
+            self._compaction(e, None, e.get("tokens_before") or 0)
+            self.await_summary = self.compactions[-1]
+            return
+        if e.kind != MESSAGE:
+            return
+        self.messages += 1
+        if e.ts is not None:
+            self._ts(e.ts)
+        if e.get("compact_summary") and self.await_summary is not None:
+            self.await_summary["summary_chars"] = e.chars
+            self.await_summary = None
+        if e.role == "assistant":
+            self._assistant(e)
+            return
+        if e.role == "user" and not e.results and not e.get("compact_summary") and not e.get("is_meta"):
+            self.user_turns += 1
+        self._add(self._pairs(e), e)
+
+    def _ts_minmax(self, ts):
+        if self.first_ts is None or ts < self.first_ts:
+            self.first_ts = ts
+        if self.last_ts is None or ts > self.last_ts:
+            self.last_ts = ts
+
+    def _assistant(self, e) -> None:
+        for c in e.calls:
+            self.calls += 1
+            self.period_calls += 1
+            name = c.name or "unknown"
+            self.tools.setdefault(name, [0, 0])[0] += 1
+            if c.id:
+                self.pending[c.id] = name
+                if len(self.pending) > self.PENDING_CAP:
+                    self.pending.pop(next(iter(self.pending)))
+        u = e.usage if (e.usage is not None and e.usage.context > 0) else None
+        same = self.fmt == "claude" and e.msg_key is not None and e.msg_key == self.last_key and len(self.points)
+        if not same:
+            self.assistant_turns += 1
+        if u is not None:
+            if self.baseline is None:
+                covered = self._cur_total()
+                tok, low, high = tokens_range(covered)
+                self.baseline = (max(0, u.context - tok), max(0, u.context - high), max(0, u.context - low), e.lineno, u.context, covered)
+            value, rec = u.context, 1
+            self.last_usage = u.context
+        else:
+            value = (self.anchor + math.ceil(self.since_chars / CHARS_PER_TOKEN)) if self.anchor is not None else \
+                ((self.baseline[0] if self.baseline else 0) + math.ceil(self._cur_total() / CHARS_PER_TOKEN))
+            rec = 0
+        if same:
+            if rec or not self.recorded[-1]:
+                self.points[-1] = value
+                self.recorded[-1] = rec
+        else:
+            self.points.append(value)
+            self.recorded.append(rec)
+        self.last_key = e.msg_key
+        self._add(self._pairs(e), e)
+        if u is not None:
+            self.anchor = u.context + u.output
+            self.since_chars = 0
+
+    # -- the result
+    def result(self, *, window: int | None = None, window_source: str | None = None) -> dict:
+        if self.prev_ts is not None:
+            self._close_period()
+        window = window or DEFAULT_WINDOW
+        s = self.session
+        tool_chars = sum(v for k, v in s.items() if k.startswith("tool:"))
+        conv = tool_chars + s.get("user", 0) + s.get("assistant", 0)
+        duration = (self.last_ts - self.first_ts) if self.first_ts is not None else None
+        fig = {
+            "tool_share": round(_share(tool_chars, conv), 4),
+            "calls_per_turn": round(self.calls / max(1, self.user_turns), 3),
+            "idle_gaps": self.idle_gaps,
+            "idle_share": round(_share(self.idle_time, duration or 0), 4),
+            "burst_call_share": round(_share(self.burst_calls, self.calls), 4),
+            "bursts": self.bursts,
+            "gap_cv": round(self.gaps.cv, 3),
+            "user_turns": self.user_turns,
+            "timestamps": self.ts_messages >= 2,
+            "_gaps": [self.gaps.n, self.gaps.mean, self.gaps.m2],
+            "_raw": {"tool_chars": tool_chars, "conv_chars": conv, "calls": self.calls, "idle_time": self.idle_time,
+                     "burst_calls": self.burst_calls, "duration": duration or 0.0},
+        }
+        verdict = classify(fig)
+        # what is in the context now
+        cur_chars = self._cur_total()
+        baseline = None
+        if self.baseline is not None:
+            b = self.baseline
+            baseline = {"status": "measured", "tokens": b[0], "low": b[1], "high": b[2], "line": b[3],
+                        "first_usage": b[4], "covered_chars": b[5],
+                        "method": "first recorded usage minus chars/4..chars/3.5 of the messages it covered"}
+        else:
+            baseline = {"status": "unknown", "tokens": None, "low": None, "high": None,
+                        "method": "no recorded usage in the transcript"}
+        if self.last_usage is not None and self.anchor is not None:
+            now = self.anchor + math.ceil(self.since_chars / CHARS_PER_TOKEN)
+            now_src = "recorded usage of the last request + chars/4 of the messages after it"
+        elif self.last_usage is not None and self.points:
+            now = (baseline["tokens"] or 0) + math.ceil(cur_chars / CHARS_PER_TOKEN)
+            now_src = "baseline + chars/4 since the last compaction"
+        else:
+            now = math.ceil(cur_chars / CHARS_PER_TOKEN) + (baseline["tokens"] or 0)
+            now_src = "chars/4 of the messages in context (baseline unknown)"
+        summary_now = tokens_range(self.cur.get("summary", 0))[0]
+        comps = []
+        for c in self.compactions:
+            st = tokens_range(c["summary_chars"])[0] if c["summary_chars"] is not None else None
+            comps.append({**c, "summary_tokens": st})
+        sizes = [c["summary_tokens"] for c in comps if c["summary_tokens"] is not None]
+        stacking = len(sizes) >= 2 and (all(b >= a for a, b in zip(sizes, sizes[1:])) and sizes[-1] > sizes[0]
+                                        or sizes[-1] >= 1.5 * sizes[0])
+        pts = self.points
+        series, rec_series = _downsample(pts, self.recorded, TIMELINE_POINTS)
+        peak = max(pts) if len(pts) else 0
+        over = {f"{int(p * 100)}": sum(1 for v in pts if v >= p * window) for p in PRESSURE_LEVELS}
+        tools = []
+        for name, (calls, chars) in sorted(self.tools.items(), key=lambda kv: (-kv[1][1], -kv[1][0], kv[0])):
+            t, lo, hi = tokens_range(chars)
+            tools.append({"name": name, "calls": calls, "result_chars": chars, "tokens": t, "low": lo, "high": hi,
+                          "share_of_tool_results": round(_share(chars, tool_chars), 4),
+                          "now_chars": self.cur.get("tool:" + name, 0)})
+        return {
+            "format": self.fmt,
+            "messages": self.messages,
+            "user_turns": self.user_turns,
+            "requests": self.assistant_turns,
+            "tool_calls": self.calls,
+            "started": self.first_ts,
+            "ended": self.last_ts,
+            "duration_s": round(duration, 1) if duration is not None else None,
+            "long_session": bool(duration is not None and duration > LONG_SESSION_HOURS * 3600),
+            "window": window,
+            "window_source": window_source or "default",
+            "figures": fig,
+            "classification": verdict,
+            "tokens": {
+                "method": "heuristic chars/4 (pi estimateTokens), range chars/4..chars/3.5",
+                "baseline": baseline,
+                "context_now": now,
+                "context_now_source": now_src,
+                "context_now_share": round(now / window, 4) if window else None,
+                "now": _categories(self.cur, now, baseline),
+                "session": _categories(s, None, None),
+                "assistant_kinds": dict(self.kinds),
+            },
+            "tools": tools,
+            "compactions": {
+                "count": len(comps),
+                "items": comps,
+                "stacking": stacking,
+                "summary_tokens_now": summary_now,
+                "summary_share_now": round(_share(summary_now, now), 4),
+            },
+            "timeline": {
+                "points": len(pts),
+                "recorded_points": int(sum(self.recorded)),
+                "peak": peak,
+                "peak_share": round(peak / window, 4) if window else None,
+                "thresholds": {f"{int(p * 100)}": int(p * window) for p in PRESSURE_LEVELS},
+                "points_over": over,
+                "series": series,
+                "series_recorded": rec_series,
+                "bucket": max(1, math.ceil(len(pts) / TIMELINE_POINTS)) if len(pts) else 1,
+                "compaction_points": [c["point"] for c in comps],
+            },
+        }
+
+
+def _categories(chars: dict, total_now: int | None, baseline: dict | None) -> list[dict]:
+    rows = []
+    groups = [("user", "user messages"), ("assistant", "assistant replies"), ("tools", "tool results"),
+              ("summary", "compaction summaries"), ("other", "other (custom messages)")]
+    tool_total = sum(v for k, v in chars.items() if k.startswith("tool:"))
+    values = {"user": chars.get("user", 0), "assistant": chars.get("assistant", 0), "tools": tool_total,
+              "summary": chars.get("summary", 0), "other": chars.get("other", 0)}
+    denom_chars = sum(values.values())
+    if baseline is not None:
+        rows.append({"category": "baseline", "label": "fixed baseline (system prompt + tools)", "chars": None,
+                     "tokens": baseline["tokens"], "low": baseline["low"], "high": baseline["high"],
+                     "share": round(baseline["tokens"] / total_now, 4) if baseline["tokens"] is not None and total_now else None})
+    for key, label in groups:
+        n = values[key]
+        if not n and key == "other":
+            continue
+        t, lo, hi = tokens_range(n)
+        share = (t / total_now) if total_now else _share(n, denom_chars)
+        rows.append({"category": key, "label": label, "chars": n, "tokens": t, "low": lo, "high": hi, "share": round(share, 4)})
+        if key == "tools":
+            for name, v in sorted(((k[5:], v) for k, v in chars.items() if k.startswith("tool:")), key=lambda kv: -kv[1]):
+                t2, lo2, hi2 = tokens_range(v)
+                rows.append({"category": "tool:" + name, "label": "  " + name, "chars": v, "tokens": t2, "low": lo2, "high": hi2,
+                             "share": round((t2 / total_now) if total_now else _share(v, denom_chars), 4)})
+    return rows
+
+
+def _downsample(points, recorded, n: int) -> tuple[list[int], list[int]]:
+    if len(points) <= n:
+        return list(points), list(recorded)
+    step = math.ceil(len(points) / n)
+    out, rec = [], []
+    for i in range(0, len(points), step):
+        out.append(max(points[i:i + step]))
+        rec.append(1 if any(recorded[i:i + step]) else 0)
+    return out, rec
+
+
+# ------------------------------------------------------------------ entry points
+
+
+def infer_window(model: str | None) -> int | None:
+    if not model:
+        return None
+    m = model.lower()
+    if "[1m]" in m or "-1m" in m:
+        return 1_000_000
+    if m.startswith("claude"):
+        return 200_000
+    return None
+
+
+def profile_session(path: str, fmt: str | None = None, *, window: int | None = None) -> dict:
+    """Profile one session file in a single streaming pass."""
+    prof = SessionProfiler()
+    models: dict = {}
+
+    def on_entry(e):
+        if e.model:
+            models[e.model] = models.get(e.model, 0) + 1
+        prof(e)
+
+    t = _scan(path, fmt, on_entry, prof)
+    model = max(models, key=models.get) if models else None
+    src = "--window" if window else None
+    if not window:
+        window = infer_window(model)
+        src = f"model {model}" if window else "default"
+    out = prof.result(window=window, window_source=src)
+    out = {"path": path, "size": t.size, "lines": t.lines, "bad_lines": len(t.bad), "model": model, **out}
+    out["format"] = t.format_name
+    return out
+
+
+def _scan(path, fmt, on_entry, prof):
+    from . import formats
+
+    if fmt:
+        prof.fmt = formats.get(fmt).NAME
+        try:
+            return scan(path, fmt, on_entry=on_entry, keep_index=False)
+        except TypeError:  # older core without keep_index=
+            return scan(path, fmt, on_entry=on_entry)
+    # detect first (cheap: the first lines), so the profiler knows the format from entry one
+    from .jsonl import iter_lines, parse
+
+    objs = []
+    for line in iter_lines(path):
+        obj, reason = parse(line)
+        if reason is None:
+            objs.append(obj)
+        if len(objs) >= formats.SNIFF_LINES or line.no > 10 * formats.SNIFF_LINES:
+            break
+    name = None
+    if objs:
+        try:
+            name = formats.detect(objs, path=path).NAME
+        except Exception:
+            name = None
+    prof.fmt = name
+    try:
+        return scan(path, name, on_entry=on_entry, keep_index=False)
+    except TypeError:
+        return scan(path, name, on_entry=on_entry)
+
+
+def aggregate(profiles: list[dict]) -> dict:
+    """Pooled figures over several sessions (token-weighted), their verdict and the verdict counts."""
+    raw = {"tool_chars": 0, "conv_chars": 0, "calls": 0, "idle_time": 0.0, "burst_calls": 0, "duration": 0.0}
+    gaps = _Welford()
+    turns = idle_gaps = bursts = 0
+    ts = False
+    counts = {p: 0 for p in PATTERNS}
+    long_n = 0
+    for p in profiles:
+        f = p["figures"]
+        for k in raw:
+            raw[k] += f["_raw"][k]
+        gaps.merge(_Welford(*f["_gaps"]))
+        turns += f["user_turns"]
+        idle_gaps += f["idle_gaps"]
+        bursts += f["bursts"]
+        ts = ts or f["timestamps"]
+        counts[p["classification"]["pattern"]] += 1
+        long_n += 1 if p["long_session"] else 0
+    fig = {
+        "tool_share": round(_share(raw["tool_chars"], raw["conv_chars"]), 4),
+        "calls_per_turn": round(raw["calls"] / max(1, turns), 3),
+        "idle_gaps": idle_gaps,
+        "idle_share": round(_share(raw["idle_time"], raw["duration"]), 4),
+        "burst_call_share": round(_share(raw["burst_calls"], raw["calls"]), 4),
+        "bursts": bursts,
+        "gap_cv": round(gaps.cv, 3),
+        "user_turns": turns,
+        "timestamps": ts,
+    }
+    verdict = classify(fig)
+    return {
+        "sessions": len(profiles),
+        "figures": fig,
+        "classification": verdict,
+        "patterns": counts,
+        "long_sessions": long_n,
+        "long_session": bool(profiles) and long_n * 2 >= len(profiles),
+        "long_rule": f"at least half of the sessions ran longer than {LONG_SESSION_HOURS:g} h",
+        "duration_s": round(raw["duration"], 1),
+    }
+
+
+def display_name(path: str) -> str:
+    return os.path.basename(path)
