@@ -123,6 +123,8 @@ def load_units(fmt_name: str, entries: list[Entry]) -> list[Unit]:
                 prev.lines.append(e.lineno)
                 prev.entries.append(e)
                 prev.errored = prev.errored or e.errored
+                for cid, name in prev.calls:
+                    names[cid] = name
                 continue
             u = Unit("assistant", "assistant", blocks, [e.lineno], [e], errored=e.errored)
             units.append(u)
@@ -405,6 +407,7 @@ class PruneResult:
     actions: list[dict]
     messages_before: int = 0
     details: dict = field(default_factory=dict)
+    baseline: list = field(default_factory=list)  # the unpruned provider view, as plain messages
     _final: tuple | None = None
 
     @property
@@ -949,7 +952,8 @@ def simulate(
         details.update(d)
         fired = d["fires"] is not None
         reason = f"{d['fires']} tier fires" if fired else f"usage {usage:.1%} below the background tier {s['background']:.0%}"
-    r = PruneResult(strategy, settings, window, tokens_before, 0, fired, reason, new, actions, len(before_msgs), details)
+    actions.sort(key=lambda a: a["line"] if a["line"] is not None else -1)
+    r = PruneResult(strategy, settings, window, tokens_before, 0, fired, reason, new, actions, len(before_msgs), details, before_msgs)
     r.tokens_after = counter(r.messages) if new is not units else tokens_before
     if strategy == "aceclaw" and fired:
         details["target_met"] = r.tokens_after <= details["target_tokens"]
@@ -994,6 +998,9 @@ def session_chunks(fmt_name: str, source_path: str, header_obj: dict | None, res
     if fmt_name == "messages":
         yield from messages_chunks(result.messages, eol)
         return
+    import os
+
+    source_path = os.path.abspath(source_path)
     rng = _rng_for(seed or source_path)
     ts_now = now if now is not None else datetime.now(timezone.utc).timestamp()
     iso_now = datetime.fromtimestamp(ts_now, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -1102,3 +1109,11 @@ def validate_messages(messages: list[dict]) -> list:
     entries = [make_entry(messages_fmt, {"role": m["role"], "content": m["content"]}, i, i + 1, 0, 0, b"\n")
                for i, m in enumerate(messages)]
     return errors(validate_entries("messages", entries))
+
+
+def new_violations(result: PruneResult, baseline_errors: list | None = None) -> list:
+    """API errors of the pruned view that the unpruned view does not already have (same kind and ids)."""
+    if baseline_errors is None:
+        baseline_errors = validate_messages(result.baseline)
+    known = {(v.kind, tuple(v.ids)) for v in baseline_errors}
+    return [v for v in validate_messages(result.messages) if (v.kind, tuple(v.ids)) not in known]

@@ -21,6 +21,8 @@ Every change is reported with its kind, line, id and action.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import hashlib
 import os
 import random
@@ -108,6 +110,7 @@ class _Planner:
         self.live_results: dict[int, list] = {e.index: list(e.results) for e in t.entries if e.results}
         self._next_synth = -1
         self.rng = random.Random(_seed(t.path))
+        self.rename_counter: dict[str, int] = {}
 
     # ------------------------------------------------------------ helpers
     def change(self, kind, action, e: Entry | None, ident=None, detail=""):
@@ -232,7 +235,12 @@ class _Planner:
     # ------------------------------------------------------------ hygiene
     def hygiene(self):
         for e in self.entries:
-            if not self.alive(e) or e.kind != MESSAGE:
+            if not self.alive(e):
+                continue
+            if e.get("malformed"):
+                self.drop(e, "malformed-entry", e.get("malformed"))
+                continue
+            if e.kind != MESSAGE:
                 continue
             bad = [c for c in e.calls if c.problem]
             if bad:
@@ -312,17 +320,20 @@ class _Planner:
             return
         # rename call ids already used by an earlier turn or earlier in this turn
         final_id: dict[int, str] = {}
+        by_call_id: dict[str, list[int]] = {}
         for k, (u, c) in enumerate(calls):
             fid = c.id
-            if fid in seen_calls or fid in final_id.values():
-                n = 2
-                while f"{c.id}_{n}" in seen_calls or f"{c.id}_{n}" in final_id.values():
+            if fid in seen_calls:
+                n = self.rename_counter.get(c.id, 1) + 1
+                while f"{c.id}_{n}" in seen_calls:
                     n += 1
+                self.rename_counter[c.id] = n
                 fid = f"{c.id}_{n}"
                 self.edit(u).setdefault("rename_calls", {})[c.idx] = fid
                 self.change("reused-id", "rewritten", u, c.id, f"tool call id {c.id} was already used earlier in the request; renamed {fid}")
             final_id[k] = fid
-        seen_calls.update(final_id.values())
+            seen_calls.add(fid)
+            by_call_id.setdefault(c.id, []).append(k)
         # match results to calls, first untaken call with the same original id
         taken: dict[int, tuple[Entry, object]] = {}
         first_remainder = None
@@ -331,9 +342,9 @@ class _Planner:
             results = self.live_results.get(s.index, [])
             has_other = s.nblocks > len(results) or not results
             for r in list(results):
-                k = next((k for k, (_, c) in enumerate(calls) if c.id == r.id and k not in taken), None)
+                k = next((k for k in by_call_id.get(r.id, ()) if k not in taken), None)
                 if k is None:
-                    if any(c.id == r.id for _, c in calls):
+                    if r.id in by_call_id:
                         self._drop_result(s, r, "duplicate-result", "second result for the same tool call in this turn")
                     else:
                         self._drop_result(s, r, "orphan-result", "tool result with no matching tool call in the previous assistant message")
@@ -499,6 +510,29 @@ class _Planner:
         raise KeyError(e.index)
 
     # ------------------------------------------------------------ materialize
+    SLIM_EDITS = {"set_id", "set_parent", "rename_calls", "rename_results"}
+
+    def slim_final(self, e: Entry) -> Entry | None:
+        """The repaired index entry without reading the line again, when the edits only
+        touch ids and links (the common case); None when the content must be re-read."""
+        if e.index < 0:
+            return None
+        ed = self.edits.get(e.index)
+        if not ed:
+            return e
+        if not set(ed) <= self.SLIM_EDITS:
+            return None
+        new = copy.copy(e)
+        if "set_id" in ed:
+            new.id = ed["set_id"]
+        if "set_parent" in ed:
+            new.parent = ed["set_parent"]
+        if ed.get("rename_calls"):
+            new.calls = tuple(dataclasses.replace(c, id=ed["rename_calls"].get(c.idx, c.id)) for c in e.calls)
+        if ed.get("rename_results"):
+            new.results = tuple(dataclasses.replace(r, id=ed["rename_results"].get(r.idx, r.id)) for r in e.results)
+        return new
+
     def materialize(self, e: Entry, f=None) -> dict | None:
         """The edited object of ``e``, or None when its original bytes are kept."""
         if e.index < 0:
@@ -598,6 +632,10 @@ def plan_repair(t: Transcript, *, trim_trailing: bool = False) -> Plan:
     final = []
     with open(t.path, "rb") as f:
         for e in order:
+            slim = p.slim_final(e)
+            if slim is not None:
+                final.append(slim)
+                continue
             obj = p.materialize(e, f)
             if obj is None:
                 final.append(e)

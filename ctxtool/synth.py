@@ -197,7 +197,10 @@ def _pool_line(r: random.Random) -> str:
     if t < 0.30:
         k = r.randrange(10)
         if k == 0:
-            return f"{ind}def {rw()}_{rw()}(self, {rw()}: {r.choice(_TYPES)}, {rw()}: int = {r.randrange(100)}) -> {r.choice(_TYPES)}:"
+            return (
+                f"{ind}def {rw()}_{rw()}(self, {rw()}: {r.choice(_TYPES)}, "
+                f"{rw()}: int = {r.randrange(100)}) -> {r.choice(_TYPES)}:"
+            )
         if k == 1:
             return f"{ind}{rw()}_{rw()} = self.{rw()}.get({rw()!r}, {r.randrange(1000)})"
         if k == 2:
@@ -438,8 +441,8 @@ class SessionGenerator:
             raise ValueError(f"turns must be a positive integer, got {turns!r}")
         if target_bytes is not None and (not isinstance(target_bytes, int) or target_bytes < 1):
             raise ValueError(f"target_bytes must be a positive integer, got {target_bytes!r}")
-        if not 0.0 <= tool_ratio < 1.0:
-            raise ValueError(f"tool_ratio must be in [0, 1), got {tool_ratio!r}")
+        if not 0.0 <= tool_ratio <= 1.0:
+            raise ValueError(f"tool_ratio must be in [0, 1], got {tool_ratio!r}")
         if not isinstance(compactions, int) or compactions < 0:
             raise ValueError(f"compactions must be a non-negative integer, got {compactions!r}")
         if compactions and fmt == "messages":
@@ -681,7 +684,8 @@ class SessionGenerator:
         # close to target_bytes: fewer tool steps, so the overshoot stays small
         max_steps = 6 if self._budget is None else min(6, self._budget // (6_000 * self._dup))
         while (needs_tools and not steps) or (len(steps) < max_steps and self._rnd() < self.tool_ratio):
-            min_calls = 2 if (needs_tools and not steps and self.parallel_calls and corruption in ("missing_result", "no_id_call")) else 1
+            two = not steps and self.parallel_calls and corruption in ("missing_result", "no_id_call")
+            min_calls = 2 if two else 1
             steps.append(self._tool_step(min_calls))
         if needs_tools:
             plan.target = 0
@@ -732,17 +736,26 @@ class SessionGenerator:
                 image = self.P.images[self._ri(0, 3)]
                 out = f"Read image file [{image[0]}]"
             else:
-                out = f"ENOENT: no such file or directory, access '{self._cwd}/{path}'" if err else self._slice(self.P.text, self._size())
+                out = (
+                    f"ENOENT: no such file or directory, access '{self._cwd}/{path}'"
+                    if err
+                    else self._slice(self.P.text, self._size())
+                )
             self._read_files[path] = None
         elif kind == "write":
             arg = self._slice(self.P.text, min(self._size(), 12_000))
-            out = f"EACCES: permission denied, open '{self._cwd}/{path}'" if err else f"Successfully wrote {len(arg)} bytes to {path}"
+            out = (
+                f"EACCES: permission denied, open '{self._cwd}/{path}'"
+                if err
+                else f"Successfully wrote {len(arg)} bytes to {path}"
+            )
             self._modified_files[path] = None
         elif kind == "edit":
             arg = self._slice(self.P.text, self._ri(40, 1200))
             arg2 = self._slice(self.P.text, self._ri(40, 1600))
             out = (
-                f"Could not find the exact text in {path}. The old text must match exactly including all whitespace and newlines."
+                f"Could not find the exact text in {path}. "
+                "The old text must match exactly including all whitespace and newlines."
                 if err
                 else f"Successfully replaced text in {path}."
             )
@@ -756,7 +769,11 @@ class SessionGenerator:
         elif kind == "grep":
             arg = self._pick(_WORDS) + ("_" + self._pick(_WORDS) if self._rnd() < 0.5 else "")
             path = path.rsplit("/", 1)[0]
-            out = f"grep: {path}/missing: No such file or directory" if err else self._slice(self.P.text, min(self._size(), 30_000))
+            out = (
+                f"grep: {path}/missing: No such file or directory"
+                if err
+                else self._slice(self.P.text, min(self._size(), 30_000))
+            )
         else:  # web_fetch
             arg = f"https://docs.example.com/{self._pick(_WORDS)}/{self._pick(_WORDS)}"
             out = "Fetch failed: HTTP 404 Not Found" if err else self._prose(min(self._size(), 60_000))
@@ -830,9 +847,8 @@ class SessionGenerator:
             ident = None
             if isinstance(obj, dict):
                 ident = obj.get("uuid") or obj.get("id")
-            self._records.append(
-                {"kind": "torn_tail", "line": self._lineno, "id": ident, "detail": f"last line cut to {len(cut)} of {len(body)} bytes, no newline"}
-            )
+            detail = f"last line cut to {len(cut)} of {len(body)} bytes, no newline"
+            self._records.append({"kind": "torn_tail", "line": self._lineno, "id": ident, "detail": detail})
             self._held = None
             yield cut
 
@@ -889,9 +905,7 @@ class SessionGenerator:
     # ------------------------------------------------------------- dispatch
 
     def _preamble(self) -> list[list[Any]]:
-        if self.fmt == "pi":
-            return self._pi_preamble()
-        if self.fmt == "pi-v1":
+        if self.fmt in _PI:
             return self._pi_preamble()
         if self.fmt == "claude":
             return self._cl_preamble()
@@ -917,7 +931,8 @@ class SessionGenerator:
         files = list(self._modified_files)[-6:] or [self._path()]
         return (
             "## Goal\n" + self._prose(self._ri(100, 600))
-            + "\n\n## Progress\n### Done\n" + "\n".join(f"- [x] {self._prose(self._ri(40, 200))}" for _ in range(self._ri(2, 6)))
+            + "\n\n## Progress\n### Done\n"
+            + "\n".join(f"- [x] {self._prose(self._ri(40, 200))}" for _ in range(self._ri(2, 6)))
             + "\n\n## Key Decisions\n" + self._prose(self._ri(200, 2500))
             + "\n\n## Files\n" + "\n".join(f"- {p}" for p in files)
             + "\n\n## Next Steps\n" + self._prose(self._ri(80, 800))
@@ -1091,7 +1106,9 @@ class SessionGenerator:
                        "api": api, "provider": provider, "model": model, "usage": self._pi_usage((0, 0, 0, 0), rates),
                        "stopReason": "error", "errorMessage": err_msg, "timestamp": ms}
                 e = self._pi_msg(msg, ms)
-                tag = ("empty_error_turn", e.get("id"), "assistant with content [] and stopReason 'error'") if empty else None
+                tag = None
+                if empty:
+                    tag = ("empty_error_turn", e.get("id"), "assistant with content [] and stopReason 'error'")
                 items.append([e, tag, None])
                 if first_asst < 0:
                     first_asst = len(items) - 1
@@ -1187,7 +1204,8 @@ class SessionGenerator:
                 call = calls[order[0]]
                 ms = self._tick(self._ri(5, 200))
                 e = self._pi_result(call, ms)
-                items.append([e, ("duplicate_result", call.cid, "second toolResult for the same toolCallId in one turn"), None])
+                detail = "second toolResult for the same toolCallId in one turn"
+                items.append([e, ("duplicate_result", call.cid, detail), None])
             elif target == "orphan_result":
                 call = self._make_call("exec")
                 oid = "toolu_01" + self._b62(22) if cache else f"call_{rng.getrandbits(64):016x}"
@@ -1315,19 +1333,21 @@ class SessionGenerator:
             else:
                 text = _numbered(out)
                 n = out.count("\n") + 1
-                tur = {"type": "text", "file": {"filePath": abspath, "content": out, "numLines": n, "startLine": 1, "totalLines": n}}
+                tur = {"type": "text", "file": {"filePath": abspath, "content": out, "numLines": n,
+                                                "startLine": 1, "totalLines": n}}
         elif kind == "write":
             text = f"File created successfully at: {abspath}"
             tur = {"type": "create", "filePath": abspath, "content": call.arg, "structuredPatch": [], "originalFile": None}
         elif kind == "edit":
             snippet = call.arg2
-            text = (f"The file {abspath} has been updated. Here's the result of running `cat -n` on a snippet of the edited file:\n"
-                    + _numbered(snippet, 40))
+            text = (f"The file {abspath} has been updated. "
+                    "Here's the result of running `cat -n` on a snippet of the edited file:\n" + _numbered(snippet, 40))
             original = self._slice(self.P.text, min(self._size(), 30_000))
             old_lines = call.arg.split("\n")
             new_lines = snippet.split("\n")
             tur = {"filePath": abspath, "oldString": call.arg, "newString": call.arg2, "originalFile": original,
-                   "structuredPatch": [{"oldStart": 40, "oldLines": len(old_lines), "newStart": 40, "newLines": len(new_lines),
+                   "structuredPatch": [{"oldStart": 40, "oldLines": len(old_lines),
+                                        "newStart": 40, "newLines": len(new_lines),
                                         "lines": ["-" + x for x in old_lines] + ["+" + x for x in new_lines]}],
                    "userModified": False, "replaceAll": False}
         elif kind == "exec":
@@ -1566,8 +1586,8 @@ class SessionGenerator:
 
     def _ms_result_block(self, call: _Call, orphan_id: str | None = None) -> dict[str, Any]:
         if call.image is not None and not call.err:
-            content: Any = [{"type": "text", "text": call.out},
-                            {"type": "image", "source": {"type": "base64", "media_type": call.image[0], "data": call.image[1]}}]
+            source = {"type": "base64", "media_type": call.image[0], "data": call.image[1]}
+            content: Any = [{"type": "text", "text": call.out}, {"type": "image", "source": source}]
         else:
             content = call.out
         b: dict[str, Any] = {"type": "tool_result", "tool_use_id": orphan_id or call.cid, "content": content}
@@ -1582,7 +1602,8 @@ class SessionGenerator:
         items: list[list[Any]] = []
         for k, (text, image) in enumerate(plan.prompts):
             if c == "blank_user_turn" and k == 0:
-                items.append([{"role": "user", "content": " \n  "}, ("blank_user_turn", None, "user message with whitespace-only content"), None])
+                tag = ("blank_user_turn", None, "user message with whitespace-only content")
+                items.append([{"role": "user", "content": " \n  "}, tag, None])
                 continue
             content: Any = text
             if image is not None:
@@ -1717,9 +1738,12 @@ def generate(
     :param fmt: ``"pi"``, ``"pi-v1"``, ``"claude"`` or ``"messages"``.
     :param seed: any int; the same arguments always give the same bytes.
     :param turns: number of user turns (ignored when ``target_bytes`` is set).
+        Raised when needed so that every per-turn corruption gets its own turn
+        (never the first or the last) and every compaction its own boundary.
     :param target_bytes: keep generating turns until at least this many bytes
         were produced (payload sizes shrink near the end so the overshoot stays small).
-    :param tool_ratio: probability that an assistant message makes tool calls.
+    :param tool_ratio: probability that an assistant message makes tool calls
+        (at most 6 tool rounds per turn).
     :param parallel_calls: allow several tool calls in one assistant message.
     :param compactions: number of compaction records, evenly spaced.
     :param start: timestamp of the first line (naive means UTC).

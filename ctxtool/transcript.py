@@ -73,10 +73,10 @@ class Transcript:
         return fresh
 
 
-def make_entry(fmt, obj, index: int, lineno: int, offset: int, length: int, eol: bytes) -> Entry:
+def make_entry(fmt, obj, index: int, lineno: int, offset: int, length: int, eol: bytes, blocks: bool = True) -> Entry:
     e = Entry(index, lineno, offset, length, eol, "meta", "?")
     e.obj = obj
-    fmt.normalize(obj, e)
+    fmt.normalize(obj, e, blocks)
     return e
 
 
@@ -111,13 +111,14 @@ def scan(
     pending: list[tuple[Line, object]] = []
     module = formats.get(fmt) if fmt else None
     index = 0
+    want_blocks = keep or on_entry is not None
 
     def emit(line: Line, obj) -> None:
         nonlocal index
         if not isinstance(obj, dict):
             t.bad.append(BadLine(line.no, line.offset, len(line.raw), "not a JSON object"))
             return
-        e = make_entry(t.fmt, obj, index, line.no, line.offset, len(line.raw), line.eol)
+        e = make_entry(t.fmt, obj, index, line.no, line.offset, len(line.raw), line.eol, want_blocks)
         index += 1
         if on_entry is not None:
             on_entry(e)

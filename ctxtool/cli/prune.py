@@ -153,7 +153,8 @@ def prune(path, strategy, compare, window, tokenizer, config_path, preset, ttl, 
             aceclaw={"protectTurns": protect_turns, "triggerRatio": trigger, "targetRatio": target},
             history_turns=turns, history_share=history_share, now=now_ts, ignore_ttl=ignore_ttl, counter=counter,
         ))
-    checks = {r.strategy: lib.validate_messages(r.messages) for r in results}
+    base_errors = lib.validate_messages(results[0].baseline)
+    checks = {r.strategy: lib.new_violations(r, base_errors) for r in results}
     written = None
     if output:
         lib.ensure_distinct(path, output)
@@ -169,7 +170,7 @@ def prune(path, strategy, compare, window, tokenizer, config_path, preset, ttl, 
 
     if json_:
         out = {"path": path, "format": t.format_name, "window": window, "tokenizer": tokenizer, "output": written,
-               "results": []}
+               "input_errors": len(base_errors), "results": []}
         for r in results:
             d = r.to_dict()
             d["violations"] = [v.to_dict() for v in checks[r.strategy]]
@@ -177,6 +178,9 @@ def prune(path, strategy, compare, window, tokenizer, config_path, preset, ttl, 
         emit_json(out)
     else:
         _render(path, t.format_name, results, checks, compare, verbose, written, window)
+        if base_errors:
+            render.console().print(f"note: the unpruned view already has {len(base_errors)} API error(s) (see ctxtool validate); only new ones are counted",
+                                   markup=False)
     bad = any(checks[r.strategy] for r in results)
     raise SystemExit(EXIT_FINDINGS if bad else EXIT_OK)
 
@@ -225,6 +229,6 @@ def _render(path, fmt_name, results, checks, compare, verbose, written, window):
         if not verbose and len(r.actions) > MAX_ROWS:
             con.print(f"... {len(r.actions) - MAX_ROWS} more (use -v or --json)", markup=False)
     for v in checks[r.strategy]:
-        con.print(f"pruned view invalid (message {v.message_index}): {v.api_error}", markup=False)
+        con.print(f"pruning broke the view (message {v.message_index}): {v.api_error}", markup=False)
     if written:
         con.print(f"wrote {written['kind']}: {written['path']} ({written['messages']} messages)", markup=False)

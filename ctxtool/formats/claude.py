@@ -31,7 +31,7 @@ def sniff(obj: dict) -> int:
     return 0
 
 
-def normalize(obj: dict, e) -> None:
+def normalize(obj: dict, e, blocks: bool = True) -> None:
     t = obj.get("type")
     e.type = t if isinstance(t, str) else "?"
     u = obj.get("uuid")

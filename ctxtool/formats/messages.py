@@ -15,7 +15,7 @@ def sniff(obj: dict) -> int:
     return 0
 
 
-def normalize(obj: dict, e) -> None:
+def normalize(obj: dict, e, blocks: bool = True) -> None:
     role = obj.get("role")
     e.type = role if isinstance(role, str) else "?"
     if role not in ("user", "assistant") or "type" in obj:

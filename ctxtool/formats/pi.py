@@ -85,32 +85,36 @@ def _content_blocks(content) -> list:
     return []
 
 
-def normalize(obj: dict, e) -> None:
-    """Fill the normalized view of entry ``e`` from a parsed pi line."""
+def normalize(obj: dict, e, blocks: bool = True) -> None:
+    """Fill the normalized view of entry ``e`` from a parsed pi line.
+
+    ``blocks=False`` skips building the Anthropic-shaped blocks (the statistics are
+    computed from pi's own blocks either way): streaming readers that release the
+    blocks at once do not pay for them.
+    """
     t = obj.get("type")
     e.type = t if isinstance(t, str) else "?"
     eid = obj.get("id")
     e.id = eid if isinstance(eid, str) else None
     pid = obj.get("parentId")
     e.parent = pid if isinstance(pid, str) else None
-    e.ts = parse_ts(obj.get("timestamp"))
-    if t == "session":
-        e.kind = HEADER
-        return
     if t == "message":
         m = obj.get("message")
-        if not isinstance(m, dict):
+        if not isinstance(m, dict) or not isinstance(m.get("role"), str):
             e.kind = META
+            e.ts = parse_ts(obj.get("timestamp"))
+            e.extra = {"malformed": "message entry without a message object with a role (pi's buildSessionContext throws on it)"}
             return
+        mts = m.get("timestamp")
+        e.ts = mts / 1000.0 if isinstance(mts, (int, float)) and not isinstance(mts, bool) else parse_ts(obj.get("timestamp"))
         e.kind = MESSAGE
         role = m.get("role")
         role = "custom" if role == "hookMessage" else role
         e.role = role if isinstance(role, str) else "?"
-        if e.ts is None:
-            e.ts = parse_ts(m.get("timestamp"))
         if role == "toolResult":
             content = m.get("content")
-            blocks = [{"type": "tool_result", "tool_use_id": m.get("toolCallId"), "content": _content_blocks(content), "is_error": bool(m.get("isError"))}]
+            if blocks:
+                e.blocks = [{"type": "tool_result", "tool_use_id": m.get("toolCallId"), "content": _content_blocks(content), "is_error": bool(m.get("isError"))}]
             text, images = result_content_chars(content)
             name = m.get("toolName") if isinstance(m.get("toolName"), str) else None
             rid = m.get("toolCallId") if isinstance(m.get("toolCallId"), str) else (m.get("toolUseId") if isinstance(m.get("toolUseId"), str) else "")
@@ -122,7 +126,6 @@ def normalize(obj: dict, e) -> None:
                 e.kinds["image"] = images * IMAGE_CHARS
             e.tool_chars = {name or "unknown": e.chars}
             e.empty = False
-            e.blocks = blocks
             return
         if role == "bashExecution":
             cmd = str(m.get("command") or "")
@@ -137,9 +140,11 @@ def normalize(obj: dict, e) -> None:
                 e.chars = 0
                 e.kinds = {}
             return
-        blocks = _content_blocks(m.get("content"))
-        e.blocks = blocks
-        scan_anthropic_blocks(e, blocks, role)
+        content = m.get("content")
+        raw = [{"type": "text", "text": content}] if isinstance(content, str) else (content if isinstance(content, list) else [])
+        scan_anthropic_blocks(e, raw, role)
+        if blocks:
+            e.blocks = [_norm_block(b) for b in raw]
         if role == "assistant":
             stop = m.get("stopReason")
             e.stop = stop if isinstance(stop, str) else None
@@ -152,6 +157,10 @@ def normalize(obj: dict, e) -> None:
                 )
             if e.model and m.get("provider") == "openclaw":
                 e.extra = {"synthetic_model": e.model}
+        return
+    e.ts = parse_ts(obj.get("timestamp"))
+    if t == "session":
+        e.kind = HEADER
         return
     if t == "compaction":
         e.kind = COMPACTION
@@ -184,11 +193,16 @@ def normalize(obj: dict, e) -> None:
     if t == "custom_message":
         e.kind = MESSAGE
         e.role = "custom"
-        blocks = _content_blocks(obj.get("content"))
-        e.blocks = blocks
-        scan_anthropic_blocks(e, blocks, "custom")
+        content = obj.get("content")
+        raw = [{"type": "text", "text": content}] if isinstance(content, str) else (content if isinstance(content, list) else [])
+        scan_anthropic_blocks(e, raw, "custom")
+        if blocks:
+            e.blocks = [_norm_block(b) for b in raw]
         return
     e.kind = META
+    if not isinstance(t, str):
+        e.extra = {"malformed": "entry without a type (pi cannot place it; as the last line it would hide the whole history)"}
+        return
     if t == "custom":
         ct = obj.get("customType")
         data = obj.get("data") if isinstance(obj.get("data"), dict) else {}

@@ -1,0 +1,360 @@
+"""``ctxtool profile``: work style, what eats the context, and configuration advice."""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from datetime import datetime, timezone
+
+import click
+import orjson
+
+from .. import advice, render
+from .. import config as cfgmod
+from ..errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, CtxError
+from ..jsonl import atomic_write
+from ..profile import (
+    BURST_MIN_CALLS, BURSTY_MIN_BURST_CALL_SHARE, BURSTY_MIN_GAP_CV, BURSTY_MIN_IDLE_GAPS, BURSTY_MIN_IDLE_SHARE,
+    CONVERSATIONAL_MAX_CALLS_PER_TURN, CONVERSATIONAL_MAX_SHARE, IDLE_GAP_MIN, LONG_SESSION_HOURS,
+    PRESSURE_LEVELS, TOOL_HEAVY_MIN_CALLS_PER_TURN, TOOL_HEAVY_MIN_SHARE, TOOL_HEAVY_SOLO_SHARE,
+    aggregate, profile_session,
+)
+from . import cli
+from .common import CONTEXT_SETTINGS, collect, emit_json, failure, format_option, json_option
+
+HELP = f"""Profile sessions: work style, what eats the context, and config advice.
+
+Classifies each session (or a whole sessions folder, pooled) into one of the four
+work styles, from measurable signatures (first matching rule wins):
+
+\b
+  bursty          >= {BURSTY_MIN_IDLE_GAPS} idle gaps (>= {IDLE_GAP_MIN:g} min without a message), idle time
+                  >= {BURSTY_MIN_IDLE_SHARE:.0%} of wall time, >= {BURSTY_MIN_BURST_CALL_SHARE:.0%} of tool calls inside bursts (activity
+                  periods between idle gaps with >= {BURST_MIN_CALLS} calls), and coefficient of
+                  variation of the gaps between messages >= {BURSTY_MIN_GAP_CV:g}
+  tool-heavy      tool results >= {TOOL_HEAVY_MIN_SHARE:.0%} of conversation tokens (user + assistant +
+                  tool results) and >= {TOOL_HEAVY_MIN_CALLS_PER_TURN:g} tool calls per user turn, or >= {TOOL_HEAVY_SOLO_SHARE:.0%} alone
+  conversational  tool results < {CONVERSATIONAL_MAX_SHARE:.0%} and < {CONVERSATIONAL_MAX_CALLS_PER_TURN:g} tool calls per user turn
+  mixed           everything else
+
+A figure within 10% of a threshold marks the verdict borderline.
+
+Shows tokens by category now in the context (fixed baseline = first recorded usage
+minus the messages it covered; ranges chars/4..chars/3.5), tool results by tool, the
+compaction history (stacking summaries), and a timeline of context tokens per request
+with compaction points and the {'/'.join(f'{int(p * 100)}' for p in PRESSURE_LEVELS)}% pressure lines.
+
+Recommends reserveTokensFloor, contextPruning.ttl, keepLastAssistants and
+minPrunableToolChars from the work-style table (tool-heavy 60000/1m/1/10000,
+conversational 30000/5m/3/50000, mixed 50000/2m/2/10000, bursty 50000/2m/1/10000);
+sessions longer than {LONG_SESSION_HOURS:g} h get the next higher compression trigger. With
+--config the report leads with what is already right, then current -> recommended.
+--apply edits the config minimally (JSON5 comments kept), after a byte-identical
+backup and a rollback note beside it.
+
+\b
+Example:
+  ctxtool profile session.jsonl
+  ctxtool profile ~/.openclaw/agents/main/sessions/ --config ~/.openclaw/openclaw.json
+  ctxtool profile s.jsonl --config openclaw.json --write-patch advice.patch.json
+  ctxtool profile s.jsonl --config openclaw.json --apply --yes
+  ctxtool profile s.jsonl --json | jq .sessions[0].classification
+"""
+
+
+@cli.command(context_settings=CONTEXT_SETTINGS, help=HELP)
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="OpenClaw config (JSON or JSON5) to compare with.")
+@click.option("--window", type=click.IntRange(1000), default=None, help="Context window in tokens (default: from the model, else 200000).")
+@click.option("--write-patch", "patch_path", type=click.Path(dir_okay=False), help="Write the recommended change as a JSON patch (RFC 6902). Needs --config.")
+@click.option("--apply", "apply_", is_flag=True, help="Change the config file (shows file and values first; backup + rollback note). Needs --config.")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask before --apply (required when not interactive).")
+@format_option
+@json_option
+def profile(paths, config_path, window, patch_path, apply_, yes, fmt, json_):
+    if (patch_path or apply_) and not config_path:
+        raise click.UsageError("--write-patch and --apply need --config PATH (the change is computed against your file)")
+    cfg = cfgmod.load(config_path) if config_path else None
+    current = advice.current_settings(cfg)  # bad values -> ConfigError (exit 2)
+    files, failures = collect(paths)
+    profiles = []
+    for path in files:
+        try:
+            profiles.append(profile_session(path, fmt, window=window))
+        except CtxError as e:
+            failures.append(failure(path, e))
+    if not profiles:
+        for f in failures:
+            click.echo(f"Error: {f.get('message') or f['path'] + ': ' + f['error']}", err=True)
+        raise SystemExit(EXIT_FAILED)
+    agg = aggregate(profiles) if len(profiles) > 1 else None
+    basis = agg or profiles[0]
+    duration = agg["duration_s"] if agg else profiles[0]["duration_s"]
+    rec = advice.recommend(basis["classification"]["pattern"], basis["long_session"], duration)
+    cmp = advice.compare(current, rec)
+    out = {
+        "sessions": profiles,
+        "aggregate": agg,
+        "recommendation": rec,
+        "config": {"path": os.path.abspath(config_path) if config_path else None, "current": current,
+                   "compared_with": "config" if cfg is not None else "OpenClaw defaults",
+                   "pruning_mode": cfgmod.get(cfg, cfgmod.PRUNING_PATH + ".mode") if cfg else None},
+        "already_right": cmp["right"],
+        "changes": cmp["change"],
+        "failures": failures,
+    }
+    plan = None
+    if config_path and (patch_path or apply_):
+        out["patch"] = advice.make_patch(cfg, cmp["change"])
+        if apply_ and cmp["change"]:
+            plan = advice.plan_apply(config_path, cmp["change"])
+            out["config"]["json5"] = plan["json5"]
+            out["config"]["comments"] = plan["comments"]
+            out["config"]["edit"] = ("minimal text edit: comments and formatting kept" if plan["comments"]
+                                     else "minimal text edit")
+    if patch_path:
+        atomic_write(patch_path, [orjson.dumps(out["patch"], option=orjson.OPT_INDENT_2) + b"\n"])
+        out["patch_file"] = os.path.abspath(patch_path)
+    con = render.console()
+    err = render.console(stderr=True)
+    if not json_:
+        _render(con, out)
+    if apply_:
+        if not cmp["change"]:
+            out["applied"] = None
+            if not json_:
+                con.print("--apply: nothing to change; the config already has the recommended values.", markup=False)
+        else:
+            shown = err if json_ else con
+            _show_plan(shown, plan)
+            if not yes:
+                if not sys.stdin.isatty():
+                    click.echo("Error: --apply in a non-interactive run needs --yes; nothing was changed.", err=True)
+                    raise SystemExit(EXIT_USAGE)
+                if not click.confirm("Apply these changes?", default=False, err=True):
+                    out["applied"] = None
+                    click.echo("Not applied; nothing was changed.", err=True)
+                    if json_:
+                        emit_json(out)
+                    raise SystemExit(EXIT_OK)
+            res = advice.apply_config(plan)
+            out["applied"] = res
+            if not json_:
+                con.print(f"Applied. Backup: {res['backup']}", markup=False)
+                con.print(f"Rollback note: {res['rollback_note']}", markup=False)
+                con.print("Restart the OpenClaw gateway (or let it reload its config) for the new values to take effect.", markup=False)
+    if json_:
+        emit_json(out)
+    else:
+        for f in failures:
+            err.print(f"Error: {f.get('message') or f['path'] + ': ' + f['error']}", markup=False)
+    raise SystemExit(EXIT_FINDINGS if failures else EXIT_OK)
+
+
+# ------------------------------------------------------------------ rendering
+
+
+def _pct(x) -> str:
+    return "-" if x is None else f"{x * 100:.1f}%"
+
+
+def _tok(n) -> str:
+    return "-" if n is None else f"{int(n):,}"
+
+
+def _rng(row) -> str:
+    if row.get("tokens") is None:
+        return "unknown"
+    if row.get("low") is not None and row.get("high") is not None and row["high"] != row["low"]:
+        return f"{row['low']:,}..{row['high']:,}"
+    return f"{row['tokens']:,}"
+
+
+def _dur(s) -> str:
+    if s is None:
+        return "-"
+    if s < 120:
+        return f"{s:.0f} s"
+    if s < 7200:
+        return f"{s / 60:.0f} min"
+    if s < 172800:
+        return f"{s / 3600:.1f} h"
+    return f"{s / 86400:.1f} d"
+
+
+def _figures(con, f, verdict):
+    rows = [
+        ["tool-result share of conversation tokens", _pct(f["tool_share"]),
+         f"tool-heavy >= {TOOL_HEAVY_MIN_SHARE:.0%} (alone >= {TOOL_HEAVY_SOLO_SHARE:.0%}); conversational < {CONVERSATIONAL_MAX_SHARE:.0%}"],
+        ["tool calls per user turn", f"{f['calls_per_turn']:.2f}",
+         f"tool-heavy >= {TOOL_HEAVY_MIN_CALLS_PER_TURN:g}; conversational < {CONVERSATIONAL_MAX_CALLS_PER_TURN:g}"],
+        [f"idle gaps >= {IDLE_GAP_MIN:g} min", str(f["idle_gaps"]), f"bursty >= {BURSTY_MIN_IDLE_GAPS}"],
+        ["idle share of wall time", _pct(f["idle_share"]), f"bursty >= {BURSTY_MIN_IDLE_SHARE:.0%}"],
+        [f"tool calls inside bursts ({f['bursts']} bursts)", _pct(f["burst_call_share"]), f"bursty >= {BURSTY_MIN_BURST_CALL_SHARE:.0%}"],
+        ["gap coefficient of variation", f"{f['gap_cv']:.2f}", f"bursty >= {BURSTY_MIN_GAP_CV:g}"],
+    ]
+    if not f.get("timestamps", True):
+        rows.append(["timestamps", "none", "burstiness cannot be measured"])
+    render.table(con, None, ["signature", "value", "thresholds"], rows, justify={"value": "right"})
+    extra = f"  borderline: {', '.join(verdict['near'])}" if verdict["borderline"] else ""
+    con.print(f"confidence: {verdict['confidence']}{extra}", markup=False)
+
+
+def _heading(con, text):
+    if con.is_terminal:
+        con.print(f"[bold]{text}[/bold]")
+    else:
+        con.print(text, markup=False)
+
+
+def _render(con, out):
+    profiles = out["sessions"]
+    agg = out["aggregate"]
+    if agg is None:
+        p = profiles[0]
+        _render_session(con, p)
+    else:
+        rows = []
+        for p in profiles:
+            f = p["figures"]
+            rows.append([os.path.basename(p["path"]), p["format"], p["classification"]["pattern"] + ("?" if p["classification"]["borderline"] else ""),
+                         _pct(f["tool_share"]), f"{f['calls_per_turn']:.2f}", f["idle_gaps"], _dur(p["duration_s"]),
+                         _tok(p["tokens"]["context_now"]), p["compactions"]["count"]])
+        render.table(con, f"{len(profiles)} sessions", ["session", "format", "style", "tool share", "calls/turn", "idle gaps",
+                                                        "duration", "context now", "compactions"], rows,
+                     justify={k: "right" for k in ("tool share", "calls/turn", "idle gaps", "duration", "context now", "compactions")})
+        counts = ", ".join(f"{k} {v}" for k, v in agg["patterns"].items() if v)
+        con.print("", markup=False)
+        _heading(con, f"Aggregate work style: {agg['classification']['pattern'].upper()}  (sessions: {counts}; pooled figures)")
+        con.print(f"rule: {agg['classification']['rule']}", markup=False)
+        _figures(con, agg["figures"], agg["classification"])
+        con.print(f"long sessions (> {LONG_SESSION_HOURS:g} h): {agg['long_sessions']} of {agg['sessions']}", markup=False)
+    con.print("", markup=False)
+    _render_advice(con, out)
+
+
+def _render_session(con, p):
+    c = p["classification"]
+    _heading(con, f"Session: {p['path']}")
+    con.print(f"{p['format']}, {p['size']:,} bytes, {p['messages']:,} messages, {p['user_turns']:,} user turns, "
+              f"{p['requests']:,} requests, {p['tool_calls']:,} tool calls, {_dur(p['duration_s'])}"
+              + (" (long session)" if p["long_session"] else ""), markup=False)
+    con.print("", markup=False)
+    _heading(con, f"Work style: {c['pattern'].upper()}" + ("  (borderline)" if c["borderline"] else ""))
+    con.print(f"rule: {c['rule']}", markup=False)
+    _figures(con, p["figures"], c)
+    con.print("", markup=False)
+    t = p["tokens"]
+    _heading(con, f"What is eating the context: ~{t['context_now']:,} tokens now "
+                  f"({_pct(t['context_now_share'])} of a {p['window']:,} window, {p['window_source']})")
+    con.print(f"({t['context_now_source']}; categories: {t['method']})", markup=False)
+    sess = {r["category"]: r for r in t["session"]}
+    rows = []
+    for r in t["now"]:
+        s = sess.get(r["category"])
+        rows.append([r["label"], _rng(r), _pct(r["share"]), _tok(s["tokens"]) if s else "-", _pct(s["share"]) if s else "-"])
+    if t["baseline"]["status"] == "unknown":
+        rows.insert(0, ["fixed baseline (system prompt + tools)", "unknown", "-", "-", "-"])
+    render.table(con, None, ["category", "tokens now (range)", "share now", "whole session", "share"], rows,
+                 justify={k: "right" for k in ("tokens now (range)", "share now", "whole session", "share")})
+    if t["baseline"]["status"] == "unknown":
+        con.print("baseline unknown: the transcript has no recorded usage", markup=False)
+    calls = [f"{x['name']} {x['calls']}" for x in p["tools"] if x["calls"]][:8]
+    if calls:
+        con.print("tool calls: " + ", ".join(calls), markup=False)
+    con.print("", markup=False)
+    cp = p["compactions"]
+    if cp["count"]:
+        _heading(con, f"Compactions: {cp['count']}")
+        for it in cp["items"]:
+            con.print(f"  #{it['n']} line {it['line']}: tokens before {_tok(it['tokens_before'])}, summary "
+                      f"{_tok(it['summary_tokens'])} tokens", markup=False)
+        con.print(f"summaries now take {_pct(cp['summary_share_now'])} of the context"
+                  + ("; summaries are stacking (each one larger than the last)" if cp["stacking"] else "; not stacking"), markup=False)
+    else:
+        con.print("Compactions: none", markup=False)
+    con.print("", markup=False)
+    tl = p["timeline"]
+    if tl["points"]:
+        _heading(con, f"Context tokens per request ({tl['points']:,} requests, {tl['recorded_points']:,} with recorded usage; "
+                      f"peak {tl['peak']:,} = {_pct(tl['peak_share'])})")
+        for line in chart(tl["series"], p["window"], tl["compaction_points"], tl["bucket"], ascii_only=not con.is_terminal):
+            con.print(line, markup=False, highlight=False)
+        over = ", ".join(f"{k}%: {v:,}" for k, v in tl["points_over"].items())
+        con.print(f"requests at or over each pressure level: {over}", markup=False)
+        con.print("", markup=False)
+
+
+def _val(v) -> str:
+    return f'"{v}"' if isinstance(v, str) else f"{v}"
+
+
+def _render_advice(con, out):
+    rec = out["recommendation"]
+    conf = out["config"]
+    long = "; long session, compression trigger raised" if rec["adjustments"] else ""
+    _heading(con, f"Recommended config for {rec['pattern']} work{long}")
+    where = conf["path"] or "OpenClaw defaults (pass --config to compare with your file)"
+    con.print(f"compared with: {where}", markup=False)
+    if conf.get("pruning_mode") not in (None, "cache-ttl"):
+        con.print(f"note: contextPruning.mode is {conf['pruning_mode']!r}: ttl, keepLastAssistants and minPrunableToolChars "
+                  "only act when it is \"cache-ttl\"", markup=False)
+    if out["already_right"]:
+        con.print("Already right:", markup=False)
+        for it in out["already_right"]:
+            con.print(f"  ok  {it['title']} ({it['key']} = {_val(it['current'])})", markup=False)
+    if out["changes"]:
+        con.print("Change:", markup=False)
+        for it in out["changes"]:
+            src = " (default)" if it["source"] == "default" else ""
+            con.print(f"  ->  {it['title']} ({it['path']}): {_val(it['current'])}{src} -> {_val(it['recommended'])}", markup=False)
+            con.print(f"      in practice: {it['practice']}", markup=False)
+            con.print(f"      why: {it['why']}", markup=False)
+    else:
+        con.print("Nothing to change.", markup=False)
+    if out.get("patch_file"):
+        con.print(f"JSON patch ({len(out['patch'])} ops) written to {out['patch_file']}", markup=False)
+
+
+def _show_plan(con, plan):
+    con.print(f"About to change {plan['path']}:", markup=False)
+    for c in plan["changes"]:
+        src = " (unset, default)" if c["source"] == "default" else ""
+        con.print(f"  {c['path']}: {_val(c['current'])}{src} -> {_val(c['recommended'])}", markup=False)
+    how = "JSON5 with comments: a minimal text edit keeps the comments" if plan["comments"] else "minimal text edit, formatting kept"
+    con.print(f"  ({how}; a byte-identical backup and a rollback note are written first)", markup=False)
+
+
+def chart(series, window, comp_points, bucket, *, width: int = 64, height: int = 10, ascii_only: bool = False) -> list[str]:
+    """A small bar chart of context tokens per request with the pressure lines and compaction marks."""
+    if not series:
+        return []
+    step = max(1, math.ceil(len(series) / width))
+    cols = [max(series[i:i + step]) for i in range(0, len(series), step)]
+    top = max(max(cols), int(max(PRESSURE_LEVELS) * window * 1.05)) or 1
+    full, line_ch, empty = ("#", "-", " ") if ascii_only else ("█", "┄", " ")
+    rows = []
+    levels = {}
+    for p in PRESSURE_LEVELS:
+        r = min(height - 1, int(p * window / top * height))
+        levels[r] = p
+    for r in range(height - 1, -1, -1):
+        lo = top * r / height
+        label = f"{int(levels[r] * 100)}%" if r in levels else ""
+        cells = []
+        for v in cols:
+            if v > lo:
+                cells.append(full)
+            else:
+                cells.append(line_ch if r in levels else empty)
+        rows.append(f"{label:>4} |" + "".join(cells))
+    marks = [" "] * len(cols)
+    for cp in comp_points:
+        i = min(len(cols) - 1, (cp // max(1, bucket)) // step)
+        marks[i] = "C"
+    rows.append("     +" + "-" * len(cols))
+    if comp_points:
+        rows.append("      " + "".join(marks) + "   C = compaction")
+    rows.append(f"      request 1 .. {len(series) * bucket:,}; top = {top:,} tokens; window {window:,}")
+    return rows

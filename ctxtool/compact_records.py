@@ -1,0 +1,342 @@
+"""Write a compaction back in each format's own record, and compact one file end to end.
+
+* pi/OpenClaw: a ``compaction`` entry is appended (``summary``, ``firstKeptEntryId``,
+  ``tokensBefore``, ``details{readFiles, modifiedFiles}``, fresh 8-hex ``id``, ``parentId``
+  = the current leaf); every original line stays byte for byte. ``truncate=True`` also
+  removes the summarized ``message`` entries on the branch (and labels / branch summaries
+  that pointed at them) and re-links what stays to its nearest kept ancestor, as
+  OpenClaw's ``truncateAfterCompaction`` does.
+* Claude Code: a ``system``/``compact_boundary`` line (``parentUuid`` null,
+  ``logicalParentUuid`` = the last uuid, ``compactMetadata{trigger:"manual", preTokens}``),
+  the ``isCompactSummary`` user line, then the kept messages re-appended as new lines
+  (fresh uuids, parents re-chained): Claude Code sends only what follows the last
+  boundary, so the kept recent messages must be there. Original lines are untouched.
+* Messages JSONL: rewritten as one summary user message followed by the kept lines.
+
+The summarizer runs without the lock; the lock is taken for the write only, and the
+write is refused if the file changed meanwhile. Atomic write, backup as ``repair``.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import os
+import random
+import time
+from dataclasses import asdict, dataclass, field
+
+from . import compact as cp
+from .errors import CtxError, InputError, WriteError
+from .formats import claude as claude_fmt
+from .formats import pi as pi_fmt
+from .jsonl import READ_BUFFER, atomic_write, dumps, make_backup
+from .lock import DEFAULT_TIMEOUT, SessionLock
+from .model import js_len
+from .summarize import Settings, SummaryResult, summarize_plan
+from .transcript import Transcript, scan
+
+
+@dataclass
+class Options:
+    fmt: str | None = None
+    keep_recent_tokens: int = cp.DEFAULT_KEEP_RECENT_TOKENS
+    settings: Settings = field(default_factory=Settings)
+    if_over: float | None = None
+    dry_run: bool = False
+    truncate: bool = False
+    backup: bool = True
+    lock_timeout: float = DEFAULT_TIMEOUT
+    break_stale_lock: bool = False
+    on_error: str = "fallback"  # fallback: write OpenClaw's fallback text (+ extractive); skip: leave the file
+
+
+@dataclass
+class FileResult:
+    path: str
+    format: str | None = None
+    status: str = "failed"  # compacted | fallback | skipped | planned | failed
+    reason: str | None = None
+    tokens_before: int = 0
+    tokens_after: int = 0
+    messages_summarized: int = 0
+    tokens_summarized: int = 0
+    messages_kept: int = 0
+    tokens_kept: int = 0
+    calls: int = 0
+    prompt_tokens: int = 0
+    summary_chars: int = 0
+    seconds: float = 0.0
+    error: str | None = None
+    errors: list = field(default_factory=list)
+    fallback: str = "none"
+    split_turn: bool = False
+    previous_summary: bool = False
+    first_kept: str | None = None
+    removed_entries: int = 0
+    backup: str | None = None
+    summary: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("compacted", "skipped", "planned")
+
+    def to_dict(self, with_summary: bool = False) -> dict:
+        d = asdict(self)
+        d["seconds"] = round(self.seconds, 3)
+        if not with_summary:
+            d.pop("summary")
+        return d
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _copy_file(path: str, add_eol: bytes | None):
+    with open(path, "rb") as f:
+        while True:
+            block = f.read(READ_BUFFER)
+            if not block:
+                break
+            yield block
+    if add_eol:
+        yield add_eol
+
+
+def summary_tokens(fmt: str, summary: str) -> int:
+    """Heuristic tokens of the summary message as the agent will send it."""
+    if fmt == "pi":
+        return math.ceil(js_len(summary) / 4)
+    return math.ceil(js_len(cp.CONTINUATION_PREFIX + summary) / 4)
+
+
+def _now_iso() -> str:
+    return pi_fmt.iso(time.time())
+
+
+# ---------------------------------------------------------------- pi
+
+
+def pi_compaction_entry(plan: cp.Plan, summary: str, taken: set, rng=None) -> dict:
+    ex = plan.extraction
+    return {
+        "type": "compaction",
+        "id": pi_fmt.new_id(taken, rng),
+        "parentId": plan.context.leaf.id if plan.context.leaf is not None else None,
+        "timestamp": _now_iso(),
+        "summary": summary,
+        "firstKeptEntryId": plan.first_kept_entry.id,
+        "tokensBefore": plan.tokens_before,
+        "details": {"readFiles": ex.read_files, "modifiedFiles": ex.modified_files},
+    }
+
+
+def pi_chunks(t: Transcript, plan: cp.Plan, summary: str, *, truncate: bool = False, rng=None) -> tuple[list, int]:
+    """(chunks of the new file, entries removed)."""
+    taken = {e.id for e in t.entries if e.id}
+    entry = pi_compaction_entry(plan, summary, taken, rng)
+    line = dumps(entry) + t.eol
+    if not truncate:
+        return [_copy_file(t.path, t.eol if t.last_eol == b"" else None), [line]], 0
+    path = plan.context.path
+    pos = next(i for i, e in enumerate(path) if e.index == plan.first_kept_entry.index)
+    removed = {e.id for e in path[:pos] if e.type == "message" and e.id}
+    by_id = {e.id: e for e in t.entries if e.id}
+    with open(t.path, "rb") as f:
+        for e in t.entries:
+            if e.type == "label" and e.id not in removed:
+                target = t.load(e, f).get("targetId")
+                if target in removed:
+                    removed.add(e.id)
+            elif e.type == "branch_summary" and e.parent in removed:
+                removed.add(e.id)
+
+    def kept_ancestor(pid):
+        seen = set()
+        while pid is not None and pid in removed and pid not in seen:
+            seen.add(pid)
+            p = by_id.get(pid)
+            pid = p.parent if p is not None else None
+        return pid
+
+    def gen():
+        with open(t.path, "rb") as f:
+            for e in t.entries:
+                if e.id in removed:
+                    continue
+                if e.parent is not None and e.parent in removed:
+                    obj = dict(t.load(e, f))
+                    obj["parentId"] = kept_ancestor(e.parent)
+                    yield dumps(obj) + t.eol
+                else:
+                    yield t.raw(e, f) + (e.eol or t.eol)
+        yield line
+
+    return [gen()], len(removed)
+
+
+# ---------------------------------------------------------------- claude
+
+
+def claude_lines(t: Transcript, plan: cp.Plan, summary: str, rng=None) -> list[dict]:
+    taken = {e.id for e in t.entries if e.id}
+    last = next((e for e in reversed(t.entries) if e.id), None)
+    env: dict = {}
+    with open(t.path, "rb") as f:
+        src = next((e for e in reversed(t.entries) if e.id and e.kind == "message"), last)
+        if src is not None:
+            obj = t.load(src, f)
+            env = {k: obj[k] for k in claude_fmt.ENVELOPE if k in obj}
+    now = _now_iso()
+    boundary = {"parentUuid": None, "logicalParentUuid": last.id if last is not None else None, **env,
+                "type": "system", "subtype": "compact_boundary", "content": "Conversation compacted",
+                "isMeta": False, "timestamp": now, "uuid": claude_fmt.new_id(taken, rng), "level": "info",
+                "compactMetadata": {"trigger": "manual", "preTokens": plan.tokens_before}}
+    summ = {"parentUuid": boundary["uuid"], **env, "type": "user",
+            "message": {"role": "user", "content": cp.CONTINUATION_PREFIX + summary},
+            "isVisibleInTranscriptOnly": True, "isCompactSummary": True,
+            "uuid": claude_fmt.new_id(taken, rng), "timestamp": now}
+    out = [boundary, summ]
+    mapping: dict = {}
+    prev = summ["uuid"]
+    for u in plan.kept:
+        for e in u.entries:
+            obj = copy.deepcopy(e.obj)
+            new = claude_fmt.new_id(taken, rng)
+            if e.id:
+                mapping[e.id] = new
+            obj["uuid"] = new
+            obj["parentUuid"] = mapping.get(e.parent, prev)
+            src = obj.get("sourceToolAssistantUUID")
+            if isinstance(src, str) and src in mapping:
+                obj["sourceToolAssistantUUID"] = mapping[src]
+            out.append(obj)
+            prev = new
+    return out
+
+
+def claude_chunks(t: Transcript, plan: cp.Plan, summary: str, rng=None) -> list:
+    lines = [dumps(o) + t.eol for o in claude_lines(t, plan, summary, rng)]
+    return [_copy_file(t.path, t.eol if t.last_eol == b"" else None), lines]
+
+
+# ---------------------------------------------------------------- messages
+
+
+def messages_chunks(t: Transcript, plan: cp.Plan, summary: str) -> list:
+    first = plan.kept[0].first.index
+
+    def gen():
+        yield dumps({"role": "user", "content": cp.CONTINUATION_PREFIX + summary}) + t.eol
+        with open(t.path, "rb") as f:
+            for e in t.entries:
+                if e.index >= first:
+                    yield t.raw(e, f) + t.eol
+
+    return [gen()]
+
+
+def write_chunks(t: Transcript, plan: cp.Plan, summary: str, *, truncate: bool = False, rng=None) -> tuple[list, int]:
+    if plan.format == "pi":
+        return pi_chunks(t, plan, summary, truncate=truncate, rng=rng)
+    if plan.format == "claude":
+        return claude_chunks(t, plan, summary, rng), 0
+    return messages_chunks(t, plan, summary), 0
+
+
+def _flatten(chunks):
+    for c in chunks:
+        yield from c
+
+
+# ---------------------------------------------------------------- one file
+
+
+def compact_file(path: str, summarizer, opts: Options | None = None) -> FileResult:
+    """Plan, summarize and write one file. Never raises for per-file problems: the result says."""
+    opts = opts or Options()
+    res = FileResult(path)
+    t0 = time.monotonic()
+    try:
+        _compact(path, summarizer, opts, res)
+    except CtxError as e:
+        res.status = "failed"
+        res.error = e.reason
+    except OSError as e:
+        res.status = "failed"
+        res.error = f"{type(e).__name__}: {e.strerror or e}"
+    res.seconds = time.monotonic() - t0
+    return res
+
+
+def _stamp(path: str) -> tuple:
+    st = os.stat(path)
+    return st.st_size, st.st_mtime_ns, st.st_ino
+
+
+def _compact(path: str, summarizer, opts: Options, res: FileResult) -> None:
+    if not os.path.exists(path):
+        raise InputError("no such file", path=path)
+    stamp = _stamp(path)
+    t = scan(path, opts.fmt)
+    res.format = t.format_name
+    bad = [b for b in t.bad if not b.blank]
+    if bad:
+        raise InputError(f"{len(bad)} unparseable line(s) (first: line {bad[0].lineno}, {bad[0].reason}); "
+                         "run `ctxtool repair` first", path=path)
+    plan = cp.plan_compaction(t, keep_recent_tokens=opts.keep_recent_tokens)
+    st = opts.settings
+    res.tokens_before = res.tokens_after = plan.tokens_before
+    res.previous_summary = plan.previous_summary is not None
+    if opts.if_over is not None and plan.tokens_before <= opts.if_over * st.window:
+        res.status, res.reason = "skipped", f"{plan.tokens_before:,} tokens, not over {opts.if_over:g} of the {st.window:,}-token window"
+        return
+    if plan.skip:
+        res.status, res.reason = "skipped", plan.skip
+        return
+    res.messages_summarized = plan.messages_to_summarize
+    res.tokens_summarized = plan.tokens_to_summarize
+    res.messages_kept = len(plan.kept)
+    res.tokens_kept = plan.tokens_kept
+    res.split_turn = bool(plan.cut and plan.cut.split_turn)
+    res.first_kept = plan.first_kept_entry.id if plan.first_kept_entry is not None else None
+    if not getattr(summarizer, "offline", False):
+        res.calls, res.prompt_tokens = cp.planned_calls(plan, window=st.window, parts=st.parts, min_messages=st.min_messages)
+    if opts.dry_run:
+        if getattr(summarizer, "offline", False):
+            summ = summarize_plan(plan, summarizer, st)
+            res.summary_chars = len(summ.text)
+            res.tokens_after = summary_tokens(plan.format, summ.text) + plan.tokens_kept
+        else:  # upper bound: the summary at its cap
+            est = min(cp.MAX_SUMMARY_CHARS // 4, st.max_tokens)
+            res.tokens_after = est + plan.tokens_kept
+        res.status = "planned"
+        return
+    summ: SummaryResult = summarize_plan(plan, summarizer, st)
+    res.calls = summ.calls
+    res.errors = summ.errors
+    res.fallback = summ.fallback
+    res.summary = summ.text
+    res.summary_chars = len(summ.text)
+    if summ.fallback == "text" and opts.on_error == "skip":
+        res.status = "failed"
+        res.error = "summarizer failed: " + (summ.errors[-1] if summ.errors else "no summary") + " (file left unchanged)"
+        return
+    rng = random.Random()
+    chunks, removed = write_chunks(t, plan, summ.text, truncate=opts.truncate and plan.format == "pi", rng=rng)
+    lock = SessionLock(path, timeout=opts.lock_timeout, break_stale=opts.break_stale_lock)
+    with lock:
+        if _stamp(path) != stamp:
+            raise WriteError("session changed while it was being summarized (the agent wrote to it); rerun compact", path=path)
+        if opts.backup:
+            res.backup = make_backup(path)
+        atomic_write(path, _flatten(chunks), mode=os.stat(path).st_mode & 0o7777)
+    res.removed_entries = removed
+    res.tokens_after = summary_tokens(plan.format, summ.text) + plan.tokens_kept
+    if summ.fallback == "text":
+        res.status = "fallback"
+        res.error = "summarizer failed, fallback summary written: " + (summ.errors[-1] if summ.errors else "")
+    else:
+        res.status = "compacted"
+        if summ.fallback == "partial":
+            res.reason = "partial summary: " + "; ".join(summ.errors[-2:])

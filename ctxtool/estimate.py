@@ -1,0 +1,940 @@
+"""How full is a session's context, and what is eating it: ``ctxtool estimate``.
+
+Four estimators of the tokens the model sees on the next request:
+
+* ``heuristic`` - pi's ``estimateTokens`` (ceil(chars/4) per message, ``Entry.chars``),
+  with an optional safety margin (OpenClaw: 1.2) and AceClaw's per-message overheads;
+* ``tiktoken`` - cl100k_base / o200k_base, offline (``ctxtool.tokenizers``), counting
+  the same blocks the heuristic counts, as the model receives them;
+* ``usage`` - what the provider recorded: pi/OpenClaw ``estimateContextTokens`` (the
+  last valid assistant usage plus the heuristic for the messages after it), Claude Code
+  input + cache_creation + cache_read of the last response (deduplicated by
+  ``message.id`` + ``requestId``, the final record rather than a streaming placeholder);
+* ``anthropic`` - the Messages ``count_tokens`` endpoint (needs ANTHROPIC_API_KEY).
+
+Only what the model sees is counted (``view.provider_view``: after the last compaction,
+no ``details``/``toolUseResult``/progress/snapshots). The file is read in a streaming
+pass that keeps a small index (``transcript.scan``); tiktoken and count_tokens re-read
+the lines in context by offset in a second pass.
+
+Library code: plain data in and out, ``CtxError`` on failure, nothing printed.
+"""
+
+from __future__ import annotations
+
+import gc
+import heapq
+import math
+import os
+import re
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import orjson
+
+from . import tokenizers
+from .errors import ApiError, CtxError, EXIT_FAILED
+from .formats.common import CALL_TYPES, args_chars, result_content_chars
+from .model import BOUNDARY, COMPACTION, IMAGE_CHARS, MESSAGE, META, js_len
+from .tokens import (
+    CHARS_PER_TOKEN,
+    MESSAGE_OVERHEAD,
+    TOOL_RESULT_OVERHEAD,
+    TOOL_USE_OVERHEAD,
+    heuristic_chars_tokens,
+    overhead_entry,
+    with_margin,
+)
+from .transcript import scan
+from .view import context_entries, pi_path, provider_view, sendable
+
+TOKENIZERS = ("heuristic", "tiktoken", "usage", "anthropic")
+DEFAULT_WINDOW = 200_000
+PI_RESERVE_TOKENS = 16_384
+OPENCLAW_RESERVE_FLOOR = 20_000
+SPACEBOT_TIERS = (("background", 0.80), ("aggressive", 0.85), ("emergency", 0.95))
+ACECLAW_TRIGGER = 0.85
+IMAGE_TOKENS = IMAGE_CHARS // CHARS_PER_TOKEN  # an image in a tool result, as pi counts it
+BATCH_CHARS = 4_000_000  # texts per encode_ordinary_batch call
+MIN_DELTA_TOKENS = 50  # calibration: ignore turn pairs that added less than this
+
+# Context windows of models, matched against the model name the file records.
+# 1M variants only when the file says so (a "[1m]"/"-1m" model name, or recorded usage above 200K).
+KNOWN_WINDOWS: list[tuple[re.Pattern, int, str]] = [
+    (re.compile(r"\[1m\]|[-_]1m\b|context-1m", re.I), 1_000_000, "1M context variant"),
+    (re.compile(r"(^|/)claude", re.I), 200_000, "Claude models: 200K"),
+    (re.compile(r"(^|/)gpt-4\.1", re.I), 1_047_576, "GPT-4.1: 1,047,576"),
+    (re.compile(r"(^|/)gpt-5", re.I), 400_000, "GPT-5: 400K"),
+    (re.compile(r"(^|/)gpt-4o", re.I), 128_000, "GPT-4o: 128K"),
+    (re.compile(r"(^|/)o[134](-|$)", re.I), 200_000, "o-series: 200K"),
+    (re.compile(r"(^|/)gemini-(1\.5|2)", re.I), 1_048_576, "Gemini 1.5/2.x: 1,048,576"),
+]
+
+KINDS = ("text", "thinking", "tool_call", "tool_result", "image", "summary")
+TOOL_OUTPUT_ROLES = {"toolResult", "bashExecution"}
+SUMMARY_ROLES = {"compactionSummary", "branchSummary"}
+
+
+class EstimatorUnavailable(CtxError):
+    """The chosen estimator cannot say anything about this file (e.g. no recorded usage)."""
+
+    exit_code = EXIT_FAILED
+
+
+@dataclass
+class Options:
+    tokenizer: str = "heuristic"
+    encoding: str = tokenizers.DEFAULT_ENCODING
+    safety_margin: float = 1.0
+    overheads: bool = False
+    window: int | None = None
+    model: str | None = None
+    reserve_tokens: int = PI_RESERVE_TOKENS
+    top: int = 10
+    calibrate: bool = False
+    fmt: str | None = None
+    api_timeout: float = 60.0
+    api_retries: int = 1
+    num_threads: int = 2
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+@contextmanager
+def _no_gc():
+    """The index is acyclic; the cyclic collector only re-walks it (about 15% of scan time)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+@dataclass
+class Index:
+    """The transcript index plus what the breakdowns need that ``Entry`` does not keep."""
+
+    t: object
+    split: dict = field(default_factory=dict)  # entry index -> [(kind, key, chars)] for multi-call/result entries
+    window_hint: int | None = None
+    model_hint: str | None = None
+
+
+def read_index(path: str, fmt: str | None = None) -> Index:
+    """One streaming pass over ``path`` (objects are released as it goes)."""
+    split: dict = {}
+    hints = {"window": None, "model": None}
+
+    def on_entry(e) -> None:
+        if e.kind == MESSAGE:
+            if len(e.calls) > 1:
+                blocks = e.blocks or []
+                parts = []
+                for c in e.calls:
+                    b = blocks[c.idx]
+                    key = "input" if "input" in b else "arguments"
+                    parts.append(("call", c.name or "unknown", js_len(c.name) + args_chars(b.get(key))))
+                split[e.index] = parts
+            if len(e.results) > 1:
+                blocks = e.blocks or []
+                parts = split.setdefault(e.index, [])
+                for r in e.results:
+                    text, images = result_content_chars(blocks[r.idx].get("content"))
+                    parts.append(("result", r.id, text + images * IMAGE_CHARS))
+        elif e.kind == META and e.obj is not None:
+            obj = e.obj
+            data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
+            w = obj.get("contextWindow") or data.get("contextWindow")
+            if isinstance(w, int) and not isinstance(w, bool) and w > 0:
+                hints["window"] = w
+            m = obj.get("modelId") or data.get("modelId")
+            if isinstance(m, str) and m:
+                hints["model"] = m
+
+    with _no_gc():
+        t = scan(path, fmt, on_entry=on_entry)
+    return Index(t, split, hints["window"], hints["model"])
+
+
+def file_model(ix: Index) -> str | None:
+    """The model the session last used, as the file names it."""
+    for e in reversed(ix.t.entries):
+        if e.role == "assistant" and e.model and e.model != "<synthetic>":
+            return e.model
+    return ix.model_hint
+
+
+# ----------------------------------------------------------------------------- labels
+
+
+def role_label(e) -> str:
+    if e.get("compact_summary"):
+        return "compactionSummary"
+    if e.role == "user" and e.results:
+        return "toolResult"
+    return e.role or "?"
+
+
+def _entry_kinds(e) -> dict:
+    """Characters by block kind; Claude's compact summary counts as a summary."""
+    if e.get("compact_summary"):
+        return {"summary": sum(e.kinds.values())}
+    return e.kinds
+
+
+def tool_names(entries) -> dict:
+    """tool_use id -> tool name, from the calls the entries hold."""
+    names: dict = {}
+    for e in entries:
+        for c in e.calls:
+            if c.id:
+                names[c.id] = c.name or "unknown"
+    return names
+
+
+def _result_name(r, names: dict) -> str:
+    return r.name or names.get(r.id) or "unknown"
+
+
+# ----------------------------------------------------------------------------- breakdown
+
+
+class Tally:
+    """Aggregates per-entry token figures into the breakdowns."""
+
+    def __init__(self, top: int):
+        self.by_role: dict = {}
+        self.by_kind: dict = {}
+        self.by_tool: dict = {}
+        self.top_n = top
+        self.heap: list = []
+        self.total = 0
+        self.entries = 0
+
+    def tool(self, name: str, which: str, tokens: float) -> None:
+        d = self.by_tool.get(name)
+        if d is None:
+            d = self.by_tool[name] = {"calls": 0, "results": 0, "call_tokens": 0.0, "result_tokens": 0.0}
+        if which == "result+":  # more of a result already counted (its images)
+            d["result_tokens"] += tokens
+            return
+        d[which + "s"] += 1
+        d[which + "_tokens"] += tokens
+
+    def add(self, e, tokens: int, kinds: dict, tools: list) -> None:
+        self.entries += 1
+        self.total += tokens
+        role = role_label(e)
+        self.by_role[role] = self.by_role.get(role, 0) + tokens
+        for k, v in kinds.items():
+            self.by_kind[k] = self.by_kind.get(k, 0.0) + v
+        for name, which, tok in tools:
+            self.tool(name, which, tok)
+        if self.top_n > 0:
+            item = (tokens, -e.index, e.lineno, role, tuple(n for n, _, _ in tools))
+            if len(self.heap) < self.top_n:
+                heapq.heappush(self.heap, item)
+            elif item > self.heap[0]:
+                heapq.heapreplace(self.heap, item)
+
+    def result(self, basis: str) -> dict:
+        total = self.total or 0
+        tools = []
+        for name, d in self.by_tool.items():
+            ct, rt = round(d["call_tokens"]), round(d["result_tokens"])
+            tools.append({"tool": name, "calls": d["calls"], "results": d["results"], "call_tokens": ct,
+                          "result_tokens": rt, "tokens": ct + rt})
+        tools.sort(key=lambda x: (-x["tokens"], x["tool"]))
+        top = [{"line": ln, "role": role, "tokens": tok, "tools": list(dict.fromkeys(names))}
+               for tok, _, ln, role, names in sorted(self.heap, reverse=True)]
+        tool_out = sum(v for r, v in self.by_role.items() if r in TOOL_OUTPUT_ROLES)
+        summ = sum(v for r, v in self.by_role.items() if r in SUMMARY_ROLES)
+        conv = total - tool_out - summ
+
+        def share(x):
+            return round(x / total, 4) if total else 0.0
+
+        return {
+            "basis": basis,
+            "tokens": total,
+            "by_role": dict(sorted(self.by_role.items(), key=lambda kv: -kv[1])),
+            "by_kind": {k: round(self.by_kind[k]) for k in KINDS if self.by_kind.get(k)},
+            "by_tool": tools,
+            "top": top,
+            "shares": {
+                "tool_output": share(tool_out),
+                "conversation": share(conv),
+                "summaries": share(summ),
+                "tool_output_tokens": tool_out,
+                "conversation_tokens": conv,
+                "summary_tokens": summ,
+            },
+        }
+
+
+def heuristic_detail(e, split: dict, names: dict) -> tuple[int, dict, list]:
+    """(tokens, tokens by kind, [(tool, 'call'|'result', tokens)]) of one entry by pi's rules."""
+    tokens = heuristic_chars_tokens(e.chars)
+    kinds = {k: v / CHARS_PER_TOKEN for k, v in _entry_kinds(e).items() if v}
+    tools = []
+    parts = split.get(e.index)
+    multi_calls = multi_results = False
+    if parts:
+        for which, key, chars in parts:
+            if which == "call":
+                multi_calls = True
+                tools.append((key, "call", chars / CHARS_PER_TOKEN))
+            else:
+                multi_results = True
+                tools.append((names.get(key) or "unknown", "result", chars / CHARS_PER_TOKEN))
+    if e.calls and not multi_calls:
+        c = e.calls[0]
+        tools.append((c.name or "unknown", "call", e.kinds.get("tool_call", 0) / CHARS_PER_TOKEN))
+    if e.results and not multi_results:
+        if e.tool_chars:  # pi toolResult
+            for name, chars in e.tool_chars.items():
+                tools.append((name, "result", chars / CHARS_PER_TOKEN))
+        else:
+            r = e.results[0]
+            chars = e.kinds.get("tool_result", 0) + e.kinds.get("image", 0)
+            tools.append((_result_name(r, names), "result", chars / CHARS_PER_TOKEN))
+    return tokens, kinds, tools
+
+
+# ----------------------------------------------------------------------------- tiktoken
+
+
+def entry_pieces(e, names: dict) -> list[tuple[str, str | None, str, int]]:
+    """What the model reads of a fresh entry (blocks loaded): [(kind, tool, text, images)].
+
+    The same blocks the heuristic counts: user text (not images), assistant text,
+    thinking and tool calls (name + JSON arguments), tool-result text plus images
+    (1,200 tokens each, pi's 4,800 chars / 4), summaries with their wrapper.
+    """
+    if e.kind == COMPACTION or e.role == "branchSummary":
+        return [("summary", None, _block_text(e.blocks), 0)]
+    if e.role == "bashExecution":
+        if e.get("exclude"):
+            return []
+        return [("text", None, _block_text(e.blocks), 0)]
+    summary = bool(e.get("compact_summary"))
+    role = "assistant" if e.role == "assistant" else ("toolResult" if (e.results or e.role == "toolResult") else e.role)
+    out = []
+    for b in e.blocks or []:
+        if not isinstance(b, dict):
+            continue
+        t = b.get("type")
+        if t == "text":
+            text = b.get("text")
+            if isinstance(text, str) and text:
+                out.append(("summary" if summary else "text", None, text, 0))
+        elif t == "thinking":
+            if role == "assistant":
+                out.append(("thinking", None, str(b.get("thinking") or ""), 0))
+        elif t in CALL_TYPES:
+            key = "input" if "input" in b else "arguments"
+            name = b.get("name") if isinstance(b.get("name"), str) else ""
+            args = b.get(key)
+            if args is None:
+                js = ""
+            elif isinstance(args, str):
+                js = args
+            else:
+                try:
+                    js = orjson.dumps(args).decode("utf-8")
+                except TypeError:
+                    js = ""
+            out.append(("tool_call", name or "unknown", name + js, 0))
+        elif t == "tool_result":
+            rid = b.get("tool_use_id")
+            name = None
+            for r in e.results:
+                if r.id == rid:
+                    name = _result_name(r, names)
+                    break
+            name = name or names.get(rid) or "unknown"
+            text, images = _result_text(b.get("content"))
+            out.append(("tool_result", name, text, images))
+        elif t == "image":
+            if role in ("toolResult", "custom"):
+                out.append(("image", None, "", 1))
+    return out
+
+
+def _block_text(blocks) -> str:
+    return "\n".join(str(b.get("text") or "") for b in blocks or [] if isinstance(b, dict) and b.get("type") == "text")
+
+
+def _result_text(content) -> tuple[str, int]:
+    if content is None:
+        return "", 0
+    if isinstance(content, str):
+        return content, 0
+    parts, images = [], 0
+    if isinstance(content, list):
+        for b in content:
+            if isinstance(b, dict):
+                t = b.get("type")
+                if t == "text":
+                    parts.append(str(b.get("text") or ""))
+                elif t == "image":
+                    images += 1
+    return "\n".join(parts), images
+
+
+def tiktoken_counts(ix: Index, entries: list, encoding: str, names: dict, *, num_threads: int = 2,
+                    detail: bool = True) -> dict:
+    """Second pass: token counts of ``entries`` (re-read by offset, batched).
+
+    Returns {entry index: (tokens, kinds, tools)} (kinds/tools empty when not ``detail``).
+    """
+    enc = tokenizers.get_encoding(encoding)
+    t = ix.t
+    out: dict = {}
+    texts: list[str] = []
+    tags: list[tuple] = []
+    size = 0
+
+    def flush() -> None:
+        nonlocal size
+        counts = tokenizers.count_batch(enc, texts, num_threads)
+        for (idx, kind, tool, images), n in zip(tags, counts):
+            n += images * IMAGE_TOKENS
+            rec = out[idx]
+            rec[0] += n
+            if detail:
+                rec[1][kind] = rec[1].get(kind, 0) + n
+                if tool is not None:
+                    rec[2].append((tool, "call" if kind == "tool_call" else "result", n))
+        texts.clear()
+        tags.clear()
+        size = 0
+
+    ordered = sorted(entries, key=lambda e: e.offset)
+    with open(t.path, "rb") as f:
+        for e in ordered:
+            out[e.index] = [0, {}, []]
+            fresh = e if e.blocks is not None else t.reload(e, f)
+            for kind, tool, text, images in entry_pieces(fresh, names):
+                if images and kind == "tool_result" and detail:
+                    # images in a tool result: attribute to the image kind, keep the tool's share
+                    out[e.index][1]["image"] = out[e.index][1].get("image", 0) + images * IMAGE_TOKENS
+                    out[e.index][0] += images * IMAGE_TOKENS
+                    if tool is not None:
+                        out[e.index][2].append((tool, "result+", images * IMAGE_TOKENS))
+                    images = 0
+                texts.append(text)
+                tags.append((e.index, kind, tool, images))
+                size += len(text)
+            if size >= BATCH_CHARS:
+                flush()
+    if texts:
+        flush()
+    return {k: tuple(v) for k, v in out.items()}
+
+
+# ----------------------------------------------------------------------------- usage
+
+
+def _valid_usage(e) -> bool:
+    return e.role == "assistant" and e.usage is not None and not e.errored
+
+
+def claude_final_usage(entries) -> dict:
+    """message.id(+requestId) -> (usage, last line, placeholder only?), keeping the final record."""
+    best: dict = {}
+    for e in entries:
+        if not _valid_usage(e) or e.msg_key is None:
+            continue
+        if e.usage.context <= 0 and e.usage.output <= 0:
+            continue
+        prev = best.get(e.msg_key)
+        if prev is None or not e.usage.placeholder or prev[0].placeholder:
+            best[e.msg_key] = (e.usage, e.lineno, e.usage.placeholder)
+        else:
+            best[e.msg_key] = (prev[0], e.lineno, prev[2])
+    return best
+
+
+def usage_estimate(fmt_name: str, entries: list, ctx: list) -> dict:
+    """The ``usage`` estimator (see the module docstring). Raises EstimatorUnavailable."""
+    if fmt_name == "messages":
+        raise EstimatorUnavailable("Messages JSONL records no usage; use --tokenizer heuristic or tiktoken")
+    if fmt_name == "pi":
+        comp = ctx[0] if ctx and ctx[0].kind == COMPACTION else None
+        last = None
+        for i in range(len(ctx) - 1, -1, -1):
+            e = ctx[i]
+            if e.role == "assistant" and e.usage is not None and e.stop not in ("error", "aborted"):
+                if comp is not None and e.index < comp.index:
+                    continue  # before the compaction: pi skips it
+                if e.usage.context_after <= 0:
+                    continue
+                last = i
+                break
+        if last is None:
+            tokens = sum(heuristic_chars_tokens(e.chars) for e in ctx)
+            return {"tokens": tokens, "recorded": None, "after": tokens, "line": None,
+                    "basis": "no valid assistant usage after the last compaction: heuristic for all messages (as pi does)"}
+        e = ctx[last]
+        after = sum(heuristic_chars_tokens(x.chars) for x in ctx[last + 1:])
+        rec = e.usage.context_after
+        return {"tokens": rec + after, "recorded": rec, "after": after, "line": e.lineno,
+                "input": e.usage.input, "output": e.usage.output, "cache_read": e.usage.cache_read,
+                "cache_write": e.usage.cache_write, "total_tokens": e.usage.total,
+                "basis": f"usage of the assistant at line {e.lineno} (totalTokens or the sum) + heuristic for {len(ctx) - last - 1} later message(s)"}
+    # Claude Code
+    finals = claude_final_usage(ctx)
+    key = None
+    for e in reversed(ctx):
+        if e.msg_key in finals:
+            key = e.msg_key
+            break
+    if key is None:
+        raise EstimatorUnavailable("no recorded assistant usage after the last compact boundary")
+    usage, line, placeholder = finals[key]
+    lines = [e.lineno for e in ctx if e.msg_key == key]
+    last_i = max(i for i, e in enumerate(ctx) if e.msg_key == key)
+    after = sum(heuristic_chars_tokens(x.chars) for x in ctx[last_i + 1:])
+    res = {"tokens": usage.context, "recorded": usage.context, "after": after, "line": lines[-1], "lines": lines,
+           "message_key": key, "input": usage.input, "output": usage.output, "cache_read": usage.cache_read,
+           "cache_write": usage.cache_write, "placeholder": placeholder,
+           "basis": f"input + cache_creation + cache_read of the last response (lines {lines[0]}-{lines[-1]}, "
+                    f"{len(lines)} record(s) deduplicated)"}
+    if placeholder:
+        res["basis"] += "; only streaming records were written (no final usage)"
+    return res
+
+
+# ----------------------------------------------------------------------------- anthropic
+
+
+def _api_block(b, role: str):
+    if not isinstance(b, dict):
+        return None
+    t = b.get("type")
+    if t == "text":
+        text = b.get("text")
+        return {"type": "text", "text": text} if isinstance(text, str) and text.strip() else None
+    if t == "thinking":
+        if role == "assistant" and b.get("signature") and b.get("thinking"):
+            return {"type": "thinking", "thinking": b["thinking"], "signature": b["signature"]}
+        return None
+    if t == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": b.get("data", "")} if role == "assistant" else None
+    if t in CALL_TYPES:
+        args = b.get("input", b.get("arguments"))
+        if isinstance(args, str):
+            try:
+                args = orjson.loads(args)
+            except orjson.JSONDecodeError:
+                args = {"_raw": args}
+        if not isinstance(args, dict):
+            args = {}
+        return {"type": "tool_use", "id": b.get("id") or "toolu_unknown", "name": b.get("name") or "unknown", "input": args}
+    if t == "tool_result":
+        content = b.get("content")
+        if isinstance(content, list):
+            content = [x for x in (_api_block(c, "user") for c in content) if x is not None and x["type"] in ("text", "image")]
+        elif not isinstance(content, str):
+            content = ""
+        out = {"type": "tool_result", "tool_use_id": b.get("tool_use_id") or "toolu_unknown", "content": content}
+        if b.get("is_error"):
+            out["is_error"] = True
+        return out
+    if t == "image":
+        src = b.get("source")
+        return {"type": "image", "source": src} if isinstance(src, dict) else None
+    return None
+
+
+def api_messages(ix: Index, view) -> tuple[list, list]:
+    """(messages, tools) for count_tokens: the provider view, re-read, in the Messages shape."""
+    t = ix.t
+    msgs: list = []
+    tools: dict = {}
+    with open(t.path, "rb") as f:
+        for m in view:
+            content = []
+            for e in m.entries:
+                fresh = e if e.blocks is not None else t.reload(e, f)
+                for b in fresh.blocks or []:
+                    ab = _api_block(b, m.role)
+                    if ab is None:
+                        continue
+                    if ab["type"] == "tool_use":
+                        tools.setdefault(ab["name"], {"name": ab["name"], "description": "", "input_schema": {"type": "object"}})
+                    content.append(ab)
+            if not content:
+                continue
+            if msgs and msgs[-1]["role"] == m.role:
+                msgs[-1]["content"].extend(content)
+            else:
+                msgs.append({"role": m.role, "content": content})
+    return msgs, list(tools.values())
+
+
+def anthropic_count(messages: list, tools: list, model: str, *, timeout: float = 60.0, retries: int = 1) -> int:
+    """count_tokens through the anthropic SDK; ApiError (one line) on any failure."""
+    key = os.environ.get("ANTHROPIC_API_KEY")
+    if not key:
+        raise ApiError("the anthropic estimator calls the count_tokens API and needs ANTHROPIC_API_KEY; "
+                       "offline, use --tokenizer heuristic, tiktoken or usage")
+    if not messages:
+        return 0
+    base = os.environ.get("ANTHROPIC_BASE_URL") or None
+    try:
+        import anthropic
+    except ImportError:
+        raise ApiError("the anthropic package is not installed: pip install anthropic") from None
+    where = base or "api.anthropic.com"
+    try:
+        client = anthropic.Anthropic(api_key=key, base_url=base, timeout=timeout, max_retries=retries)
+        kw = {"model": model, "messages": messages}
+        if tools:
+            kw["tools"] = tools
+        res = client.messages.count_tokens(**kw)
+        return int(res.input_tokens)
+    except anthropic.APITimeoutError:
+        raise ApiError(f"count_tokens timed out after {timeout:g}s ({where})") from None
+    except anthropic.APIConnectionError as e:
+        cause = e.__cause__ or e.__context__
+        raise ApiError(f"count_tokens: cannot reach {where}: {_one_line(cause or e)}") from None
+    except anthropic.APIStatusError as e:
+        msg = _one_line(_api_error_message(e))
+        raise ApiError(f"count_tokens failed: HTTP {e.status_code}: {msg}") from None
+    except Exception as e:  # noqa: BLE001 - never a traceback for a network estimate
+        raise ApiError(f"count_tokens failed: {type(e).__name__}: {_one_line(e)}") from None
+
+
+def _api_error_message(e) -> str:
+    body = getattr(e, "body", None)
+    if isinstance(body, dict):
+        err = body.get("error")
+        if isinstance(err, dict) and err.get("message"):
+            return f"{err.get('type', 'error')}: {err['message']}"
+    return str(getattr(e, "message", e))
+
+
+def _one_line(x) -> str:
+    s = " ".join(str(x).split())
+    return s[:300] + ("..." if len(s) > 300 else "")
+
+
+# ----------------------------------------------------------------------------- window and triggers
+
+
+def resolve_window(ix: Index, model: str | None, override: int | None, ctx: list) -> tuple[int, str]:
+    if override:
+        return int(override), "--window"
+    if ix.window_hint:
+        return ix.window_hint, "contextWindow recorded in the file"
+    if model:
+        for pat, window, why in KNOWN_WINDOWS:
+            if pat.search(model):
+                if window == 200_000 and "claude" in model.lower():
+                    peak = max((e.usage.context for e in ctx if e.usage is not None), default=0)
+                    if peak > 200_000:
+                        return 1_000_000, f"{model}: recorded usage {peak:,} > 200K implies the 1M context variant"
+                return window, f"{model} ({why})"
+        return DEFAULT_WINDOW, f"{model} not in the known-model table: default 200,000"
+    return DEFAULT_WINDOW, "no model named in the file: default 200,000"
+
+
+def pressure(fraction: float) -> str:
+    """The context-management skill's levels: <50% low, 50-70 medium, 70-85 high, >85 critical."""
+    if fraction < 0.50:
+        return "low"
+    if fraction < 0.70:
+        return "medium"
+    if fraction <= 0.85:
+        return "high"
+    return "critical"
+
+
+def triggers(tokens: int, window: int, reserve: int = PI_RESERVE_TOKENS) -> list[dict]:
+    rows = [
+        ("pi", window - reserve, f"window - reserveTokens {reserve:,}"),
+        ("openclaw", window - max(reserve, OPENCLAW_RESERVE_FLOOR), f"window - max(reserveTokens, floor {OPENCLAW_RESERVE_FLOOR:,})"),
+    ]
+    for name, frac in SPACEBOT_TIERS:
+        rows.append((f"spacebot-{name}", math.floor(window * frac), f"{int(frac * 100)}% of the window"))
+    rows.append(("aceclaw", math.floor(window * ACECLAW_TRIGGER), f"{int(ACECLAW_TRIGGER * 100)}% of the window"))
+    return [{"name": n, "threshold": th, "rule": rule, "crossed": tokens > th, "distance": th - tokens} for n, th, rule in rows]
+
+
+# ----------------------------------------------------------------------------- calibration
+
+
+def _pct(xs: list[float], p: float) -> float | None:
+    if not xs:
+        return None
+    s = sorted(xs)
+    k = max(0, min(len(s) - 1, math.ceil(p * len(s)) - 1))
+    return s[k]
+
+
+def _median(xs):
+    if not xs:
+        return None
+    s = sorted(xs)
+    n = len(s)
+    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+
+
+def calibration(ix: Index, opts: Options, names: dict) -> dict:
+    """Compare each offline estimator with the usage recorded at every assistant turn."""
+    t = ix.t
+    fmt = t.format_name
+    if fmt == "messages":
+        return {"available": False, "reason": "Messages JSONL records no usage"}
+    seq = pi_path(t.entries) if fmt == "pi" else [e for e in t.entries if e.kind != "header"]
+    msgs = [e for e in seq if e.kind in (MESSAGE, COMPACTION)]
+    notes = []
+    per: dict[str, callable] = {
+        "heuristic": lambda e: heuristic_chars_tokens(e.chars),
+        "heuristic+overheads": None,  # handled in the walk (split Claude lines)
+    }
+    tk: dict = {}
+    for encname in tokenizers.ENCODINGS:
+        try:
+            counts = tiktoken_counts(ix, msgs, encname, names, num_threads=opts.num_threads, detail=False)
+        except CtxError as err:
+            notes.append(f"tiktoken:{encname} skipped: {err.reason}")
+            continue
+        tk[encname] = counts
+        per[f"tiktoken:{encname}"] = (lambda c: (lambda e: c[e.index][0]))(counts)
+    names_est = list(per) + ["usage"]
+    finals = claude_final_usage(seq) if fmt == "claude" else {}
+
+    running = {k: 0 for k in names_est if k != "usage"}
+    chars = 0
+    seg = 0
+    usage_base: int | None = None
+    since = 0
+    points = []  # (segment, {est: value}, chars, recorded)
+    pos = {e.id: i for i, e in enumerate(seq) if e.id is not None} if fmt == "pi" else {}
+    prev_key = None
+    seen_keys: set = set()
+
+    def cost(e, name):
+        if name == "heuristic+overheads":
+            return heuristic_chars_tokens(e.chars) + overhead_entry(e, new_message=e.msg_key is None or e.msg_key != prev_key)
+        return per[name](e)
+
+    for i, e in enumerate(seq):
+        if e.kind == BOUNDARY:
+            seg += 1
+            running = {k: 0 for k in running}
+            chars = 0
+            usage_base = None
+            prev_key = None
+            continue
+        if e.kind == COMPACTION:
+            seg += 1
+            kept = []
+            first = e.get("first_kept")
+            if first is not None and first in pos and pos[first] < i:
+                kept = [x for x in seq[pos[first]:i] if x.kind == MESSAGE and sendable(x) and not x.get("exclude")]
+            prev_key = None
+            running = {k: cost(e, k) + sum(cost(x, k) for x in kept) for k in running}
+            chars = e.chars + sum(x.chars for x in kept)
+            usage_base = None
+            continue
+        if e.kind != MESSAGE or not sendable(e) or e.get("exclude"):
+            continue
+        rec = None
+        if e.role == "assistant" and e.usage is not None and not e.errored:
+            if fmt == "claude":
+                if e.msg_key in finals and e.msg_key not in seen_keys:
+                    seen_keys.add(e.msg_key)
+                    rec = finals[e.msg_key][0]
+            elif e.usage.context > 0:
+                rec = e.usage
+        if rec is not None and rec.context > 0:
+            est = dict(running)
+            if usage_base is not None:
+                est["usage"] = usage_base + since
+            points.append((seg, est, chars, rec.context))
+        for k in running:
+            running[k] += cost(e, k)
+        chars += e.chars
+        prev_key = e.msg_key
+        if rec is not None and rec.context > 0:
+            usage_base = rec.context_after  # context after this response (pi's totalTokens)
+            since = 0
+        elif usage_base is not None and not (fmt == "claude" and e.msg_key is not None and e.msg_key in seen_keys and e.role == "assistant"):
+            since += heuristic_chars_tokens(e.chars)
+
+    if not points:
+        return {"available": False, "reason": "no assistant turn with recorded usage", "notes": notes}
+    results = {}
+    for name in names_est:
+        pts = [(s, est[name], rec) for s, est, _, rec in points if name in est]
+        if not pts:
+            continue
+        ratios = []
+        for (s0, e0, r0), (s1, e1, r1) in zip(pts, pts[1:]):
+            if s0 == s1 and e1 - e0 >= MIN_DELTA_TOKENS and r1 - r0 > 0:
+                ratios.append((r1 - r0) / (e1 - e0))
+        baseline = 0 if name == "usage" else _median([rec - est for _, est, rec in pts])
+        errs = [abs(est + baseline - rec) / rec for _, est, rec in pts]
+        raw = [rec / est for _, est, rec in pts if est > 0]
+        results[name] = {
+            "turns": len(pts),
+            "ratio_median": _round(_median(ratios)), "ratio_p90": _round(_pct(ratios, 0.9)), "pairs": len(ratios),
+            "baseline": round(baseline) if baseline is not None else None,
+            "error_median": _round(_median(errs)), "error_p90": _round(_pct(errs, 0.9)),
+            "recorded_over_estimate_median": _round(_median(raw)),
+        }
+    dchars = drec = 0
+    for (s0, _, c0, r0), (s1, _, c1, r1) in zip(points, points[1:]):
+        if s0 == s1 and r1 > r0 and c1 > c0:
+            dchars += c1 - c0
+            drec += r1 - r0
+    cpt = round(dchars / drec, 3) if drec else None
+    offline = [n for n in results if n != "usage" and results[n]["error_p90"] is not None]
+    best = min(offline, key=lambda n: (results[n]["error_p90"], n)) if offline else None
+    trust = best
+    why = ""
+    u = results.get("usage")
+    if u and u["error_p90"] is not None and (best is None or u["error_p90"] <= results[best]["error_p90"]):
+        trust = "usage"
+        why = "recorded usage (plus the heuristic for later messages) tracks the provider best"
+    elif best:
+        why = f"{best} has the smallest p90 error once the fixed baseline (system prompt, tools) is added"
+    scale = results[best]["ratio_median"] if best else None
+    advice = why
+    if best and scale:
+        advice += f"; offline, use {best} x {scale:.2f} + {results[best]['baseline']:,} baseline"
+    return {"available": True, "turns": len(points), "chars_per_token": cpt, "estimators": results,
+            "best_offline": best, "trust": trust, "advice": advice, "notes": notes}
+
+
+def _round(x, n=4):
+    return round(x, n) if x is not None else None
+
+
+# ----------------------------------------------------------------------------- the estimate
+
+
+def estimate_file(path: str, opts: Options | None = None) -> dict:
+    """Estimate one session file. Raises CtxError subclasses (one-line reasons)."""
+    opts = opts or Options()
+    if opts.tokenizer not in TOKENIZERS:
+        raise CtxError(f"unknown tokenizer {opts.tokenizer!r} (choose from {', '.join(TOKENIZERS)})")
+    if opts.tokenizer == "tiktoken":
+        tokenizers.get_encoding(opts.encoding)  # fail fast, before reading the file
+    if opts.tokenizer == "anthropic" and not os.environ.get("ANTHROPIC_API_KEY"):
+        raise ApiError("the anthropic estimator calls the count_tokens API and needs ANTHROPIC_API_KEY; "
+                       "offline, use --tokenizer heuristic, tiktoken or usage", path=path)
+    ix = read_index(path, opts.fmt)
+    t = ix.t
+    fmt = t.format_name
+    view = provider_view(fmt, t.entries)
+    vis = [e for m in view for e in m.entries]
+    ctx = context_entries(fmt, t.entries)
+    names = tool_names(t.entries)
+    model = opts.model or file_model(ix)
+    window, window_source = resolve_window(ix, model, opts.window, ctx)
+    notes: list[str] = []
+
+    # breakdown (and the offline totals)
+    tally = Tally(opts.top)
+    if opts.tokenizer == "tiktoken":
+        counts = tiktoken_counts(ix, vis, opts.encoding, names, num_threads=opts.num_threads)
+        for e in vis:
+            tokens, kinds, tools = counts[e.index]
+            tally.add(e, tokens, kinds, tools)
+        basis = f"tiktoken:{opts.encoding}"
+    else:
+        for e in vis:
+            tally.add(e, *heuristic_detail(e, ix.split, names))
+        basis = "heuristic"
+    breakdown = tally.result(basis)
+    raw = tally.total
+    over = 0
+    if opts.overheads:
+        over = _view_overheads(view)
+    res: dict = {"path": path, "format": fmt, "estimator": opts.tokenizer, "model": model}
+    if opts.tokenizer in ("heuristic", "tiktoken"):
+        if opts.tokenizer == "tiktoken":
+            res["encoding"] = opts.encoding
+        tokens = with_margin(raw + over, opts.safety_margin)
+        res.update({"raw_tokens": raw, "overhead_tokens": over, "safety_margin": opts.safety_margin})
+    elif opts.tokenizer == "usage":
+        u = usage_estimate(fmt, t.entries, ctx)
+        tokens = u["tokens"]
+        res["usage"] = u
+    else:
+        if not model:
+            raise ApiError("no model named in the file; pass --model for count_tokens", path=path)
+        msgs, tools = api_messages(ix, view)
+        try:
+            tokens = anthropic_count(msgs, tools, model, timeout=opts.api_timeout, retries=opts.api_retries)
+        except ApiError as e:
+            raise ApiError(e.reason, path=path) from None
+        res["api"] = {"model": model, "messages": len(msgs), "tools": len(tools)}
+        if tools:
+            notes.append(f"count_tokens includes {len(tools)} minimal tool definition(s) the API requires for tool blocks")
+    fraction = tokens / window if window else 0.0
+    n_comp = sum(1 for e in t.entries if e.kind in (COMPACTION, BOUNDARY))
+    res.update({
+        "tokens": tokens,
+        "window": window,
+        "window_source": window_source,
+        "percent": round(fraction * 100, 2),
+        "pressure": pressure(fraction),
+        "triggers": triggers(tokens, window, opts.reserve_tokens),
+        "messages": len(view),
+        "entries_in_context": len(vis),
+        "entries": len(t.entries),
+        "lines": t.lines,
+        "bad_lines": len(t.bad),
+        "compactions": n_comp,
+        "breakdown": breakdown,
+    })
+    if n_comp >= 3:
+        notes.append(f"{n_comp} compactions in the file: summaries stack (each cycle raises the floor)")
+    if opts.calibrate:
+        res["calibration"] = calibration(ix, opts, names)
+    res["notes"] = notes
+    return res
+
+
+def _view_overheads(view) -> int:
+    total = 0
+    for m in view:
+        total += MESSAGE_OVERHEAD
+        for e in m.entries:
+            total += TOOL_USE_OVERHEAD * len(e.calls) + TOOL_RESULT_OVERHEAD * len(e.results)
+    return total
+
+
+def estimate_many(paths: list[str], opts: Options | None = None) -> dict:
+    """Estimate several files: {files: [...], failures: [...], totals: {...}}."""
+    opts = opts or Options()
+    files, failures = [], []
+    for p in paths:
+        try:
+            files.append(estimate_file(p, opts))
+        except CtxError as e:
+            failures.append({"path": p, "error": e.reason, "line": e.line, "message": str(e) if e.path else f"{p}: {e.reason}",
+                             "exit_code": e.exit_code})
+    return {"files": files, "failures": failures, "totals": totals(files)}
+
+
+def totals(files: list[dict]) -> dict:
+    levels: dict = {}
+    for f in files:
+        levels[f["pressure"]] = levels.get(f["pressure"], 0) + 1
+    return {
+        "files": len(files),
+        "tokens": sum(f["tokens"] for f in files),
+        "max_percent": max((f["percent"] for f in files), default=0.0),
+        "pressure": levels,
+        "crossed_any_trigger": sum(1 for f in files if any(tr["crossed"] for tr in f["triggers"])),
+    }

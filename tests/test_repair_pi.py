@@ -1,0 +1,70 @@
+"""The owning agent is the judge: repaired pi files load in the real pi coding agent
+(SessionManager.open + buildSessionContext), unchanged, with their whole history."""
+
+import os
+import shutil
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ctxtool import synth
+from ctxtool.repair import repair_file
+from ctxtool.transcript import scan
+from ctxtool.view import context_entries
+from tests.support.pi_agent import load_with_pi
+
+pytestmark = pytest.mark.pi
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "repair")
+PI_CASES = sorted(n[:-6] for n in os.listdir(FIXTURES) if n.startswith("pi-") and n.endswith(".jsonl") and ".expected" not in n)
+
+
+def our_roles(path):
+    t = scan(path)
+    return [e.role for e in context_entries("pi", t.entries)]
+
+
+def pi_roles(result):
+    return [m["role"] for m in result["messages"]]
+
+
+@pytest.mark.parametrize("case", PI_CASES)
+def test_repaired_fixture_loads_in_pi_with_whole_history(tmp_path, case):
+    path = str(tmp_path / f"{case}.jsonl")
+    shutil.copy(os.path.join(FIXTURES, f"{case}.jsonl"), path)
+    repair_file(path, backup=False)
+    result = load_with_pi(path)
+    assert result["ok"], result
+    if case.startswith("pi-v1"):
+        assert result["rewritten"]  # pi migrates every v1 file to v3 on open; nothing is lost
+    else:
+        assert not result["rewritten"], "pi rewrote (wiped or migrated) the repaired file"
+    assert pi_roles(result) == our_roles(path)
+    assert result["entryCount"] == sum(1 for e in scan(path).entries if e.kind != "header")
+
+
+def test_unrepaired_torn_header_is_wiped_by_pi_but_repaired_one_is_not(tmp_path):
+    path = str(tmp_path / "s.jsonl")
+    shutil.copy(os.path.join(FIXTURES, "pi-torn-header.jsonl"), path)
+    assert load_with_pi(path)["rewritten"] is True  # the failure repair exists for
+    repair_file(path, backup=False)
+    result = load_with_pi(path)
+    assert not result["rewritten"] and len(result["messages"]) == 5
+    assert result["header"]["id"] == "7d3f4c2a-5b1e-4e8f-9a6c-2d1b0e9f8a7c"  # salvaged, not invented
+
+
+@settings(max_examples=15, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    kinds=st.lists(st.sampled_from(sorted(k for k, f in synth.CORRUPTIONS.items() if "pi" in f)), min_size=1, max_size=4, unique=True),
+    seed=st.integers(0, 1000),
+)
+def test_generated_corruptions_load_in_pi_after_repair(tmp_path_factory, kinds, seed):
+    if "missing_header" in kinds and "invalid_header" in kinds:
+        kinds.remove("invalid_header")
+    path = str(tmp_path_factory.mktemp("pi") / "s.jsonl")
+    synth.write_session(path, "pi", seed=seed, turns=10, corruptions=kinds)
+    repair_file(path, backup=False)
+    result = load_with_pi(path)
+    assert result["ok"] and not result["rewritten"], (kinds, result.get("error"))
+    assert pi_roles(result) == our_roles(path)
