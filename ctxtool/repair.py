@@ -27,7 +27,7 @@ import hashlib
 import os
 import random
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from .errors import InputError
 from .formats import pi as pi_fmt
@@ -48,7 +48,7 @@ class Change:
     detail: str = ""
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return {"kind": self.kind, "action": self.action, "line": self.line, "id": self.id, "detail": self.detail}
 
 
 @dataclass

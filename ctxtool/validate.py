@@ -7,7 +7,7 @@ which line breaks the session before the API does.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from .view import ViewMessage, provider_view
 
@@ -25,23 +25,42 @@ class Violation:
     ids: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return {"kind": self.kind, "severity": self.severity, "message_index": self.message_index,
+                "lines": self.lines, "api_error": self.api_error, "ids": self.ids}
 
 
-def _positions(msg: ViewMessage):
-    """Yield (position in merged content, entry, block idx, kind, id) for every block."""
-    pos = 0
-    for e in msg.entries:
-        result_idx = {r.idx: r for r in e.results}
-        call_idx = {c.idx: c for c in e.calls}
-        for i in range(e.nblocks):
-            if i in result_idx:
-                yield pos, e, "result", result_idx[i]
-            elif i in call_idx:
-                yield pos, e, "call", call_idx[i]
-            else:
-                yield pos, e, "other", None
-            pos += 1
+class _Summary:
+    """Where the tool calls and results of one message sit in its merged content."""
+
+    __slots__ = ("calls", "results", "first_other", "empty", "blank_lines")
+
+    def __init__(self, msg: ViewMessage):
+        self.calls: list = []  # (position, entry, Call)
+        self.results: list = []  # (position, entry, Result)
+        self.first_other: int | None = None  # position of the first block that is not a result
+        self.blank_lines = [e.lineno for e in msg.entries if e.blank_text]
+        self.empty = all(e.empty for e in msg.entries)
+        pos = 0
+        for e in msg.entries:
+            if not e.calls and not e.results:
+                if e.nblocks and self.first_other is None:
+                    self.first_other = pos
+                pos += e.nblocks
+                continue
+            res = {r.idx: r for r in e.results}
+            calls = {c.idx: c for c in e.calls}
+            for i in range(e.nblocks):
+                if i in res:
+                    self.results.append((pos + i, e, res[i]))
+                else:
+                    if i in calls:
+                        self.calls.append((pos + i, e, calls[i]))
+                    if self.first_other is None:
+                        self.first_other = pos + i
+            pos += e.nblocks
+
+    def call_ids(self) -> set:
+        return {c.id for _, _, c in self.calls if not c.problem}
 
 
 def validate_view(view: list[ViewMessage]) -> list[Violation]:
@@ -49,60 +68,49 @@ def validate_view(view: list[ViewMessage]) -> list[Violation]:
     if not view:
         out.append(Violation("no-messages", ERROR, 0, [], "messages: at least one message is required"))
         return out
+    summaries = [_Summary(m) for m in view]
     seen_calls: dict[str, int] = {}
     for n, msg in enumerate(view):
-        blocks = list(_positions(msg))
+        sm = summaries[n]
         is_last = n == len(view) - 1
-        if all(kind == "other" and e.empty for _, e, kind, _ in blocks) and all(e.empty for e in msg.entries):
-            if not (is_last and msg.role == "assistant"):
-                out.append(Violation("empty-message", ERROR, n, msg.lines,
-                                     f"messages.{n}: all messages must have non-empty content except for the optional final assistant message"))
-        if any(e.blank_text for e in msg.entries):
-            lines = [e.lineno for e in msg.entries if e.blank_text]
-            out.append(Violation("empty-text", ERROR, n, lines, "messages: text content blocks must be non-empty"))
+        if sm.empty and not (is_last and msg.role == "assistant"):
+            out.append(Violation("empty-message", ERROR, n, msg.lines,
+                                 f"messages.{n}: all messages must have non-empty content except for the optional final assistant message"))
+        if sm.blank_lines:
+            out.append(Violation("empty-text", ERROR, n, sm.blank_lines, "messages: text content blocks must be non-empty"))
         if msg.role == "assistant":
-            calls = [(pos, e, c) for pos, e, kind, c in blocks if kind == "call"]
-            for pos, e, c in calls:
+            ids = []
+            for pos, e, c in sm.calls:
                 if c.problem:
-                    out.append(Violation("invalid-tool-call", ERROR, n, [e.lineno],
-                                         _call_error(n, pos, c.problem), [c.id] if c.id else []))
+                    out.append(Violation("invalid-tool-call", ERROR, n, [e.lineno], _call_error(n, pos, c.problem), [c.id] if c.id else []))
                     continue
                 if c.id in seen_calls:
                     out.append(Violation("duplicate-tool-use-id", ERROR, n, [e.lineno],
                                          f"messages.{n}.content.{pos}: `tool_use` ids must be unique", [c.id]))
                 seen_calls[c.id] = n
-            ids = [c.id for _, _, c in calls if not c.problem]
+                ids.append(c.id)
             if not ids:
                 continue
-            nxt = view[n + 1] if n + 1 < len(view) else None
-            nxt_blocks = list(_positions(nxt)) if nxt is not None and nxt.role == "user" else []
-            present = {r.id for _, _, kind, r in nxt_blocks if kind == "result"}
+            nxt = summaries[n + 1] if n + 1 < len(view) and view[n + 1].role == "user" else None
+            present = {r.id for _, _, r in nxt.results} if nxt is not None else set()
             missing = [i for i in ids if i not in present]
             if missing:
-                lines = sorted({e.lineno for _, e, c in calls if c.id in missing})
+                lines = sorted({e.lineno for _, e, c in sm.calls if c.id in missing})
                 out.append(Violation("missing-tool-result", ERROR, n, lines,
                                      f"messages.{n}: `tool_use` ids were found without `tool_result` blocks immediately after: "
                                      f"{', '.join(missing)}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
                                      missing))
-            leading = set()
-            for _, _, kind, r in nxt_blocks:
-                if kind != "result":
-                    break
-                leading.add(r.id)
-            late = [i for i in ids if i in present and i not in leading]
-            if late:
-                out.append(Violation("result-not-first", ERROR, n + 1, nxt.lines,
-                                     f"messages.{n + 1}: Did not find {len(late)} tool_result block(s) at the beginning of this message. "
-                                     "Messages following tool_use blocks must begin with a matching number of tool_result blocks.", late))
-        else:
-            prev = view[n - 1] if n > 0 else None
-            prev_ids = set()
-            if prev is not None and prev.role == "assistant":
-                prev_ids = {c.id for _, _, kind, c in _positions(prev) if kind == "call" and not c.problem}
+            if nxt is not None and nxt.first_other is not None:
+                leading = {r.id for pos, _, r in nxt.results if pos < nxt.first_other}
+                late = [i for i in ids if i in present and i not in leading]
+                if late:
+                    out.append(Violation("result-not-first", ERROR, n + 1, view[n + 1].lines,
+                                         f"messages.{n + 1}: Did not find {len(late)} tool_result block(s) at the beginning of this message. "
+                                         "Messages following tool_use blocks must begin with a matching number of tool_result blocks.", late))
+        elif sm.results:
+            prev_ids = summaries[n - 1].call_ids() if n > 0 and view[n - 1].role == "assistant" else set()
             counted: set[str] = set()
-            for pos, e, kind, r in blocks:
-                if kind != "result":
-                    continue
+            for pos, e, r in sm.results:
                 if r.id not in prev_ids:
                     out.append(Violation("unexpected-tool-result", ERROR, n, [e.lineno],
                                          f"messages.{n}.content.{pos}: unexpected `tool_use_id` found in `tool_result` blocks: {r.id}. "
