@@ -348,6 +348,7 @@ def edit_text(text: str, cfg: dict, changes: list[dict]) -> str:
     nl = "\r\n" if "\r\n" in text else "\n"
     unit = "\t" if re.search(r"\n\t", text) else " " * (_min_indent(text) or 2)
     edits = []  # (start, end, replacement)
+    adds: dict = {}  # parent path -> (indent, [member text])
     for op, parts, value, _cur in _plan(cfg, changes):
         if op == "replace":
             ks, vs, ve, _q = members[parts]
@@ -365,21 +366,23 @@ def edit_text(text: str, cfg: dict, changes: list[dict]) -> str:
             base = re.match(r"[ \t]*", text[text.rfind("\n", 0, o["open"]) + 1:])[0]
             ind = base + unit
         k = key if (not quoted and _IDENT.match(key)) else json.dumps(key, ensure_ascii=False)
-        member = f"{k}: {_fmt_value(value, ind or '', unit, nl)}"
+        adds.setdefault(parent, (ind, []))[1].append(f"{k}: {_fmt_value(value, ind or '', unit, nl)}")
+    for parent, (ind, ms) in adds.items():
+        o = objects[parent]
         if not o["keys"]:
             base = ind[: -len(unit)]
-            edits.append((o["open"] + 1, o["close"], f"{nl}{ind}{member}{nl}{base}"))
-        elif ind is None:  # single-line object
-            lastv = members[parent + (o["keys"][-1],)][2]
+            edits.append((o["open"] + 1, o["close"], nl + f",{nl}".join(ind + m for m in ms) + nl + base))
+            continue
+        lastv = members[parent + (o["keys"][-1],)][2]
+        if ind is None:  # single-line object
             if o["trailing"] is not None:
-                edits.append((o["trailing"], o["trailing"], f" {member},"))
+                edits.append((o["trailing"], o["trailing"], "".join(f" {m}," for m in ms)))
             else:
-                edits.append((lastv, lastv, f", {member}"))
+                edits.append((lastv, lastv, "".join(f", {m}" for m in ms)))
         elif o["trailing"] is not None:
-            edits.append((o["trailing"], o["trailing"], f"{nl}{ind}{member},"))
+            edits.append((o["trailing"], o["trailing"], "".join(f"{nl}{ind}{m}," for m in ms)))
         else:
-            lastv = members[parent + (o["keys"][-1],)][2]
-            edits.append((lastv, lastv, f",{nl}{ind}{member}"))
+            edits.append((lastv, lastv, "".join(f",{nl}{ind}{m}" for m in ms)))
     out = text
     ordered = sorted(((s, e, i, rep) for i, (s, e, rep) in enumerate(edits)), reverse=True)
     for s, e, _i, rep in ordered:

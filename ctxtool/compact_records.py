@@ -340,3 +340,33 @@ def _compact(path: str, summarizer, opts: Options, res: FileResult) -> None:
         res.status = "compacted"
         if summ.fallback == "partial":
             res.reason = "partial summary: " + "; ".join(summ.errors[-2:])
+
+
+# ---------------------------------------------------------------- batch
+
+
+def compact_batch(files: list[str], summarizer, opts: Options | None = None, *, jobs: int = 1,
+                  on_done=None) -> list[FileResult]:
+    """Compact ``files`` with ``jobs`` threads (concurrent summarizations); results in input order.
+
+    ``on_done(result)`` is called as each file finishes (from the worker's thread).
+    """
+    opts = opts or Options()
+    results: list[FileResult | None] = [None] * len(files)
+
+    def one(i: int) -> None:
+        r = compact_file(files[i], summarizer, opts)
+        results[i] = r
+        if on_done is not None:
+            on_done(r)
+
+    if jobs <= 1 or len(files) <= 1:
+        for i in range(len(files)):
+            one(i)
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=min(jobs, len(files)), thread_name_prefix="ctxtool-compact") as ex:
+            for fut in [ex.submit(one, i) for i in range(len(files))]:
+                fut.result()
+    return [r for r in results if r is not None]

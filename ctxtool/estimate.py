@@ -780,15 +780,17 @@ def calibration(ix: Index, opts: Options, names: dict) -> dict:
         for (s0, e0, r0), (s1, e1, r1) in zip(pts, pts[1:]):
             if s0 == s1 and e1 - e0 >= MIN_DELTA_TOKENS and r1 - r0 > 0:
                 ratios.append((r1 - r0) / (e1 - e0))
-        baseline = 0 if name == "usage" else _median([rec - est for _, est, rec in pts])
-        errs = [abs(est + baseline - rec) / rec for _, est, rec in pts]
-        raw = [rec / est for _, est, rec in pts if est > 0]
+        # fit recorded ~= scale * estimate + baseline (system prompt and tools are not in the file)
+        scale = 1.0 if name == "usage" else (_median(ratios) or 1.0)
+        baseline = 0 if name == "usage" else _median([rec - scale * est for _, est, rec in pts])
+        errs = [abs(scale * est + baseline - rec) / rec for _, est, rec in pts]
+        raw_errs = [abs(est - rec) / rec for _, est, rec in pts]
         results[name] = {
             "turns": len(pts),
             "ratio_median": _round(_median(ratios)), "ratio_p90": _round(_pct(ratios, 0.9)), "pairs": len(ratios),
             "baseline": round(baseline) if baseline is not None else None,
             "error_median": _round(_median(errs)), "error_p90": _round(_pct(errs, 0.9)),
-            "recorded_over_estimate_median": _round(_median(raw)),
+            "raw_error_median": _round(_median(raw_errs)), "raw_error_p90": _round(_pct(raw_errs, 0.9)),
         }
     dchars = drec = 0
     for (s0, _, c0, r0), (s1, _, c1, r1) in zip(points, points[1:]):
@@ -805,7 +807,7 @@ def calibration(ix: Index, opts: Options, names: dict) -> dict:
         trust = "usage"
         why = "recorded usage (plus the heuristic for later messages) tracks the provider best"
     elif best:
-        why = f"{best} has the smallest p90 error once the fixed baseline (system prompt, tools) is added"
+        why = f"{best} has the smallest p90 error once scaled and the fixed baseline (system prompt, tools) is added"
     scale = results[best]["ratio_median"] if best else None
     advice = why
     if best and scale:

@@ -106,6 +106,8 @@ def classify(fig: dict) -> dict:
     close("tool_share", share, TOOL_HEAVY_SOLO_SHARE)
     close("calls_per_turn", cpt, TOOL_HEAVY_MIN_CALLS_PER_TURN)
     close("calls_per_turn", cpt, CONVERSATIONAL_MAX_CALLS_PER_TURN)
+    if ts and fig["idle_gaps"] == BURSTY_MIN_IDLE_GAPS - 1 and pattern != "bursty":
+        near.append(f"idle_gaps {fig['idle_gaps']} vs {BURSTY_MIN_IDLE_GAPS}")
     if ts and fig["idle_gaps"] >= BURSTY_MIN_IDLE_GAPS - 1:
         close("idle_share", fig["idle_share"], BURSTY_MIN_IDLE_SHARE)
         close("burst_call_share", fig["burst_call_share"], BURSTY_MIN_BURST_CALL_SHARE)

@@ -897,6 +897,8 @@ def simulate(
         touch = cache_touch(entries)
         now = now if now is not None else datetime.now(timezone.utc).timestamp()
         details["cache_touch"] = touch
+        if s.get("mode") != "cache-ttl":
+            details["note"] = f"contextPruning.mode is {s.get('mode')!r}: OpenClaw would not prune; simulated as cache-ttl"
         details["now"] = now
         gate = None
         if ignore_ttl:

@@ -410,10 +410,10 @@ def extractive_body(plan: Plan, previous: str | None) -> str:
         steps = [re.sub(r"^\d+\.\s*", "", x) for x in prev.get("Next Steps", [])]
     critical = [f"- Summarized {plan.messages_to_summarize} messages ({ex.tool_calls} tool calls, "
                 f"{len(ex.errors)} tool errors, ~{plan.tokens_to_summarize:,} tokens)."]
-    if ex.identifiers:
-        critical.append("- Identifiers: " + ", ".join(_md_code(i) for i in ex.identifiers[:30]))
-    if ex.commands:
-        critical.append("- Commands: " + "; ".join(_md_code(c) for c in ex.commands[-8:]))
+    files = set(ex.read_files) | set(ex.modified_files)
+    idents = [i for i in ex.identifiers if i not in files]
+    if idents:
+        critical.append("- Identifiers: " + ", ".join(_md_code(i) for i in idents[:30]))
     if ex.assistant_texts:
         critical.append(f"- Last assistant message: {_clip(ex.assistant_texts[-1], 400)}")
     critical = _merge([x for x in prev.get("Critical Context", []) if not x.startswith("- Summarized ")], critical, 24)

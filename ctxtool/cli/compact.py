@@ -1,0 +1,185 @@
+"""``ctxtool compact``: chunked compaction written back in each format's own record."""
+
+from __future__ import annotations
+
+import re
+import sys
+import threading
+import time
+
+import click
+
+from .. import render
+from ..compact import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_PARTS, DEFAULT_RESERVE_TOKENS, DEFAULT_WINDOW
+from ..compact_records import Options, compact_batch
+from ..errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK, SummarizerError
+from ..lock import DEFAULT_TIMEOUT
+from ..paths import shard as shard_files
+from ..summarize import DEFAULT_CALL_TIMEOUT, DEFAULT_MODEL, DEFAULT_OVERALL_TIMEOUT, Settings, make_summarizer
+from . import cli
+from .common import CONTEXT_SETTINGS, collect, emit_json, format_option, json_option
+
+
+def _shard(ctx, param, value):
+    if value is None:
+        return None
+    m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", value)
+    if not m or not (1 <= int(m.group(1)) <= int(m.group(2))):
+        raise click.BadParameter("expected I/N with 1 <= I <= N, e.g. 2/4")
+    return f"{int(m.group(1))}/{int(m.group(2))}"
+
+
+@cli.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--summarizer", type=click.Choice(["extractive", "anthropic", "command"]), default="extractive", show_default=True,
+              help="extractive: offline, deterministic; anthropic: Messages API (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL); "
+                   "command: pipe the prompt to --summarizer-command.")
+@click.option("--model", default=DEFAULT_MODEL, show_default=True, help="Model for --summarizer anthropic (a separate compaction model).")
+@click.option("--summarizer-command", "command", metavar="CMD", help="Shell command: prompt on stdin, summary on stdout.")
+@click.option("--keep-recent-tokens", type=click.IntRange(min=0), default=DEFAULT_KEEP_RECENT_TOKENS, show_default=True,
+              help="Recent context kept verbatim (pi's estimate, chars/4).")
+@click.option("--reserve-tokens", type=click.IntRange(min=1024), default=DEFAULT_RESERVE_TOKENS, show_default=True,
+              help="pi's reserve; the summary's max_tokens is floor(0.8 x this).")
+@click.option("--window", type=click.IntRange(min=1000), default=DEFAULT_WINDOW, show_default=True, help="Context window in tokens.")
+@click.option("--parts", type=click.IntRange(min=1), default=DEFAULT_PARTS, show_default=True,
+              help="Split large histories into this many parts by token share, then merge their summaries.")
+@click.option("--if-over", type=click.FloatRange(min=0.0, max=1.0), default=None, metavar="RATIO",
+              help="Only compact sessions whose context is above RATIO of --window (e.g. 0.8).")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Files compacted concurrently.")
+@click.option("--shard", callback=_shard, metavar="I/N", help="Process only the I-th of N deterministic slices of the file list (CI).")
+@click.option("-n", "--dry-run", is_flag=True, help="Show the plan (messages and tokens to summarize, tokens sent, tokens after); call and write nothing.")
+@click.option("--truncate", is_flag=True, help="pi: also remove the summarized message entries and re-link the rest (OpenClaw truncateAfterCompaction).")
+@click.option("--no-backup", is_flag=True, help="Do not keep <file>.bak-<pid>-<ms>.")
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=DEFAULT_CALL_TIMEOUT, show_default=True, help="Seconds per summarizer call.")
+@click.option("--overall-timeout", type=click.FloatRange(min=0.1), default=DEFAULT_OVERALL_TIMEOUT, show_default=True,
+              help="Seconds for all summarizer calls of one file, retries included.")
+@click.option("--on-error", type=click.Choice(["fallback", "skip"]), default="fallback", show_default=True,
+              help="When the summarizer fails: write OpenClaw's fallback text plus the extractive summary, or leave the file.")
+@click.option("--lock-timeout", type=float, default=DEFAULT_TIMEOUT, show_default=True, help="Seconds to wait for the agent's <file>.lock.")
+@click.option("--break-stale-lock", is_flag=True, help="Remove a stale lock (dead or recycled pid, too old) instead of failing.")
+@click.option("--show-summary", is_flag=True, help="Print each summary (and include it in --json).")
+@format_option
+@json_option
+def compact(paths, summarizer, model, command, keep_recent_tokens, reserve_tokens, window, parts, if_over, jobs, shard,
+            dry_run, truncate, no_backup, timeout, overall_timeout, on_error, lock_timeout, break_stale_lock, show_summary,
+            fmt, json_):
+    """Compact sessions: summarize old history, keep the recent context verbatim.
+
+    Keeps the newest --keep-recent-tokens (never cutting between a tool call and its
+    results), summarizes the rest in stages (OpenClaw's split/merge and fallbacks) and
+    writes the result back as the agent's own record: a pi `compaction` entry, a Claude
+    Code compact_boundary + summary, or a rewritten Messages JSONL file. Under the
+    agent's lock, atomic, with a backup. Exit 0 when every file succeeded (or was
+    skipped), 1 when some failed (the rest are still done), 3 when none could be done.
+
+    \b
+    Example:
+      ctxtool compact session.jsonl                      # offline extractive summary
+      ctxtool compact -n --json sessions/                # plan only
+      ctxtool compact --summarizer anthropic --model claude-haiku-4-5 \\
+          --if-over 0.8 --jobs 16 --shard 1/4 'sessions/**/*.jsonl'
+      ctxtool compact --summarizer command --summarizer-command 'llm -m gpt-4o-mini' s.jsonl
+    """
+    if summarizer == "command" and not command:
+        raise click.UsageError("--summarizer command needs --summarizer-command CMD")
+    files, failures = collect(paths)
+    files = shard_files(files, shard)
+    opts = Options(fmt=fmt, keep_recent_tokens=keep_recent_tokens,
+                   settings=Settings(window=window, reserve_tokens=reserve_tokens, parts=parts, overall_timeout=overall_timeout),
+                   if_over=if_over, dry_run=dry_run, truncate=truncate, backup=not no_backup, lock_timeout=lock_timeout,
+                   break_stale_lock=break_stale_lock, on_error=on_error)
+    err = render.console(stderr=True)
+    if dry_run and summarizer != "extractive":
+        class _Planner:  # plans LLM calls without creating a client (no key needed for a dry run)
+            offline = False
+            name = summarizer
+        summ = _Planner()
+    else:
+        try:
+            summ = make_summarizer(summarizer, model=model, command=command, timeout=timeout)
+        except SummarizerError as e:
+            err.print(f"Error: {e}", markup=False)
+            raise SystemExit(EXIT_FAILED)
+    t0 = time.monotonic()
+    try:
+        results = _run(files, summ, opts, jobs, show_progress=not json_ and sys.stderr.isatty())
+    finally:
+        close = getattr(summ, "close", None)
+        if close:
+            close()
+    wall = time.monotonic() - t0
+    failed = [r for r in results if not r.ok]
+    if json_:
+        emit_json({
+            "dry_run": dry_run, "summarizer": summarizer, "model": model if summarizer == "anthropic" else None,
+            "seconds": round(wall, 3),
+            "files": [r.to_dict(with_summary=show_summary) for r in results],
+            "failures": failures,
+            "totals": _totals(results),
+        })
+    else:
+        _render(results, failures, dry_run, wall, show_summary)
+    if failures or failed:
+        done = [r for r in results if r.ok]
+        raise SystemExit(EXIT_FINDINGS if done else EXIT_FAILED)
+    raise SystemExit(EXIT_OK)
+
+
+def _run(files, summ, opts, jobs, show_progress):
+    if not show_progress or not files:
+        return compact_batch(files, summ, opts, jobs=jobs)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    con = render.console(stderr=True)
+    lock = threading.Lock()
+    with Progress(TextColumn("compact"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.fields[last]}"), console=con, transient=True) as prog:
+        task = prog.add_task("compact", total=len(files), last="")
+
+        def done(r):
+            with lock:
+                prog.update(task, advance=1, last=f"{r.status}: {r.path[-50:]}")
+
+        return compact_batch(files, summ, opts, jobs=jobs, on_done=done)
+
+
+def _totals(results) -> dict:
+    out = {"files": len(results)}
+    for r in results:
+        out[r.status] = out.get(r.status, 0) + 1
+    out["tokens_before"] = sum(r.tokens_before for r in results)
+    out["tokens_after"] = sum(r.tokens_after for r in results)
+    out["calls"] = sum(r.calls for r in results)
+    return out
+
+
+def _render(results, failures, dry_run, wall, show_summary):
+    con = render.console()
+    err = render.console(stderr=True)
+    for f in failures:
+        err.print(f"Error: {f['path']}: {f['error']}", markup=False)
+    if dry_run:
+        cols = ["file", "format", "status", "before", "summarize (msgs / tokens)", "sent to summarizer", "calls", "after", "note"]
+        rows = [[r.path, r.format or "-", r.status, render.fmt_int(r.tokens_before),
+                 f"{r.messages_summarized} / {render.fmt_int(r.tokens_summarized)}",
+                 render.fmt_int(r.prompt_tokens), r.calls, render.fmt_int(r.tokens_after), r.reason or r.error or ""] for r in results]
+        right = {c: "right" for c in cols[3:8]}
+    else:
+        cols = ["file", "format", "status", "before", "after", "summary chars", "calls", "seconds", "note"]
+        rows = [[r.path, r.format or "-", r.status, render.fmt_int(r.tokens_before), render.fmt_int(r.tokens_after),
+                 render.fmt_int(r.summary_chars) if r.summary_chars else "-", r.calls, f"{r.seconds:.2f}",
+                 r.error or r.reason or ""] for r in results]
+        right = {c: "right" for c in cols[3:8]}
+    if rows:
+        render.table(con, None, cols, rows, justify=right)
+    for r in results:
+        if r.status == "failed":
+            err.print(f"Error: {r.path}: {r.error}", markup=False)
+        elif r.status == "fallback":
+            err.print(f"Warning: {r.path}: {r.error}", markup=False)
+        if show_summary and r.summary:
+            con.print(f"--- summary for {r.path} ---\n{r.summary}", markup=False)
+    t = _totals(results)
+    parts = [f"{t.get(s, 0)} {s}" for s in ("compacted", "fallback", "planned", "skipped", "failed") if t.get(s)]
+    con.print(f"{len(results)} file(s): {', '.join(parts) or 'nothing to do'}; tokens {render.fmt_int(t['tokens_before'])} -> "
+              f"{render.fmt_int(t['tokens_after'])}; {wall:.2f}s", markup=False)
