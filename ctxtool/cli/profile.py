@@ -203,7 +203,7 @@ def _figures(con, f, verdict):
 
 def _heading(con, text):
     if con.is_terminal:
-        con.print(f"[bold]{text}[/bold]")
+        con.print(text, style="bold", markup=False)
     else:
         con.print(text, markup=False)
 

@@ -13,7 +13,7 @@ import uuid
 from datetime import datetime, timezone
 
 from ..model import BOUNDARY, MESSAGE, META, Usage
-from .common import BLANK_USER_FALLBACK_TEXT, REPAIR_TEXT, scan_anthropic_blocks
+from .common import REPAIR_TEXT, blank_user_fixed, error_turn_content, scan_anthropic_blocks
 from .pi import parse_ts
 
 NAME = "claude"
@@ -149,17 +149,11 @@ def add_result_blocks(obj: dict, blocks: list) -> None:
 
 
 def fix_empty_error_turn(obj: dict) -> None:
-    obj["message"]["content"] = [{"type": "text", "text": "[assistant turn failed before producing content]"}]
+    obj["message"]["content"] = error_turn_content()
 
 
 def fix_blank_user(obj: dict) -> None:
-    m = obj["message"]
-    c = m.get("content")
-    if isinstance(c, str):
-        m["content"] = BLANK_USER_FALLBACK_TEXT
-        return
-    kept = [b for b in c or [] if not (isinstance(b, dict) and b.get("type") == "text" and not str(b.get("text") or "").strip())]
-    m["content"] = kept or [{"type": "text", "text": BLANK_USER_FALLBACK_TEXT}]
+    obj["message"]["content"] = blank_user_fixed(obj["message"].get("content"))
 
 
 def set_parent(obj: dict, parent: str | None) -> None:

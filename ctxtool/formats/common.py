@@ -129,3 +129,16 @@ def scan_anthropic_blocks(entry, blocks: list, role: str) -> None:
     entry.kinds = kinds
     entry.tool_chars = tool_chars
     entry.empty = visible == 0
+
+
+def blank_user_fixed(content):
+    """OpenClaw's blank-user repair: whitespace-only string -> "(continue)"; blank text
+    blocks removed, and an array left empty becomes one "(continue)" text block."""
+    if isinstance(content, str):
+        return BLANK_USER_FALLBACK_TEXT
+    kept = [b for b in content or [] if not (isinstance(b, dict) and b.get("type") == "text" and not str(b.get("text") or "").strip())]
+    return kept or [{"type": "text", "text": BLANK_USER_FALLBACK_TEXT}]
+
+
+def error_turn_content() -> list:
+    return [{"type": "text", "text": STREAM_ERROR_FALLBACK_TEXT}]

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ..model import MESSAGE, META
-from .claude import add_result_blocks, fix_blank_user, reorder_blocks  # same block shape
-from .common import REPAIR_TEXT, scan_anthropic_blocks
+from .claude import add_result_blocks, reorder_blocks  # same block shape
+from .common import REPAIR_TEXT, blank_user_fixed, error_turn_content, scan_anthropic_blocks
 
 NAME = "messages"
 
@@ -50,7 +50,11 @@ def drop_blocks(obj: dict, idxs: set) -> None:
 
 
 def fix_empty_error_turn(obj: dict) -> None:
-    obj["content"] = [{"type": "text", "text": "[assistant turn failed before producing content]"}]
+    obj["content"] = error_turn_content()
+
+
+def fix_blank_user(obj: dict) -> None:
+    obj["content"] = blank_user_fixed(obj.get("content"))
 
 
 def _as_message(fn):
@@ -63,7 +67,6 @@ def _as_message(fn):
 # The Claude helpers act on obj["message"]; a Messages line is the message itself.
 reorder_blocks = _as_message(reorder_blocks)  # noqa: F811
 add_result_blocks = _as_message(add_result_blocks)  # noqa: F811
-fix_blank_user = _as_message(fix_blank_user)  # noqa: F811
 
 
 def set_parent(obj, parent) -> None:  # no tree in this format

@@ -16,9 +16,9 @@ from datetime import datetime, timezone
 
 from ..model import BOUNDARY, COMPACTION, HEADER, IMAGE_CHARS, MESSAGE, META, Result, Usage, js_len
 from .common import (
-    BLANK_USER_FALLBACK_TEXT,
     REPAIR_TEXT,
-    STREAM_ERROR_FALLBACK_TEXT,
+    blank_user_fixed,
+    error_turn_content,
     result_content_chars,
     scan_anthropic_blocks,
 )
@@ -288,17 +288,11 @@ def drop_blocks(obj: dict, idxs: set) -> None:
 
 
 def fix_empty_error_turn(obj: dict) -> None:
-    obj["message"]["content"] = [{"type": "text", "text": STREAM_ERROR_FALLBACK_TEXT}]
+    obj["message"]["content"] = error_turn_content()
 
 
 def fix_blank_user(obj: dict) -> None:
-    m = obj["message"]
-    c = m.get("content")
-    if isinstance(c, str):
-        m["content"] = BLANK_USER_FALLBACK_TEXT
-        return
-    kept = [b for b in c or [] if not (isinstance(b, dict) and b.get("type") == "text" and not str(b.get("text") or "").strip())]
-    m["content"] = kept or [{"type": "text", "text": BLANK_USER_FALLBACK_TEXT}]
+    obj["message"]["content"] = blank_user_fixed(obj["message"].get("content"))
 
 
 def set_parent(obj: dict, parent: str | None) -> None:
