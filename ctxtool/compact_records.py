@@ -307,8 +307,8 @@ def _compact(path: str, summarizer, opts: Options, res: FileResult) -> None:
             summ = summarize_plan(plan, summarizer, st)
             res.summary_chars = len(summ.text)
             res.tokens_after = summary_tokens(plan.format, summ.text) + plan.tokens_kept
-        else:  # upper bound: the summary at its cap
-            est = min(cp.MAX_SUMMARY_CHARS // 4, st.max_tokens)
+        else:  # estimate: the summary at its cap, never more than what it replaces
+            est = min(cp.MAX_SUMMARY_CHARS // 4, st.max_tokens, plan.tokens_to_summarize)
             res.tokens_after = est + plan.tokens_kept
         res.status = "planned"
         return

@@ -27,6 +27,7 @@ import heapq
 import math
 import os
 import re
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -46,7 +47,7 @@ from .tokens import (
     with_margin,
 )
 from .transcript import scan
-from .view import context_entries, pi_path, provider_view, sendable
+from .view import ViewMessage, context_entries, pi_path, sendable
 
 TOKENIZERS = ("heuristic", "tiktoken", "usage", "anthropic")
 DEFAULT_WINDOW = 200_000
@@ -55,7 +56,7 @@ OPENCLAW_RESERVE_FLOOR = 20_000
 SPACEBOT_TIERS = (("background", 0.80), ("aggressive", 0.85), ("emergency", 0.95))
 ACECLAW_TRIGGER = 0.85
 IMAGE_TOKENS = IMAGE_CHARS // CHARS_PER_TOKEN  # an image in a tool result, as pi counts it
-BATCH_CHARS = 4_000_000  # texts per encode_ordinary_batch call
+BATCH_CHARS = 1_000_000  # characters per encode_ordinary_batch call (the next batch is read meanwhile)
 MIN_DELTA_TOKENS = 50  # calibration: ignore turn pairs that added less than this
 
 # Context windows of models, matched against the model name the file records.
@@ -275,6 +276,56 @@ class Tally:
         }
 
 
+def view_of(ctx: list) -> list:
+    """``view.provider_view`` from already computed ``context_entries`` (the pi path is walked once)."""
+    msgs: list = []
+    for e in ctx:
+        if not sendable(e):
+            continue
+        role = e.api_role
+        if msgs and msgs[-1].role == role:
+            msgs[-1].entries.append(e)
+        else:
+            msgs.append(ViewMessage(role, [e]))
+    return msgs
+
+
+def _heuristic_tally(tally: Tally, vis: list, split: dict, names: dict) -> None:
+    """``Tally.add(e, *heuristic_detail(e))`` for every entry, inlined for speed (same figures)."""
+    by_role = tally.by_role
+    kind_chars: dict = {}
+    toks = []
+    total = 0
+    for e in vis:
+        c = e.chars
+        n = (c + 3) // 4 if c > 0 else 0  # == ceil(c / 4)
+        toks.append(n)
+        total += n
+        role = e.role
+        extra = e.extra
+        if extra is not None and extra.get("compact_summary"):
+            role = "compactionSummary"
+            kind_chars["summary"] = kind_chars.get("summary", 0) + sum(e.kinds.values())
+        else:
+            if role == "user" and e.results:
+                role = "toolResult"
+            for k, v in e.kinds.items():
+                kind_chars[k] = kind_chars.get(k, 0) + v
+        by_role[role] = by_role.get(role, 0) + n
+        if e.calls or e.results:
+            for name, which, tok in heuristic_detail(e, split, names)[2]:
+                tally.tool(name, which, tok)
+    tally.total += total
+    tally.entries += len(vis)
+    for k, v in kind_chars.items():
+        tally.by_kind[k] = tally.by_kind.get(k, 0.0) + v / CHARS_PER_TOKEN
+    if tally.top_n > 0:
+        for i in heapq.nlargest(tally.top_n, range(len(vis)), key=lambda i: (toks[i], -vis[i].index)):
+            e = vis[i]
+            names_ = tuple(n for n, _, _ in heuristic_detail(e, split, names)[2])
+            tally.heap.append((toks[i], -e.index, e.lineno, role_label(e), names_))
+
+
 def heuristic_detail(e, split: dict, names: dict) -> tuple[int, dict, list]:
     """(tokens, tokens by kind, [(tool, 'call'|'result', tokens)]) of one entry by pi's rules."""
     tokens = heuristic_chars_tokens(e.chars)
@@ -397,11 +448,10 @@ def tiktoken_counts(ix: Index, entries: list, encoding: str, names: dict, *, num
     texts: list[str] = []
     tags: list[tuple] = []
     size = 0
+    pending: list = []  # (future, tags): batches being encoded while the next one is read
 
-    def flush() -> None:
-        nonlocal size
-        counts = tokenizers.count_batch(enc, texts, num_threads)
-        for (idx, kind, tool, images), n in zip(tags, counts):
+    def collect(fut, tags_) -> None:
+        for (idx, kind, tool, images), n in zip(tags_, fut.result()):
             n += images * IMAGE_TOKENS
             rec = out[idx]
             rec[0] += n
@@ -409,30 +459,36 @@ def tiktoken_counts(ix: Index, entries: list, encoding: str, names: dict, *, num
                 rec[1][kind] = rec[1].get(kind, 0) + n
                 if tool is not None:
                     rec[2].append((tool, "call" if kind == "tool_call" else "result", n))
-        texts.clear()
-        tags.clear()
-        size = 0
+
+    def flush() -> None:
+        nonlocal texts, tags, size
+        pending.append((pool.submit(tokenizers.count_batch, enc, texts, num_threads), tags))
+        texts, tags, size = [], [], 0
+        while len(pending) > 1:
+            collect(*pending.pop(0))
 
     ordered = sorted(entries, key=lambda e: e.offset)
-    with open(t.path, "rb") as f:
+    with open(t.path, "rb") as f, ThreadPoolExecutor(max_workers=1) as pool:
         for e in ordered:
-            out[e.index] = [0, {}, []]
+            rec = out[e.index] = [0, {}, []]
             fresh = e if e.blocks is not None else t.reload(e, f)
             for kind, tool, text, images in entry_pieces(fresh, names):
                 if images and kind == "tool_result" and detail:
-                    # images in a tool result: attribute to the image kind, keep the tool's share
-                    out[e.index][1]["image"] = out[e.index][1].get("image", 0) + images * IMAGE_TOKENS
-                    out[e.index][0] += images * IMAGE_TOKENS
+                    # images in a tool result: counted under the image kind, still the tool's result
+                    rec[1]["image"] = rec[1].get("image", 0) + images * IMAGE_TOKENS
+                    rec[0] += images * IMAGE_TOKENS
                     if tool is not None:
-                        out[e.index][2].append((tool, "result+", images * IMAGE_TOKENS))
+                        rec[2].append((tool, "result+", images * IMAGE_TOKENS))
                     images = 0
                 texts.append(text)
                 tags.append((e.index, kind, tool, images))
                 size += len(text)
             if size >= BATCH_CHARS:
                 flush()
-    if texts:
-        flush()
+        if texts:
+            flush()
+        while pending:
+            collect(*pending.pop(0))
     return {k: tuple(v) for k, v in out.items()}
 
 
@@ -836,9 +892,9 @@ def estimate_file(path: str, opts: Options | None = None) -> dict:
     ix = read_index(path, opts.fmt)
     t = ix.t
     fmt = t.format_name
-    view = provider_view(fmt, t.entries)
-    vis = [e for m in view for e in m.entries]
     ctx = context_entries(fmt, t.entries)
+    view = view_of(ctx)
+    vis = [e for m in view for e in m.entries]
     names = tool_names(t.entries)
     model = opts.model or file_model(ix)
     window, window_source = resolve_window(ix, model, opts.window, ctx)
@@ -853,8 +909,7 @@ def estimate_file(path: str, opts: Options | None = None) -> dict:
             tally.add(e, tokens, kinds, tools)
         basis = f"tiktoken:{opts.encoding}"
     else:
-        for e in vis:
-            tally.add(e, *heuristic_detail(e, ix.split, names))
+        _heuristic_tally(tally, vis, ix.split, names)
         basis = "heuristic"
     breakdown = tally.result(basis)
     raw = tally.total

@@ -15,7 +15,23 @@ entry is normalized and load them again by offset when needed, which keeps a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Mapping
+
+
+class _Empty(dict):
+    """A shared, read-only empty dict: the default of per-entry maps, so that an index of
+    a million entries does not carry two million empty dicts."""
+
+    __hash__ = object.__hash__
+
+    def _readonly(self, *a, **k):
+        raise TypeError("Entry maps are replaced, never changed in place")
+
+    __setitem__ = __delitem__ = update = setdefault = pop = popitem = clear = _readonly
+
+
+EMPTY: Mapping = _Empty()
 
 # Normalized roles (the source role; ``api_role`` maps them onto user/assistant).
 USER_ROLES = {"user", "toolResult", "bashExecution", "custom", "compactionSummary", "branchSummary"}
@@ -94,8 +110,8 @@ class Entry:
     blank_text: bool = False  # has a text block that is empty or whitespace only
     signed_thinking: bool = False
     chars: int = 0  # pi heuristic characters for this entry
-    kinds: dict = field(default_factory=dict)  # chars by block kind
-    tool_chars: dict = field(default_factory=dict)  # tool-result chars by tool name
+    kinds: Mapping = EMPTY  # chars by block kind (replaced, never mutated in place)
+    tool_chars: Mapping = EMPTY  # tool-result chars by tool name
     usage: Usage | None = None
     extra: dict | None = None
     obj: dict | None = None

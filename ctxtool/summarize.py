@@ -50,7 +50,7 @@ from .compact import (
 )
 from .errors import SummarizerError
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-haiku-4-5"
 DEFAULT_CALL_TIMEOUT = 120.0
 DEFAULT_OVERALL_TIMEOUT = 600.0
 ATTEMPTS = 3

@@ -225,3 +225,13 @@ def test_estimate_many_totals(tmp_path):
     res = est.estimate_many([str(FIX / "pi_basic.jsonl"), str(FIX / "messages.jsonl"), str(tmp_path / "nope.jsonl")])
     assert res["totals"]["files"] == 2 and res["totals"]["tokens"] == 1233 + 1226
     assert len(res["failures"]) == 1 and "no such file" in res["failures"][0]["message"]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_view_of_matches_provider_view(case):
+    from ctxtool.view import context_entries, provider_view
+
+    t = scan(str(FIX / f"{case}.jsonl"))
+    a = provider_view(t.format_name, t.entries)
+    b = est.view_of(context_entries(t.format_name, t.entries))
+    assert [(m.role, m.lines) for m in a] == [(m.role, m.lines) for m in b]

@@ -218,3 +218,16 @@ def test_plan_uses_index_not_objects(tmp_path):
     assert all(e.obj is None and e.blocks is None for e in t.entries)
     plan = plan_repair(t)
     assert errors(validate_entries("pi", plan.final_entries)) == []
+
+
+def test_trailing_assistant_is_trimmed_only_when_asked(tmp_path):
+    path = fixture(tmp_path, "pi-clean")
+    # pi-clean ends with a cache-ttl custom entry: OpenClaw's trim stops there, so does ours
+    assert repair_file(path, check=True, trim_trailing=True).changes == []
+    lines = open(path, "rb").read().splitlines(keepends=True)
+    with open(path, "wb") as f:
+        f.writelines(lines[:-1])  # now the last entry is the assistant reply
+    assert repair_file(path, check=True).changes == []
+    report = repair_file(path, trim_trailing=True, backup=False)
+    assert [(c.kind, c.action, c.line) for c in report.changes] == [("trailing-assistant", "dropped", 9)]
+    assert open(path, "rb").read() == b"".join(lines[:8])

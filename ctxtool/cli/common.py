@@ -38,3 +38,20 @@ def warn(msg: str) -> None:
 
 def failure(path: str, e: CtxError) -> dict:
     return {"path": path, "error": e.reason if e.path else str(e), "line": e.line, "message": str(e)}
+
+
+def each_with_progress(items, label: str, *, enabled: bool):
+    """Iterate ``items``, drawing a rich progress bar on stderr when it is a terminal."""
+    items = list(items)
+    if not enabled or len(items) < 2 or not sys.stderr.isatty():
+        yield from items
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=Console(file=sys.stderr), transient=True) as bar:
+        task = bar.add_task(label, total=len(items))
+        for item in items:
+            yield item
+            bar.advance(task)

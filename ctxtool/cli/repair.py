@@ -13,7 +13,7 @@ from ..transcript import scan
 from ..view import provider_view
 from .. import render
 from . import cli
-from .common import CONTEXT_SETTINGS, collect, emit_json, failure, format_option, json_option
+from .common import CONTEXT_SETTINGS, collect, each_with_progress, emit_json, failure, format_option, json_option
 
 
 @cli.command(context_settings=CONTEXT_SETTINGS)
@@ -45,7 +45,7 @@ def repair(paths, check, output, no_backup, trim_trailing_assistant, lock_timeou
     if output and (len(files) != 1 or len(paths) != 1):
         raise click.UsageError("-o/--output takes exactly one input file")
     reports = []
-    for path in files:
+    for path in each_with_progress(files, "repair", enabled=not json_):
         try:
             reports.append(repair_file(
                 path, fmt=fmt, check=check, output=output, backup=not no_backup,
@@ -119,7 +119,7 @@ def validate(paths, fmt, json_):
     """
     files, failures = collect(paths)
     results = []
-    for path in files:
+    for path in each_with_progress(files, "validate", enabled=not json_):
         try:
             t = scan(path, fmt)
             view = provider_view(t.format_name, t.entries)
