@@ -12,6 +12,7 @@ where possible, so a 1 GB file costs nothing to back up) and its mode is kept.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from dataclasses import dataclass
@@ -74,7 +75,27 @@ def parse(line: Line) -> tuple[object, str | None]:
     try:
         return orjson.loads(raw), None
     except orjson.JSONDecodeError as e:
+        obj = _strict_fallback(raw)
+        if obj is not _INVALID:
+            return obj, None
         return None, _reason(line, str(e))
+
+
+_INVALID = object()
+
+
+def _reject_constant(name):
+    raise ValueError(f"{name} is not JSON")
+
+
+def _strict_fallback(raw: bytes):
+    """Lines orjson refuses but JavaScript's JSON.parse (so the agent) accepts: numbers
+    beyond double range and lone UTF-16 surrogate escapes. Such a line is valid and
+    must never be dropped. NaN/Infinity literals stay invalid, as in JavaScript."""
+    try:
+        return json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return _INVALID
 
 
 def _reason(line: Line, message: str) -> str:
@@ -104,7 +125,11 @@ def read_at(path: str, offset: int, length: int, f=None) -> bytes:
 
 def dumps(obj: object) -> bytes:
     """Serialize one record compactly, keeping key order and non-ASCII text as is."""
-    return orjson.dumps(obj)
+    try:
+        return orjson.dumps(obj)
+    except (TypeError, orjson.JSONEncodeError):
+        # lone surrogates or out-of-range numbers read by the fallback parser
+        return json.dumps(obj, separators=(",", ":"), ensure_ascii=True, allow_nan=True).replace("Infinity", "1e999").encode("ascii")
 
 
 def timestamp_ms() -> int:

@@ -231,3 +231,17 @@ def test_trailing_assistant_is_trimmed_only_when_asked(tmp_path):
     report = repair_file(path, trim_trailing=True, backup=False)
     assert [(c.kind, c.action, c.line) for c in report.changes] == [("trailing-assistant", "dropped", 9)]
     assert open(path, "rb").read() == b"".join(lines[:8])
+
+
+def test_valid_json_that_orjson_refuses_is_kept(tmp_path):
+    """JSON.parse accepts 1e400 and lone surrogate escapes; such lines must survive repair."""
+    src = open(os.path.join(FIXTURES, "pi-missing-result.jsonl"), "rb").read().splitlines(keepends=True)
+    odd = (b'{"type":"custom","id":"e0000001","parentId":"a1000005","timestamp":"2026-04-17T02:39:44.550Z",'
+           b'"customType":"metrics","data":{"huge":1e400,"note":"\\ud800 lone surrogate"}}\n')
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(b"".join(src[:6]) + odd + b"".join(src[6:]))
+    t = scan(str(p))
+    assert t.bad == []
+    report = repair_file(str(p), backup=False)
+    assert "bad-line" not in {c.kind for c in report.changes}
+    assert odd in p.read_bytes().splitlines(keepends=True)
