@@ -15,6 +15,8 @@ entry is normalized and load them again by offset when needed, which keeps a
 
 from __future__ import annotations
 
+import platform
+import sys
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -141,7 +143,27 @@ def js_len(s: str) -> int:
     """String length as JavaScript counts it (UTF-16 code units), which pi's chars/4 uses."""
     if s.isascii():
         return len(s)
+    n = len(s)
+    # CPython stores a str with 1, 2 or 4 bytes per character; only the 4-byte kind can hold
+    # characters outside the BMP (2 UTF-16 units each). sys.getsizeof tells the kind in O(1);
+    # anything unexpected (another Python, a cached UTF-8 copy) takes the exact slow path.
+    if _CPYTHON and _sizeof(s) - _STR_BASE < 4 * (n + 1):
+        return n
     return len(s.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def _str_base() -> int:
+    try:
+        base = sys.getsizeof("\xe9") - 2  # header of a compact non-ASCII str (1 char + NUL, 1 byte each)
+        ok = sys.getsizeof("\u0100\u0100") - base == 6 and sys.getsizeof("\U0001f600") - base == 8
+        return base if ok else -1
+    except TypeError:
+        return -1
+
+
+_sizeof = sys.getsizeof
+_STR_BASE = _str_base()
+_CPYTHON = platform.python_implementation() == "CPython" and _STR_BASE > 0
 
 
 def text_of(content) -> str:

@@ -34,7 +34,7 @@ from .formats import pi as pi_fmt
 from .jsonl import atomic_write, dumps, make_backup
 from .lock import DEFAULT_TIMEOUT, SessionLock
 from .model import BOUNDARY, HEADER, MESSAGE, Entry
-from .transcript import Transcript, make_entry, scan
+from .transcript import Transcript, make_entry, no_gc, scan
 from .validate import Violation, errors, validate_entries
 from .view import pi_path, pi_segment
 
@@ -663,29 +663,35 @@ def repair_file(
             raise InputError("no such file", path=path)
         lock.acquire()
     try:
-        t = scan(path, fmt)
-        before = validate_entries(t.format_name, t.entries)  # the planner re-links entries in place
-        plan = plan_repair(t, trim_trailing=trim_trailing)
-        report = RepairReport(path, t.format_name, plan.changes, t.lines, len(plan.order))
-        if lock is not None and lock.broken is not None:
-            report.lock_broken = f"removed stale lock ({', '.join(lock.broken.stale_reasons)}): {lock.broken.holder}"
-        report.before = before
-        report.after = validate_entries(t.format_name, plan.final_entries)
-        if check:
-            return report
-        dest = output or path
-        if not plan.changes and os.path.abspath(dest) == os.path.abspath(path):
-            return report
-        if in_place and backup:
-            report.backup = make_backup(path)
-        mode = os.stat(path).st_mode & 0o7777
-        atomic_write(dest, plan.chunks(), mode=mode)
-        report.output = dest
-        report.written = True
-        return report
+        with no_gc():
+            return _repair(path, fmt, check, output, backup, trim_trailing, in_place, lock)
     finally:
         if lock is not None:
             lock.release()
+
+
+def _repair(path, fmt, check, output, backup, trim_trailing, in_place, lock) -> RepairReport:
+    """Scan, plan, validate before and after, and write (unless checking)."""
+    t = scan(path, fmt)
+    before = validate_entries(t.format_name, t.entries)  # the planner re-links entries in place
+    plan = plan_repair(t, trim_trailing=trim_trailing)
+    report = RepairReport(path, t.format_name, plan.changes, t.lines, len(plan.order))
+    if lock is not None and lock.broken is not None:
+        report.lock_broken = f"removed stale lock ({', '.join(lock.broken.stale_reasons)}): {lock.broken.holder}"
+    report.before = before
+    report.after = validate_entries(t.format_name, plan.final_entries)
+    if check:
+        return report
+    dest = output or path
+    if not plan.changes and os.path.abspath(dest) == os.path.abspath(path):
+        return report
+    if in_place and backup:
+        report.backup = make_backup(path)
+    mode = os.stat(path).st_mode & 0o7777
+    atomic_write(dest, plan.chunks(), mode=mode)
+    report.output = dest
+    report.written = True
+    return report
 
 
 def _seed(path: str) -> int:

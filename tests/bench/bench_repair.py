@@ -22,7 +22,7 @@ def main() -> None:
     path = generated(a.out, "pi", a.size_mb)
     size_mb = os.path.getsize(path) / 1024 / 1024
     bare = best("bare", path, repeat=a.repeat)
-    check = best("ctxtool", "repair", "--check", "--json", path, repeat=a.repeat)
+    check = best("ctxtool", "repair", "--check", path, repeat=a.repeat)
     result = {
         "benchmark": "repair --check",
         "file": path,
