@@ -103,7 +103,7 @@ class _Planner:
         self.changes: list[Change] = []
         self.dropped: set[int] = set()
         self.edits: dict[int, dict] = {}
-        self.keys: dict[int, tuple] = {e.index: (e.index, 0) for e in t.entries}
+        self.keys: dict[int, tuple] = {}  # sort keys of moved and inserted entries; others sort by (index, 0)
         self.synthetic: list[tuple[Entry, dict]] = []
         self.taken_ids = {e.id for e in t.entries if e.id}
         self.live_calls: dict[int, list] = {e.index: list(e.calls) for e in t.entries if e.calls}
@@ -113,6 +113,10 @@ class _Planner:
         self.rename_counter: dict[str, int] = {}
 
     # ------------------------------------------------------------ helpers
+    def key(self, e: Entry) -> tuple:
+        """Where ``e`` goes in the output file: its own place unless moved or inserted."""
+        return self.keys.get(e.index) or (e.index, 0)
+
     def change(self, kind, action, e: Entry | None, ident=None, detail=""):
         self.changes.append(Change(kind, action, e.lineno if e is not None and e.lineno else None, ident, detail))
 
@@ -363,7 +367,7 @@ class _Planner:
         for s in span[:limit]:
             if self.alive(s):
                 anchor = s
-        base = self.keys[anchor.index]
+        base = self.key(anchor)
         sub = base[1]
         order_ids = [final_id[k] for k in range(len(calls))]
         for s in moved_entries:
@@ -457,7 +461,7 @@ class _Planner:
     # ------------------------------------------------------------ ordering and links
     def ordered(self) -> list[Entry]:
         live = [e for e in self.entries if self.alive(e)] + [e for e, _ in self.synthetic]
-        live.sort(key=lambda e: self.keys[e.index])
+        live.sort(key=self.key)
         return live
 
     def relink(self, order: list[Entry]):

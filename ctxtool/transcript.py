@@ -114,6 +114,7 @@ def scan(
     module = formats.get(fmt) if fmt else None
     index = 0
     want_blocks = keep or on_entry is not None
+    shared: dict[str, str] = {}
 
     def emit(line: Line, obj) -> None:
         nonlocal index
@@ -121,6 +122,8 @@ def scan(
             t.bad.append(BadLine(line.no, line.offset, len(line.raw), "not a JSON object"))
             return
         e = make_entry(t.fmt, obj, index, line.no, line.offset, len(line.raw), line.eol, want_blocks)
+        if keep_index:
+            _share_strings(e, shared)
         index += 1
         if on_entry is not None:
             on_entry(e)
@@ -132,6 +135,31 @@ def scan(
     with no_gc():
         _scan_lines(t, path, pending, module, emit)
     return t
+
+
+def _share_strings(e: Entry, shared: dict) -> None:
+    """One string object per distinct value across the index: a parent link is the same
+    object as its parent's id, a result id the same as its call's, and "message",
+    roles, models and tool names are stored once. Saves about a third of the index."""
+    get = shared.setdefault
+    e.type = get(e.type, e.type)
+    if e.id is not None:
+        e.id = get(e.id, e.id)
+    if e.parent is not None:
+        e.parent = get(e.parent, e.parent)
+    if e.role is not None:
+        e.role = get(e.role, e.role)
+    if e.stop is not None:
+        e.stop = get(e.stop, e.stop)
+    if e.model is not None:
+        e.model = get(e.model, e.model)
+    for c in e.calls:
+        c.id = get(c.id, c.id)
+        c.name = get(c.name, c.name)
+    for r in e.results:
+        r.id = get(r.id, r.id)
+        if r.name is not None:
+            r.name = get(r.name, r.name)
 
 
 @contextmanager
