@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from .errors import LockTimeout, StaleLock
+from .errors import LockError, LockTimeout, StaleLock
 
 STALE_MS = 30 * 60 * 1000  # OpenClaw staleMs: 30 min
 DEFAULT_TIMEOUT = 10.0  # OpenClaw acquire timeout: 10 s
@@ -154,6 +154,10 @@ class SessionLock:
             attempt += 1
             try:
                 fd = os.open(self.lock_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileNotFoundError:
+                raise LockError(f"cannot create lock {self.lock_path}: directory does not exist", path=self.path) from None
+            except PermissionError as e:
+                raise LockError(f"cannot create lock {self.lock_path}: {e.strerror} (is the directory writable?)", path=self.path) from None
             except FileExistsError:
                 info = inspect_lock(self.path)
                 if info is None:
@@ -169,6 +173,8 @@ class SessionLock:
                         os.unlink(self.lock_path)
                     except FileNotFoundError:
                         pass
+                    except OSError as e:
+                        raise LockError(f"cannot remove stale lock {self.lock_path}: {e.strerror}", path=self.path) from None
                     self.broken = info
                     continue
                 if time.monotonic() >= deadline:

@@ -39,7 +39,7 @@ import orjson
 from . import config
 from .errors import ConfigError, InputError, TokenizerUnavailable
 from .model import IMAGE_CHARS, Entry, js_len
-from .view import context_entries
+from .view import context_entries, merges
 
 STRATEGIES = ("openclaw", "aceclaw", "history-turns", "history-share", "spacebot")
 DEFAULT_WINDOW = 200_000
@@ -80,6 +80,7 @@ class Unit:
     tool_id: str | None = None
     tool_name: str | None = None
     changed: bool = False
+    merges: bool = True  # joins a preceding message of the same role (not pi assistants: view.merges)
 
     @property
     def api_role(self) -> str:
@@ -126,7 +127,7 @@ def load_units(fmt_name: str, entries: list[Entry]) -> list[Unit]:
                 for cid, name in prev.calls:
                     names[cid] = name
                 continue
-            u = Unit("assistant", "assistant", blocks, [e.lineno], [e], errored=e.errored)
+            u = Unit("assistant", "assistant", blocks, [e.lineno], [e], errored=e.errored, merges=merges(fmt_name, "assistant"))
             units.append(u)
             for cid, name in u.calls:
                 names[cid] = name
@@ -159,7 +160,7 @@ def finalize(units: list[Unit]) -> tuple[list[dict], list[list[int]]]:
         if not u.blocks:
             continue
         role = u.api_role
-        if msgs and msgs[-1]["role"] == role:
+        if msgs and msgs[-1]["role"] == role and u.merges:
             msgs[-1]["content"].extend(u.blocks)
             for ln in u.lines:
                 if ln not in lines[-1]:

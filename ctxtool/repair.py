@@ -21,6 +21,7 @@ Every change is reported with its kind, line, id and action.
 
 from __future__ import annotations
 
+import bisect
 import copy
 import dataclasses
 import hashlib
@@ -33,10 +34,10 @@ from .errors import InputError
 from .formats import pi as pi_fmt
 from .jsonl import atomic_write, dumps, make_backup
 from .lock import DEFAULT_TIMEOUT, SessionLock
-from .model import BOUNDARY, HEADER, MESSAGE, Entry
+from .model import COMPACTION, HEADER, MESSAGE, Entry
 from .transcript import Transcript, make_entry, no_gc, scan
 from .validate import Violation, errors, validate_entries
-from .view import pi_path, pi_segment
+from .view import claude_segment, merges, pi_path, pi_segment, sendable
 
 
 @dataclass
@@ -91,6 +92,10 @@ class RepairReport:
             "violations_after": [v.to_dict() for v in self.after],
             "lock_broken": self.lock_broken,
         }
+
+
+ORPHAN = ("orphan-result", "tool result with no matching tool call in the previous assistant message")
+ERRORED = ("errored-turn-result", "result of a tool call in an errored/aborted assistant turn (pi never replays that turn)")
 
 
 class _Planner:
@@ -203,6 +208,7 @@ class _Planner:
             return  # version 1: linear, no links to fix
         resolve: dict[str, str] = {}
         first_line: dict[str, int] = {}
+        first_entry: dict[str, Entry] = {}
         all_ids = {e.id for e in self.entries if e.id}
         prev: Entry | None = None
         for e in self.entries:
@@ -220,6 +226,9 @@ class _Planner:
                     why = "points to itself" if p == e.id else ("points forward (cycle)" if kind == "cycle" else "points to no entry")
                     self._set_parent(e, new_parent)
                     self.change(kind, "relinked", e, e.id, f"parent {p} {why}; re-linked to {new_parent}")
+            if e.id in resolve and self._same_line(first_entry[e.id], e):
+                self.drop(e, "duplicate-line", f"the same line as line {first_line[e.id]}, written twice")
+                continue
             if e.id in resolve:
                 new = self.fmt.new_id(self.taken_ids, self.rng)
                 self.change("duplicate-id", "rewritten", e, e.id, f"id {e.id} already used on line {first_line[e.id]}; renamed {new}")
@@ -230,7 +239,11 @@ class _Planner:
             else:
                 resolve[e.id] = e.id
                 first_line[e.id] = e.lineno
+                first_entry[e.id] = e
             prev = e
+
+    def _same_line(self, a: Entry, b: Entry) -> bool:
+        return a.length == b.length and self.t.raw(a) == self.t.raw(b)
 
     def _set_parent(self, e: Entry, parent):
         e.parent = parent
@@ -268,59 +281,106 @@ class _Planner:
 
     # ------------------------------------------------------------ pairing
     def segment(self) -> list[Entry]:
-        live = [e for e in self.entries if self.alive(e)]
         if self.name == "pi":
             # walk through dropped entries too: their children are re-linked to the
             # nearest kept ancestor, which lies on this same path
             path, start, _ = pi_segment(self.entries)
             return [e for e in path[start:] if self.alive(e)]
+        live = [e for e in self.entries if self.alive(e)]
         if self.name == "claude":
-            last = -1
-            for i, e in enumerate(live):
-                if e.kind == BOUNDARY:
-                    last = i
-            return live[last + 1:]
+            return claude_segment(live)
         return live
 
+    def remember_first_kept(self):
+        """Which entry each pi compaction keeps from (before anything moves or is dropped)."""
+        self.first_kept: dict[int, Entry] = {}
+        by_id = {e.id: e for e in self.entries if e.id}
+        shift = 0 if self.entries and self.entries[0].kind == HEADER else 1
+        by_pos = {e.index + shift: e for e in self.entries}
+        for e in self.entries:
+            if e.kind != COMPACTION:
+                continue
+            target = by_id.get(e.get("first_kept")) if e.get("first_kept") else None
+            if target is None and e.get("first_kept_index") is not None:
+                target = by_pos.get(e.get("first_kept_index"))
+            if target is not None:
+                self.first_kept[e.index] = target
+
+    def fix_first_kept(self, order: list[Entry]):
+        """Re-point firstKeptEntryId (v1: firstKeptEntryIndex) at the first kept entry that is
+        still there, so a dropped orphan does not make pi forget the whole kept segment."""
+        pos = {e.index: k for k, e in enumerate(order)}
+        keys = [self.key(e) for e in order]
+        for comp_index, target in self.first_kept.items():
+            comp = next((e for e in order if e.index == comp_index), None)
+            if comp is None:
+                continue
+            if target.index in pos:
+                new = target
+            else:
+                k = bisect.bisect_left(keys, self.key(target))
+                new = order[k] if k < len(order) else None
+                if new is None or new is comp:
+                    continue
+            if comp.get("first_kept") is not None and new.id != comp.get("first_kept"):
+                self.edit(comp)["set_first_kept"] = new.id
+                self.change("compaction", "relinked", comp, comp.id,
+                            f"firstKeptEntryId {comp.get('first_kept')} was removed; now {new.id} (the next kept entry)")
+            elif comp.get("first_kept_index") is not None:
+                idx = pos[new.index] + (0 if order[0].kind == HEADER else 1)
+                if idx != comp.get("first_kept_index"):
+                    self.edit(comp)["set_first_kept_index"] = idx
+                    self.change("compaction", "rewritten", comp, None,
+                                f"firstKeptEntryIndex {comp.get('first_kept_index')} -> {idx} (entries before it were added or removed)")
+
     def pair(self):
-        seq = [e for e in self.segment() if e.kind == MESSAGE]
+        """One pass over what the model sees, turn by turn, grouped exactly as the view groups them."""
+        seq = [e for e in self.segment() if e.kind == MESSAGE and not e.get("exclude")]
         seen_calls: set[str] = set()
-        i = 0
-        while i < len(seq):
+        skipped: set[str] = set()  # call ids of assistant turns the agent never sends (errored/aborted)
+        merge = merges(self.name, "assistant")
+        i, n = 0, len(seq)
+        while i < n:
             e = seq[i]
             if e.role != "assistant":
-                self._drop_results(e, None, "orphan-result", "tool result with no matching tool call in the previous assistant message")
+                self._drop_unmatched(e, skipped)
                 i += 1
                 continue
-            unit = [e]
+            if not sendable(e):
+                skipped.update(c.id for c in e.calls if c.id)
+                i += 1
+                continue
+            unit, span = [e], []
             j = i + 1
-            span: list[Entry] = []
-            while j < len(seq):
-                s = seq[j]
-                if s.role == "assistant":
-                    if self.name == "claude" and e.msg_key and s.msg_key == e.msg_key:
-                        unit.append(s)
-                        j += 1
-                        continue
+            while j < n and seq[j].role == "assistant":
+                if not sendable(seq[j]):
+                    skipped.update(c.id for c in seq[j].calls if c.id)
+                elif merge:
+                    unit.append(seq[j])
+                else:
                     break
-                span.append(s)
                 j += 1
-            self._pair_turn(unit, span, seen_calls)
+            while j < n:
+                s2 = seq[j]
+                if s2.role == "assistant":
+                    if sendable(s2):
+                        break
+                    skipped.update(c.id for c in s2.calls if c.id)
+                else:
+                    span.append(s2)
+                j += 1
+            self._pair_turn(unit, span, seen_calls, skipped)
             i = j
 
-    def _pair_turn(self, unit: list[Entry], span: list[Entry], seen_calls: set[str]):
-        errored = any(u.errored for u in unit)
+    def _drop_unmatched(self, s: Entry, skipped: set):
+        for r in list(self.live_results.get(s.index, [])):
+            self._drop_result(s, r, *(ERRORED if r.id in skipped else ORPHAN))
+
+    def _pair_turn(self, unit: list[Entry], span: list[Entry], seen_calls: set[str], skipped: set[str]):
         calls = [(u, c) for u in unit for c in self.live_calls.get(u.index, [])]
-        if errored:
-            ids = {c.id for u in unit for c in u.calls if c.id}
-            for s in span:
-                self._drop_results(s, ids, "errored-turn-result",
-                                   "result of a tool call in an errored/aborted assistant turn (pi never replays that turn)",
-                                   others=("orphan-result", "tool result with no matching tool call in the previous assistant message"))
-            return
         if not calls:
             for s in span:
-                self._drop_results(s, None, "orphan-result", "tool result with no matching tool call in the previous assistant message")
+                self._drop_unmatched(s, skipped)
             return
         # rename call ids already used by an earlier turn or earlier in this turn
         final_id: dict[int, str] = {}
@@ -351,7 +411,7 @@ class _Planner:
                     if r.id in by_call_id:
                         self._drop_result(s, r, "duplicate-result", "second result for the same tool call in this turn")
                     else:
-                        self._drop_result(s, r, "orphan-result", "tool result with no matching tool call in the previous assistant message")
+                        self._drop_result(s, r, *(ERRORED if r.id in skipped else ORPHAN))
                     continue
                 taken[k] = (s, r)
                 if final_id[k] != r.id:
@@ -418,13 +478,6 @@ class _Planner:
             else:
                 seen_other = True
         return False
-
-    def _drop_results(self, s: Entry, ids, kind, detail, others=None):
-        for r in list(self.live_results.get(s.index, [])):
-            if ids is None or r.id in ids:
-                self._drop_result(s, r, kind, detail)
-            elif others is not None:
-                self._drop_result(s, r, *others)
 
     def _drop_result(self, s: Entry, r, kind, detail):
         live = self.live_results.get(s.index, [])
@@ -572,6 +625,10 @@ class _Planner:
             _results_first(self.name, obj, ed["results_first"])
         if "set_parent" in ed:
             self.fmt.set_parent(obj, ed["set_parent"])
+        if "set_first_kept" in ed:
+            obj["firstKeptEntryId"] = ed["set_first_kept"]
+        if "set_first_kept_index" in ed:
+            obj["firstKeptEntryIndex"] = ed["set_first_kept_index"]
         return obj
 
 
@@ -625,12 +682,16 @@ def plan_repair(t: Transcript, *, trim_trailing: bool = False) -> Plan:
         p.fix_header()
     if p.name in ("pi", "claude"):
         p.fix_structure()
+    if p.name == "pi":
+        p.remember_first_kept()
     p.hygiene()
     p.pair()
     if trim_trailing:
         p.trim()
     order = p.ordered()
     p.relink(order)
+    if p.name == "pi":
+        p.fix_first_kept(order)
     if order and not order[-1].eol and order[-1].index >= 0 and not p.edits.get(order[-1].index):
         p.changes.append(Change("final-newline", "added", order[-1].lineno, None, "last line had no line ending"))
     final = []
@@ -659,16 +720,25 @@ def repair_file(
     lock_timeout: float = DEFAULT_TIMEOUT,
     break_stale_lock: bool = False,
 ) -> RepairReport:
-    """Plan and (unless ``check``) write the repair of one file."""
-    in_place = not check and (output is None or os.path.abspath(output) == os.path.abspath(path))
-    lock = SessionLock(path, timeout=lock_timeout, break_stale=break_stale_lock) if in_place else None
-    if lock is not None:
+    """Plan and (unless ``check``) write the repair of one file.
+
+    In place, a symlinked session is repaired at its real path (the link stays a link),
+    under the real file's lock, as the agent that writes it would see it."""
+    in_place = not check and (output is None or os.path.realpath(output) == os.path.realpath(path))
+    lock = None
+    if in_place:
         if not os.path.exists(path):
             raise InputError("no such file", path=path)
+        real = os.path.realpath(path)
+        lock = SessionLock(real, timeout=lock_timeout, break_stale=break_stale_lock)
         lock.acquire()
     try:
         with no_gc():
-            return _repair(path, fmt, check, output, backup, trim_trailing, in_place, lock)
+            report = _repair(real if in_place else path, fmt, check, None if in_place else output,
+                             backup, trim_trailing, in_place, lock)
+        if in_place and report.path != path:
+            report.path = path
+        return report
     finally:
         if lock is not None:
             lock.release()

@@ -78,12 +78,37 @@ def pi_segment(entries: list[Entry]) -> tuple[list[Entry], int, Entry | None]:
                 start = i
                 break
     elif comp.get("first_kept_index") is not None:
+        # version 1: pi counts the header as index 0 (a header repair is about to rebuild counts too)
         target = comp.get("first_kept_index")
+        shift = 0 if entries and entries[0].kind == HEADER else 1
         for i in range(comp_i):
-            if path[i].index - 1 == target or path[i].index == target:
+            if path[i].index + shift == target:
                 start = i
                 break
     return path, start, comp
+
+
+def claude_segment(entries: list[Entry]) -> list[Entry]:
+    """Claude Code: the entries after the last compact_boundary, without sidechain lines
+    when the file also holds the main conversation (a subagent file is all sidechain)."""
+    last = -1
+    for i, e in enumerate(entries):
+        if e.kind == BOUNDARY:
+            last = i
+    seq = entries[last + 1:]
+    if any(e.kind == MESSAGE and not e.get("sidechain") for e in seq):
+        seq = [e for e in seq if not e.get("sidechain")]
+    return seq
+
+
+def merges(fmt_name: str, role: str) -> bool:
+    """Whether two consecutive messages of ``role`` become one turn.
+
+    The Messages API combines consecutive same-role turns. pi-ai does not let two
+    assistant messages meet: it answers pending tool calls with "No result provided"
+    first, so in pi files every assistant message is a turn of its own.
+    """
+    return not (fmt_name == "pi" and role == "assistant")
 
 
 def context_entries(fmt_name: str, entries: list[Entry]) -> list[Entry]:
@@ -95,11 +120,7 @@ def context_entries(fmt_name: str, entries: list[Entry]) -> list[Entry]:
         out += [e for e in seq if e.kind == MESSAGE and not e.get("exclude")]
         return out
     if fmt_name == "claude":
-        last = -1
-        for i, e in enumerate(entries):
-            if e.kind == BOUNDARY:
-                last = i
-        return [e for e in entries[last + 1:] if e.kind == MESSAGE]
+        return [e for e in claude_segment(entries) if e.kind == MESSAGE]
     return [e for e in entries if e.kind == MESSAGE]
 
 
@@ -116,7 +137,7 @@ def provider_view(fmt_name: str, entries: list[Entry]) -> list[ViewMessage]:
         if not sendable(e):
             continue
         role = e.api_role
-        if msgs and msgs[-1].role == role:
+        if msgs and msgs[-1].role == role and merges(fmt_name, role):
             msgs[-1].entries.append(e)
         else:
             msgs.append(ViewMessage(role, [e]))

@@ -245,3 +245,16 @@ def test_valid_json_that_orjson_refuses_is_kept(tmp_path):
     report = repair_file(str(p), backup=False)
     assert "bad-line" not in {c.kind for c in report.changes}
     assert odd in p.read_bytes().splitlines(keepends=True)
+
+
+def test_symlinked_session_is_repaired_at_its_target(tmp_path):
+    real_dir = tmp_path / "store"
+    real_dir.mkdir()
+    real = fixture(real_dir, "pi-torn-tail")
+    link = tmp_path / "link.jsonl"
+    os.symlink(real, link)
+    report = repair_file(str(link))
+    assert report.written and report.path == str(link)
+    assert os.path.islink(link)
+    assert repair_file(real, check=True).changes == []
+    assert report.backup.startswith(real + ".bak-")
