@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 import orjson
@@ -26,15 +25,26 @@ BOM = b"\xef\xbb\xbf"
 READ_BUFFER = 1 << 20
 
 
-@dataclass(slots=True)
 class Line:
-    """One physical line: its bytes without the line ending, and where it was."""
+    """One physical line: where it is, and its bytes (``data`` still ends with its newline,
+    so the hot path never copies a line; ``raw`` is the content without the newline)."""
 
-    no: int  # 1-based line number
-    offset: int  # byte offset of the first byte of ``raw`` in the file
-    raw: bytes  # content without the line terminator (and without a leading BOM)
-    eol: bytes  # b"\n", b"\r\n" or b"" for a last line with no newline
-    bom: bool = False  # line 1 started with a UTF-8 BOM (not part of ``raw``)
+    __slots__ = ("no", "offset", "data", "eol", "bom")
+
+    def __init__(self, no: int, offset: int, data: bytes, eol: bytes, bom: bool = False):
+        self.no = no  # 1-based line number
+        self.offset = offset  # byte offset of the first content byte (after a BOM)
+        self.data = data  # content plus line terminator (no BOM)
+        self.eol = eol  # b"\n", b"\r\n" or b"" for a last line with no newline
+        self.bom = bom  # line 1 started with a UTF-8 BOM (not part of data)
+
+    @property
+    def length(self) -> int:
+        return len(self.data) - len(self.eol)
+
+    @property
+    def raw(self) -> bytes:
+        return self.data[: self.length] if self.eol else self.data
 
 
 def iter_lines(path: str) -> Iterator[Line]:
@@ -59,22 +69,20 @@ def iter_lines(path: str) -> Iterator[Line]:
                 chunk = chunk[3:]
                 start += 3
                 bom = True
-            if chunk.endswith(b"\r\n"):
-                yield Line(no, start, chunk[:-2], b"\r\n", bom)
-            elif chunk.endswith(b"\n"):
-                yield Line(no, start, chunk[:-1], b"\n", bom)
+            if chunk.endswith(b"\n"):
+                yield Line(no, start, chunk, b"\r\n" if chunk.endswith(b"\r\n") else b"\n", bom)
             else:
                 yield Line(no, start, chunk, b"", bom)
 
 
 def parse(line: Line) -> tuple[object, str | None]:
     """Parse one line; return (object, None) or (None, reason it cannot be used)."""
-    raw = line.raw
-    if not raw.strip():
-        return None, "blank line"
     try:
-        return orjson.loads(raw), None
+        return orjson.loads(line.data), None  # JSON allows the trailing newline as whitespace
     except orjson.JSONDecodeError as e:
+        raw = line.raw
+        if not raw.strip():
+            return None, "blank line"
         obj = _strict_fallback(raw)
         if obj is not _INVALID:
             return obj, None

@@ -119,9 +119,9 @@ def scan(
     def emit(line: Line, obj) -> None:
         nonlocal index
         if not isinstance(obj, dict):
-            t.bad.append(BadLine(line.no, line.offset, len(line.raw), "not a JSON object"))
+            t.bad.append(BadLine(line.no, line.offset, line.length, "not a JSON object"))
             return
-        e = make_entry(t.fmt, obj, index, line.no, line.offset, len(line.raw), line.eol, want_blocks)
+        e = make_entry(t.fmt, obj, index, line.no, line.offset, line.length, line.eol, want_blocks)
         if keep_index:
             _share_strings(e, shared)
         index += 1
@@ -179,7 +179,7 @@ def no_gc():
 def _scan_lines(t: Transcript, path: str, pending: list, module, emit) -> None:
     for line in iter_lines(path):
         t.lines += 1
-        t.size = line.offset + len(line.raw) + len(line.eol)
+        t.size = line.offset + len(line.data)
         if line.bom:
             t.bom = True
         if line.eol == b"\r\n":
@@ -189,7 +189,7 @@ def _scan_lines(t: Transcript, path: str, pending: list, module, emit) -> None:
         t.last_eol = line.eol
         obj, reason = parse(line)
         if reason is not None:
-            t.bad.append(BadLine(line.no, line.offset, len(line.raw), reason, blank=reason == "blank line"))
+            t.bad.append(BadLine(line.no, line.offset, line.length, reason, blank=reason == "blank line"))
             continue
         if t.fmt is None:
             pending.append((line, obj))

@@ -93,8 +93,7 @@ def _has_results(blocks) -> bool:
     return any(isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks)
 
 
-def _int(v) -> int:
-    return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
+from .pi import _int  # noqa: E402  (one integer reader for all formats)
 
 
 def iso(ts: float | None = None) -> str:

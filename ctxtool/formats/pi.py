@@ -106,7 +106,7 @@ def normalize(obj: dict, e, blocks: bool = True) -> None:
             e.extra = {"malformed": "message entry without a message object with a role (pi's buildSessionContext throws on it)"}
             return
         mts = m.get("timestamp")
-        e.ts = mts / 1000.0 if isinstance(mts, (int, float)) and not isinstance(mts, bool) else parse_ts(obj.get("timestamp"))
+        e.ts = mts / 1000.0 if type(mts) in (int, float) else parse_ts(obj.get("timestamp"))
         e.kind = MESSAGE
         role = m.get("role")
         role = "custom" if role == "hookMessage" else role
@@ -212,7 +212,8 @@ def normalize(obj: dict, e, blocks: bool = True) -> None:
 
 
 def _int(v) -> int:
-    return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0
+    t = type(v)
+    return v if t is int else (int(v) if t is float else 0)
 
 
 # ---------------------------------------------------------------- builders
