@@ -71,7 +71,6 @@ def scan_anthropic_blocks(entry, blocks: list, role: str) -> None:
     """
     calls, results = [], []
     kinds: dict = {}
-    tool_chars: dict = {}
     chars = 0
     visible = 0
     for i, b in enumerate(blocks):
@@ -122,12 +121,14 @@ def scan_anthropic_blocks(entry, blocks: list, role: str) -> None:
             visible += 1
         else:
             visible += 1
-    entry.calls = tuple(calls)
-    entry.results = tuple(results)
+    if calls:
+        entry.calls = tuple(calls)
+    if results:
+        entry.results = tuple(results)
     entry.nblocks = len(blocks)
     entry.chars = chars
-    entry.kinds = kinds
-    entry.tool_chars = tool_chars
+    if kinds:
+        entry.kinds = kinds
     entry.empty = visible == 0
 
 
