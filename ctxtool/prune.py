@@ -38,6 +38,7 @@ import orjson
 
 from . import config
 from .errors import ConfigError, InputError, TokenizerUnavailable
+from .formats.common import args_chars, result_content_chars
 from .model import IMAGE_CHARS, Entry, js_len
 from .view import context_entries, merges
 
@@ -174,30 +175,6 @@ def finalize(units: list[Unit]) -> tuple[list[dict], list[list[int]]]:
 # ----------------------------------------------------------------- token counting
 
 
-def _json_len(v) -> int:
-    if v is None:
-        return 0
-    if isinstance(v, str):
-        return js_len(v)
-    try:
-        return js_len(orjson.dumps(v).decode("utf-8"))
-    except TypeError:
-        return 0
-
-
-def _result_text_images(content) -> tuple[int, int]:
-    if isinstance(content, str):
-        return js_len(content), 0
-    text = images = 0
-    for b in content if isinstance(content, list) else []:
-        if isinstance(b, dict):
-            if b.get("type") == "text":
-                text += js_len(str(b.get("text") or ""))
-            elif b.get("type") == "image":
-                images += 1
-    return text, images
-
-
 def message_chars(msg: dict) -> int:
     """pi's estimateTokens characters for a plain message (user images are not counted)."""
     content = msg.get("content")
@@ -214,9 +191,9 @@ def message_chars(msg: dict) -> int:
         elif t == "thinking" and assistant:
             n += js_len(str(b.get("thinking") or ""))
         elif t == "tool_use":
-            n += js_len(str(b.get("name") or "")) + _json_len(b.get("input"))
+            n += js_len(str(b.get("name") or "")) + args_chars(b.get("input"))
         elif t == "tool_result":
-            text, images = _result_text_images(b.get("content"))
+            text, images = result_content_chars(b.get("content"))
             n += text + images * IMAGE_CHARS
     return n
 
@@ -515,7 +492,7 @@ def openclaw_chars(u: Unit) -> int:
             elif t == "redacted_thinking":
                 n += len(str(b.get("data") or ""))
             elif t == "tool_use":
-                n += _json_len(b.get("input") if b.get("input") is not None else {})
+                n += args_chars(b.get("input") if b.get("input") is not None else {})
         return n
     return OC_OTHER_ROLE_CHARS
 

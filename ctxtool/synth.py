@@ -320,6 +320,22 @@ _M32 = 0xFFFFFFFF
 _B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 
+def _plain_args(call, old_key: str, new_key: str) -> dict[str, Any]:
+    """Tool arguments as pi and plain Messages tools take them (edits name their keys differently)."""
+    kind = call.kind
+    if kind == "read":
+        return {"path": call.path}
+    if kind == "write":
+        return {"path": call.path, "content": call.arg}
+    if kind == "edit":
+        return {"path": call.path, old_key: call.arg, new_key: call.arg2}
+    if kind == "exec":
+        return {"command": call.arg}
+    if kind == "grep":
+        return {"pattern": call.arg, "path": call.path}
+    return {"url": call.arg}
+
+
 def _mix32(x: int) -> int:
     """A bijection on 32-bit ints (distinct inputs give distinct ids)."""
     x &= _M32
@@ -1000,18 +1016,7 @@ class SessionGenerator:
 
     def _pi_call_block(self, call: _Call, j: int, id_style: str) -> dict[str, Any]:
         kind = call.kind
-        if kind == "read":
-            args: dict[str, Any] = {"path": call.path}
-        elif kind == "write":
-            args = {"path": call.path, "content": call.arg}
-        elif kind == "edit":
-            args = {"path": call.path, "oldText": call.arg, "newText": call.arg2}
-        elif kind == "exec":
-            args = {"command": call.arg}
-        elif kind == "grep":
-            args = {"pattern": call.arg, "path": call.path}
-        else:
-            args = {"url": call.arg}
+        args = _plain_args(call, "oldText", "newText")
         name = call.name or _PI_NAMES[kind]
         if call.noid:
             return {"type": "toolCall", "name": name, "arguments": args}
@@ -1634,18 +1639,7 @@ class SessionGenerator:
                 calls[0].noid = True
             for call in calls:
                 kind = call.kind
-                if kind == "read":
-                    inp: dict[str, Any] = {"path": call.path}
-                elif kind == "write":
-                    inp = {"path": call.path, "content": call.arg}
-                elif kind == "edit":
-                    inp = {"path": call.path, "old_text": call.arg, "new_text": call.arg2}
-                elif kind == "exec":
-                    inp = {"command": call.arg}
-                elif kind == "grep":
-                    inp = {"pattern": call.arg, "path": call.path}
-                else:
-                    inp = {"url": call.arg}
+                inp = _plain_args(call, "old_text", "new_text")
                 name = call.name or _MS_NAMES[kind]
                 if call.noid:
                     blocks.append({"type": "tool_use", "name": name, "input": inp})

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ..model import MESSAGE, META
-from .claude import add_result_blocks, reorder_blocks  # same block shape
-from .common import REPAIR_TEXT, blank_user_fixed, error_turn_content, scan_anthropic_blocks
+from . import claude  # same block shape: its content helpers serve here too
+from .common import REPAIR_TEXT, scan_anthropic_blocks
 
 NAME = "messages"
 
@@ -37,26 +37,6 @@ def synthetic_result(call_obj: dict, call_id: str, name: str, *, ts=None, with_i
     return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call_id, "content": REPAIR_TEXT, "is_error": True}]}
 
 
-def _content(obj: dict) -> list:
-    c = obj.get("content")
-    if isinstance(c, str):
-        c = [{"type": "text", "text": c}]
-        obj["content"] = c
-    return c
-
-
-def drop_blocks(obj: dict, idxs: set) -> None:
-    obj["content"] = [b for i, b in enumerate(_content(obj)) if i not in idxs]
-
-
-def fix_empty_error_turn(obj: dict) -> None:
-    obj["content"] = error_turn_content()
-
-
-def fix_blank_user(obj: dict) -> None:
-    obj["content"] = blank_user_fixed(obj.get("content"))
-
-
 def _as_message(fn):
     def wrapped(obj, *a):
         holder = {"message": obj}
@@ -65,8 +45,11 @@ def _as_message(fn):
 
 
 # The Claude helpers act on obj["message"]; a Messages line is the message itself.
-reorder_blocks = _as_message(reorder_blocks)  # noqa: F811
-add_result_blocks = _as_message(add_result_blocks)  # noqa: F811
+reorder_blocks = _as_message(claude.reorder_blocks)
+add_result_blocks = _as_message(claude.add_result_blocks)
+drop_blocks = _as_message(claude.drop_blocks)
+fix_empty_error_turn = _as_message(claude.fix_empty_error_turn)
+fix_blank_user = _as_message(claude.fix_blank_user)
 
 
 def set_parent(obj, parent) -> None:  # no tree in this format
