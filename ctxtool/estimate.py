@@ -27,7 +27,6 @@ import heapq
 import math
 import os
 import re
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -36,8 +35,8 @@ import orjson
 
 from . import tokenizers
 from .errors import ApiError, CtxError, EXIT_FAILED
-from .formats.common import CALL_TYPES, args_chars, result_content_chars
-from .model import BOUNDARY, COMPACTION, IMAGE_CHARS, MESSAGE, META, js_len
+from .formats.common import CALL_TYPES
+from .model import BOUNDARY, COMPACTION, IMAGE_CHARS, MESSAGE, META
 from .tokens import (
     CHARS_PER_TOKEN,
     MESSAGE_OVERHEAD,
@@ -133,37 +132,14 @@ def read_index(path: str, fmt: str | None = None) -> Index:
     split: dict = {}
     hints = {"window": None, "model": None}
 
-    intern = sys.intern
-
     def on_entry(e) -> None:
-        # share the strings every entry repeats (type, role, stop, model, tool names): about a
-        # quarter of the index's memory on a large session
-        e.type = intern(e.type)
-        if e.role is not None:
-            e.role = intern(e.role)
-        if e.stop is not None:
-            e.stop = intern(e.stop)
-        if e.model is not None:
-            e.model = intern(e.model)
-        for c in e.calls:
-            c.name = intern(c.name)
-        if e.tool_chars:
-            e.tool_chars = {intern(k): v for k, v in e.tool_chars.items()}
+        # the index already shares repeated strings (transcript.scan); only the per-call and
+        # per-result counts of multi-call/result entries are kept here, for the breakdowns
         if e.kind == MESSAGE:
             if len(e.calls) > 1:
-                blocks = e.blocks or []
-                parts = []
-                for c in e.calls:
-                    b = blocks[c.idx]
-                    key = "input" if "input" in b else "arguments"
-                    parts.append(("call", c.name or "unknown", js_len(c.name) + args_chars(b.get(key))))
-                split[e.index] = parts
+                split[e.index] = [("call", c.name or "unknown", c.chars) for c in e.calls]
             if len(e.results) > 1:
-                blocks = e.blocks or []
-                parts = split.setdefault(e.index, [])
-                for r in e.results:
-                    text, images = result_content_chars(blocks[r.idx].get("content"))
-                    parts.append(("result", r.id, text + images * IMAGE_CHARS))
+                split.setdefault(e.index, []).extend(("result", r.id, r.chars) for r in e.results)
         elif e.kind == META and e.obj is not None:
             obj = e.obj
             data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
@@ -175,7 +151,7 @@ def read_index(path: str, fmt: str | None = None) -> Index:
                 hints["model"] = m
 
     with _no_gc():
-        t = scan(path, fmt, on_entry=on_entry)
+        t = scan(path, fmt, on_entry=on_entry, blocks=False)
     return Index(t, split, hints["window"], hints["model"])
 
 

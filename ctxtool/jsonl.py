@@ -47,17 +47,21 @@ class Line:
         return self.data[: self.length] if self.eol else self.data
 
 
-def iter_lines(path: str) -> Iterator[Line]:
-    """Yield every line of ``path``; a line of hundreds of MB is read as one line."""
+def open_binary(path: str):
+    """Open a transcript for reading; failures become one-line InputErrors."""
     try:
-        f = open(path, "rb", buffering=READ_BUFFER)
+        return open(path, "rb", buffering=READ_BUFFER)
     except FileNotFoundError:
         raise InputError("no such file", path=path) from None
     except IsADirectoryError:
         raise InputError("is a directory", path=path) from None
     except OSError as e:
         raise InputError(f"cannot read: {e.strerror or e}", path=path) from None
-    with f:
+
+
+def iter_lines(path: str) -> Iterator[Line]:
+    """Yield every line of ``path``; a line of hundreds of MB is read as one line."""
+    with open_binary(path) as f:
         offset = 0
         no = 0
         for chunk in f:

@@ -57,6 +57,7 @@ class Call:
     id: str
     name: str
     problem: str | None = None  # "no id", "no arguments", "invalid name", "partialJson"
+    chars: int = 0  # pi heuristic characters of this call (name + JSON arguments)
 
 
 @dataclass(slots=True)
@@ -65,6 +66,7 @@ class Result:
     id: str
     name: str | None = None
     is_error: bool = False
+    chars: int = 0  # pi heuristic characters of this result (text + 4,800 per image)
 
 
 @dataclass(slots=True)

@@ -24,7 +24,6 @@ Token counts go through a ``counter``: any callable taking a list of plain
 from __future__ import annotations
 
 import copy
-import fnmatch
 import hashlib
 import math
 import random

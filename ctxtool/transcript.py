@@ -19,7 +19,7 @@ import orjson
 
 from . import formats
 from .errors import FormatError, InputError
-from .jsonl import Line, iter_lines, parse, read_at
+from .jsonl import BOM, Line, open_binary, parse, read_at
 from .model import Entry
 
 
@@ -100,9 +100,11 @@ def scan(
     keep: bool = False,
     on_entry: Callable[[Entry], None] | None = None,
     keep_index: bool = True,
+    blocks: bool | None = None,
 ) -> Transcript:
     """Index ``path``. ``on_entry`` sees each entry with its object and blocks before they are released.
 
+    ``blocks=False`` tells the scan that ``on_entry`` does not read ``Entry.blocks``.
     ``keep_index=False`` keeps no entries at all (``t.entries`` stays empty): a pure streaming pass
     for consumers that aggregate in ``on_entry`` (the index of a 500 MB session is ~150 MB).
     """
@@ -113,15 +115,18 @@ def scan(
     pending: list[tuple[Line, object]] = []
     module = formats.get(fmt) if fmt else None
     index = 0
-    want_blocks = keep or on_entry is not None
+    # build Anthropic-shaped blocks only for someone who reads them (an on_entry that only
+    # needs the parsed object or the counts passes blocks=False)
+    want_blocks = keep or (on_entry is not None if blocks is None else blocks)
     shared: dict[str, str] = {}
 
-    def emit(line: Line, obj) -> None:
+    def emit(where: tuple, obj) -> None:
         nonlocal index
+        no, offset, length, eol = where
         if not isinstance(obj, dict):
-            t.bad.append(BadLine(line.no, line.offset, line.length, "not a JSON object"))
+            t.bad.append(BadLine(no, offset, length, "not a JSON object"))
             return
-        e = make_entry(t.fmt, obj, index, line.no, line.offset, line.length, line.eol, want_blocks)
+        e = make_entry(t.fmt, obj, index, no, offset, length, eol, want_blocks)
         if keep_index:
             _share_strings(e, shared)
         index += 1
@@ -160,6 +165,8 @@ def _share_strings(e: Entry, shared: dict) -> None:
         r.id = get(r.id, r.id)
         if r.name is not None:
             r.name = get(r.name, r.name)
+    if e.tool_chars:
+        e.tool_chars = {get(k, k): v for k, v in e.tool_chars.items()}
 
 
 @contextmanager
@@ -177,30 +184,50 @@ def no_gc():
 
 
 def _scan_lines(t: Transcript, path: str, pending: list, module, emit) -> None:
-    for line in iter_lines(path):
-        t.lines += 1
-        t.size = line.offset + len(line.data)
-        if line.bom:
-            t.bom = True
-        if line.eol == b"\r\n":
-            t.crlf += 1
-        elif line.eol:
-            t.lf += 1
-        t.last_eol = line.eol
-        obj, reason = parse(line)
-        if reason is not None:
-            t.bad.append(BadLine(line.no, line.offset, line.length, reason, blank=reason == "blank line"))
-            continue
-        if t.fmt is None:
-            pending.append((line, obj))
-            if len(pending) < formats.SNIFF_LINES:
+    """The hot loop: one orjson parse per line and no per-line objects unless the line is bad
+    (orjson accepts the trailing newline as whitespace, so lines are never copied)."""
+    loads, decode_error = orjson.loads, orjson.JSONDecodeError
+    offset = no = lf = crlf = 0
+    eol = b"\n"
+    with open_binary(path) as f:
+        for chunk in f:
+            no += 1
+            start = offset
+            offset += len(chunk)
+            if no == 1 and chunk.startswith(BOM):
+                chunk = chunk[3:]
+                start += 3
+                t.bom = True
+            if chunk.endswith(b"\n"):
+                if chunk.endswith(b"\r\n"):
+                    eol = b"\r\n"
+                    crlf += 1
+                else:
+                    eol = b"\n"
+                    lf += 1
+            else:
+                eol = b""
+            try:
+                obj = loads(chunk)
+            except decode_error:
+                obj, reason = parse(Line(no, start, chunk, eol))
+                if reason is not None:
+                    t.bad.append(BadLine(no, start, len(chunk) - len(eol), reason, blank=reason == "blank line"))
+                    continue
+            where = (no, start, len(chunk) - len(eol), eol)
+            if t.fmt is None:
+                pending.append((where, obj))
+                if len(pending) < formats.SNIFF_LINES:
+                    continue
+                t.fmt = module or formats.detect([o for _, o in pending], path=path)
+                for w, o in pending:
+                    emit(w, o)
+                pending.clear()
                 continue
-            t.fmt = module or formats.detect([o for _, o in pending], path=path)
-            for ln, o in pending:
-                emit(ln, o)
-            pending.clear()
-            continue
-        emit(line, obj)
+            emit(where, obj)
+    t.lines, t.size, t.lf, t.crlf = no, offset, lf, crlf
+    if no:
+        t.last_eol = eol
     if t.fmt is None:
         if not pending:
             if t.lines and all(b.blank for b in t.bad):

@@ -1,7 +1,6 @@
 """Project-wide contracts: thin CLI, documented commands, no click in the library."""
 
 import ast
-import os
 import pathlib
 
 import pytest
@@ -41,3 +40,17 @@ def test_python_m_ctxtool_works():
 
     r = subprocess.run([sys.executable, "-m", "ctxtool", "--version"], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0 and r.stdout.startswith("ctxtool ")
+
+
+def test_no_unused_imports_or_undefined_names():
+    from pyflakes.api import checkPath
+    from pyflakes.reporter import Reporter
+    import io
+
+    out, err = io.StringIO(), io.StringIO()
+    paths = [p for p in (ROOT / "ctxtool").rglob("*.py")] + [p for p in (ROOT / "tests").rglob("*.py") if "node_modules" not in p.parts]
+    # cli/__init__ imports command modules for their side effect (registering commands)
+    problems = sum(checkPath(str(p), Reporter(out, err)) for p in paths)
+    report = [ln for ln in out.getvalue().splitlines() if "imported but unused" not in ln or "cli/__init__.py" not in ln]
+    assert not report, "\n".join(report)
+    assert problems >= len(out.getvalue().splitlines()) - len(report)

@@ -15,7 +15,7 @@ from ctxtool.errors import CtxError
 from ctxtool.repair import repair_file
 from ctxtool.transcript import scan
 from ctxtool.validate import errors, validate_entries
-from ctxtool.view import context_entries
+
 
 HEADER = {"type": "session", "version": 3, "id": "11111111-2222-4333-8444-555555555555",
           "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import os
 import sys
-from datetime import datetime, timezone
 
 import click
 import orjson

@@ -6,7 +6,7 @@ import click
 
 from .. import config, render
 from .. import prune as lib
-from ..errors import EXIT_FINDINGS, EXIT_OK, ConfigError
+from ..errors import EXIT_FINDINGS, EXIT_OK
 from ..jsonl import atomic_write
 from ..transcript import scan
 from . import cli

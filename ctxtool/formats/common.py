@@ -99,16 +99,16 @@ def scan_anthropic_blocks(entry, blocks: list, role: str) -> None:
             key = "input" if "input" in b else "arguments"
             name = b.get("name") if isinstance(b.get("name"), str) else ""
             cid = b.get("id") if isinstance(b.get("id"), str) else ""
-            calls.append(Call(i, cid, name, call_problem(b, key)))
             n = js_len(name) + args_chars(b.get(key))
+            calls.append(Call(i, cid, name, call_problem(b, key), n))
             chars += n
             kinds["tool_call"] = kinds.get("tool_call", 0) + n
             visible += 1
         elif t == "tool_result":
             rid = b.get("tool_use_id")
-            results.append(Result(i, rid if isinstance(rid, str) else "", None, bool(b.get("is_error"))))
             text, images = result_content_chars(b.get("content"))
             n = text + images * IMAGE_CHARS
+            results.append(Result(i, rid if isinstance(rid, str) else "", None, bool(b.get("is_error")), n))
             chars += n
             kinds["tool_result"] = kinds.get("tool_result", 0) + text
             if images:

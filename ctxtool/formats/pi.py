@@ -118,9 +118,9 @@ def normalize(obj: dict, e, blocks: bool = True) -> None:
             text, images = result_content_chars(content)
             name = m.get("toolName") if isinstance(m.get("toolName"), str) else None
             rid = m.get("toolCallId") if isinstance(m.get("toolCallId"), str) else (m.get("toolUseId") if isinstance(m.get("toolUseId"), str) else "")
-            e.results = (Result(0, rid, name, bool(m.get("isError"))),)
-            e.nblocks = 1
             e.chars = text + images * IMAGE_CHARS
+            e.results = (Result(0, rid, name, bool(m.get("isError")), e.chars),)
+            e.nblocks = 1
             e.kinds = {"tool_result": text}
             if images:
                 e.kinds["image"] = images * IMAGE_CHARS
