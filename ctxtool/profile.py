@@ -1,7 +1,7 @@
 """Profile a session: work style, what eats the context, compaction history, timeline.
 
 One streaming pass over the transcript (``transcript.scan(..., keep_index=False)``): every
-figure is aggregated in ``on_entry`` while the entry still has its blocks, nothing
+figure is aggregated in ``on_entry`` from the entry's counts (no blocks are built), nothing
 per entry is kept except a small (id, category, chars) record for the entries since
 the last compaction (needed to know what a compaction kept) and one int per model
 request for the timeline.
@@ -31,8 +31,7 @@ import math
 import os
 from array import array
 
-from .model import BOUNDARY, COMPACTION, IMAGE_CHARS, MESSAGE
-from .formats.common import result_content_chars
+from .model import BOUNDARY, COMPACTION, MESSAGE
 from .tokens import CHARS_PER_TOKEN
 from .transcript import scan
 
@@ -215,21 +214,11 @@ class SessionProfiler:
         if e.results:
             out = []
             used = 0
-            by_id = {}
-            for b in e.blocks or ():
-                if isinstance(b, dict) and b.get("type") == "tool_result":
-                    text, images = result_content_chars(b.get("content"))
-                    by_id[b.get("tool_use_id")] = by_id.get(b.get("tool_use_id"), 0) + text + images * IMAGE_CHARS
-            for r in e.results:
-                n = by_id.pop(r.id, 0) if e.blocks is not None else 0
+            for r in e.results:  # each result's own characters, counted while the line was read
                 name = self.pending.pop(r.id, None) or r.name or "unknown"
-                self.tools.setdefault(name, [0, 0])[1] += n
-                out.append(("tool:" + name, n))
-                used += n
-            if e.blocks is None and e.chars:  # no blocks (should not happen in a scan): unattributed
-                self.tools.setdefault("unknown", [0, 0])[1] += e.chars
-                out.append(("tool:unknown", e.chars))
-                used = e.chars
+                self.tools.setdefault(name, [0, 0])[1] += r.chars
+                out.append(("tool:" + name, r.chars))
+                used += r.chars
             rest = e.chars - used
             if rest > 0:
                 out.append(("user", rest))
@@ -548,9 +537,9 @@ def _scan(path, fmt, on_entry, prof):
     if fmt:
         prof.fmt = formats.get(fmt).NAME
         try:
-            return scan(path, fmt, on_entry=on_entry, keep_index=False)
+            return scan(path, fmt, on_entry=on_entry, keep_index=False, blocks=False)
         except TypeError:  # older core without keep_index=
-            return scan(path, fmt, on_entry=on_entry)
+            return scan(path, fmt, on_entry=on_entry, blocks=False)
     # detect first (cheap: the first lines), so the profiler knows the format from entry one
     from .jsonl import iter_lines, parse
 
@@ -569,9 +558,9 @@ def _scan(path, fmt, on_entry, prof):
             name = None
     prof.fmt = name
     try:
-        return scan(path, name, on_entry=on_entry, keep_index=False)
+        return scan(path, name, on_entry=on_entry, keep_index=False, blocks=False)
     except TypeError:
-        return scan(path, name, on_entry=on_entry)
+        return scan(path, name, on_entry=on_entry, blocks=False)
 
 
 def aggregate(profiles: list[dict]) -> dict:
