@@ -13,14 +13,11 @@ from click.testing import CliRunner
 from ctxtool.cli import cli
 from tests.support.fake_anthropic import FakeAnthropic
 from tests.support import pi_agent
-from tests.test_compact_support import api_errors, hermetic, make_session, view_entries
+from tests.test_compact_support import api_errors, make_session, view_entries
 
 KEY = "sk-cli-SECRET-987654321"
 
 
-@pytest.fixture(autouse=True)
-def _env(monkeypatch):
-    hermetic(monkeypatch)
 
 
 def run(*args, env=None):

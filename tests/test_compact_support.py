@@ -5,25 +5,10 @@ from __future__ import annotations
 import json
 import os
 
-import pytest
 
 from ctxtool.transcript import scan
 from ctxtool.validate import errors, validate_entries
 from ctxtool.view import provider_view
-
-ENV_TO_CLEAR = (
-    "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy",
-    "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "ANTHROPIC_CUSTOM_HEADERS",
-    "ANTHROPIC_PROFILE", "ANTHROPIC_CONFIG_DIR",
-)
-
-
-def hermetic(monkeypatch):
-    for name in ENV_TO_CLEAR:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
-
 
 def _ts(i: int) -> str:
     return f"2026-03-01T10:{i // 60:02d}:{i % 60:02d}.000Z"
@@ -145,6 +130,3 @@ def api_errors(path: str):
     return errors(validate_entries(t.format_name, t.entries))
 
 
-@pytest.fixture
-def clean_env(monkeypatch):
-    hermetic(monkeypatch)

@@ -13,18 +13,6 @@ from ctxtool.estimate import Options, estimate_file
 from tests.support.fake_anthropic import COUNT_TOKENS_PATH, FakeAnthropic
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "estimate"
-_ENV = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy", "ANTHROPIC_API_KEY",
-        "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "ANTHROPIC_CUSTOM_HEADERS", "ANTHROPIC_PROFILE", "ANTHROPIC_CONFIG_DIR")
-
-
-@pytest.fixture(autouse=True)
-def hermetic(monkeypatch):
-    for name in _ENV:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
-
-
 @pytest.fixture
 def srv(monkeypatch):
     with FakeAnthropic(count_tokens=lambda body: 4242) as s:

@@ -37,22 +37,6 @@ MESSAGES = [
     {"role": "user", "content": "please summarize"},
 ]
 
-_ENV_TO_CLEAR = (
-    "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy",
-    "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "ANTHROPIC_CUSTOM_HEADERS",
-    "ANTHROPIC_PROFILE", "ANTHROPIC_CONFIG_DIR",
-)
-
-
-@pytest.fixture(autouse=True)
-def _hermetic_env(monkeypatch):
-    # httpx2 honours proxy env vars even for 127.0.0.1; make sure requests stay on loopback.
-    for name in _ENV_TO_CLEAR:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
-
-
 @pytest.fixture
 def srv():
     with FakeAnthropic() as server:

@@ -20,16 +20,13 @@ from ctxtool.summarize import (
 )
 from ctxtool.transcript import scan
 from tests.support.fake_anthropic import MESSAGES_PATH, SUMMARY_MARKER, FakeAnthropic
-from tests.test_compact_support import api_errors, hermetic, make_session, pi_lines, turns, view_entries
+from tests.test_compact_support import api_errors, make_session, pi_lines, turns, view_entries
 
 KEY = "sk-test-SECRET-key-123456"
 HEADINGS = ["## Goal", "## Constraints & Preferences", "## Progress", "### Done", "### In Progress", "### Blocked",
             "## Key Decisions", "## Next Steps", "## Critical Context"]
 
 
-@pytest.fixture(autouse=True)
-def _env(monkeypatch):
-    hermetic(monkeypatch)
 
 
 @pytest.fixture
