@@ -320,6 +320,18 @@ _M32 = 0xFFFFFFFF
 _B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 
+def _result_order(n_calls: int, target: str | None) -> tuple[list[int], int | None]:
+    """Which calls get a result line, in order, and the one whose result is written late,
+    for the corruption being injected into this turn."""
+    order = list(range(n_calls))
+    if target == "missing_result":
+        order.pop()
+    elif target == "no_id_call":
+        order.remove(0)
+    moved = order.pop() if target == "separated_result" else None
+    return order, moved
+
+
 def _plain_args(call, old_key: str, new_key: str) -> dict[str, Any]:
     """Tool arguments as pi and plain Messages tools take them (edits name their keys differently)."""
     kind = call.kind
@@ -1180,12 +1192,7 @@ class SessionGenerator:
             if stop != "toolUse":
                 continue
             # results
-            order = list(range(len(calls)))
-            if target == "missing_result":
-                order.pop()
-            elif target == "no_id_call":
-                order.remove(0)
-            moved = order.pop() if target == "separated_result" else None
+            order, moved = _result_order(len(calls), target)
             for j in order:
                 call = calls[j]
                 ms = self._tick(call.ms)
@@ -1510,12 +1517,7 @@ class SessionGenerator:
                                                                 "hookName": "PreToolUse:Bash", "command": "guard.sh"},
                                    "toolUseID": call.cid, "parentToolUseID": call.cid, "uuid": self._uuid(),
                                    "timestamp": self._iso(self._tick(self._ri(5, 80)))}, None, None])
-            order = list(range(len(calls)))
-            if target == "missing_result":
-                order.pop()
-            elif target == "no_id_call":
-                order.remove(0)
-            moved = order.pop() if target == "separated_result" else None
+            order, moved = _result_order(len(calls), target)
             for j in order:
                 call = calls[j]
                 ms = self._tick(call.ms)
@@ -1660,12 +1662,7 @@ class SessionGenerator:
                 first_asst = len(items) - 1
             if not calls:
                 continue
-            order = list(range(len(calls)))
-            if target == "missing_result":
-                order.pop()
-            elif target == "no_id_call":
-                order.remove(0)
-            moved = order.pop() if target == "separated_result" else None
+            order, moved = _result_order(len(calls), target)
             results: list[dict[str, Any]] = []
             mangle = None
             r_tag = None
