@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 import orjson
 
 from .errors import InputError
-from .model import BOUNDARY, COMPACTION, HEADER, MESSAGE, META, Entry, text_of
+from .model import COMPACTION, HEADER, MESSAGE, META, Entry, text_of
 from .tokens import heuristic_entries, heuristic_entry
 from .transcript import Transcript
-from .view import pi_segment, sendable
+from .view import claude_segment, pi_segment, sendable
 
 # pi defaults (core/compaction/compaction.ts)
 DEFAULT_KEEP_RECENT_TOKENS = 20_000
@@ -183,11 +183,8 @@ def load_context(t: Transcript) -> Context:
             view_entries = ([ctx.summary_entry] if ctx.summary_entry is not None else []) + msgs
         else:
             if name == "claude":
-                last = -1
-                for i, e in enumerate(t.entries):
-                    if e.kind == BOUNDARY:
-                        last = i
-                msgs = [load(e) for e in t.entries[last + 1:] if e.kind == MESSAGE]
+                # the same selection as the provider view: no subagent (sidechain) lines
+                msgs = [load(e) for e in claude_segment(t.entries) if e.kind == MESSAGE]
             else:
                 msgs = [load(e) for e in t.entries if e.kind == MESSAGE]
             ctx = Context(name, [])

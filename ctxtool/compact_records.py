@@ -31,7 +31,7 @@ from .errors import CtxError, InputError, WriteError
 from .formats import claude as claude_fmt
 from .formats import pi as pi_fmt
 from .jsonl import READ_BUFFER, atomic_write, dumps, make_backup
-from .lock import DEFAULT_TIMEOUT, SessionLock
+from .lock import DEFAULT_TIMEOUT, SessionLocks
 from .model import js_len
 from .summarize import Settings, SummaryResult, summarize_plan
 from .transcript import Transcript, scan
@@ -183,7 +183,10 @@ def claude_lines(t: Transcript, plan: cp.Plan, summary: str, rng=None) -> list[d
     last = next((e for e in reversed(t.entries) if e.id), None)
     env: dict = {}
     with open(t.path, "rb") as f:
-        src = next((e for e in reversed(t.entries) if e.id and e.kind == "message"), last)
+        # the envelope of the main conversation: a trailing subagent line must not make the
+        # boundary and the summary sidechain lines, which Claude Code would skip
+        src = next((e for e in reversed(t.entries) if e.id and e.kind == "message" and not e.get("sidechain")), None) \
+            or next((e for e in reversed(t.entries) if e.id and e.kind == "message"), last)
         if src is not None:
             obj = t.load(src, f)
             env = {k: obj[k] for k in claude_fmt.ENVELOPE if k in obj}
@@ -324,7 +327,7 @@ def _compact(path: str, summarizer, opts: Options, res: FileResult) -> None:
         return
     rng = random.Random()
     chunks, removed = write_chunks(t, plan, summ.text, truncate=opts.truncate and plan.format == "pi", rng=rng)
-    lock = SessionLock(path, timeout=opts.lock_timeout, break_stale=opts.break_stale_lock)
+    lock = SessionLocks(path, timeout=opts.lock_timeout, break_stale=opts.break_stale_lock)
     with lock:
         if _stamp(path) != stamp:
             raise WriteError("session changed while it was being summarized (the agent wrote to it); rerun compact", path=path)

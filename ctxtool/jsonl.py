@@ -159,6 +159,7 @@ def make_backup(path: str) -> str:
     A hard link is used when the filesystem allows it: the atomic rename that follows
     replaces the directory entry, not the inode, so the link keeps the original bytes.
     """
+    path = os.path.realpath(path)  # back up the real file, beside it, never a symlink
     dest = backup_path(path)
     try:
         os.link(path, dest)
@@ -178,10 +179,12 @@ def atomic_write(path: str, chunks: Iterable[bytes], *, mode: int | None = None)
     """Write ``chunks`` to ``path`` atomically; returns the number of bytes written.
 
     ``mode`` defaults to the existing file's mode (or 0o600 for a new file, as
-    OpenClaw creates session files). On any error the temp file is removed and
+    OpenClaw creates session files). A symlink is written through: the real file
+    is replaced and the link stays. On any error the temp file is removed and
     the target is left as it was.
     """
-    directory = os.path.dirname(os.path.abspath(path))
+    path = os.path.realpath(path)
+    directory = os.path.dirname(path)
     if mode is None:
         try:
             mode = os.stat(path).st_mode & 0o7777

@@ -203,3 +203,44 @@ class SessionLock:
                 os.unlink(self.lock_path)
             except FileNotFoundError:
                 pass
+
+
+class SessionLocks:
+    """The locks to hold for ``path``: the agent's lock for the path it writes
+    (``<realpath(dir)>/<basename>.lock``, OpenClaw's rule) and, when the session file
+    is a symlink, the real file's lock too. Same interface as SessionLock."""
+
+    def __init__(self, path: str, *, timeout: float = DEFAULT_TIMEOUT, break_stale: bool = False):
+        self.path = path
+        paths = [path]
+        real = os.path.realpath(path)
+        if lock_path(real) != lock_path(path):
+            paths.append(real)
+        self.locks = [SessionLock(p, timeout=timeout, break_stale=break_stale) for p in paths]
+        self.lock_path = self.locks[0].lock_path
+
+    @property
+    def broken(self) -> LockInfo | None:
+        return next((lk.broken for lk in self.locks if lk.broken is not None), None)
+
+    def __enter__(self) -> "SessionLocks":
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+    def acquire(self) -> None:
+        held = []
+        try:
+            for lk in self.locks:
+                lk.acquire()
+                held.append(lk)
+        except BaseException:
+            for lk in reversed(held):
+                lk.release()
+            raise
+
+    def release(self) -> None:
+        for lk in reversed(self.locks):
+            lk.release()

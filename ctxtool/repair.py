@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from .errors import InputError
 from .formats import pi as pi_fmt
 from .jsonl import atomic_write, dumps, make_backup
-from .lock import DEFAULT_TIMEOUT, SessionLock
+from .lock import DEFAULT_TIMEOUT, SessionLocks
 from .model import COMPACTION, HEADER, MESSAGE, Entry
 from .transcript import Transcript, make_entry, no_gc, scan
 from .validate import Violation, errors, validate_entries
@@ -730,7 +730,7 @@ def repair_file(
         if not os.path.exists(path):
             raise InputError("no such file", path=path)
         real = os.path.realpath(path)
-        lock = SessionLock(real, timeout=lock_timeout, break_stale=break_stale_lock)
+        lock = SessionLocks(path, timeout=lock_timeout, break_stale=break_stale_lock)
         lock.acquire()
     try:
         with no_gc():
