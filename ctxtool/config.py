@@ -37,30 +37,55 @@ COMPACTION_PATH = "agents.defaults.compaction"
 
 _TOKEN = re.compile(
     r"""(?P<ws>\s+)|(?P<lc>//[^\n]*)|(?P<bc>/\*.*?\*/)|(?P<dq>"(?:[^"\\]|\\.)*")|(?P<sq>'(?:[^'\\]|\\.)*')"""
-    r"""|(?P<id>[A-Za-z_$][A-Za-z0-9_$]*)(?=\s*:)|(?P<other>.)""",
+    r"""|(?P<num>[+-]?(?:0[xX][0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|Infinity|NaN))(?![A-Za-z0-9_$])"""
+    r"""|(?P<id>[A-Za-z_$][A-Za-z0-9_$]*)|(?P<other>.)""",
     re.S,
 )
 
 
+def _json_number(tok: str) -> str:
+    """A JSON5 number as strict JSON: hex, leading/trailing dot, explicit plus, Infinity."""
+    sign = "-" if tok.startswith("-") else ""
+    body = tok.lstrip("+-")
+    if body == "NaN":
+        raise ValueError("NaN is not representable in JSON")
+    if body == "Infinity":
+        return sign + "1e999"
+    if body[:2] in ("0x", "0X"):
+        return sign + str(int(body, 16))
+    if body.startswith("."):
+        body = "0" + body
+    body = re.sub(r"\.(?=[eE]|$)", "", body)  # "5." and "5.e3"
+    return sign + body
+
+
 def json5_to_json(text: str) -> str:
-    """Translate the JSON5 that OpenClaw accepts into strict JSON."""
-    out = []
+    """Translate the JSON5 that OpenClaw accepts into strict JSON (comments, unquoted keys,
+    single quotes, trailing commas, JSON5 numbers). String contents are never touched."""
+    out: list[str] = []
     for m in _TOKEN.finditer(text):
         kind = m.lastgroup
         tok = m.group()
-        if kind in ("lc", "bc"):
+        if kind in ("lc", "bc", "ws"):
+            out.append("\n" * tok.count("\n") or " ")  # keep line numbers for error messages
             continue
         if kind == "sq":
             body = tok[1:-1].replace('\\"', '"').replace("\\'", "'").replace('"', '\\"')
             out.append(f'"{body}"')
+        elif kind == "num":
+            out.append(_json_number(tok))
         elif kind == "id":
-            out.append(json.dumps(tok))
+            out.append(tok if tok in ("true", "false", "null") else json.dumps(tok))
+        elif tok in "}]":
+            j = len(out) - 1
+            while j >= 0 and not out[j].strip():
+                j -= 1
+            if j >= 0 and out[j] == ",":
+                out[j] = " "  # trailing comma
+            out.append(tok)
         else:
             out.append(tok)
-    joined = "".join(out)
-    joined = re.sub(r",(\s*[}\]])", r"\1", joined)  # trailing commas
-    joined = re.sub(r"(?<![\w.])\+?Infinity\b", "1e999", joined)
-    return joined
+    return "".join(out)
 
 
 def loads(text: str, *, path: str | None = None) -> dict:
@@ -69,8 +94,10 @@ def loads(text: str, *, path: str | None = None) -> dict:
     except ValueError:
         try:
             data = json.loads(json5_to_json(text))
+        except json.JSONDecodeError as e:
+            raise ConfigError(f"not valid JSON or JSON5 ({e.msg})", path=path, line=e.lineno) from None
         except ValueError as e:
-            raise ConfigError(f"not valid JSON or JSON5 ({e.msg} at line {e.lineno})", path=path, line=e.lineno) from None
+            raise ConfigError(f"not valid JSON or JSON5 ({e})", path=path) from None
     if not isinstance(data, dict):
         raise ConfigError("config must be a JSON object", path=path)
     return data

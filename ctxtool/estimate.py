@@ -38,6 +38,7 @@ from .errors import ApiError, CtxError, EXIT_FAILED
 from .formats.common import CALL_TYPES
 from .model import BOUNDARY, COMPACTION, IMAGE_CHARS, MESSAGE, META
 from .tokens import (
+    heuristic_per_entry,
     CHARS_PER_TOKEN,
     MESSAGE_OVERHEAD,
     TOOL_RESULT_OVERHEAD,
@@ -289,12 +290,9 @@ def _heuristic_tally(tally: Tally, vis: list, split: dict, names: dict) -> None:
     """``Tally.add(e, *heuristic_detail(e))`` for every entry, inlined for speed (same figures)."""
     by_role = tally.by_role
     kind_chars: dict = {}
-    toks = []
+    toks = heuristic_per_entry(vis)  # one ceil per message; split Claude lines share theirs
     total = 0
-    for e in vis:
-        c = e.chars
-        n = (c + 3) // 4 if c > 0 else 0  # == ceil(c / 4)
-        toks.append(n)
+    for e, n in zip(vis, toks):
         total += n
         role = e.role
         extra = e.extra

@@ -38,7 +38,29 @@ def heuristic_entry(e) -> int:
 
 
 def heuristic_entries(entries) -> int:
-    return sum(heuristic_chars_tokens(e.chars) for e in entries)
+    return sum(heuristic_per_entry(entries))
+
+
+def heuristic_per_entry(entries) -> list[int]:
+    """pi's one ceil(chars / 4) per message, spread over entries.
+
+    A Claude Code response split over several lines (consecutive assistant lines with one
+    ``msg_key``) is one message: each line gets its marginal share, so the lines of one
+    response add up to exactly ceil(total / 4) and per-line breakdowns still sum."""
+    out = []
+    key = None
+    group = 0
+    for e in entries:
+        c = e.chars if e.chars > 0 else 0
+        k = e.msg_key if e.role == "assistant" else None
+        if k is not None and k == key:
+            before = group
+            group += c
+            out.append(heuristic_chars_tokens(group) - heuristic_chars_tokens(before))
+        else:
+            key, group = k, c
+            out.append(heuristic_chars_tokens(c))
+    return out
 
 
 def heuristic_view(view) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 
 import orjson
 
@@ -34,14 +35,55 @@ def call_problem(block: dict, args_key: str) -> str | None:
 
 
 def args_chars(args) -> int:
+    """len(JSON.stringify(args)) as JavaScript computes it (pi counts tool arguments so)."""
     if args is None:
         return 0
     if isinstance(args, str):
         return js_len(args)
     try:
-        return js_len(orjson.dumps(args).decode("utf-8"))
+        n = js_len(orjson.dumps(args).decode("utf-8"))
     except TypeError:
         return 0
+    floats: list = []
+    _collect_floats(args, floats)
+    for f in floats:  # orjson and JavaScript write some numbers differently (1.0 vs 1)
+        n += len(js_number(f)) - len(orjson.dumps(f))
+    return n
+
+
+def _collect_floats(v, out: list) -> None:
+    t = type(v)
+    if t is float:
+        out.append(v)
+    elif t is dict:
+        for x in v.values():
+            _collect_floats(x, out)
+    elif t is list:
+        for x in v:
+            _collect_floats(x, out)
+
+
+def js_number(f: float) -> str:
+    """A float as JavaScript's Number.prototype.toString (and so JSON.stringify) writes it."""
+    if f != f or f in (float("inf"), float("-inf")):
+        return "null"
+    if f == 0:
+        return "0"
+    sign = "-" if f < 0 else ""
+    _, digits, exp = Decimal(repr(abs(f))).as_tuple()
+    ds = "".join(map(str, digits)).rstrip("0") or "0"
+    exp += len("".join(map(str, digits))) - len(ds)  # value = ds x 10^exp
+    k = len(ds)
+    n = k + exp  # position of the decimal point relative to the digits
+    if k <= n <= 21:
+        return sign + ds + "0" * (n - k)
+    if 0 < n <= 21:
+        return sign + ds[:n] + "." + ds[n:]
+    if -6 < n <= 0:
+        return sign + "0." + "0" * (-n) + ds
+    e = n - 1
+    mant = ds[0] + ("." + ds[1:] if k > 1 else "")
+    return f"{sign}{mant}e{'+' if e > 0 else '-'}{abs(e)}"
 
 
 def result_content_chars(content) -> tuple[int, int]:
