@@ -6,9 +6,12 @@ import glob
 import os
 import re
 
-# Files that live beside sessions but are not sessions (ours and OpenClaw's).
+# Files that live beside sessions but are not live sessions (ours and OpenClaw's): backups,
+# temp files, locks, archives, and compaction checkpoints (<id>.checkpoint.<uuid>.jsonl,
+# snapshots that would be counted twice). Named explicitly, any of them is still read.
 ARTIFACT_RE = re.compile(
-    r"(\.bak-\d+-\d+$|\.tmp$|\.lock$|\.jsonl\.(reset|deleted|bak)\.|\.truncate-tmp$|\.manual-compaction-tmp$|\.ctxtool-)"
+    r"(\.bak-\d+-\d+$|\.tmp$|\.lock$|\.jsonl\.(reset|deleted|bak)\.|\.truncate-tmp$|\.manual-compaction-tmp$|\.ctxtool-"
+    r"|\.checkpoint\.[0-9a-fA-F-]{8,}\.jsonl$)"
 )
 
 
