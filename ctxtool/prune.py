@@ -18,13 +18,16 @@ assistant turns skipped, consecutive same-role messages merged.
 
 Token counts go through a ``counter``: any callable taking a list of plain
 ``{"role", "content"}`` messages and returning tokens; ``heuristic_messages``
-(pi's chars/4) is the default.
+(pi's chars/4) is the default. A counter with a ``units`` attribute counts the
+agent messages themselves (``count_units``): pi's estimateTokens is one
+ceil(chars / 4) per agent message by its pi role, which merged API messages lose.
 """
 
 from __future__ import annotations
 
 import copy
 import hashlib
+import json
 import math
 import random
 import re
@@ -37,7 +40,7 @@ import orjson
 
 from . import config
 from .errors import ConfigError, InputError, TokenizerUnavailable
-from .formats.common import args_chars, result_content_chars
+from .formats.common import args_chars, scan_anthropic_blocks
 from .model import IMAGE_CHARS, Entry, js_len
 from .view import context_entries, merges
 
@@ -81,6 +84,7 @@ class Unit:
     tool_name: str | None = None
     changed: bool = False
     merges: bool = True  # joins a preceding message of the same role (not pi assistants: view.merges)
+    base_chars: int | None = None  # pi's estimateTokens chars as read (Entry.chars); None: count the blocks
 
     @property
     def api_role(self) -> str:
@@ -123,17 +127,22 @@ def load_units(fmt_name: str, entries: list[Entry]) -> list[Unit]:
                 prev.blocks.extend(blocks)  # Claude Code: one response split over lines
                 prev.lines.append(e.lineno)
                 prev.entries.append(e)
+                if prev.base_chars is not None:
+                    prev.base_chars += e.chars
                 prev.errored = prev.errored or e.errored
                 for cid, name in prev.calls:
                     names[cid] = name
                 continue
-            u = Unit("assistant", "assistant", blocks, [e.lineno], [e], errored=e.errored, merges=merges(fmt_name, "assistant"))
+            u = Unit("assistant", "assistant", blocks, [e.lineno], [e], errored=e.errored, merges=merges(fmt_name, "assistant"),
+                     base_chars=e.chars)
             units.append(u)
             for cid, name in u.calls:
                 names[cid] = name
             continue
         rest = []
-        for b in blocks:
+        whole = sum(1 for b in blocks if _is_result(b)) == 1 and len(blocks) == 1  # the entry is this one result
+        result_chars = 0
+        for i, b in enumerate(blocks):
             if _is_result(b):
                 rid = b.get("tool_use_id") if isinstance(b.get("tool_use_id"), str) else ""
                 name = None
@@ -141,12 +150,15 @@ def load_units(fmt_name: str, entries: list[Entry]) -> list[Unit]:
                     if r.id == rid and r.name:
                         name = r.name
                 name = name or names.get(rid)
-                units.append(Unit("toolResult", "toolResult", [b], [e.lineno], [e], tool_id=rid, tool_name=name))
+                chars = e.chars if whole else next((r.chars for r in e.results if r.idx == i), None)
+                result_chars = None if chars is None or result_chars is None else result_chars + chars
+                units.append(Unit("toolResult", "toolResult", [b], [e.lineno], [e], tool_id=rid, tool_name=name, base_chars=chars))
             else:
                 rest.append(b)
         if rest or not e.results:
             src = e.role if e.role in ("custom", "bashExecution", "compactionSummary", "branchSummary") else "user"
-            units.append(Unit("user", src, rest, [e.lineno], [e]))
+            base = None if result_chars is None else max(0, e.chars - result_chars)
+            units.append(Unit("user", src, rest, [e.lineno], [e], base_chars=base))
     return units
 
 
@@ -174,40 +186,118 @@ def finalize(units: list[Unit]) -> tuple[list[dict], list[list[int]]]:
 # ----------------------------------------------------------------- token counting
 
 
+class _Probe:
+    """Stands in for an Entry so that ``scan_anthropic_blocks`` counts a unit's blocks."""
+
+    def __init__(self):
+        self.calls = ()
+        self.results = ()
+        self.nblocks = 0
+        self.chars = 0
+        self.kinds = {}
+        self.empty = False
+        self.blank_text = False
+        self.signed_thinking = False
+
+
+def blocks_chars(blocks: list, src: str) -> int:
+    """pi's estimateTokens characters of an agent message's blocks, by its source role (reference §4.1).
+
+    The same function ``ctxtool estimate`` counts entries with: user text only,
+    assistant text + thinking + tool name + JSON arguments, toolResult and custom
+    text + 4,800 per image.
+    """
+    if src == "assistant":
+        role = "assistant"
+    elif src in ("toolResult", "synthetic"):
+        role = "toolResult"
+    elif src == "custom":
+        role = "custom"
+    else:
+        role = "user"
+    probe = _Probe()
+    scan_anthropic_blocks(probe, blocks or [], role)
+    return probe.chars
+
+
+def unit_chars(u: Unit) -> int:
+    """pi's estimateTokens characters of one agent message.
+
+    An unchanged unit keeps what the file read gave (``Entry.chars``: bashExecution
+    is command + output, summaries their summary, custom images 4,800 each); a
+    modified or new one is counted from its blocks by its source role.
+    """
+    if u.base_chars is not None and not u.changed:
+        return u.base_chars
+    return blocks_chars(u.blocks, u.src)
+
+
+def _sent(u: Unit) -> bool:
+    """pi-ai sends it: not an errored/aborted assistant turn, not empty."""
+    return bool(u.blocks) and not (u.role == "assistant" and u.errored)
+
+
+def _ceil4(chars: int) -> int:
+    return (chars + 3) // 4 if chars > 0 else 0
+
+
+def heuristic_units(units: list[Unit]) -> int:
+    """pi's estimateTokens summed over the agent messages sent: one ceil(chars / 4) per message.
+
+    Units split out of one file entry (the tool results of one Claude Code user line)
+    stay one message while adjacent, as ``ctxtool estimate`` counts them.
+    """
+    total = 0
+    key, chars = None, 0
+    for u in units:
+        if not _sent(u):
+            continue
+        k = id(u.entries[0]) if u.entries else None
+        if k is None or k != key:
+            total += _ceil4(chars)
+            chars = 0
+        key = k
+        chars += unit_chars(u)
+    return total + _ceil4(chars)
+
+
 def message_chars(msg: dict) -> int:
-    """pi's estimateTokens characters for a plain message (user images are not counted)."""
+    """pi's estimateTokens characters for a plain message (user images are not counted).
+
+    Plain messages lose the pi role (custom, bashExecution): prefer ``unit_chars``.
+    """
     content = msg.get("content")
     if isinstance(content, str):
         return js_len(content)
-    n = 0
-    assistant = msg.get("role") == "assistant"
-    for b in content or []:
-        if not isinstance(b, dict):
-            continue
-        t = b.get("type")
-        if t == "text":
-            n += js_len(str(b.get("text") or ""))
-        elif t == "thinking" and assistant:
-            n += js_len(str(b.get("thinking") or ""))
-        elif t == "tool_use":
-            n += js_len(str(b.get("name") or "")) + args_chars(b.get("input"))
-        elif t == "tool_result":
-            text, images = result_content_chars(b.get("content"))
-            n += text + images * IMAGE_CHARS
-    return n
+    return blocks_chars(content if isinstance(content, list) else [], "assistant" if msg.get("role") == "assistant" else "user")
 
 
 def heuristic_messages(messages: list) -> int:
-    """pi's chars/4 heuristic over plain messages (ceil per message)."""
-    return sum(math.ceil(c / 4) for c in (message_chars(m) for m in messages) if c > 0)
+    """pi's chars/4 heuristic over plain messages (ceil per message); on units, ``heuristic_units``."""
+    return sum(_ceil4(message_chars(m)) for m in messages)
 
 
-def message_text(msg: dict) -> tuple[str, int]:
-    """What a tokenizer sees of a plain message: its text (tool input as JSON) and its image count."""
+heuristic_messages.units = heuristic_units  # the per-agent-message count simulate uses
+
+
+def count_units(units: list[Unit], counter: Counter) -> int:
+    """Tokens of the units sent: per agent message when the counter knows units, else on the merged messages."""
+    fn = getattr(counter, "units", None)
+    if callable(fn):
+        return fn(units)
+    return counter(finalize(units)[0])
+
+
+def message_text(msg: dict, *, images: bool = False) -> tuple[str, int]:
+    """What a tokenizer sees of a plain message: its text (tool input as JSON) and its image count.
+
+    Images in tool results always count; top-level image blocks only with ``images``
+    (toolResult and custom messages): pi counts no user images (reference §4.1).
+    """
     content = msg.get("content")
     if isinstance(content, str):
         return content, 0
-    parts, images = [], 0
+    parts, n_images = [], 0
     for b in content or []:
         if not isinstance(b, dict):
             continue
@@ -228,10 +318,10 @@ def message_text(msg: dict) -> tuple[str, int]:
                     if isinstance(x, dict) and x.get("type") == "text":
                         parts.append(str(x.get("text") or ""))
                     elif isinstance(x, dict) and x.get("type") == "image":
-                        images += 1
-        elif t == "image":
-            images += 1
-    return "\n".join(parts), images
+                        n_images += 1
+        elif t == "image" and images:
+            n_images += 1
+    return "\n".join(parts), n_images
 
 
 def tiktoken_counter(encoding: str) -> Counter:
@@ -240,13 +330,17 @@ def tiktoken_counter(encoding: str) -> Counter:
 
     enc = tokenizers.get_encoding(encoding)
 
-    def count(messages: list) -> int:
-        total = 0
-        for m in messages:
-            text, images = message_text(m)
-            total += len(enc.encode_ordinary(text)) + images * (IMAGE_CHARS // 4)
-        return total
+    def one(text: str, n_images: int) -> int:
+        return len(enc.encode_ordinary(text)) + n_images * (IMAGE_CHARS // 4)
 
+    def count(messages: list) -> int:
+        return sum(one(*message_text(m)) for m in messages)
+
+    def count_units_(units: list[Unit]) -> int:
+        return sum(one(*message_text(u.message(), images=u.src in ("toolResult", "synthetic", "custom")))
+                   for u in units if _sent(u))
+
+    count.units = count_units_
     return count
 
 
@@ -268,10 +362,6 @@ def get_counter(name: str = "heuristic") -> Counter:
     raise TokenizerUnavailable(f"tokenizer {name!r} is not available for prune (use heuristic)")
 
 
-def _units_tokens(units: list[Unit], counter: Counter) -> int:
-    return counter(finalize(units)[0])
-
-
 # ----------------------------------------------------------------- actions
 
 
@@ -290,7 +380,7 @@ def _action(kind: str, u: Unit, detail: str = "", before: int | None = None, aft
 
 
 def _unit_chars(u: Unit) -> int:
-    return message_chars(u.message())
+    return unit_chars(u)
 
 
 # ----------------------------------------------------------------- pairing repair
@@ -436,13 +526,17 @@ class PruneResult:
 
 
 def _clone(units: list[Unit]) -> list[Unit]:
-    return [Unit(u.role, u.src, list(u.blocks), list(u.lines), list(u.entries), u.errored, u.tool_id, u.tool_name, u.changed) for u in units]
+    return [Unit(u.role, u.src, list(u.blocks), list(u.lines), list(u.entries), u.errored, u.tool_id, u.tool_name, u.changed,
+                 u.merges, u.base_chars) for u in units]
 
 
 # ----------------------------------------------------------------- openclaw
 
 
-_CJK = re.compile("[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0002fa1f]")
+# CJK, Hangul and kana, plus CJK Symbols and Punctuation (U+3000-303F: '。' '、') and
+# Halfwidth/Fullwidth Forms (U+FF00-FFEF: '，' '？'), as OpenClaw's cjk-chars regex.
+_CJK = re.compile("[\u1100-\u11ff\u3000-\u303f\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
+                  "\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0002fa1f]")
 
 
 def cjk_len(s: str) -> int:
@@ -500,11 +594,34 @@ def _glob_re(pattern: str):
     return re.compile("^" + ".*".join(re.escape(p) for p in pattern.strip().lower().split("*")) + "$")
 
 
+def _show(v) -> str:
+    """A setting's value as the config file spells it (JSON), shortened for a one-line error."""
+    try:
+        text = json.dumps(v, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        text = repr(v)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _globs(v, key: str) -> list[str]:
+    """A tools.allow/deny setting as a list of globs: a string is one glob."""
+    if v is None:
+        return []
+    if isinstance(v, str):
+        return [v]
+    if isinstance(v, (list, tuple)):
+        for p in v:
+            if not isinstance(p, str):
+                raise ConfigError(f"contextPruning.tools.{key} must be a list of tool-name globs, not {_show(v)}")
+        return list(v)
+    raise ConfigError(f"contextPruning.tools.{key} must be a list of tool-name globs, not {_show(v)}")
+
+
 def tool_predicate(tools: dict | None) -> Callable[[str | None], bool]:
     """OpenClaw's makeToolPrunablePredicate: case-insensitive globs, deny wins, empty allow = all."""
     tools = tools or {}
-    allow = [_glob_re(p) for p in tools.get("allow") or [] if isinstance(p, str) and p.strip()]
-    deny = [_glob_re(p) for p in tools.get("deny") or [] if isinstance(p, str) and p.strip()]
+    allow = [_glob_re(p) for p in _globs(tools.get("allow"), "allow") if p.strip()]
+    deny = [_glob_re(p) for p in _globs(tools.get("deny"), "deny") if p.strip()]
 
     def prunable(name: str | None) -> bool:
         n = (name or "").strip().lower()
@@ -517,43 +634,78 @@ def tool_predicate(tools: dict | None) -> Callable[[str | None], bool]:
     return prunable
 
 
+def _number(v, key: str) -> float | int:
+    """A finite number (not a bool, not a string), or a ConfigError naming the setting."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ConfigError(f"contextPruning.{key} must be a number, not {_show(v)}")
+    if isinstance(v, float) and not math.isfinite(v):
+        raise ConfigError(f"contextPruning.{key} must be a finite number, not {_show(v)}")
+    return v
+
+
 def _clamp01(v, key):
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        raise ConfigError(f"contextPruning.{key} must be a number, not {v!r}") from None
-    return min(1.0, max(0.0, f))
+    return min(1.0, max(0.0, float(_number(v, key))))
 
 
 def _int_setting(v, key, minimum=None):
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise ConfigError(f"contextPruning.{key} must be a number, not {v!r}")
-    v = int(v)
+    v = int(_number(v, key))
     if minimum is not None and v < minimum:
         v = minimum
     return v
 
 
+def _object(v, key: str, default: dict) -> dict:
+    if v is None:
+        return dict(default)
+    if not isinstance(v, dict):
+        raise ConfigError(f"contextPruning.{key} must be an object, not {_show(v)}")
+    return dict(v)
+
+
 def openclaw_settings(overrides: dict | None = None) -> dict:
-    """Effective contextPruning settings: defaults with ``overrides`` applied, validated."""
-    s = config.merged(config.PRUNING_DEFAULTS, overrides)
-    s["ttlMs"] = config.duration_ms(s.get("ttl", "5m"))
+    """Effective contextPruning settings: defaults with ``overrides`` applied, validated.
+
+    Every invalid value raises ``ConfigError`` naming the setting and the value.
+    """
+    if overrides is not None and not isinstance(overrides, dict):
+        raise ConfigError(f"contextPruning must be an object, not {_show(overrides)}")
+    d = config.PRUNING_DEFAULTS
+    s = config.merged(d, overrides)
+    try:
+        s["ttlMs"] = config.duration_ms(s.get("ttl", "5m"))
+    except ConfigError as e:
+        raise ConfigError(f"contextPruning.ttl: {e.reason}") from None
     s["keepLastAssistants"] = _int_setting(s["keepLastAssistants"], "keepLastAssistants")
     s["softTrimRatio"] = _clamp01(s["softTrimRatio"], "softTrimRatio")
     s["hardClearRatio"] = _clamp01(s["hardClearRatio"], "hardClearRatio")
     s["minPrunableToolChars"] = _int_setting(s["minPrunableToolChars"], "minPrunableToolChars", 0)
-    st = s["softTrim"]
+    st = s["softTrim"] = _object(s.get("softTrim"), "softTrim", d["softTrim"])
     for k in ("maxChars", "headChars", "tailChars"):
-        st[k] = _int_setting(st.get(k, config.PRUNING_DEFAULTS["softTrim"][k]), f"softTrim.{k}", 0)
-    hc = s["hardClear"]
-    hc["enabled"] = bool(hc.get("enabled", True))
-    if not isinstance(hc.get("placeholder"), str):
-        hc["placeholder"] = config.PRUNING_DEFAULTS["hardClear"]["placeholder"]
-    tools = s.get("tools") or {}
+        st[k] = _int_setting(st.get(k, d["softTrim"][k]), f"softTrim.{k}", 0)
+    hc = s["hardClear"] = _object(s.get("hardClear"), "hardClear", d["hardClear"])
+    enabled = hc.get("enabled", True)
+    if not isinstance(enabled, bool):
+        raise ConfigError(f"contextPruning.hardClear.enabled must be true or false, not {_show(enabled)}")
+    hc["enabled"] = enabled
+    placeholder = hc.get("placeholder")
+    if placeholder is None:
+        hc["placeholder"] = d["hardClear"]["placeholder"]
+    elif not isinstance(placeholder, str):
+        raise ConfigError(f"contextPruning.hardClear.placeholder must be a string, not {_show(placeholder)}")
+    tools = s.get("tools")
+    if tools is None:
+        tools = {}
     if not isinstance(tools, dict):
-        raise ConfigError("contextPruning.tools must be an object with allow/deny lists")
-    s["tools"] = {"allow": list(tools.get("allow") or []), "deny": list(tools.get("deny") or [])}
+        raise ConfigError(f"contextPruning.tools must be an object with allow/deny lists, not {_show(tools)}")
+    s["tools"] = {"allow": _globs(tools.get("allow"), "allow"), "deny": _globs(tools.get("deny"), "deny")}
     return s
+
+
+def max_history_share(v) -> float:
+    """compaction.maxHistoryShare: a number from 0.1 to 0.9, or a ConfigError."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or not 0.1 <= v <= 0.9:
+        raise ConfigError(f"compaction.maxHistoryShare must be a number between 0.1 and 0.9, not {_show(v)}")
+    return float(v)
 
 
 def _result_parts(b: dict) -> tuple[list[str], bool]:
@@ -573,11 +725,43 @@ def _result_parts(b: dict) -> tuple[list[str], bool]:
 def _with_text(u: Unit, text: str) -> Unit:
     b = dict(u.blocks[0])
     b["content"] = [{"type": "text", "text": text}]
-    return Unit(u.role, u.src, [b], list(u.lines), list(u.entries), u.errored, u.tool_id, u.tool_name, True)
+    return Unit(u.role, u.src, [b], list(u.lines), list(u.entries), u.errored, u.tool_id, u.tool_name, True, u.merges)
+
+
+def utf16_head(s: str, n: int) -> str:
+    """The first ``n`` UTF-16 code units of ``s`` (JavaScript's ``s.slice(0, n)``), whole characters only:
+    a surrogate pair cut by the limit is left out rather than split."""
+    if n <= 0:
+        return ""
+    if s.isascii() or len(s) == js_len(s):
+        return s[:n]
+    units = 0
+    for i, ch in enumerate(s):
+        units += 2 if ord(ch) > 0xFFFF else 1
+        if units > n:
+            return s[:i]
+    return s
+
+
+def utf16_tail(s: str, n: int) -> str:
+    """The last ``n`` UTF-16 code units of ``s`` (JavaScript's ``s.slice(-n)``), whole characters only."""
+    if n <= 0:
+        return ""
+    if s.isascii() or len(s) == js_len(s):
+        return s[len(s) - n:] if n < len(s) else s
+    units = 0
+    for i in range(len(s) - 1, -1, -1):
+        units += 2 if ord(s[i]) > 0xFFFF else 1
+        if units > n:
+            return s[i + 1:]
+    return s
 
 
 def soft_trim(u: Unit, st: dict) -> tuple[Unit | None, str]:
-    """OpenClaw's softTrimToolResultMessage; (new unit or None, what was done)."""
+    """OpenClaw's softTrimToolResultMessage; (new unit or None, what was done).
+
+    Lengths are JavaScript's (UTF-16 code units): N in the note, the head and the tail.
+    """
     parts, images = _result_parts(u.blocks[0])
     joined = "\n".join(parts)
     raw = js_len(joined)
@@ -586,23 +770,52 @@ def soft_trim(u: Unit, st: dict) -> tuple[Unit | None, str]:
         if images:
             return _with_text(u, joined), "images collapsed to text"
         return None, ""
-    head = joined[:head_n]
-    tail = joined[len(joined) - tail_n:] if tail_n else ""
+    head = utf16_head(joined, head_n)
+    tail = utf16_tail(joined, tail_n)
     text = f"{head}\n...\n{tail}" + SOFT_TRIM_NOTE.format(h=head_n, t=tail_n, n=raw)
     return _with_text(u, text), f"kept first {head_n} and last {tail_n} of {raw} chars"
 
 
-def cache_touch(entries: list[Entry]) -> float | None:
-    """Epoch seconds of the last ``openclaw.cache-ttl`` custom entry, or None."""
-    last = None
+def session_model(entries: list[Entry]) -> tuple[str | None, str | None]:
+    """The session's current (provider, model): the last ``model_change``, ``model-snapshot``
+    custom entry or assistant message (its provider and model) in the file."""
+    provider = model = None
     for e in entries:
-        if e.get("custom_type") == CACHE_TTL_TYPE:
-            ts = e.get("data_ts")
-            if isinstance(ts, (int, float)) and not isinstance(ts, bool):
-                last = ts / 1000.0
-            elif e.ts is not None:
-                last = e.ts
-    return last
+        if e.type == "model_change" or (e.type == "custom" and e.get("custom_type") == "model-snapshot"):
+            p, m = e.get("provider"), e.get("model")
+        elif e.kind == "message" and e.role == "assistant":
+            msg = e.obj.get("message") if isinstance(e.obj, dict) else None
+            p = msg.get("provider") if isinstance(msg, dict) else None
+            m = e.model
+        else:
+            continue
+        if isinstance(p, str) and p:
+            provider = p
+        if isinstance(m, str) and m:
+            model = m
+    return provider, model
+
+
+def cache_touch(entries: list[Entry], provider: str | None = None, model: str | None = None) -> float | None:
+    """Epoch seconds of OpenClaw's lastCacheTouchAt, or None (reference §5 step 1).
+
+    The last ``openclaw.cache-ttl`` custom entry whose ``data.provider``/``data.modelId``
+    match the session's provider and model (``session_model`` when not given; a part
+    that is unknown is not checked); entries without a numeric ``data.timestamp`` are skipped.
+    """
+    if provider is None and model is None:
+        provider, model = session_model(entries)
+    for e in reversed(entries):
+        if e.type != "custom" or e.get("custom_type") != CACHE_TTL_TYPE:
+            continue
+        if provider is not None and e.get("provider") != provider:
+            continue
+        if model is not None and e.get("model") != model:
+            continue
+        ts = e.get("data_ts")
+        if isinstance(ts, (int, float)) and not isinstance(ts, bool) and math.isfinite(ts) and ts > 0:
+            return ts / 1000.0
+    return None
 
 
 def openclaw_prune(units: list[Unit], s: dict, window: int) -> tuple[list[Unit], list[dict], dict]:
@@ -701,7 +914,7 @@ def aceclaw_prune(units: list[Unit], s: dict) -> tuple[list[Unit], list[dict], d
                 continue
         elif u.role == "assistant" and any(isinstance(b, dict) and b.get("type") in ("thinking", "redacted_thinking") for b in u.blocks):
             kept = [b for b in u.blocks if not (isinstance(b, dict) and b.get("type") in ("thinking", "redacted_thinking"))]
-            new = Unit(u.role, u.src, kept, list(u.lines), list(u.entries), u.errored, u.tool_id, u.tool_name, True)
+            new = Unit(u.role, u.src, kept, list(u.lines), list(u.entries), u.errored, u.tool_id, u.tool_name, True, u.merges)
             if kept:
                 out.append(new)
                 actions.append(_action("thinking-removed", new, "thinking blocks removed", _unit_chars(u), _unit_chars(new)))
@@ -737,7 +950,13 @@ def limit_history_turns(units: list[Unit], limit: int) -> tuple[list[Unit], list
 
 
 def split_by_token_share(units: list[Unit], parts: int, tok: Callable[[Unit], int]) -> list[list[Unit]]:
-    """OpenClaw's splitMessagesByTokenShare: never splits a call from its results."""
+    """OpenClaw's splitMessagesByTokenShare: never splits a call from its results (reference §4.2).
+
+    Each assistant message replaces the pending set with its own tool calls (none when
+    it errored or was aborted); its results remove their ids. A chunk ends only while
+    nothing is pending, so a call that never got a result blocks splits only until the
+    next assistant message.
+    """
     if not units:
         return []
     parts = min(max(1, parts), len(units))
@@ -758,10 +977,8 @@ def split_by_token_share(units: list[Unit], parts: int, tok: Callable[[Unit], in
         cur_tokens += t
         if u.role == "assistant":
             calls = [] if u.errored else u.calls
-            for cid, _ in calls:
-                pending.add(cid)
-            if calls:
-                pending_start = len(cur) - 1
+            pending = {cid for cid, _ in calls}
+            pending_start = len(cur) - 1 if calls else None
         elif u.role == "toolResult" and u.tool_id in pending:
             pending.discard(u.tool_id)
             if not pending and len(chunks) < parts - 1 and pending_start is not None and cur_tokens > target and pending_start > 0:
@@ -779,7 +996,7 @@ def history_share_prune(units: list[Unit], s: dict, window: int, counter: Counte
     budget = int(window * float(s["maxHistoryShare"]))
 
     def tok(u: Unit) -> int:
-        return counter([u.message()]) if u.blocks and not (u.role == "assistant" and u.errored) else 0
+        return count_units([u], counter) if _sent(u) else 0
 
     kept = units
     actions: list[dict] = []
@@ -862,7 +1079,7 @@ def simulate(
         raise ConfigError("the context window must be positive")
     units = load_units(fmt_name, entries)
     before_msgs = finalize(units)[0]
-    tokens_before = counter(before_msgs)
+    tokens_before = count_units(units, counter)
     fired, reason = True, ""
     details: dict = {}
     settings: dict
@@ -916,9 +1133,7 @@ def simulate(
         reason = d.get("stopped", "history limited")
     elif strategy == "history-share":
         s = {**HISTORY_SHARE_DEFAULTS, **(history_share or {})}
-        share = float(s["maxHistoryShare"])
-        if not 0.1 <= share <= 0.9:
-            raise ConfigError(f"maxHistoryShare must be between 0.1 and 0.9, not {share}")
+        share = s["maxHistoryShare"] = max_history_share(s["maxHistoryShare"])
         settings = s
         new, actions, d = history_share_prune(units, s, window, counter)
         details.update(d)
@@ -933,7 +1148,7 @@ def simulate(
         reason = f"{d['fires']} tier fires" if fired else f"usage {usage:.1%} below the background tier {s['background']:.0%}"
     actions.sort(key=lambda a: a["line"] if a["line"] is not None else -1)
     r = PruneResult(strategy, settings, window, tokens_before, 0, fired, reason, new, actions, len(before_msgs), details, before_msgs)
-    r.tokens_after = counter(r.messages) if new is not units else tokens_before
+    r.tokens_after = count_units(new, counter) if new is not units else tokens_before
     if strategy == "aceclaw" and fired:
         details["target_met"] = r.tokens_after <= details["target_tokens"]
         if not details["target_met"]:

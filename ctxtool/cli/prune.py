@@ -116,8 +116,11 @@ def prune(path, strategy, compare, window, tokenizer, config_path, preset, ttl, 
         cfg = config.load(config_path)
         pruning = config.pruning_overrides(cfg)
         share = config.get(cfg, config.COMPACTION_PATH + ".maxHistoryShare")
+        if share is not None:
+            share = lib.max_history_share(share)  # a config error even when a flag overrides it
     if preset:
         pruning = _deep(pruning, config.pruning_preset(preset))
+    lib.openclaw_settings(pruning)  # a bad --config value is a config error before flags can hide it
     flags: dict = {}
     for key, val in (("ttl", ttl), ("keepLastAssistants", keep_last_assistants), ("softTrimRatio", soft_trim_ratio),
                      ("hardClearRatio", hard_clear_ratio), ("minPrunableToolChars", min_prunable_tool_chars)):
@@ -130,7 +133,7 @@ def prune(path, strategy, compare, window, tokenizer, config_path, preset, ttl, 
     if hc:
         flags["hardClear"] = hc
     if allow or deny:
-        tools = dict(pruning.get("tools") or {})
+        tools = dict(pruning.get("tools") or {})  # an object: validated above
         if allow:
             tools["allow"] = list(allow)
         if deny:
@@ -139,7 +142,7 @@ def prune(path, strategy, compare, window, tokenizer, config_path, preset, ttl, 
     pruning = _deep(pruning, flags)
     if max_history_share is not None:
         share = max_history_share
-    history_share = {"maxHistoryShare": share} if share is not None else None
+    history_share = {"maxHistoryShare": lib.max_history_share(share)} if share is not None else None
     now_ts = lib.parse_now(now)
     counter = lib.get_counter(tokenizer)
     lib.openclaw_settings(pruning)  # validate early: a bad setting is a usage error even for other strategies
