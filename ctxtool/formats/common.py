@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import orjson
 
-from ..model import IMAGE_CHARS, Call, Result, js_len
+from ..model import IMAGE_CHARS, Call, Kinds, Result, js_len
 
 CALL_TYPES = {"toolCall", "toolUse", "functionCall", "tool_use", "tool_call", "function_call"}
 NAME_RE = re.compile(r"^[A-Za-z0-9_:.-]+$")
@@ -112,7 +112,7 @@ def scan_anthropic_blocks(entry, blocks: list, role: str) -> None:
     characters per image.
     """
     calls, results = [], []
-    kinds: dict = {}
+    k_text = k_think = k_call = k_result = k_image = 0
     chars = 0
     visible = 0
     for i, b in enumerate(blocks):
@@ -124,7 +124,7 @@ def scan_anthropic_blocks(entry, blocks: list, role: str) -> None:
             text = text if isinstance(text, str) else ""
             n = js_len(text)
             chars += n
-            kinds["text"] = kinds.get("text", 0) + n
+            k_text += n
             if text.strip():
                 visible += 1
             else:
@@ -133,7 +133,7 @@ def scan_anthropic_blocks(entry, blocks: list, role: str) -> None:
             n = js_len(str(b.get("thinking") or "")) if t == "thinking" else 0
             if role == "assistant":
                 chars += n
-                kinds["thinking"] = kinds.get("thinking", 0) + n
+                k_think += n
             if b.get("signature") or b.get("thinkingSignature") or t == "redacted_thinking":
                 entry.signed_thinking = True
             visible += 1
@@ -144,7 +144,7 @@ def scan_anthropic_blocks(entry, blocks: list, role: str) -> None:
             n = js_len(name) + args_chars(b.get(key))
             calls.append(Call(i, cid, name, call_problem(b, key), n))
             chars += n
-            kinds["tool_call"] = kinds.get("tool_call", 0) + n
+            k_call += n
             visible += 1
         elif t == "tool_result":
             rid = b.get("tool_use_id")
@@ -152,14 +152,14 @@ def scan_anthropic_blocks(entry, blocks: list, role: str) -> None:
             n = text + images * IMAGE_CHARS
             results.append(Result(i, rid if isinstance(rid, str) else "", None, bool(b.get("is_error")), n))
             chars += n
-            kinds["tool_result"] = kinds.get("tool_result", 0) + text
+            k_result += text
             if images:
-                kinds["image"] = kinds.get("image", 0) + images * IMAGE_CHARS
+                k_image += images * IMAGE_CHARS
             visible += 1
         elif t == "image":
             if role in ("toolResult", "custom"):
                 chars += IMAGE_CHARS
-                kinds["image"] = kinds.get("image", 0) + IMAGE_CHARS
+                k_image += IMAGE_CHARS
             visible += 1
         else:
             visible += 1
@@ -169,8 +169,8 @@ def scan_anthropic_blocks(entry, blocks: list, role: str) -> None:
         entry.results = tuple(results)
     entry.nblocks = len(blocks)
     entry.chars = chars
-    if kinds:
-        entry.kinds = kinds
+    if k_text or k_think or k_call or k_result or k_image:
+        entry.kinds = Kinds(k_text, k_think, k_call, k_result, k_image)
     entry.empty = visible == 0
 
 

@@ -14,7 +14,7 @@ import secrets
 import uuid
 from datetime import datetime, timezone
 
-from ..model import BOUNDARY, COMPACTION, HEADER, IMAGE_CHARS, MESSAGE, META, Result, Usage, js_len
+from ..model import BOUNDARY, COMPACTION, EMPTY, HEADER, IMAGE_CHARS, MESSAGE, META, Kinds, Result, Usage, js_len
 from .common import (
     REPAIR_TEXT,
     blank_user_fixed,
@@ -121,9 +121,7 @@ def normalize(obj: dict, e, blocks: bool = True) -> None:
             e.chars = text + images * IMAGE_CHARS
             e.results = (Result(0, rid, name, bool(m.get("isError")), e.chars),)
             e.nblocks = 1
-            e.kinds = {"tool_result": text}
-            if images:
-                e.kinds["image"] = images * IMAGE_CHARS
+            e.kinds = Kinds(tool_result=text, image=images * IMAGE_CHARS)
             e.tool_chars = {name or "unknown": e.chars}
             e.empty = False
             return
@@ -133,12 +131,12 @@ def normalize(obj: dict, e, blocks: bool = True) -> None:
             text = f"Ran `{cmd}`\n" + (f"```\n{out}\n```" if out else "(no output)")
             e.blocks = [{"type": "text", "text": text}]
             e.chars = js_len(cmd) + js_len(out)
-            e.kinds = {"text": e.chars}
+            e.kinds = Kinds(text=e.chars)
             e.nblocks = 1
             if m.get("excludeFromContext"):
                 e.extra = {"exclude": True}
                 e.chars = 0
-                e.kinds = {}
+                e.kinds = EMPTY
             return
         content = m.get("content")
         raw = [{"type": "text", "text": content}] if isinstance(content, str) else (content if isinstance(content, list) else [])
@@ -168,7 +166,7 @@ def normalize(obj: dict, e, blocks: bool = True) -> None:
         e.role = "compactionSummary"
         e.blocks = [{"type": "text", "text": COMPACTION_PREFIX + summary + SUMMARY_SUFFIX}]
         e.chars = js_len(summary)
-        e.kinds = {"summary": e.chars}
+        e.kinds = Kinds(summary=e.chars)
         e.nblocks = 1
         first = obj.get("firstKeptEntryId")
         e.extra = {
@@ -185,7 +183,7 @@ def normalize(obj: dict, e, blocks: bool = True) -> None:
             e.role = "branchSummary"
             e.blocks = [{"type": "text", "text": BRANCH_PREFIX + summary + SUMMARY_SUFFIX}]
             e.chars = js_len(summary)
-            e.kinds = {"summary": e.chars}
+            e.kinds = Kinds(summary=e.chars)
             e.nblocks = 1
         else:
             e.kind = META
