@@ -54,7 +54,20 @@ class Kinds:
         self.summary = summary
 
     def items(self):
-        return [(k, getattr(self, k)) for k in KIND_NAMES if getattr(self, k)]
+        out = []
+        if self.text:
+            out.append(("text", self.text))
+        if self.thinking:
+            out.append(("thinking", self.thinking))
+        if self.tool_call:
+            out.append(("tool_call", self.tool_call))
+        if self.tool_result:
+            out.append(("tool_result", self.tool_result))
+        if self.image:
+            out.append(("image", self.image))
+        if self.summary:
+            out.append(("summary", self.summary))
+        return out
 
     def keys(self):
         return [k for k, _ in self.items()]
