@@ -36,7 +36,7 @@ from .jsonl import atomic_write, dumps, make_backup
 from .lock import DEFAULT_TIMEOUT, SessionLocks
 from .model import COMPACTION, HEADER, MESSAGE, Entry
 from .transcript import Transcript, make_entry, no_gc, scan
-from .validate import Violation, errors, validate_entries
+from .validate import Violation, validate_entries
 from .view import claude_segment, merges, pi_path, pi_segment, sendable
 
 
@@ -99,17 +99,16 @@ ERRORED = ("errored-turn-result", "result of a tool call in an errored/aborted a
 
 
 class _Planner:
-    def __init__(self, t: Transcript, trim_trailing: bool):
+    def __init__(self, t: Transcript):
         self.t = t
         self.fmt = t.fmt
         self.name = t.fmt.NAME
         self.entries = t.entries
-        self.trim_trailing = trim_trailing
         self.changes: list[Change] = []
         self.dropped: set[int] = set()
         self.edits: dict[int, dict] = {}
         self.keys: dict[int, tuple] = {}  # sort keys of moved and inserted entries; others sort by (index, 0)
-        self.synthetic: list[tuple[Entry, dict]] = []
+        self.synthetic: dict[int, tuple[Entry, dict]] = {}  # by (negative) index
         self.taken_ids = {e.id for e in t.entries if e.id}
         self.live_calls: dict[int, list] = {e.index: list(e.calls) for e in t.entries if e.calls}
         self.live_results: dict[int, list] = {e.index: list(e.results) for e in t.entries if e.results}
@@ -414,6 +413,10 @@ class _Planner:
                         self._drop_result(s, r, *(ERRORED if r.id in skipped else ORPHAN))
                     continue
                 taken[k] = (s, r)
+                if self.name == "pi" and not (r.name or "").strip():
+                    call_name = calls[k][1].name or "unknown"
+                    self.edit(s)["fill_result_name"] = call_name
+                    self.change("result-name", "rewritten", s, r.id, f"tool result without a toolName given its call's name {call_name}")
                 if final_id[k] != r.id:
                     self.edit(s).setdefault("rename_results", {})[r.idx] = final_id[k]
                     self.change("reused-id", "rewritten", s, r.id, f"result renamed {final_id[k]} with its tool call")
@@ -495,7 +498,7 @@ class _Planner:
         e = make_entry(self.fmt, obj, self._next_synth, 0, 0, 0, self.t.eol)
         self._next_synth -= 1
         self.keys[e.index] = key
-        self.synthetic.append((e, obj))
+        self.synthetic[e.index] = (e, obj)
         return e
 
     # ------------------------------------------------------------ trailing assistant
@@ -513,7 +516,7 @@ class _Planner:
 
     # ------------------------------------------------------------ ordering and links
     def ordered(self) -> list[Entry]:
-        live = [e for e in self.entries if self.alive(e)] + [e for e, _ in self.synthetic]
+        live = [e for e in self.entries if self.alive(e)] + [e for e, _ in self.synthetic.values()]
         live.sort(key=self.key)
         return live
 
@@ -561,10 +564,7 @@ class _Planner:
                     self.change("parent", "relinked", e, e.id, f"parent {old} -> {want} (the entry before it on the active branch)")
 
     def synthetic_obj(self, e: Entry) -> dict:
-        for se, obj in self.synthetic:
-            if se is e:
-                return obj
-        raise KeyError(e.index)
+        return self.synthetic[e.index][1]
 
     # ------------------------------------------------------------ materialize
     SLIM_EDITS = {"set_id", "set_parent", "rename_calls", "rename_results"}
@@ -613,6 +613,8 @@ class _Planner:
                     obj["message"]["toolCallId"] = new
                 else:
                     content[idx]["tool_use_id"] = new
+        if ed.get("fill_result_name"):
+            self.fmt.fill_result_name(obj, ed["fill_result_name"])
         if ed.get("drop_blocks"):
             self.fmt.drop_blocks(obj, ed["drop_blocks"])
         if ed.get("fix_error_text"):
@@ -676,7 +678,7 @@ class Plan:
 def plan_repair(t: Transcript, *, trim_trailing: bool = False) -> Plan:
     """Plan the repair of a scanned transcript. The planner updates ids and parent
     links of ``t.entries`` in place: validate the original before calling this."""
-    p = _Planner(t, trim_trailing)
+    p = _Planner(t)
     p.file_level()
     if p.name == "pi":
         p.fix_header()
@@ -782,5 +784,3 @@ def _seed(path: str) -> int:
     return int.from_bytes(h.digest()[:8], "big")
 
 
-def check_ok(report: RepairReport) -> bool:
-    return not report.changed and not errors(report.before)

@@ -258,3 +258,14 @@ def test_symlinked_session_is_repaired_at_its_target(tmp_path):
     assert os.path.islink(link)
     assert repair_file(real, check=True).changes == []
     assert report.backup.startswith(real + ".bak-")
+
+
+def test_result_without_tool_name_takes_its_calls_name(tmp_path):
+    """OpenClaw's pairing repair fills an empty toolName from the call (reference §3.3)."""
+    path = fixture(tmp_path, "pi-clean")
+    data = open(path, "rb").read().replace(b'"toolName":"read","content":[{"type":"text","text":"test:', b'"toolName":" ","content":[{"type":"text","text":"test:')
+    open(path, "wb").write(data)
+    report = repair_file(path, backup=False)
+    assert [(c.kind, c.line, c.id) for c in report.changes] == [("result-name", 8, "toolu_01B")]
+    assert b'"toolCallId":"toolu_01B","toolName":"read"' in open(path, "rb").read()
+    assert repair_file(path, check=True).changes == []

@@ -137,11 +137,6 @@ def drop_blocks(obj: dict, idxs: set) -> None:
     m["content"] = [b for i, b in enumerate(_content(obj)) if i not in idxs]
 
 
-def reorder_blocks(obj: dict, order: list[int]) -> None:
-    c = _content(obj)
-    obj["message"]["content"] = [c[i] for i in order]
-
-
 def add_result_blocks(obj: dict, blocks: list) -> None:
     c = _content(obj)
     obj["message"]["content"] = blocks + c

@@ -45,7 +45,6 @@ def _as_message(fn):
 
 
 # The Claude helpers act on obj["message"]; a Messages line is the message itself.
-reorder_blocks = _as_message(claude.reorder_blocks)
 add_result_blocks = _as_message(claude.add_result_blocks)
 drop_blocks = _as_message(claude.drop_blocks)
 fix_empty_error_turn = _as_message(claude.fix_empty_error_turn)

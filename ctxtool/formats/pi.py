@@ -14,7 +14,7 @@ import secrets
 import uuid
 from datetime import datetime, timezone
 
-from ..model import BOUNDARY, COMPACTION, EMPTY, HEADER, IMAGE_CHARS, MESSAGE, META, Kinds, Result, Usage, js_len
+from ..model import COMPACTION, EMPTY, HEADER, IMAGE_CHARS, MESSAGE, META, Kinds, Result, Usage, js_len
 from .common import (
     REPAIR_TEXT,
     blank_user_fixed,
@@ -305,6 +305,3 @@ def set_id(obj: dict, new: str) -> None:
 def fill_result_name(obj: dict, name: str) -> None:
     obj["message"]["toolName"] = name or "unknown"
 
-
-# Unused for pi (results are whole entries); present so repair can treat formats alike.
-BOUNDARY_KIND = BOUNDARY
