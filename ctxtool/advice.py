@@ -53,8 +53,6 @@ SETTINGS = (
     },
 )
 KEYS = tuple(s["key"] for s in SETTINGS)
-BY_KEY = {s["key"]: s for s in SETTINGS}
-
 # The skill's table of recommended combinations by work style.
 RECOMMENDED = {
     "tool-heavy": {"reserveTokensFloor": 60000, "ttl": "1m", "keepLastAssistants": 1, "minPrunableToolChars": 10000},

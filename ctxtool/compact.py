@@ -687,15 +687,6 @@ def plan_compaction(t: Transcript, *, keep_recent_tokens: int = DEFAULT_KEEP_REC
 # ---------------------------------------------------------------- staging (which calls a summarizer will make)
 
 
-@dataclass
-class Stage:
-    """One summarizer call: what it sees and how it is asked."""
-
-    kind: str  # "chunk" (initial/update), "merge", "prefix"
-    units: list[Unit] = field(default_factory=list)
-    part: int = 0
-
-
 def staging(units: list[Unit], *, window: int, parts: int = DEFAULT_PARTS,
             min_messages: int = MIN_MESSAGES_FOR_SPLIT) -> tuple[list[list[list[Unit]]], bool]:
     """OpenClaw's summarizeInStages layout: ([parts][chunks][units], merge needed)."""

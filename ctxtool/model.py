@@ -102,9 +102,6 @@ class Kinds:
     def __repr__(self):
         return f"Kinds({dict(self.items())})"
 
-# Normalized roles (the source role; ``api_role`` maps them onto user/assistant).
-USER_ROLES = {"user", "toolResult", "bashExecution", "custom", "compactionSummary", "branchSummary"}
-
 # Kinds of entry.
 HEADER = "header"  # pi session header
 MESSAGE = "message"  # anything that becomes a model message

@@ -28,7 +28,6 @@ Classification rules (the constants below; documented in ``ctxtool profile --hel
 from __future__ import annotations
 
 import math
-import os
 from array import array
 
 from .model import BOUNDARY, COMPACTION, MESSAGE
@@ -605,6 +604,3 @@ def aggregate(profiles: list[dict]) -> dict:
         "duration_s": round(raw["duration"], 1),
     }
 
-
-def display_name(path: str) -> str:
-    return os.path.basename(path)

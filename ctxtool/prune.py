@@ -525,10 +525,6 @@ class PruneResult:
         return d
 
 
-def _clone(units: list[Unit]) -> list[Unit]:
-    return [Unit(u.role, u.src, list(u.blocks), list(u.lines), list(u.entries), u.errored, u.tool_id, u.tool_name, u.changed,
-                 u.merges, u.base_chars) for u in units]
-
 
 # ----------------------------------------------------------------- openclaw
 

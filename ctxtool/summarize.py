@@ -455,9 +455,6 @@ class ExtractiveSummarizer:
 # ---------------------------------------------------------------- anthropic
 
 
-def _status_of(exc) -> int | None:
-    return getattr(exc, "status_code", None)
-
 
 class AnthropicSummarizer:
     """Messages API summarizer with its own retry policy (the SDK's retries are off)."""

@@ -32,9 +32,6 @@ def collect(targets) -> tuple[list[str], list[dict]]:
     return files, failures
 
 
-def warn(msg: str) -> None:
-    click.echo(msg, err=True)
-
 
 def failure(path: str, e: CtxError) -> dict:
     return {"path": path, "error": e.reason if e.path else str(e), "line": e.line, "message": str(e)}

@@ -46,9 +46,6 @@ def sniff(obj: dict) -> int:
     return 0
 
 
-def is_header(obj) -> bool:
-    return isinstance(obj, dict) and obj.get("type") == "session" and isinstance(obj.get("id"), str) and bool(obj.get("id"))
-
 
 def parse_ts(value) -> float | None:
     if isinstance(value, (int, float)):
