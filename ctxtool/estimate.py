@@ -28,7 +28,6 @@ import math
 import os
 import re
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import orjson
@@ -103,21 +102,6 @@ class Options:
 # ----------------------------------------------------------------------------- reading
 
 
-@contextmanager
-def _no_gc():
-    """The index is acyclic; the cyclic collector only re-walks it (about 15% of scan time)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        # the index lives until the estimate is done: keep later collections from re-walking it
-        # (frozen objects are still freed by reference counting)
-        gc.freeze()
-        if was:
-            gc.enable()
-
-
 @dataclass
 class Index:
     """The transcript index plus what the breakdowns need that ``Entry`` does not keep."""
@@ -151,8 +135,10 @@ def read_index(path: str, fmt: str | None = None) -> Index:
             if isinstance(m, str) and m:
                 hints["model"] = m
 
-    with _no_gc():
-        t = scan(path, fmt, on_entry=on_entry, blocks=False)
+    t = scan(path, fmt, on_entry=on_entry, blocks=False)  # the scan pauses the cyclic GC itself
+    # the index lives until the estimate is done: keep later collections from re-walking it
+    # (frozen objects are still freed by reference counting)
+    gc.freeze()
     return Index(t, split, hints["window"], hints["model"])
 
 

@@ -37,7 +37,7 @@ from .lock import DEFAULT_TIMEOUT, SessionLocks
 from .model import COMPACTION, HEADER, MESSAGE, Entry
 from .transcript import Transcript, make_entry, no_gc, scan
 from .validate import Violation, validate_entries
-from .view import claude_segment, merges, pi_path, pi_segment, sendable
+from .view import claude_segment, merges, pi_segment, sendable
 
 
 @dataclass
@@ -115,6 +115,7 @@ class _Planner:
         self._next_synth = -1
         self.rng = random.Random(_seed(t.path))
         self.rename_counter: dict[str, int] = {}
+        self.active_path: list[Entry] = []  # pi: root-to-leaf path after the structure fixes
 
     # ------------------------------------------------------------ helpers
     def key(self, e: Entry) -> tuple:
@@ -284,6 +285,7 @@ class _Planner:
             # walk through dropped entries too: their children are re-linked to the
             # nearest kept ancestor, which lies on this same path
             path, start, _ = pi_segment(self.entries)
+            self.active_path = path  # links do not change again before relink(): reused there
             return [e for e in path[start:] if self.alive(e)]
         live = [e for e in self.entries if self.alive(e)]
         if self.name == "claude":
@@ -547,8 +549,7 @@ class _Planner:
             self.change("parent", "relinked", e, e.id, f"parent {old} was removed; linked to its nearest kept ancestor {want}")
 
     def _relink_path(self, order: list[Entry], on_path: set[int]):
-        original_path = pi_path(self.entries)
-        on_path.update(e.index for e in original_path)
+        on_path.update(e.index for e in self.active_path)
         path = [e for e in order if e.kind != HEADER and (e.index in on_path or e.index < 0)]
         for k, e in enumerate(path):
             want = path[k - 1].id if k > 0 else e.parent
