@@ -531,35 +531,10 @@ def profile_session(path: str, fmt: str | None = None, *, window: int | None = N
 
 
 def _scan(path, fmt, on_entry, prof):
-    from . import formats
+    def on_format(module) -> None:  # the profiler needs the format from the first entry on
+        prof.fmt = module.NAME
 
-    if fmt:
-        prof.fmt = formats.get(fmt).NAME
-        try:
-            return scan(path, fmt, on_entry=on_entry, keep_index=False, blocks=False)
-        except TypeError:  # older core without keep_index=
-            return scan(path, fmt, on_entry=on_entry, blocks=False)
-    # detect first (cheap: the first lines), so the profiler knows the format from entry one
-    from .jsonl import iter_lines, parse
-
-    objs = []
-    for line in iter_lines(path):
-        obj, reason = parse(line)
-        if reason is None:
-            objs.append(obj)
-        if len(objs) >= formats.SNIFF_LINES or line.no > 10 * formats.SNIFF_LINES:
-            break
-    name = None
-    if objs:
-        try:
-            name = formats.detect(objs, path=path).NAME
-        except Exception:
-            name = None
-    prof.fmt = name
-    try:
-        return scan(path, name, on_entry=on_entry, keep_index=False, blocks=False)
-    except TypeError:
-        return scan(path, name, on_entry=on_entry, blocks=False)
+    return scan(path, fmt, on_entry=on_entry, keep_index=False, blocks=False, on_format=on_format)
 
 
 def aggregate(profiles: list[dict]) -> dict:

@@ -101,8 +101,11 @@ def scan(
     on_entry: Callable[[Entry], None] | None = None,
     keep_index: bool = True,
     blocks: bool | None = None,
+    on_format: Callable[[object], None] | None = None,
 ) -> Transcript:
     """Index ``path``. ``on_entry`` sees each entry with its object and blocks before they are released.
+
+    ``on_format(module)`` is told the format (forced or detected) before the first entry.
 
     ``blocks=False`` tells the scan that ``on_entry`` does not read ``Entry.blocks``.
     ``keep_index=False`` keeps no entries at all (``t.entries`` stays empty): a pure streaming pass
@@ -120,8 +123,13 @@ def scan(
     want_blocks = keep or (on_entry is not None if blocks is None else blocks)
     shared: dict[str, str] = {}
 
+    announce = on_format
+
     def emit(where: tuple, obj) -> None:
-        nonlocal index
+        nonlocal index, announce
+        if announce is not None:
+            announce(t.fmt)
+            announce = None
         no, offset, length, eol = where
         if not isinstance(obj, dict):
             t.bad.append(BadLine(no, offset, length, "not a JSON object"))
