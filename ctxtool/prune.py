@@ -353,12 +353,6 @@ def get_counter(name: str = "heuristic") -> Counter:
         return heuristic_messages
     if name in ("cl100k_base", "o200k_base", "tiktoken"):
         return tiktoken_counter("cl100k_base" if name == "tiktoken" else name)
-    from . import tokens
-
-    for attr in ("messages_counter", "get_messages_counter", "message_counter"):
-        fn = getattr(tokens, attr, None)
-        if callable(fn):
-            return fn(name)
     raise TokenizerUnavailable(f"tokenizer {name!r} is not available for prune (use heuristic)")
 
 
