@@ -1,9 +1,9 @@
 """Streaming JSONL reading and crash-safe writing.
 
-Reading never loads a whole file: lines are yielded one at a time with their
-line number and byte offset, so callers can keep a small index and come back
-to any line later (``read_at``). Every line that cannot be used is reported with
-a reason rather than skipped silently.
+Reading never loads a whole file: ``transcript.scan`` reads line by line (its hot
+loop opens the file with ``open_binary`` and parses with orjson directly) and keeps
+each line's number and byte offset, so it can come back to any line later
+(``read_at``). ``parse`` says why a line cannot be used rather than skipping it.
 
 Writing is atomic: a temp file in the same directory, fsync, rename over the
 target, fsync of the directory. The original is kept as a backup (a hard link
@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import Iterable, Iterator
+from typing import Iterable
 
 import orjson
 
@@ -57,26 +57,6 @@ def open_binary(path: str):
         raise InputError("is a directory", path=path) from None
     except OSError as e:
         raise InputError(f"cannot read: {e.strerror or e}", path=path) from None
-
-
-def iter_lines(path: str) -> Iterator[Line]:
-    """Yield every line of ``path``; a line of hundreds of MB is read as one line."""
-    with open_binary(path) as f:
-        offset = 0
-        no = 0
-        for chunk in f:
-            no += 1
-            start = offset
-            offset += len(chunk)
-            bom = False
-            if no == 1 and chunk.startswith(BOM):
-                chunk = chunk[3:]
-                start += 3
-                bom = True
-            if chunk.endswith(b"\n"):
-                yield Line(no, start, chunk, b"\r\n" if chunk.endswith(b"\r\n") else b"\n", bom)
-            else:
-                yield Line(no, start, chunk, b"", bom)
 
 
 def parse(line: Line) -> tuple[object, str | None]:
