@@ -16,8 +16,24 @@ from ..errors import EXIT_FAILED, EXIT_USAGE, CtxError
 from .common import CONTEXT_SETTINGS
 
 
+# command -> module that defines it: a command's module (and what it imports: rich,
+# tiktoken, the anthropic SDK) is loaded only when that command runs or help lists it
+COMMANDS = {
+    "repair": "repair", "validate": "repair", "estimate": "estimate",
+    "prune": "prune", "compact": "compact", "profile": "profile",
+}
+
+
 class CtxGroup(click.Group):
-    """Turns library errors into one-line messages and documented exit codes."""
+    """Loads commands on demand; turns library errors into one-line messages and documented exit codes."""
+
+    def list_commands(self, ctx):
+        return sorted(set(COMMANDS) | set(self.commands))
+
+    def get_command(self, ctx, name):
+        if name not in self.commands and name in COMMANDS:
+            __import__(f"{__name__}.{COMMANDS[name]}")
+        return self.commands.get(name)
 
     def invoke(self, ctx):
         try:
@@ -53,16 +69,6 @@ def cli():
       ctxtool repair --check ~/.openclaw/agents/main/sessions/
       ctxtool estimate session.jsonl
     """
-
-
-from . import repair as _repair  # noqa: E402,F401  (registers commands)
-
-for _mod in ("estimate", "prune", "compact", "profile"):
-    try:
-        __import__(f"{__name__}.{_mod}")
-    except ModuleNotFoundError as _e:
-        if _e.name != f"{__name__}.{_mod}":
-            raise
 
 
 def main():
