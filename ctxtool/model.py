@@ -123,6 +123,9 @@ class Call:
     problem: str | None = None  # "no id", "no arguments", "invalid name", "partialJson"
     chars: int = 0  # pi heuristic characters of this call (name + JSON arguments)
 
+    def renamed(self, new_id: str) -> "Call":
+        return Call(self.idx, new_id, self.name, self.problem, self.chars)
+
 
 @dataclass(slots=True)
 class Result:
@@ -131,6 +134,9 @@ class Result:
     name: str | None = None
     is_error: bool = False
     chars: int = 0  # pi heuristic characters of this result (text + 4,800 per image)
+
+    def renamed(self, new_id: str) -> "Result":
+        return Result(self.idx, new_id, self.name, self.is_error, self.chars)
 
 
 @dataclass(slots=True)
@@ -199,10 +205,53 @@ class Entry:
     def get(self, key: str, default=None):
         return (self.extra or {}).get(key, default)
 
+    def copy(self) -> "Entry":
+        """A shallow copy (copy.copy goes through __reduce_ex__, several times slower)."""
+        return Entry(self.index, self.lineno, self.offset, self.length, self.eol, self.kind, self.type, self.id,
+                     self.parent, self.role, self.stop, self.msg_key, self.ts, self.model, self.calls, self.results,
+                     self.nblocks, self.empty, self.blank_text, self.signed_thinking, self.chars, self.kinds,
+                     self.tool_chars, self.usage, self.extra, self.obj, self.blocks)
+
     def release(self) -> None:
         """Drop the parsed object and blocks; ``reload`` brings them back."""
         self.obj = None
         self.blocks = None
+
+
+def entry_to_tuple(e: Entry) -> tuple:
+    """The index fields of ``e`` as plain values (marshal-able), for a scan done in another process.
+    The parsed object and blocks are not carried: they are released after a scan anyway."""
+    kinds = e.kinds
+    return (
+        e.index, e.lineno, e.offset, e.length, e.eol, e.kind, e.type, e.id, e.parent, e.role, e.stop,
+        e.msg_key, e.ts, e.model,
+        tuple((c.idx, c.id, c.name, c.problem, c.chars) for c in e.calls) if e.calls else None,
+        tuple((r.idx, r.id, r.name, r.is_error, r.chars) for r in e.results) if e.results else None,
+        e.nblocks, e.empty, e.blank_text, e.signed_thinking, e.chars,
+        (kinds.text, kinds.thinking, kinds.tool_call, kinds.tool_result, kinds.image, kinds.summary)
+        if kinds is not EMPTY else None,
+        dict(e.tool_chars) if e.tool_chars is not EMPTY else None,
+        (e.usage.input, e.usage.output, e.usage.cache_read, e.usage.cache_write, e.usage.total, e.usage.placeholder)
+        if e.usage is not None else None,
+        e.extra,
+    )
+
+
+def entry_from_tuple(t: tuple, index_shift: int = 0, line_shift: int = 0) -> Entry:
+    """Rebuild an Entry from ``entry_to_tuple``; index and line number moved by the part's start."""
+    (index, lineno, offset, length, eol, kind, type_, id_, parent, role, stop, msg_key, ts, model,
+     calls, results, nblocks, empty, blank_text, signed, chars, kinds, tool_chars, usage, extra) = t
+    return Entry(
+        index + index_shift, lineno + line_shift, offset, length, eol, kind, type_, id_, parent, role, stop,
+        msg_key, ts, model,
+        tuple([Call(*c) for c in calls]) if calls else (),
+        tuple([Result(*r) for r in results]) if results else (),
+        nblocks, empty, blank_text, signed, chars,
+        Kinds(*kinds) if kinds is not None else EMPTY,
+        tool_chars if tool_chars is not None else EMPTY,
+        Usage(*usage) if usage is not None else None,
+        extra,
+    )
 
 
 def js_len(s: str) -> int:

@@ -22,8 +22,6 @@ Every change is reported with its kind, line, id and action.
 from __future__ import annotations
 
 import bisect
-import copy
-import dataclasses
 import hashlib
 import os
 import random
@@ -109,15 +107,32 @@ class _Planner:
         self.edits: dict[int, dict] = {}
         self.keys: dict[int, tuple] = {}  # sort keys of moved and inserted entries; others sort by (index, 0)
         self.synthetic: dict[int, tuple[Entry, dict]] = {}  # by (negative) index
-        self.taken_ids = {e.id for e in t.entries if e.id}
-        self.live_calls: dict[int, list] = {e.index: list(e.calls) for e in t.entries if e.calls}
-        self.live_results: dict[int, list] = {e.index: list(e.results) for e in t.entries if e.results}
+        self._taken_ids: set | None = None
+        # the tool calls and results still kept, for entries where some were dropped (others: e.calls, e.results)
+        self.live_calls: dict[int, list] = {}
+        self.live_results: dict[int, list] = {}
         self._next_synth = -1
         self.rng = random.Random(_seed(t.path))
         self.rename_counter: dict[str, int] = {}
         self.active_path: list[Entry] = []  # pi: root-to-leaf path after the structure fixes
+        self.structure_changed = False  # fix_structure found links or ids to look at
 
     # ------------------------------------------------------------ helpers
+    @property
+    def taken_ids(self) -> set:
+        """Every id in the file (new ids must not collide), built on first need."""
+        if self._taken_ids is None:
+            self._taken_ids = {e.id for e in self.entries if e.id}
+        return self._taken_ids
+
+    def calls_of(self, e: Entry):
+        live = self.live_calls.get(e.index)
+        return e.calls if live is None else live
+
+    def results_of(self, e: Entry):
+        live = self.live_results.get(e.index)
+        return e.results if live is None else live
+
     def key(self, e: Entry) -> tuple:
         """Where ``e`` goes in the output file: its own place unless moved or inserted."""
         return self.keys.get(e.index) or (e.index, 0)
@@ -206,6 +221,9 @@ class _Planner:
     def fix_structure(self):
         if self.name == "pi" and all(e.id is None for e in self.entries if e.kind != HEADER):
             return  # version 1: linear, no links to fix
+        if not self.dropped and self._links_sound():
+            return
+        self.structure_changed = True
         resolve: dict[str, str] = {}
         first_line: dict[str, int] = {}
         first_entry: dict[str, Entry] = {}
@@ -242,6 +260,20 @@ class _Planner:
                 first_entry[e.id] = e
             prev = e
 
+    def _links_sound(self) -> bool:
+        """One cheap pass for the common case: ids unique, every parent an earlier entry."""
+        seen: set = set()
+        add = seen.add
+        for e in self.entries:
+            i = e.id
+            if i is None or e.kind == HEADER:
+                continue
+            p = e.parent
+            if i in seen or (p is not None and p not in seen):
+                return False
+            add(i)
+        return True
+
     def _same_line(self, a: Entry, b: Entry) -> bool:
         return a.length == b.length and self.t.raw(a) == self.t.raw(b)
 
@@ -251,15 +283,16 @@ class _Planner:
 
     # ------------------------------------------------------------ hygiene
     def hygiene(self):
+        dropped = self.dropped
         for e in self.entries:
-            if not self.alive(e):
+            if e.index in dropped:
                 continue
-            if e.get("malformed"):
-                self.drop(e, "malformed-entry", e.get("malformed"))
+            if e.extra and e.extra.get("malformed"):
+                self.drop(e, "malformed-entry", e.extra["malformed"])
                 continue
             if e.kind != MESSAGE:
                 continue
-            bad = [c for c in e.calls if c.problem]
+            bad = [c for c in e.calls if c.problem] if e.calls else None
             if bad:
                 if e.signed_thinking and self.name == "pi":
                     self.drop(e, "tool-call", "assistant turn with signed thinking and an unusable tool call dropped whole "
@@ -286,7 +319,8 @@ class _Planner:
             # nearest kept ancestor, which lies on this same path
             path, start, _ = pi_segment(self.entries)
             self.active_path = path  # links do not change again before relink(): reused there
-            return [e for e in path[start:] if self.alive(e)]
+            dropped = self.dropped
+            return [e for e in path[start:] if e.index not in dropped] if dropped else path[start:]
         live = [e for e in self.entries if self.alive(e)]
         if self.name == "claude":
             return claude_segment(live)
@@ -295,6 +329,8 @@ class _Planner:
     def remember_first_kept(self):
         """Which entry each pi compaction keeps from (before anything moves or is dropped)."""
         self.first_kept: dict[int, Entry] = {}
+        if not any(e.kind == COMPACTION for e in self.entries):
+            return
         by_id = {e.id: e for e in self.entries if e.id}
         shift = 0 if self.entries and self.entries[0].kind == HEADER else 1
         by_pos = {e.index + shift: e for e in self.entries}
@@ -310,6 +346,8 @@ class _Planner:
     def fix_first_kept(self, order: list[Entry]):
         """Re-point firstKeptEntryId (v1: firstKeptEntryIndex) at the first kept entry that is
         still there, so a dropped orphan does not make pi forget the whole kept segment."""
+        if not self.first_kept:
+            return
         pos = {e.index: k for k, e in enumerate(order)}
         keys = [self.key(e) for e in order]
         for comp_index, target in self.first_kept.items():
@@ -336,7 +374,7 @@ class _Planner:
 
     def pair(self):
         """One pass over what the model sees, turn by turn, grouped exactly as the view groups them."""
-        seq = [e for e in self.segment() if e.kind == MESSAGE and not e.get("exclude")]
+        seq = [e for e in self.segment() if e.kind == MESSAGE and not (e.extra and e.extra.get("exclude"))]
         seen_calls: set[str] = set()
         skipped: set[str] = set()  # call ids of assistant turns the agent never sends (errored/aborted)
         merge = merges(self.name, "assistant")
@@ -373,12 +411,64 @@ class _Planner:
             self._pair_turn(unit, span, seen_calls, skipped)
             i = j
 
+    def _pair_simple_turn(self, u: Entry, span: list[Entry], seen_calls: set[str]) -> bool:
+        """The common turn, settled without the general matching: one assistant whose calls are
+        answered, in order, by the next messages, each a single result and nothing else, and no
+        other results in the span. Only reused ids may need renaming. False (nothing done) otherwise."""
+        calls = self.calls_of(u)
+        n = len(calls)
+        if not n or len(span) < n:
+            return False
+        dropped, pi = self.dropped, self.name == "pi"
+        ids = set()
+        for k in range(n):
+            c, s = calls[k], span[k]
+            rs = self.results_of(s)
+            if len(rs) != 1 or s.nblocks != 1 or s.index in dropped:
+                return False
+            r = rs[0]
+            if r.id != c.id or c.id in ids or (pi and not (r.name or "").strip()):
+                return False
+            ids.add(c.id)
+        for s in span[n:]:
+            if self.results_of(s) and s.index not in dropped:
+                return False
+        if ids.isdisjoint(seen_calls):
+            seen_calls.update(ids)
+            return True
+        final = []
+        for c in calls:
+            final.append(self._final_call_id(u, c, seen_calls))
+        for k in range(n):
+            if final[k] != calls[k].id:
+                s = span[k]
+                r = self.results_of(s)[0]
+                self.edit(s).setdefault("rename_results", {})[r.idx] = final[k]
+                self.change("reused-id", "rewritten", s, r.id, f"result renamed {final[k]} with its tool call")
+        return True
+
+    def _final_call_id(self, u: Entry, c, seen_calls: set[str]) -> str:
+        """The id call ``c`` is sent with: its own, or renamed when an earlier call of the request used it."""
+        fid = c.id
+        if fid in seen_calls:
+            n = self.rename_counter.get(c.id, 1) + 1
+            while f"{c.id}_{n}" in seen_calls:
+                n += 1
+            self.rename_counter[c.id] = n
+            fid = f"{c.id}_{n}"
+            self.edit(u).setdefault("rename_calls", {})[c.idx] = fid
+            self.change("reused-id", "rewritten", u, c.id, f"tool call id {c.id} was already used earlier in the request; renamed {fid}")
+        seen_calls.add(fid)
+        return fid
+
     def _drop_unmatched(self, s: Entry, skipped: set):
-        for r in list(self.live_results.get(s.index, [])):
+        for r in list(self.results_of(s)):
             self._drop_result(s, r, *(ERRORED if r.id in skipped else ORPHAN))
 
     def _pair_turn(self, unit: list[Entry], span: list[Entry], seen_calls: set[str], skipped: set[str]):
-        calls = [(u, c) for u in unit for c in self.live_calls.get(u.index, [])]
+        if len(unit) == 1 and self._pair_simple_turn(unit[0], span, seen_calls):
+            return
+        calls = [(u, c) for u in unit for c in self.calls_of(u)]
         if not calls:
             for s in span:
                 self._drop_unmatched(s, skipped)
@@ -387,24 +477,14 @@ class _Planner:
         final_id: dict[int, str] = {}
         by_call_id: dict[str, list[int]] = {}
         for k, (u, c) in enumerate(calls):
-            fid = c.id
-            if fid in seen_calls:
-                n = self.rename_counter.get(c.id, 1) + 1
-                while f"{c.id}_{n}" in seen_calls:
-                    n += 1
-                self.rename_counter[c.id] = n
-                fid = f"{c.id}_{n}"
-                self.edit(u).setdefault("rename_calls", {})[c.idx] = fid
-                self.change("reused-id", "rewritten", u, c.id, f"tool call id {c.id} was already used earlier in the request; renamed {fid}")
-            final_id[k] = fid
-            seen_calls.add(fid)
+            final_id[k] = self._final_call_id(u, c, seen_calls)
             by_call_id.setdefault(c.id, []).append(k)
         # match results to calls, first untaken call with the same original id
         taken: dict[int, tuple[Entry, object]] = {}
         first_remainder = None
         moved_entries = []
         for pos, s in enumerate(span):
-            results = self.live_results.get(s.index, [])
+            results = self.results_of(s)
             has_other = s.nblocks > len(results) or not results
             for r in list(results):
                 k = next((k for k in by_call_id.get(r.id, ()) if k not in taken), None)
@@ -424,7 +504,7 @@ class _Planner:
                     self.change("reused-id", "rewritten", s, r.id, f"result renamed {final_id[k]} with its tool call")
                 if first_remainder is not None and s not in moved_entries:
                     moved_entries.append(s)
-            if first_remainder is None and has_other and self.alive(s) and not self.live_results.get(s.index):
+            if first_remainder is None and has_other and self.alive(s) and not self.results_of(s):
                 first_remainder = pos
         # the anchor: the last span entry before the first remainder message (or the unit)
         anchor = unit[-1]
@@ -438,22 +518,22 @@ class _Planner:
         for s in moved_entries:
             if not self.alive(s):
                 continue
-            if s.nblocks > len(self.live_results.get(s.index, [])):
+            if s.nblocks > len(self.results_of(s)):
                 # mixed content: keep the line where it is but put its results first
                 self.edit(s)["results_first"] = order_ids
             sub += 1
             self.keys[s.index] = (base[0], sub)
-            self.change("moved-result", "moved", s, ",".join(r.id for r in self.live_results.get(s.index, [])),
+            self.change("moved-result", "moved", s, ",".join(r.id for r in self.results_of(s)),
                         "tool result moved right after its tool call (it came after another message)")
         for s in span[:limit]:
-            if self.alive(s) and s.nblocks > len(self.live_results.get(s.index, [])) and self._results_not_first(s):
+            if self.alive(s) and s.nblocks > len(self.results_of(s)) and self._results_not_first(s):
                 self.edit(s)["results_first"] = order_ids
                 self.change("moved-result", "rewritten", s, None, "tool_result blocks moved before the other blocks of the message")
         missing = [k for k in range(len(calls)) if k not in taken]
         if not missing:
             return
-        host = anchor if (anchor is not unit[-1] and self.name != "pi" and self.live_results.get(anchor.index)
-                          and anchor.nblocks > len(self.live_results.get(anchor.index, []))) else None
+        host = anchor if (anchor is not unit[-1] and self.name != "pi" and self.results_of(anchor)
+                          and anchor.nblocks > len(self.results_of(anchor))) else None
         for k in missing:
             u, c = calls[k]
             fid = final_id[k]
@@ -471,7 +551,7 @@ class _Planner:
                         f"synthetic error result for tool call {c.name} (line {u.lineno}) with no result")
 
     def _results_not_first(self, s: Entry) -> bool:
-        res = {r.idx for r in self.live_results.get(s.index, [])}
+        res = {r.idx for r in self.results_of(s)}
         dropped = self.edits.get(s.index, {}).get("drop_blocks", set())
         seen_other = False
         for i in range(s.nblocks):
@@ -485,7 +565,9 @@ class _Planner:
         return False
 
     def _drop_result(self, s: Entry, r, kind, detail):
-        live = self.live_results.get(s.index, [])
+        live = self.live_results.get(s.index)
+        if live is None:
+            live = self.live_results[s.index] = list(s.results)
         if r in live:
             live.remove(r)
         remaining = s.nblocks - len(self.edits.get(s.index, {}).get("drop_blocks", set())) - 1
@@ -518,31 +600,64 @@ class _Planner:
 
     # ------------------------------------------------------------ ordering and links
     def ordered(self) -> list[Entry]:
-        live = [e for e in self.entries if self.alive(e)] + [e for e, _ in self.synthetic.values()]
-        live.sort(key=self.key)
-        return live
+        """The kept entries in output order: the file's order, with moved and inserted entries at their keys."""
+        keys, dropped = self.keys, self.dropped
+        if not keys:
+            return [e for e in self.entries if e.index not in dropped] if dropped else list(self.entries)
+        normal, special = [], []
+        for e in self.entries:
+            i = e.index
+            if i in keys:
+                if i not in dropped:
+                    special.append(e)
+            elif i not in dropped:
+                normal.append(e)
+        special += [e for e, _ in self.synthetic.values()]
+        special.sort(key=self.key)
+        # merge: a normal entry sorts as (index, 0), so (a, b) goes after index a when b > 0
+        idx = [e.index for e in normal]
+        out: list[Entry] = []
+        start = 0
+        for e in special:
+            a, b = keys[e.index]
+            pos = bisect.bisect_right(idx, a) if b > 0 else bisect.bisect_left(idx, a)
+            out += normal[start:pos]
+            start = max(start, pos)
+            out.append(e)
+        out += normal[start:]
+        return out
 
     def relink(self, order: list[Entry]):
         """pi: every entry on the active path points at the entry before it; in pi and
         Claude Code files, an entry whose parent was removed points at its nearest kept ancestor."""
         if self.name == "messages" or all(e.id is None for e in order if e.kind != HEADER):
             return
+        if not self.dropped and not self.keys and not self.structure_changed:
+            return  # every entry is where it was and every parent is still there
         on_path: set[int] = set()
         if self.name == "pi":
             self._relink_path(order, on_path)
-        by_id = {e.id: e for e in self.entries if e.id}
-        alive_ids = {e.id for e in order if e.id}
+        # only a parent that was dropped can need a new link: look at those entries alone
+        suspects = {e.id for e in self.entries if e.index in self.dropped and e.id} if self.dropped else set()
+        if not suspects:
+            return
+        candidates, revived = [], set()
         for e in order:
-            if e.index in on_path or e.index < 0 or e.kind == HEADER or e.parent is None or e.parent in alive_ids:
+            if e.id in suspects:
+                revived.add(e.id)  # a dropped duplicate line whose first copy is kept
+            if e.parent in suspects:
+                candidates.append(e)
+        gone = suspects - revived
+        by_id = {e.id: e for e in self.entries if e.id}
+        for e in candidates:
+            if e.index in on_path or e.index < 0 or e.kind == HEADER or e.parent not in gone:
                 continue
             p = by_id.get(e.parent)
             seen = set()
-            while p is not None and p.id not in alive_ids and p.id not in seen:
+            while p is not None and p.id in gone and p.id not in seen:
                 seen.add(p.id)
                 p = by_id.get(p.parent) if p.parent else None
-            if p is None and e.parent not in by_id:
-                continue  # dangling from the start: handled (or deliberately kept) by fix_structure
-            want = p.id if p is not None and p.id in alive_ids else None
+            want = p.id if p is not None and p.id not in gone else None
             old = e.parent
             e.parent = want
             self.edit(e)["set_parent"] = want
@@ -578,17 +693,17 @@ class _Planner:
         ed = self.edits.get(e.index)
         if not ed:
             return e
-        if not set(ed) <= self.SLIM_EDITS:
+        if not ed.keys() <= self.SLIM_EDITS:
             return None
-        new = copy.copy(e)
+        new = e.copy()
         if "set_id" in ed:
             new.id = ed["set_id"]
         if "set_parent" in ed:
             new.parent = ed["set_parent"]
         if ed.get("rename_calls"):
-            new.calls = tuple(dataclasses.replace(c, id=ed["rename_calls"].get(c.idx, c.id)) for c in e.calls)
+            new.calls = tuple(c.renamed(ed["rename_calls"].get(c.idx, c.id)) for c in e.calls)
         if ed.get("rename_results"):
-            new.results = tuple(dataclasses.replace(r, id=ed["rename_results"].get(r.idx, r.id)) for r in e.results)
+            new.results = tuple(r.renamed(ed["rename_results"].get(r.idx, r.id)) for r in e.results)
         return new
 
     def materialize(self, e: Entry, f=None) -> dict | None:
@@ -749,7 +864,7 @@ def repair_file(
 
 def _repair(path, fmt, check, output, backup, trim_trailing, in_place, lock) -> RepairReport:
     """Scan, plan, validate before and after, and write (unless checking)."""
-    t = scan(path, fmt)
+    t = scan(path, fmt, stats=False)  # structure only: no character counts
     before = validate_entries(t.format_name, t.entries)  # the planner re-links entries in place
     plan = plan_repair(t, trim_trailing=trim_trailing)
     report = RepairReport(path, t.format_name, plan.changes, t.lines, len(plan.order))

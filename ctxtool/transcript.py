@@ -17,7 +17,7 @@ from typing import Callable
 
 import orjson
 
-from . import formats
+from . import formats, parallel
 from .errors import FormatError, InputError
 from .jsonl import BOM, Line, open_binary, parse, read_at
 from .model import Entry
@@ -75,10 +75,11 @@ class Transcript:
         return fresh
 
 
-def make_entry(fmt, obj, index: int, lineno: int, offset: int, length: int, eol: bytes, blocks: bool = True) -> Entry:
+def make_entry(fmt, obj, index: int, lineno: int, offset: int, length: int, eol: bytes, blocks: bool = True,
+               stats: bool = True) -> Entry:
     e = Entry(index, lineno, offset, length, eol, "meta", "?")
     e.obj = obj
-    fmt.normalize(obj, e, blocks)
+    fmt.normalize(obj, e, blocks, stats)
     return e
 
 
@@ -102,14 +103,23 @@ def scan(
     keep_index: bool = True,
     blocks: bool | None = None,
     on_format: Callable[[object], None] | None = None,
+    workers: int | None = None,
+    split_min_bytes: int | None = None,
+    stats: bool = True,
 ) -> Transcript:
     """Index ``path``. ``on_entry`` sees each entry with its object and blocks before they are released.
 
     ``on_format(module)`` is told the format (forced or detected) before the first entry.
 
     ``blocks=False`` tells the scan that ``on_entry`` does not read ``Entry.blocks``.
+    ``stats=False`` leaves character counts and usage of message content at zero: the
+    structure (ids, links, roles, tool ids and names, emptiness) is all repair needs.
     ``keep_index=False`` keeps no entries at all (``t.entries`` stays empty): a pure streaming pass
     for consumers that aggregate in ``on_entry`` (the index of a 500 MB session is ~150 MB).
+
+    A large file indexed without callbacks is split at line boundaries and the later parts are
+    scanned by ``workers`` helper processes at the same time (default: one per CPU, at most 4;
+    ``CTXTOOL_SCAN_WORKERS=1`` turns this off). The index is the same either way.
     """
     if os.path.isdir(path):
         raise InputError("is a directory", path=path)
@@ -122,6 +132,13 @@ def scan(
     # needs the parsed object or the counts passes blocks=False)
     want_blocks = keep or (on_entry is not None if blocks is None else blocks)
     shared: dict[str, str] = {}
+    if keep_index and not keep and on_entry is None and on_format is None:
+        split = parallel.plan(path, workers, parallel.MIN_BYTES if split_min_bytes is None else split_min_bytes)
+        if split is not None:
+            with no_gc():
+                done = parallel.scan(t, path, module, split, shared, stats)
+            if done:
+                return t
 
     announce = on_format
 
@@ -134,7 +151,7 @@ def scan(
         if not isinstance(obj, dict):
             t.bad.append(BadLine(no, offset, length, "not a JSON object"))
             return
-        e = make_entry(t.fmt, obj, index, no, offset, length, eol, want_blocks)
+        e = make_entry(t.fmt, obj, index, no, offset, length, eol, want_blocks, stats)
         if keep_index:
             _share_strings(e, shared)
         index += 1
@@ -191,18 +208,26 @@ def no_gc():
             gc.enable()
 
 
-def _scan_lines(t: Transcript, path: str, pending: list, module, emit) -> None:
+def _scan_lines(t: Transcript, path: str, pending: list, module, emit, begin: int = 0, end: int | None = None) -> None:
     """The hot loop: one orjson parse per line and no per-line objects unless the line is bad
-    (orjson accepts the trailing newline as whitespace, so lines are never copied)."""
+    (orjson accepts the trailing newline as whitespace, so lines are never copied).
+
+    ``begin``/``end`` (line boundaries) limit it to part of the file; line numbers then count
+    from the part's first line."""
     loads, decode_error = orjson.loads, orjson.JSONDecodeError
-    offset = no = lf = crlf = 0
+    offset = begin
+    no = lf = crlf = 0
     eol = b"\n"
     with open_binary(path) as f:
+        if begin:
+            f.seek(begin)
         for chunk in f:
+            if end is not None and offset >= end:
+                break
             no += 1
             start = offset
             offset += len(chunk)
-            if no == 1 and chunk.startswith(BOM):
+            if no == 1 and not begin and chunk.startswith(BOM):
                 chunk = chunk[3:]
                 start += 3
                 t.bom = True
@@ -233,7 +258,7 @@ def _scan_lines(t: Transcript, path: str, pending: list, module, emit) -> None:
                 pending.clear()
                 continue
             emit(where, obj)
-    t.lines, t.size, t.lf, t.crlf = no, offset, lf, crlf
+    t.lines, t.size, t.lf, t.crlf = no, offset - begin, lf, crlf
     if no:
         t.last_eol = eol
     if t.fmt is None:

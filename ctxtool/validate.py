@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .view import ViewMessage, provider_view
+from .transcript import scan
+from .view import ViewMessage, message_groups
 
 ERROR = "error"
 WARNING = "warning"
@@ -34,99 +35,162 @@ class _Summary:
 
     __slots__ = ("calls", "results", "first_other", "empty", "blank_lines")
 
-    def __init__(self, msg: ViewMessage):
-        self.calls: list = []  # (position, entry, Call)
-        self.results: list = []  # (position, entry, Result)
-        self.first_other: int | None = None  # position of the first block that is not a result
-        self.blank_lines = [e.lineno for e in msg.entries if e.blank_text]
-        self.empty = all(e.empty for e in msg.entries)
-        pos = 0
-        for e in msg.entries:
-            if not e.calls and not e.results:
-                if e.nblocks and self.first_other is None:
-                    self.first_other = pos
-                pos += e.nblocks
-                continue
-            res = {r.idx: r for r in e.results}
-            calls = {c.idx: c for c in e.calls}
-            for i in range(e.nblocks):
-                if i in res:
-                    self.results.append((pos + i, e, res[i]))
-                else:
-                    if i in calls:
-                        self.calls.append((pos + i, e, calls[i]))
-                    if self.first_other is None:
-                        self.first_other = pos + i
-            pos += e.nblocks
+    def __init__(self, calls, results, first_other, empty, blank_lines):
+        self.calls = calls  # (position, entry, Call)
+        self.results = results  # (position, entry, Result)
+        self.first_other = first_other  # position of the first block that is not a result
+        self.empty = empty
+        self.blank_lines = blank_lines
 
     def call_ids(self) -> set:
         return {c.id for _, _, c in self.calls if not c.problem}
 
 
+_NONE = ()
+
+
+_PLAIN = _Summary(_NONE, _NONE, 0, False, _NONE)  # one entry, content, no tool blocks
+_PLAIN_NO_BLOCKS = _Summary(_NONE, _NONE, None, False, _NONE)
+
+
+def _summary(ents: list) -> _Summary:
+    if len(ents) == 1:  # most messages are one entry: block positions are the entry's own
+        e = ents[0]
+        blank = [e.lineno] if e.blank_text else _NONE
+        if not e.results:
+            return _Summary([(c.idx, e, c) for c in e.calls] if e.calls else _NONE, _NONE,
+                            0 if e.nblocks else None, e.empty, blank)
+        if not e.calls and len(e.results) == e.nblocks:  # a tool result message (all pi ones)
+            return _Summary(_NONE, [(r.idx, e, r) for r in e.results], None, e.empty, blank)
+    calls: list = []
+    results: list = []
+    first_other = None
+    pos = 0
+    for e in ents:
+        nb = e.nblocks
+        if not e.results:  # no results: block 0 (if any) is "other"
+            if e.calls:
+                calls += [(pos + c.idx, e, c) for c in e.calls]
+            if nb and first_other is None:
+                first_other = pos
+            pos += nb
+            continue
+        if not e.calls and len(e.results) == nb:  # nothing but results
+            results += [(pos + r.idx, e, r) for r in e.results]
+            pos += nb
+            continue
+        res = {r.idx: r for r in e.results}
+        cs = {c.idx: c for c in e.calls}
+        for i in range(e.nblocks):
+            if i in res:
+                results.append((pos + i, e, res[i]))
+            else:
+                if i in cs:
+                    calls.append((pos + i, e, cs[i]))
+                if first_other is None:
+                    first_other = pos + i
+        pos += e.nblocks
+    return _Summary(calls, results, first_other, all(e.empty for e in ents), [e.lineno for e in ents if e.blank_text])
+
+
 def validate_view(view: list[ViewMessage]) -> list[Violation]:
+    return _validate((m.role, m.entries) for m in view)
+
+
+def validate_entries(fmt_name: str, entries) -> list[Violation]:
+    """Validate what the agent would send, in one pass without building the view."""
+    return _validate(message_groups(fmt_name, entries))
+
+
+def validate_file(path: str, fmt: str | None = None) -> dict:
+    """Scan and validate one file: what ``ctxtool validate`` reports for it."""
+    t = scan(path, fmt, stats=False)  # structure only
+    groups = list(message_groups(t.format_name, t.entries))
+    return {"path": path, "format": t.format_name, "messages": len(groups), "bad_lines": [b.lineno for b in t.bad],
+            "violations": [v.to_dict() for v in _validate(groups)]}
+
+
+def _validate(groups) -> list[Violation]:
+    """Check (role, entries) messages in order. Each message is checked once the next one
+    is known (a tool_use needs the next message's results; only the last may be an empty assistant)."""
     out: list[Violation] = []
-    if not view:
+    seen_calls: dict[str, int] = {}
+    prev = cur = None  # (role, entries, summary)
+    n = -1
+    for role, ents in groups:
+        sm = None
+        if len(ents) == 1:
+            e = ents[0]
+            if not e.calls and not e.results and not e.empty and not e.blank_text:
+                sm = _PLAIN if e.nblocks else _PLAIN_NO_BLOCKS  # shared: most messages allocate nothing
+        nxt = (role, ents, sm or _summary(ents))
+        if cur is not None and cur[2] is not _PLAIN:
+            _check(out, n, prev, cur, nxt, seen_calls)
+        prev, cur = cur, nxt
+        n += 1
+    if cur is None:
         # a session with no messages yet is normal (OpenClaw writes the header first); the
         # API would only object if it were sent as is, which the agent never does
         out.append(Violation("no-messages", WARNING, 0, [], "messages: at least one message is required"))
         return out
-    summaries = [_Summary(m) for m in view]
-    seen_calls: dict[str, int] = {}
-    for n, msg in enumerate(view):
-        sm = summaries[n]
-        is_last = n == len(view) - 1
-        if sm.empty and not (is_last and msg.role == "assistant"):
-            out.append(Violation("empty-message", ERROR, n, msg.lines,
-                                 f"messages.{n}: all messages must have non-empty content except for the optional final assistant message"))
-        if sm.blank_lines:
-            out.append(Violation("empty-text", ERROR, n, sm.blank_lines, "messages: text content blocks must be non-empty"))
-        if msg.role == "assistant":
-            ids = []
-            for pos, e, c in sm.calls:
-                if c.problem:
-                    out.append(Violation("invalid-tool-call", ERROR, n, [e.lineno], _call_error(n, pos, c.problem), [c.id] if c.id else []))
-                    continue
-                if c.id in seen_calls:
-                    out.append(Violation("duplicate-tool-use-id", ERROR, n, [e.lineno],
-                                         f"messages.{n}.content.{pos}: `tool_use` ids must be unique", [c.id]))
-                seen_calls[c.id] = n
-                ids.append(c.id)
-            if not ids:
-                continue
-            nxt = summaries[n + 1] if n + 1 < len(view) and view[n + 1].role == "user" else None
-            present = {r.id for _, _, r in nxt.results} if nxt is not None else set()
-            missing = [i for i in ids if i not in present]
-            if missing:
-                lines = sorted({e.lineno for _, e, c in sm.calls if c.id in missing})
-                out.append(Violation("missing-tool-result", ERROR, n, lines,
-                                     f"messages.{n}: `tool_use` ids were found without `tool_result` blocks immediately after: "
-                                     f"{', '.join(missing)}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
-                                     missing))
-            if nxt is not None and nxt.first_other is not None:
-                leading = {r.id for pos, _, r in nxt.results if pos < nxt.first_other}
-                late = [i for i in ids if i in present and i not in leading]
-                if late:
-                    out.append(Violation("result-not-first", ERROR, n + 1, view[n + 1].lines,
-                                         f"messages.{n + 1}: Did not find {len(late)} tool_result block(s) at the beginning of this message. "
-                                         "Messages following tool_use blocks must begin with a matching number of tool_result blocks.", late))
-        elif sm.results:
-            prev_ids = summaries[n - 1].call_ids() if n > 0 and view[n - 1].role == "assistant" else set()
-            counted: set[str] = set()
-            for pos, e, r in sm.results:
-                if r.id not in prev_ids:
-                    out.append(Violation("unexpected-tool-result", ERROR, n, [e.lineno],
-                                         f"messages.{n}.content.{pos}: unexpected `tool_use_id` found in `tool_result` blocks: {r.id}. "
-                                         "Each `tool_result` block must have a corresponding `tool_use` block in the previous message.", [r.id]))
-                elif r.id in counted:
-                    out.append(Violation("duplicate-tool-result", ERROR, n, [e.lineno],
-                                         f"messages.{n}.content.{pos}: more than one `tool_result` block for `tool_use_id` {r.id}", [r.id]))
-                counted.add(r.id)
-    last = view[-1]
-    if last.role == "assistant":
-        out.append(Violation("trailing-assistant", WARNING, len(view) - 1, last.lines,
+    _check(out, n, prev, cur, None, seen_calls)
+    if cur[0] == "assistant":
+        out.append(Violation("trailing-assistant", WARNING, n, [e.lineno for e in cur[1]],
                              "The final message is an assistant turn: sent as is it is an assistant prefill, which Claude 4.6+ "
                              "rejects (\"does not support assistant message prefill\"); the agent normally appends a user turn first."))
     return out
+
+
+def _check(out: list, n: int, prev, cur, nxt, seen_calls: dict) -> None:
+    role, ents, sm = cur
+    if not sm.calls and not sm.results and not sm.empty and not sm.blank_lines:
+        return  # nothing a plain message can get wrong
+    if sm.empty and not (nxt is None and role == "assistant"):
+        out.append(Violation("empty-message", ERROR, n, [e.lineno for e in ents],
+                             f"messages.{n}: all messages must have non-empty content except for the optional final assistant message"))
+    if sm.blank_lines:
+        out.append(Violation("empty-text", ERROR, n, list(sm.blank_lines), "messages: text content blocks must be non-empty"))
+    if role == "assistant":
+        ids = []
+        for pos, e, c in sm.calls:
+            if c.problem:
+                out.append(Violation("invalid-tool-call", ERROR, n, [e.lineno], _call_error(n, pos, c.problem), [c.id] if c.id else []))
+                continue
+            if c.id in seen_calls:
+                out.append(Violation("duplicate-tool-use-id", ERROR, n, [e.lineno],
+                                     f"messages.{n}.content.{pos}: `tool_use` ids must be unique", [c.id]))
+            seen_calls[c.id] = n
+            ids.append(c.id)
+        if not ids:
+            return
+        nsm = nxt[2] if nxt is not None and nxt[0] == "user" else None
+        present = {r.id for _, _, r in nsm.results} if nsm is not None else set()
+        missing = [i for i in ids if i not in present]
+        if missing:
+            lines = sorted({e.lineno for _, e, c in sm.calls if c.id in missing})
+            out.append(Violation("missing-tool-result", ERROR, n, lines,
+                                 f"messages.{n}: `tool_use` ids were found without `tool_result` blocks immediately after: "
+                                 f"{', '.join(missing)}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+                                 missing))
+        if nsm is not None and nsm.first_other is not None:
+            leading = {r.id for pos, _, r in nsm.results if pos < nsm.first_other}
+            late = [i for i in ids if i in present and i not in leading]
+            if late:
+                out.append(Violation("result-not-first", ERROR, n + 1, [e.lineno for e in nxt[1]],
+                                     f"messages.{n + 1}: Did not find {len(late)} tool_result block(s) at the beginning of this message. "
+                                     "Messages following tool_use blocks must begin with a matching number of tool_result blocks.", late))
+    elif sm.results:
+        prev_ids = prev[2].call_ids() if prev is not None and prev[0] == "assistant" else set()
+        counted: set[str] = set()
+        for pos, e, r in sm.results:
+            if r.id not in prev_ids:
+                out.append(Violation("unexpected-tool-result", ERROR, n, [e.lineno],
+                                     f"messages.{n}.content.{pos}: unexpected `tool_use_id` found in `tool_result` blocks: {r.id}. "
+                                     "Each `tool_result` block must have a corresponding `tool_use` block in the previous message.", [r.id]))
+            elif r.id in counted:
+                out.append(Violation("duplicate-tool-result", ERROR, n, [e.lineno],
+                                     f"messages.{n}.content.{pos}: more than one `tool_result` block for `tool_use_id` {r.id}", [r.id]))
+            counted.add(r.id)
 
 
 def _call_error(n: int, pos: int, problem: str) -> str:
@@ -137,10 +201,6 @@ def _call_error(n: int, pos: int, problem: str) -> str:
     if problem == "no arguments":
         return f"messages.{n}.content.{pos}.tool_use.input: Field required"
     return f"messages.{n}.content.{pos}.tool_use.input: Input should be a valid dictionary (interrupted stream left a partialJson fragment)"
-
-
-def validate_entries(fmt_name: str, entries) -> list[Violation]:
-    return validate_view(provider_view(fmt_name, entries))
 
 
 def errors(violations: list[Violation]) -> list[Violation]:

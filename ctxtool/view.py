@@ -44,13 +44,39 @@ def pi_path(entries: list[Entry]) -> list[Entry]:
         return []
     if all(e.id is None for e in body):
         return body  # version 1: a linear list
-    by_id: dict[str, Entry] = {}
-    for e in body:
-        if e.id is not None:
-            by_id[e.id] = e  # later duplicates win, as in pi's Map
+    if _linear(body):
+        return body
+    by_id = {e.id: e for e in body if e.id is not None}  # later duplicates win, as in pi's Map
     path = []
-    seen = set()
+    append = path.append
+    get = by_id.get
     cur: Entry | None = body[-1]
+    limit = len(body)
+    while cur is not None:
+        append(cur)
+        if len(path) > limit:  # longer than the file: the links form a cycle
+            return _path_until_cycle(body[-1], by_id)
+        p = cur.parent
+        cur = get(p) if p is not None else None
+    path.reverse()
+    return path
+
+
+def _linear(body: list[Entry]) -> bool:
+    """True when every entry's parent is the entry just before it (no branches, unique ids):
+    then the leaf's path is the whole file, found without a map of ids. Parent links share
+    the string object of their parent's id, so the list comparison is mostly pointer checks."""
+    ids = [e.id for e in body]
+    parents = [e.parent for e in body]
+    if parents[1:] != ids[:-1] or None in ids:
+        return False
+    unique = set(ids)
+    return len(unique) == len(ids) and (parents[0] is None or parents[0] not in unique)
+
+
+def _path_until_cycle(leaf: Entry, by_id: dict) -> list[Entry]:
+    path, seen = [], set()
+    cur: Entry | None = leaf
     while cur is not None and id(cur) not in seen:
         seen.add(id(cur))
         path.append(cur)
@@ -115,9 +141,8 @@ def context_entries(fmt_name: str, entries: list[Entry]) -> list[Entry]:
     """The entries that become model messages, in order (summary first for pi)."""
     if fmt_name == "pi":
         path, start, comp = pi_segment(entries)
-        seq = path[start:]
         out = [comp] if comp is not None else []
-        out += [e for e in seq if e.kind == MESSAGE and not e.get("exclude")]
+        out += [e for e in path[start:] if e.kind == MESSAGE and not (e.extra and e.extra.get("exclude"))]
         return out
     if fmt_name == "claude":
         return [e for e in claude_segment(entries) if e.kind == MESSAGE]
@@ -126,19 +151,37 @@ def context_entries(fmt_name: str, entries: list[Entry]) -> list[Entry]:
 
 def sendable(e: Entry) -> bool:
     """pi-ai skips errored/aborted assistant turns and empty assistant messages."""
-    if e.role == "assistant" and (e.errored or e.empty):
-        return False
-    return True
+    return not (e.role == "assistant" and (e.empty or e.stop in _UNSENT_STOPS))
+
+
+_UNSENT_STOPS = ("error", "aborted")
+
+
+def message_groups(fmt_name: str, entries: list[Entry]):
+    """(role, entries) of each message the model sees, in order: consecutive entries of the
+    same role combined as the Messages API combines them (see ``merges``)."""
+    merge_assistants = merges(fmt_name, "assistant")
+    role = None
+    group: list[Entry] | None = None
+    for e in context_entries(fmt_name, entries):
+        r = e.role
+        if r == "assistant":
+            if e.empty or e.stop in _UNSENT_STOPS:
+                continue
+            if role == "assistant" and merge_assistants:
+                group.append(e)
+                continue
+        else:
+            r = "user" if r is not None else None
+            if group is not None and role == r:
+                group.append(e)
+                continue
+        if group is not None:
+            yield role, group
+        role, group = r, [e]
+    if group is not None:
+        yield role, group
 
 
 def provider_view(fmt_name: str, entries: list[Entry]) -> list[ViewMessage]:
-    msgs: list[ViewMessage] = []
-    for e in context_entries(fmt_name, entries):
-        if not sendable(e):
-            continue
-        role = e.api_role
-        if msgs and msgs[-1].role == role and merges(fmt_name, role):
-            msgs[-1].entries.append(e)
-        else:
-            msgs.append(ViewMessage(role, [e]))
-    return msgs
+    return [ViewMessage(role, group) for role, group in message_groups(fmt_name, entries)]

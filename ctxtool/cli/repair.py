@@ -8,9 +8,7 @@ from ..errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK, CtxError
 from ..lock import DEFAULT_TIMEOUT
 from ..repair import repair_file
 from ..validate import errors as error_violations
-from ..validate import validate_entries
-from ..transcript import scan
-from ..view import provider_view
+from ..validate import validate_file
 from .. import render
 from . import cli
 from .common import CONTEXT_SETTINGS, collect, each_with_progress, emit_json, failure, format_option, json_option
@@ -121,11 +119,7 @@ def validate(paths, fmt, json_):
     results = []
     for path in each_with_progress(files, "validate", enabled=not json_):
         try:
-            t = scan(path, fmt)
-            view = provider_view(t.format_name, t.entries)
-            vs = validate_entries(t.format_name, t.entries)
-            results.append({"path": path, "format": t.format_name, "messages": len(view), "bad_lines": [b.lineno for b in t.bad],
-                            "violations": [v.to_dict() for v in vs]})
+            results.append(validate_file(path, fmt))
         except CtxError as e:
             failures.append(failure(path, e))
     if json_:

@@ -31,7 +31,7 @@ def sniff(obj: dict) -> int:
     return 0
 
 
-def normalize(obj: dict, e, blocks: bool = True) -> None:
+def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
     t = obj.get("type")
     e.type = t if isinstance(t, str) else "?"
     u = obj.get("uuid")
@@ -55,7 +55,7 @@ def normalize(obj: dict, e, blocks: bool = True) -> None:
     content = m.get("content")
     blocks = [{"type": "text", "text": content}] if isinstance(content, str) else (content if isinstance(content, list) else [])
     e.blocks = blocks
-    scan_anthropic_blocks(e, blocks, "assistant" if t == "assistant" else ("toolResult" if _has_results(blocks) else "user"))
+    scan_anthropic_blocks(e, blocks, "assistant" if t == "assistant" else ("toolResult" if _has_results(blocks) else "user"), stats)
     extra = {}
     if obj.get("isCompactSummary"):
         extra["compact_summary"] = True
@@ -73,7 +73,7 @@ def normalize(obj: dict, e, blocks: bool = True) -> None:
         mid = m.get("id")
         rid = obj.get("requestId")
         e.msg_key = f"{mid}|{rid or ''}" if isinstance(mid, str) else None
-        us = m.get("usage")
+        us = m.get("usage") if stats else None
         if isinstance(us, dict) and e.model != "<synthetic>":
             e.usage = Usage(
                 _int(us.get("input_tokens")), _int(us.get("output_tokens")), _int(us.get("cache_read_input_tokens")),

@@ -104,12 +104,13 @@ def result_content_chars(content) -> tuple[int, int]:
     return text, images
 
 
-def scan_anthropic_blocks(entry, blocks: list, role: str) -> None:
+def scan_anthropic_blocks(entry, blocks: list, role: str, stats: bool = True) -> None:
     """Fill calls/results/char counts of an entry whose blocks are Anthropic-shaped.
 
     pi's estimateTokens rules: user messages count text only; assistants count text,
     thinking and tool name plus JSON arguments; tool results count text plus 4,800
-    characters per image.
+    characters per image. ``stats=False`` leaves the character counts at 0 (repair and
+    validate only need the structure, and measuring tool arguments is the costly part).
     """
     calls, results = [], []
     k_text = k_think = k_call = k_result = k_image = 0
@@ -122,16 +123,17 @@ def scan_anthropic_blocks(entry, blocks: list, role: str) -> None:
         if t == "text":
             text = b.get("text")
             text = text if isinstance(text, str) else ""
-            n = js_len(text)
-            chars += n
-            k_text += n
-            if text.strip():
+            if stats:
+                n = js_len(text)
+                chars += n
+                k_text += n
+            if text and not text.isspace():
                 visible += 1
             else:
                 entry.blank_text = True
         elif t in ("thinking", "redacted_thinking"):
-            n = js_len(str(b.get("thinking") or "")) if t == "thinking" else 0
-            if role == "assistant":
+            if stats and role == "assistant":
+                n = js_len(str(b.get("thinking") or "")) if t == "thinking" else 0
                 chars += n
                 k_think += n
             if b.get("signature") or b.get("thinkingSignature") or t == "redacted_thinking":
@@ -141,15 +143,18 @@ def scan_anthropic_blocks(entry, blocks: list, role: str) -> None:
             key = "input" if "input" in b else "arguments"
             name = b.get("name") if isinstance(b.get("name"), str) else ""
             cid = b.get("id") if isinstance(b.get("id"), str) else ""
-            n = js_len(name) + args_chars(b.get(key))
+            n = js_len(name) + args_chars(b.get(key)) if stats else 0
             calls.append(Call(i, cid, name, call_problem(b, key), n))
             chars += n
             k_call += n
             visible += 1
         elif t == "tool_result":
             rid = b.get("tool_use_id")
-            text, images = result_content_chars(b.get("content"))
-            n = text + images * IMAGE_CHARS
+            if stats:
+                text, images = result_content_chars(b.get("content"))
+                n = text + images * IMAGE_CHARS
+            else:
+                text = images = n = 0
             results.append(Result(i, rid if isinstance(rid, str) else "", None, bool(b.get("is_error")), n))
             chars += n
             k_result += text
@@ -157,7 +162,7 @@ def scan_anthropic_blocks(entry, blocks: list, role: str) -> None:
                 k_image += images * IMAGE_CHARS
             visible += 1
         elif t == "image":
-            if role in ("toolResult", "custom"):
+            if stats and role in ("toolResult", "custom"):
                 chars += IMAGE_CHARS
                 k_image += IMAGE_CHARS
             visible += 1

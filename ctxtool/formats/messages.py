@@ -15,7 +15,7 @@ def sniff(obj: dict) -> int:
     return 0
 
 
-def normalize(obj: dict, e, blocks: bool = True) -> None:
+def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
     role = obj.get("role")
     e.type = role if isinstance(role, str) else "?"
     if role not in ("user", "assistant") or "type" in obj:
@@ -27,7 +27,7 @@ def normalize(obj: dict, e, blocks: bool = True) -> None:
     blocks = [{"type": "text", "text": content}] if isinstance(content, str) else (content if isinstance(content, list) else [])
     e.blocks = blocks
     has_results = any(isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks)
-    scan_anthropic_blocks(e, blocks, "assistant" if role == "assistant" else ("toolResult" if has_results else "user"))
+    scan_anthropic_blocks(e, blocks, "assistant" if role == "assistant" else ("toolResult" if has_results else "user"), stats)
     stop = obj.get("stop_reason")
     if isinstance(stop, str):
         e.stop = {"end_turn": "stop", "tool_use": "toolUse", "max_tokens": "length"}.get(stop, stop)

@@ -82,12 +82,13 @@ def _content_blocks(content) -> list:
     return []
 
 
-def normalize(obj: dict, e, blocks: bool = True) -> None:
+def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
     """Fill the normalized view of entry ``e`` from a parsed pi line.
 
     ``blocks=False`` skips building the Anthropic-shaped blocks (the statistics are
     computed from pi's own blocks either way): streaming readers that release the
-    blocks at once do not pay for them.
+    blocks at once do not pay for them. ``stats=False`` skips character counts and
+    usage of message content, which repair and validate never read.
     """
     t = obj.get("type")
     e.type = t if isinstance(t, str) else "?"
@@ -112,14 +113,15 @@ def normalize(obj: dict, e, blocks: bool = True) -> None:
             content = m.get("content")
             if blocks:
                 e.blocks = [{"type": "tool_result", "tool_use_id": m.get("toolCallId"), "content": _content_blocks(content), "is_error": bool(m.get("isError"))}]
-            text, images = result_content_chars(content)
             name = m.get("toolName") if isinstance(m.get("toolName"), str) else None
             rid = m.get("toolCallId") if isinstance(m.get("toolCallId"), str) else (m.get("toolUseId") if isinstance(m.get("toolUseId"), str) else "")
-            e.chars = text + images * IMAGE_CHARS
+            if stats:
+                text, images = result_content_chars(content)
+                e.chars = text + images * IMAGE_CHARS
+                e.kinds = Kinds(tool_result=text, image=images * IMAGE_CHARS)
+                e.tool_chars = {name or "unknown": e.chars}
             e.results = (Result(0, rid, name, bool(m.get("isError")), e.chars),)
             e.nblocks = 1
-            e.kinds = Kinds(tool_result=text, image=images * IMAGE_CHARS)
-            e.tool_chars = {name or "unknown": e.chars}
             e.empty = False
             return
         if role == "bashExecution":
@@ -137,14 +139,14 @@ def normalize(obj: dict, e, blocks: bool = True) -> None:
             return
         content = m.get("content")
         raw = [{"type": "text", "text": content}] if isinstance(content, str) else (content if isinstance(content, list) else [])
-        scan_anthropic_blocks(e, raw, role)
+        scan_anthropic_blocks(e, raw, role, stats)
         if blocks:
             e.blocks = [_norm_block(b) for b in raw]
         if role == "assistant":
             stop = m.get("stopReason")
             e.stop = stop if isinstance(stop, str) else None
             e.model = m.get("model") if isinstance(m.get("model"), str) else None
-            u = m.get("usage")
+            u = m.get("usage") if stats else None
             if isinstance(u, dict):
                 e.usage = Usage(
                     _int(u.get("input")), _int(u.get("output")), _int(u.get("cacheRead")),
@@ -190,7 +192,7 @@ def normalize(obj: dict, e, blocks: bool = True) -> None:
         e.role = "custom"
         content = obj.get("content")
         raw = [{"type": "text", "text": content}] if isinstance(content, str) else (content if isinstance(content, list) else [])
-        scan_anthropic_blocks(e, raw, "custom")
+        scan_anthropic_blocks(e, raw, "custom", stats)
         if blocks:
             e.blocks = [_norm_block(b) for b in raw]
         return

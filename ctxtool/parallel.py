@@ -1,0 +1,208 @@
+"""Scan a large transcript with helper processes, one part of the file each.
+
+Parsing is most of a scan and orjson holds the GIL, so threads do not help; processes do.
+The file is cut at line boundaries into parts. The later parts go to helper processes
+(``python -c`` running ``part_main``, so nothing is forked from a process that may have
+threads), which send their part of the index back as marshal data; this process scans the
+first part meanwhile, then appends the others with index and line numbers moved. The result
+is the same index a serial scan builds (``tests/test_parallel_scan.py`` checks that). If a
+helper cannot start or fails, its part is scanned here instead.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import subprocess
+import sys
+
+import orjson
+
+from . import formats
+from .jsonl import BOM, Line, parse
+
+MIN_BYTES = 64 << 20  # below this, starting helpers costs more than it saves
+MAX_WORKERS = 4
+ENV = "CTXTOOL_SCAN_WORKERS"
+
+
+def worker_count(workers: int | None = None) -> int:
+    """Processes to use (including this one): ``workers``, else $CTXTOOL_SCAN_WORKERS, else the CPUs we may run on."""
+    if workers is None:
+        env = os.environ.get(ENV, "").strip()
+        if env:
+            try:
+                workers = int(env)
+            except ValueError:
+                workers = 1
+        else:
+            try:
+                workers = len(os.sched_getaffinity(0))
+            except (AttributeError, OSError):
+                workers = os.cpu_count() or 1
+            workers = min(workers, MAX_WORKERS)
+    return max(1, workers)
+
+
+def plan(path: str, workers: int | None = None, min_bytes: int = MIN_BYTES) -> list[int] | None:
+    """Part boundaries ``[0, b1, ..., size]`` at line starts, or None for a serial scan."""
+    n = worker_count(workers)
+    if n < 2:
+        return None
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        return None
+    if size < min_bytes or size == 0:
+        return None
+    bounds = [0]
+    with open(path, "rb") as f:
+        for k in range(1, n):
+            f.seek(max(size * k // n - 1, bounds[-1]))
+            f.readline()  # to the start of the next line
+            pos = f.tell()
+            if pos > bounds[-1] and pos < size:
+                bounds.append(pos)
+    bounds.append(size)
+    return bounds if len(bounds) > 2 else None
+
+
+def sniff(path: str, end: int, module):
+    """The format module a serial scan would settle on, from the first lines before ``end``;
+    None when the first part is too short to tell (the caller then scans serially)."""
+    if module is not None:
+        return module
+    objs = []
+    offset = 0
+    with open(path, "rb") as f:
+        for no, chunk in enumerate(f, 1):
+            if offset >= end:
+                break
+            offset += len(chunk)
+            if no == 1 and chunk.startswith(BOM):
+                chunk = chunk[3:]
+            try:
+                obj = orjson.loads(chunk)
+            except orjson.JSONDecodeError:
+                eol = b"\r\n" if chunk.endswith(b"\r\n") else (b"\n" if chunk.endswith(b"\n") else b"")
+                obj, reason = parse(Line(no, 0, chunk, eol))
+                if reason is not None:
+                    continue
+            objs.append(obj)
+            if len(objs) >= formats.SNIFF_LINES:
+                return formats.detect(objs, path=path)
+    return None
+
+
+def scan_part(path: str, fmt_name: str, begin: int, end: int, stats: bool = True) -> tuple:
+    """Index ``[begin, end)`` of ``path``: (entry tuples, bad-line tuples, lines, lf, crlf, last eol)."""
+    from .model import entry_to_tuple
+    from .transcript import Transcript, _scan_lines, _share_strings, make_entry
+
+    module = formats.get(fmt_name)
+    t = Transcript(path, module)
+    out: list[tuple] = []
+    index = 0
+    shared: dict = {}
+
+    def emit(where, obj):
+        nonlocal index
+        no, offset, length, eol = where
+        if not isinstance(obj, dict):
+            t.bad.append(_bad(no, offset, length, "not a JSON object"))
+            return
+        e = make_entry(module, obj, index, no, offset, length, eol, False, stats)
+        _share_strings(e, shared)  # marshal keeps shared strings shared: smaller data, nothing to redo here
+        out.append(entry_to_tuple(e))
+        index += 1
+
+    _scan_lines(t, path, [], module, emit, begin, end)
+    bad = [(b.lineno, b.offset, b.length, b.reason, b.blank) for b in t.bad]
+    return out, bad, t.lines, t.lf, t.crlf, t.last_eol
+
+
+def _bad(no, offset, length, reason):
+    from .transcript import BadLine
+
+    return BadLine(no, offset, length, reason)
+
+
+def part_main() -> None:
+    """Helper process: scan one part and write it to stdout as marshal data."""
+    path, fmt_name, begin, end, stats = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1"
+    import gc
+
+    gc.disable()
+    data = marshal.dumps(scan_part(path, fmt_name, begin, end, stats))
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+
+
+def _start(path: str, fmt_name: str, begin: int, end: int, stats: bool):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    code = "from ctxtool.parallel import part_main; part_main()"
+    try:
+        return subprocess.Popen([sys.executable, "-c", code, path, fmt_name, str(begin), str(end), "1" if stats else "0"],
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=env)
+    except OSError:
+        return None
+
+
+def _collect(proc, path, fmt_name, begin, end, stats) -> tuple:
+    """The helper's part, or the same part scanned here when the helper failed."""
+    if proc is not None:
+        try:
+            data = proc.stdout.read()
+            proc.stdout.close()
+            if proc.wait() == 0:
+                return marshal.loads(data)
+        except (OSError, ValueError, EOFError, TypeError):
+            pass
+    return scan_part(path, fmt_name, begin, end, stats)
+
+
+def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = True) -> bool:
+    """Fill ``t`` from the parts in ``bounds``; False (``t`` untouched) when a serial scan is needed."""
+    from .model import entry_from_tuple
+    from .transcript import BadLine, _scan_lines, _share_strings, make_entry
+
+    module = sniff(path, bounds[1], module)
+    if module is None:
+        return False
+    name = module.NAME
+    procs = [_start(path, name, bounds[k], bounds[k + 1], stats) for k in range(1, len(bounds) - 1)]
+    try:
+        t.fmt = module
+        entries = t.entries
+
+        def emit(where, obj):
+            no, offset, length, eol = where
+            if not isinstance(obj, dict):
+                t.bad.append(BadLine(no, offset, length, "not a JSON object"))
+                return
+            e = make_entry(module, obj, len(entries), no, offset, length, eol, False, stats)
+            _share_strings(e, shared)
+            e.release()
+            entries.append(e)
+
+        _scan_lines(t, path, [], module, emit, 0, bounds[1])
+        lines, lf, crlf, last_eol = t.lines, t.lf, t.crlf, t.last_eol
+        for k, proc in enumerate(procs, 1):
+            part, bad, n, plf, pcrlf, peol = _collect(proc, path, name, bounds[k], bounds[k + 1], stats)
+            shift = len(entries)
+            entries += [entry_from_tuple(tup, shift, lines) for tup in part]
+            t.bad.extend(BadLine(no + lines, off, length, reason, blank) for no, off, length, reason, blank in bad)
+            lines += n
+            lf += plf
+            crlf += pcrlf
+            if n:
+                last_eol = peol
+        t.lines, t.lf, t.crlf, t.last_eol, t.size = lines, lf, crlf, last_eol, bounds[-1]
+        return True
+    finally:
+        for proc in procs:
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()
