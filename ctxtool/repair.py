@@ -35,7 +35,7 @@ from .lock import DEFAULT_TIMEOUT, SessionLocks
 from .model import COMPACTION, HEADER, MESSAGE, Entry
 from .transcript import Transcript, make_entry, no_gc, scan
 from .validate import Violation, validate_entries
-from .view import claude_segment, merges, pi_segment, sendable
+from .view import UNSENT_STOPS, claude_segment, linear, merges, pi_segment, sendable
 
 
 @dataclass
@@ -57,7 +57,7 @@ class RepairReport:
     changes: list[Change] = field(default_factory=list)
     lines_in: int = 0
     entries_out: int = 0
-    before: list[Violation] = field(default_factory=list)
+    before: list[Violation] | None = field(default_factory=list)  # None: not computed
     after: list[Violation] = field(default_factory=list)
     output: str | None = None
     backup: str | None = None
@@ -86,7 +86,7 @@ class RepairReport:
             "entries_out": self.entries_out,
             "counts": self.counts(),
             "changes": [c.to_dict() for c in self.changes],
-            "violations_before": [v.to_dict() for v in self.before],
+            "violations_before": [v.to_dict() for v in self.before] if self.before is not None else None,
             "violations_after": [v.to_dict() for v in self.after],
             "lock_broken": self.lock_broken,
         }
@@ -262,6 +262,9 @@ class _Planner:
 
     def _links_sound(self) -> bool:
         """One cheap pass for the common case: ids unique, every parent an earlier entry."""
+        body = [e for e in self.entries if e.kind != HEADER]
+        if body and body[0].parent is None and linear(body):
+            return True  # one chain in file order (checked without a per-entry Python loop)
         seen: set = set()
         add = seen.add
         for e in self.entries:
@@ -382,7 +385,8 @@ class _Planner:
         while i < n:
             e = seq[i]
             if e.role != "assistant":
-                self._drop_unmatched(e, skipped)
+                if e.results:
+                    self._drop_unmatched(e, skipped)
                 i += 1
                 continue
             if not sendable(e):
@@ -402,7 +406,7 @@ class _Planner:
             while j < n:
                 s2 = seq[j]
                 if s2.role == "assistant":
-                    if sendable(s2):
+                    if not (s2.empty or s2.stop in UNSENT_STOPS):  # sendable(s2), inlined: the hot loop
                         break
                     skipped.update(c.id for c in s2.calls if c.id)
                 else:
@@ -419,19 +423,19 @@ class _Planner:
         n = len(calls)
         if not n or len(span) < n:
             return False
-        dropped, pi = self.dropped, self.name == "pi"
+        dropped, pi, live = self.dropped, self.name == "pi", self.live_results
         ids = set()
         for k in range(n):
             c, s = calls[k], span[k]
-            rs = self.results_of(s)
+            rs = live.get(s.index, s.results)
             if len(rs) != 1 or s.nblocks != 1 or s.index in dropped:
                 return False
             r = rs[0]
-            if r.id != c.id or c.id in ids or (pi and not (r.name or "").strip()):
+            if r.id != c.id or c.id in ids or (pi and not (r.name and not r.name.isspace())):
                 return False
             ids.add(c.id)
         for s in span[n:]:
-            if self.results_of(s) and s.index not in dropped:
+            if live.get(s.index, s.results) and s.index not in dropped:
                 return False
         if ids.isdisjoint(seen_calls):
             seen_calls.update(ids)
@@ -813,8 +817,12 @@ def plan_repair(t: Transcript, *, trim_trailing: bool = False) -> Plan:
     if order and not order[-1].eol and order[-1].index >= 0 and not p.edits.get(order[-1].index):
         p.changes.append(Change("final-newline", "added", order[-1].lineno, None, "last line had no line ending"))
     final = []
+    edits = p.edits
     with open(t.path, "rb") as f:
         for e in order:
+            if e.index >= 0 and e.index not in edits:
+                final.append(e)  # untouched: the index entry as scanned
+                continue
             slim = p.slim_final(e)
             if slim is not None:
                 final.append(slim)
@@ -837,11 +845,14 @@ def repair_file(
     trim_trailing: bool = False,
     lock_timeout: float = DEFAULT_TIMEOUT,
     break_stale_lock: bool = False,
+    violations_before: bool = True,
 ) -> RepairReport:
     """Plan and (unless ``check``) write the repair of one file.
 
     In place, a symlinked session is repaired at its real path (the link stays a link),
-    under the real file's lock, as the agent that writes it would see it."""
+    under the real file's lock, as the agent that writes it would see it.
+    ``violations_before=False`` skips validating the input (``report.before`` is then None):
+    a whole pass over the view that only the JSON report shows."""
     in_place = not check and (output is None or os.path.realpath(output) == os.path.realpath(path))
     lock = None
     if in_place:
@@ -853,7 +864,7 @@ def repair_file(
     try:
         with no_gc():
             report = _repair(real if in_place else path, fmt, check, None if in_place else output,
-                             backup, trim_trailing, in_place, lock)
+                             backup, trim_trailing, in_place, lock, violations_before)
         if in_place and report.path != path:
             report.path = path
         return report
@@ -862,10 +873,11 @@ def repair_file(
             lock.release()
 
 
-def _repair(path, fmt, check, output, backup, trim_trailing, in_place, lock) -> RepairReport:
+def _repair(path, fmt, check, output, backup, trim_trailing, in_place, lock, with_before) -> RepairReport:
     """Scan, plan, validate before and after, and write (unless checking)."""
     t = scan(path, fmt, stats=False)  # structure only: no character counts
-    before = validate_entries(t.format_name, t.entries)  # the planner re-links entries in place
+    # before planning: the planner re-links entries in place
+    before = validate_entries(t.format_name, t.entries) if with_before else None
     plan = plan_repair(t, trim_trailing=trim_trailing)
     report = RepairReport(path, t.format_name, plan.changes, t.lines, len(plan.order))
     if lock is not None and lock.broken is not None:

@@ -44,7 +44,7 @@ def pi_path(entries: list[Entry]) -> list[Entry]:
         return []
     if all(e.id is None for e in body):
         return body  # version 1: a linear list
-    if _linear(body):
+    if linear(body):
         return body
     by_id = {e.id: e for e in body if e.id is not None}  # later duplicates win, as in pi's Map
     path = []
@@ -62,7 +62,7 @@ def pi_path(entries: list[Entry]) -> list[Entry]:
     return path
 
 
-def _linear(body: list[Entry]) -> bool:
+def linear(body: list[Entry]) -> bool:
     """True when every entry's parent is the entry just before it (no branches, unique ids):
     then the leaf's path is the whole file, found without a map of ids. Parent links share
     the string object of their parent's id, so the list comparison is mostly pointer checks."""
@@ -151,10 +151,10 @@ def context_entries(fmt_name: str, entries: list[Entry]) -> list[Entry]:
 
 def sendable(e: Entry) -> bool:
     """pi-ai skips errored/aborted assistant turns and empty assistant messages."""
-    return not (e.role == "assistant" and (e.empty or e.stop in _UNSENT_STOPS))
+    return not (e.role == "assistant" and (e.empty or e.stop in UNSENT_STOPS))
 
 
-_UNSENT_STOPS = ("error", "aborted")
+UNSENT_STOPS = ("error", "aborted")
 
 
 def message_groups(fmt_name: str, entries: list[Entry]):
@@ -166,7 +166,7 @@ def message_groups(fmt_name: str, entries: list[Entry]):
     for e in context_entries(fmt_name, entries):
         r = e.role
         if r == "assistant":
-            if e.empty or e.stop in _UNSENT_STOPS:
+            if e.empty or e.stop in UNSENT_STOPS:
                 continue
             if role == "assistant" and merge_assistants:
                 group.append(e)

@@ -48,6 +48,7 @@ def repair(paths, check, output, no_backup, trim_trailing_assistant, lock_timeou
             reports.append(repair_file(
                 path, fmt=fmt, check=check, output=output, backup=not no_backup,
                 trim_trailing=trim_trailing_assistant, lock_timeout=lock_timeout, break_stale_lock=break_stale_lock,
+                violations_before=json_,  # only the JSON report shows them
             ))
         except CtxError as e:
             failures.append(failure(path, e))
