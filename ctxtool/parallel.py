@@ -203,6 +203,7 @@ def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = Tr
             if n:
                 last_eol = peol
         t.lines, t.lf, t.crlf, t.last_eol, t.size = lines, lf, crlf, last_eol, bounds[-1]
+        t.parts = len(bounds) - 1
         return True
     finally:
         for proc in procs:

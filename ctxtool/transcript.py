@@ -44,6 +44,7 @@ class Transcript:
     size: int = 0
     lines: int = 0
     last_eol: bytes = b"\n"
+    parts: int = 1  # how many processes scanned it (see parallel.py)
 
     @property
     def format_name(self) -> str:

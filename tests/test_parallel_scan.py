@@ -1,0 +1,149 @@
+"""The parallel scan (helper processes, one part of the file each) builds exactly the index a
+serial scan builds, whatever the file holds; a helper that cannot start or fails is replaced
+by scanning its part here. Also: the structure-only scan (stats=False) agrees with the full one."""
+
+import os
+import sys
+
+import pytest
+
+from ctxtool import parallel, synth
+from ctxtool.model import entry_to_tuple
+from ctxtool.repair import plan_repair, repair_file
+from ctxtool.transcript import scan
+from ctxtool.validate import validate_file
+from ctxtool.view import provider_view
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+CASES = [
+    ("pi", []),
+    ("pi", ["torn_tail", "crlf", "bom", "blank_lines", "missing_result", "duplicate_id"]),
+    ("pi", ["nul_bytes", "invalid_utf8", "bad_control_char", "dangling_parent", "parent_cycle", "orphan_result"]),
+    ("pi-v1", ["torn_tail", "separated_result", "blank_user_turn"]),
+    ("claude", ["crlf", "duplicate_result", "torn_tail", "bad_tool_name"]),
+    ("messages", ["bom", "no_id_call", "missing_result", "blank_lines"]),
+]
+
+
+def index_of(t):
+    """Everything a scan produces, as comparable plain values."""
+    return {
+        "entries": [entry_to_tuple(e) for e in t.entries],
+        "bad": [(b.lineno, b.offset, b.length, b.reason, b.blank) for b in t.bad],
+        "counts": (t.lines, t.lf, t.crlf, t.last_eol, t.size, t.bom, t.fmt.NAME),
+    }
+
+
+def _session(tmp_path, fmt, kinds, seed=3, turns=160):
+    path = str(tmp_path / f"{fmt}.jsonl")
+    synth.write_session(path, fmt, seed=seed, turns=turns, corruptions=kinds)
+    return path
+
+
+@pytest.mark.parametrize("fmt,kinds", CASES, ids=lambda v: v if isinstance(v, str) else "+".join(v) or "clean")
+@pytest.mark.parametrize("workers", [2, 3])
+def test_parallel_index_equals_serial(tmp_path, fmt, kinds, workers):
+    path = _session(tmp_path, fmt, kinds)
+    serial = scan(path, workers=1)
+    par = scan(path, workers=workers, split_min_bytes=0)
+    assert serial.parts == 1
+    assert par.parts == workers  # the parallel path really ran
+    assert index_of(par) == index_of(serial)
+
+
+def test_parallel_structure_only_scan_equals_serial(tmp_path):
+    path = _session(tmp_path, "pi", ["torn_tail", "missing_result", "duplicate_id"])
+    assert index_of(scan(path, workers=2, split_min_bytes=0, stats=False)) == index_of(scan(path, workers=1, stats=False))
+
+
+def test_repair_plan_is_the_same_from_a_parallel_scan(tmp_path):
+    path = _session(tmp_path, "pi", ["torn_tail", "missing_result", "orphan_result", "separated_result", "duplicate_id"])
+    a = plan_repair(scan(path, workers=1, stats=False))
+    b = plan_repair(scan(path, workers=2, split_min_bytes=0, stats=False))
+    assert [c.to_dict() for c in a.changes] == [c.to_dict() for c in b.changes]
+    assert b"".join(a.chunks()) == b"".join(b.chunks())
+
+
+@pytest.mark.parametrize("python", ["/nonexistent/python3", "/bin/false"])
+def test_a_helper_that_cannot_start_or_fails_is_replaced(tmp_path, monkeypatch, python):
+    path = _session(tmp_path, "claude", ["torn_tail", "crlf"])
+    expected = index_of(scan(path, workers=1))
+    monkeypatch.setattr(sys, "executable", python)
+    t = scan(path, workers=2, split_min_bytes=0)
+    assert t.parts == 2
+    assert index_of(t) == expected
+
+
+def test_small_files_and_one_worker_stay_serial(tmp_path, monkeypatch):
+    path = _session(tmp_path, "pi", [])
+    assert scan(path).parts == 1  # below MIN_BYTES
+    monkeypatch.setenv(parallel.ENV, "1")
+    assert parallel.worker_count() == 1
+    assert scan(path, split_min_bytes=0).parts == 1
+    monkeypatch.setenv(parallel.ENV, "3")
+    assert parallel.worker_count() == 3
+
+
+def test_first_part_too_short_to_detect_the_format_falls_back(tmp_path):
+    # fewer than 50 parseable lines before the first boundary: a serial scan decides the format
+    path = _session(tmp_path, "messages", [], turns=4)
+    t = scan(path, workers=2, split_min_bytes=0)
+    assert t.parts == 1 and t.entries
+
+
+def test_helper_output_round_trips_odd_values(tmp_path):
+    # values orjson refuses (1e400, a lone surrogate) come from the strict fallback parser
+    path = tmp_path / "odd.jsonl"
+    lines = [b'{"role":"user","content":"hi %d"}\n' % i for i in range(120)]
+    lines[90] = b'{"role":"assistant","content":"x\\ud800y","n":1e400}\n'
+    lines[95] = b'{"role":"user","content":[{"type":"text","text":"caf\\u00e9 \\ud83d\\ude00"}]}\n'
+    path.write_bytes(b"".join(lines))
+    assert index_of(scan(str(path), workers=2, split_min_bytes=0)) == index_of(scan(str(path), workers=1))
+
+
+def _fixtures():
+    for root, _, files in os.walk(os.path.join(ROOT, "fixtures")):
+        for f in sorted(files):
+            if f.endswith(".jsonl") and ".expected" not in f:
+                yield os.path.join(root, f)
+
+
+STRUCTURE = slice(0, 14)  # index ... model: everything but the counts
+
+
+def test_structure_only_scan_agrees_with_the_full_scan():
+    checked = 0
+    for path in _fixtures():
+        try:
+            full, lean = scan(path), scan(path, stats=False)
+        except Exception:
+            continue  # fixtures of bad input (errors are tested elsewhere)
+        for a, b in zip(full.entries, lean.entries):
+            ta, tb = entry_to_tuple(a), entry_to_tuple(b)
+            assert ta[STRUCTURE] == tb[STRUCTURE], (path, a.lineno)
+            assert [c[:4] for c in ta[14] or ()] == [c[:4] for c in tb[14] or ()]
+            assert [r[:4] for r in ta[15] or ()] == [r[:4] for r in tb[15] or ()]
+            assert ta[16:20] == tb[16:20]  # nblocks, empty, blank_text, signed_thinking
+            assert tb[23] is None  # no usage
+            if a.role in ("user", "assistant", "toolResult"):
+                assert tb[20] == 0  # no character counts of message content
+            assert a.extra == b.extra
+        assert len(full.entries) == len(lean.entries)
+        checked += 1
+    assert checked > 40
+
+
+def test_validate_file_counts_the_messages_of_the_view():
+    path = os.path.join(ROOT, "fixtures", "repair", "pi-missing-result.jsonl")
+    t = scan(path)
+    r = validate_file(path)
+    assert r["messages"] == len(provider_view("pi", t.entries))
+    assert r["format"] == "pi" and any(v["kind"] == "missing-tool-result" for v in r["violations"])
+
+
+def test_violations_before_only_when_asked():
+    path = os.path.join(ROOT, "fixtures", "repair", "pi-missing-result.jsonl")
+    assert repair_file(path, check=True, violations_before=False).before is None
+    assert repair_file(path, check=True, violations_before=False).to_dict()["violations_before"] is None
+    assert any(v.kind == "missing-tool-result" for v in repair_file(path, check=True).before)
