@@ -205,13 +205,6 @@ class Entry:
     def get(self, key: str, default=None):
         return (self.extra or {}).get(key, default)
 
-    def copy(self) -> "Entry":
-        """A shallow copy (copy.copy goes through __reduce_ex__, several times slower)."""
-        return Entry(self.index, self.lineno, self.offset, self.length, self.eol, self.kind, self.type, self.id,
-                     self.parent, self.role, self.stop, self.msg_key, self.ts, self.model, self.calls, self.results,
-                     self.nblocks, self.empty, self.blank_text, self.signed_thinking, self.chars, self.kinds,
-                     self.tool_chars, self.usage, self.extra, self.obj, self.blocks)
-
     def release(self) -> None:
         """Drop the parsed object and blocks; ``reload`` brings them back."""
         self.obj = None

@@ -691,7 +691,8 @@ class _Planner:
 
     def slim_final(self, e: Entry) -> Entry | None:
         """The repaired index entry without reading the line again, when the edits only
-        touch ids and links (the common case); None when the content must be re-read."""
+        touch ids and links (the common case); None when the content must be re-read.
+        Updated in place, as the planner already updates ids and parent links."""
         if e.index < 0:
             return None
         ed = self.edits.get(e.index)
@@ -699,16 +700,17 @@ class _Planner:
             return e
         if not ed.keys() <= self.SLIM_EDITS:
             return None
-        new = e.copy()
         if "set_id" in ed:
-            new.id = ed["set_id"]
+            e.id = ed["set_id"]
         if "set_parent" in ed:
-            new.parent = ed["set_parent"]
-        if ed.get("rename_calls"):
-            new.calls = tuple(c.renamed(ed["rename_calls"].get(c.idx, c.id)) for c in e.calls)
-        if ed.get("rename_results"):
-            new.results = tuple(r.renamed(ed["rename_results"].get(r.idx, r.id)) for r in e.results)
-        return new
+            e.parent = ed["set_parent"]
+        renames = ed.get("rename_calls")
+        if renames:
+            e.calls = tuple(c.renamed(renames[c.idx]) if c.idx in renames else c for c in e.calls)
+        renames = ed.get("rename_results")
+        if renames:
+            e.results = tuple(r.renamed(renames[r.idx]) if r.idx in renames else r for r in e.results)
+        return e
 
     def materialize(self, e: Entry, f=None) -> dict | None:
         """The edited object of ``e``, or None when its original bytes are kept."""
@@ -796,8 +798,8 @@ class Plan:
 
 
 def plan_repair(t: Transcript, *, trim_trailing: bool = False) -> Plan:
-    """Plan the repair of a scanned transcript. The planner updates ids and parent
-    links of ``t.entries`` in place: validate the original before calling this."""
+    """Plan the repair of a scanned transcript. The planner updates ids, parent links
+    and tool ids of ``t.entries`` in place: validate the original before calling this."""
     p = _Planner(t)
     p.file_level()
     if p.name == "pi":
