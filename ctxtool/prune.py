@@ -31,7 +31,6 @@ import json
 import math
 import random
 import re
-import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Callable, Iterable
@@ -40,7 +39,7 @@ import orjson
 
 from . import config
 from .errors import ConfigError, InputError, TokenizerUnavailable
-from .formats.common import args_chars, scan_anthropic_blocks
+from .formats.common import args_chars, new_uuid, scan_anthropic_blocks
 from .model import IMAGE_CHARS, Entry, js_len
 from .view import context_entries, merges
 
@@ -1188,7 +1187,7 @@ def session_chunks(fmt_name: str, source_path: str, header_obj: dict | None, res
     rng = _rng_for(seed or source_path)
     ts_now = now if now is not None else datetime.now(timezone.utc).timestamp()
     iso_now = datetime.fromtimestamp(ts_now, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    sid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    sid = new_uuid(rng)
     if fmt_name == "pi":
         from .formats import pi
 
@@ -1224,7 +1223,7 @@ def session_chunks(fmt_name: str, source_path: str, header_obj: dict | None, res
         if u.changed or len(u.entries) != 1 or (src is not None and len(src.blocks or []) != len(u.blocks)):
             obj.pop("toolUseResult", None)
         obj.setdefault("message", {})["content"] = u.blocks
-        uid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+        uid = new_uuid(rng)
         taken.add(uid)
         obj["parentUuid"] = parent
         obj["uuid"] = uid

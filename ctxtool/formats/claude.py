@@ -9,11 +9,10 @@ and other metadata never reach the model, nor does ``toolUseResult``.
 
 from __future__ import annotations
 
-import uuid
 from datetime import datetime, timezone
 
 from ..model import BOUNDARY, MESSAGE, META, Usage
-from .common import REPAIR_TEXT, blank_user_fixed, error_turn_content, scan_anthropic_blocks
+from .common import REPAIR_TEXT, blank_user_fixed, error_turn_content, new_uuid, scan_anthropic_blocks
 from .pi import parse_ts
 
 NAME = "claude"
@@ -103,7 +102,7 @@ def iso(ts: float | None = None) -> str:
 
 def new_id(taken: set, rng=None) -> str:
     while True:
-        cand = str(uuid.UUID(int=rng.getrandbits(128), version=4)) if rng is not None else str(uuid.uuid4())
+        cand = new_uuid(rng)
         if cand not in taken:
             taken.add(cand)
             return cand

@@ -19,6 +19,14 @@ STREAM_ERROR_FALLBACK_TEXT = "[assistant turn failed before producing content]"
 BLANK_USER_FALLBACK_TEXT = "(continue)"
 
 
+def new_uuid(rng=None) -> str:
+    """A version-4 UUID string; reproducible from ``rng`` (a random.Random) when given.
+    ``uuid`` is imported here, on first use: reading a transcript never needs it."""
+    import uuid
+
+    return str(uuid.UUID(int=rng.getrandbits(128), version=4)) if rng is not None else str(uuid.uuid4())
+
+
 def call_problem(block: dict, args_key: str) -> str | None:
     """Why OpenClaw's sanitizeToolCallInputs would drop this call, or None."""
     cid = block.get("id")

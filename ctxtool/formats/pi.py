@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
-import uuid
 from datetime import datetime, timezone
 
 from ..model import COMPACTION, EMPTY, HEADER, IMAGE_CHARS, MESSAGE, META, Kinds, Result, Usage, js_len
@@ -19,6 +17,7 @@ from .common import (
     REPAIR_TEXT,
     blank_user_fixed,
     error_turn_content,
+    new_uuid,
     result_content_chars,
     scan_anthropic_blocks,
 )
@@ -222,11 +221,11 @@ def new_id(taken: set, rng=None) -> str:
     ``rng`` (a random.Random) makes ids reproducible: repair seeds it from the file's bytes.
     """
     for _ in range(100):
-        cand = f"{rng.getrandbits(32):08x}" if rng is not None else secrets.token_hex(4)
+        cand = f"{rng.getrandbits(32):08x}" if rng is not None else os.urandom(4).hex()
         if cand not in taken:
             taken.add(cand)
             return cand
-    cand = str(uuid.UUID(int=rng.getrandbits(128), version=4)) if rng is not None else str(uuid.uuid4())
+    cand = new_uuid(rng)
     taken.add(cand)
     return cand
 
@@ -256,7 +255,7 @@ def make_header(path: str, *, version: int, first_ts: float | None, cwd: str | N
     if version >= 2:
         header["version"] = version
     header["id"] = session_id or session_id_from_path(path) or (
-        str(uuid.UUID(int=rng.getrandbits(128), version=4)) if rng is not None else str(uuid.uuid4()))
+        new_uuid(rng))
     header["timestamp"] = timestamp or iso(first_ts)
     header["cwd"] = cwd or cwd_from_path(path) or ""
     return header
