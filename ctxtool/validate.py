@@ -112,10 +112,11 @@ def validate_file(path: str, fmt: str | None = None) -> dict:
 
 def _validate(groups) -> list[Violation]:
     """Check (role, entries) messages in order. Each message is checked once the next one
-    is known (a tool_use needs the next message's results; only the last may be an empty assistant)."""
+    is known (a tool_use needs the next message's results; only the last may be an empty assistant).
+    Messages are [role, entries, summary or None (computed on demand), verified]."""
     out: list[Violation] = []
     seen_calls: dict[str, int] = {}
-    prev = cur = None  # (role, entries, summary)
+    prev = cur = None
     n = -1
     for role, ents in groups:
         sm = None
@@ -123,9 +124,12 @@ def _validate(groups) -> list[Violation]:
             e = ents[0]
             if not e.calls and not e.results and not e.empty and not e.blank_text:
                 sm = _PLAIN if e.nblocks else _PLAIN_NO_BLOCKS  # shared: most messages allocate nothing
-        nxt = (role, ents, sm or _summary(ents))
-        if cur is not None and cur[2] is not _PLAIN:
-            _check(out, n, prev, cur, nxt, seen_calls)
+        nxt = [role, ents, sm, False]
+        if cur is not None and not cur[3] and cur[2] is not _PLAIN:
+            if _answered_turn(n, cur, nxt, seen_calls):
+                nxt[3] = True  # its results were just checked against these calls
+            else:
+                _check(out, n, prev, cur, nxt, seen_calls)
         prev, cur = cur, nxt
         n += 1
     if cur is None:
@@ -133,7 +137,8 @@ def _validate(groups) -> list[Violation]:
         # API would only object if it were sent as is, which the agent never does
         out.append(Violation("no-messages", WARNING, 0, [], "messages: at least one message is required"))
         return out
-    _check(out, n, prev, cur, None, seen_calls)
+    if not cur[3]:
+        _check(out, n, prev, cur, None, seen_calls)
     if cur[0] == "assistant":
         out.append(Violation("trailing-assistant", WARNING, n, [e.lineno for e in cur[1]],
                              "The final message is an assistant turn: sent as is it is an assistant prefill, which Claude 4.6+ "
@@ -141,8 +146,42 @@ def _validate(groups) -> list[Violation]:
     return out
 
 
+def _answered_turn(n: int, cur: list, nxt: list, seen_calls: dict) -> bool:
+    """The common turn, checked without summaries: one assistant entry with valid calls of
+    new, distinct ids, answered in order by the next message made only of one-result entries.
+    Neither message has anything to report then; True records the ids as seen."""
+    ents = cur[1]
+    if cur[0] != "assistant" or nxt[0] != "user" or len(ents) != 1:
+        return False
+    e = ents[0]
+    if e.results or e.blank_text or not e.calls:
+        return False
+    ids = [c.id for c in e.calls if not c.problem]
+    answers = nxt[1]
+    if len(ids) != len(e.calls) or len(answers) != len(ids):
+        return False
+    for k, x in enumerate(answers):
+        rs = x.results
+        if len(rs) != 1 or x.nblocks != 1 or x.calls or x.blank_text or rs[0].id != ids[k]:
+            return False
+    if len(ids) > 1 and len(set(ids)) != len(ids):
+        return False
+    if not seen_calls.keys().isdisjoint(ids):
+        return False
+    for i in ids:
+        seen_calls[i] = n
+    return True
+
+
+def _sm(msg: list) -> _Summary:
+    if msg[2] is None:
+        msg[2] = _summary(msg[1])
+    return msg[2]
+
+
 def _check(out: list, n: int, prev, cur, nxt, seen_calls: dict) -> None:
-    role, ents, sm = cur
+    role, ents = cur[0], cur[1]
+    sm = _sm(cur)
     if not sm.calls and not sm.results and not sm.empty and not sm.blank_lines:
         return  # nothing a plain message can get wrong
     if sm.empty and not (nxt is None and role == "assistant"):
@@ -163,7 +202,7 @@ def _check(out: list, n: int, prev, cur, nxt, seen_calls: dict) -> None:
             ids.append(c.id)
         if not ids:
             return
-        nsm = nxt[2] if nxt is not None and nxt[0] == "user" else None
+        nsm = _sm(nxt) if nxt is not None and nxt[0] == "user" else None
         present = {r.id for _, _, r in nsm.results} if nsm is not None else set()
         missing = [i for i in ids if i not in present]
         if missing:
@@ -180,7 +219,7 @@ def _check(out: list, n: int, prev, cur, nxt, seen_calls: dict) -> None:
                                      f"messages.{n + 1}: Did not find {len(late)} tool_result block(s) at the beginning of this message. "
                                      "Messages following tool_use blocks must begin with a matching number of tool_result blocks.", late))
     elif sm.results:
-        prev_ids = prev[2].call_ids() if prev is not None and prev[0] == "assistant" else set()
+        prev_ids = _sm(prev).call_ids() if prev is not None and prev[0] == "assistant" else set()
         counted: set[str] = set()
         for pos, e, r in sm.results:
             if r.id not in prev_ids:
