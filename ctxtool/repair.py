@@ -116,6 +116,7 @@ class _Planner:
         self.rename_counter: dict[str, int] = {}
         self.active_path: list[Entry] = []  # pi: root-to-leaf path after the structure fixes
         self.structure_changed = False  # fix_structure found links or ids to look at
+        self.linear_path: list[Entry] | None = None  # pi: set when the entries form one chain in file order
 
     # ------------------------------------------------------------ helpers
     @property
@@ -264,6 +265,7 @@ class _Planner:
         """One cheap pass for the common case: ids unique, every parent an earlier entry."""
         body = [e for e in self.entries if e.kind != HEADER]
         if body and body[0].parent is None and linear(body):
+            self.linear_path = body  # the leaf's path is the whole file: pairing reuses it
             return True  # one chain in file order (checked without a per-entry Python loop)
         seen: set = set()
         add = seen.add
@@ -320,7 +322,7 @@ class _Planner:
         if self.name == "pi":
             # walk through dropped entries too: their children are re-linked to the
             # nearest kept ancestor, which lies on this same path
-            path, start, _ = pi_segment(self.entries)
+            path, start, _ = pi_segment(self.entries, self.linear_path)
             self.active_path = path  # links do not change again before relink(): reused there
             dropped = self.dropped
             return [e for e in path[start:] if e.index not in dropped] if dropped else path[start:]

@@ -85,9 +85,11 @@ def _path_until_cycle(leaf: Entry, by_id: dict) -> list[Entry]:
     return path
 
 
-def pi_segment(entries: list[Entry]) -> tuple[list[Entry], int, Entry | None]:
-    """(path, index where the kept segment starts, latest compaction on the path or None)."""
-    path = pi_path(entries)
+def pi_segment(entries: list[Entry], path: list[Entry] | None = None) -> tuple[list[Entry], int, Entry | None]:
+    """(path, index where the kept segment starts, latest compaction on the path or None).
+    ``path``: the leaf's path when the caller already knows it."""
+    if path is None:
+        path = pi_path(entries)
     comp_i = None
     for i in range(len(path) - 1, -1, -1):
         if path[i].kind == COMPACTION:
