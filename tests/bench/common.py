@@ -22,9 +22,9 @@ def generated(out_dir: str, fmt: str = "pi", size_mb: int = 500, seed: int = 1) 
     return path
 
 
-def run(kind: str, *args: str) -> dict:
-    """Run measure.py in a fresh interpreter; returns {"seconds", "peak_rss_mb", "exit"}."""
-    env = dict(os.environ, PYTHONPATH=ROOT)
+def run(kind: str, *args: str, env: dict | None = None) -> dict:
+    """Run measure.py in a fresh interpreter; returns measure.py's figures (seconds, cpu_seconds, peak_rss_mb, ...)."""
+    env = dict(os.environ, PYTHONPATH=ROOT, **(env or {}))
     proc = subprocess.run([sys.executable, MEASURE, kind, *args], capture_output=True, text=True, env=env, cwd=ROOT)
     last = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "{}"
     try:
@@ -33,9 +33,9 @@ def run(kind: str, *args: str) -> dict:
         raise RuntimeError(f"benchmark child failed: {proc.stderr[-2000:]}") from None
 
 
-def best(kind: str, *args: str, repeat: int = 3) -> dict:
+def best(kind: str, *args: str, repeat: int = 3, env: dict | None = None) -> dict:
     """The fastest of ``repeat`` runs (the page cache is warm after the first)."""
-    runs = [run(kind, *args) for _ in range(repeat)]
+    runs = [run(kind, *args, env=env) for _ in range(repeat)]
     fastest = min(runs, key=lambda r: r["seconds"])
     fastest["runs"] = [round(r["seconds"], 3) for r in runs]
     return fastest

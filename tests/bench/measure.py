@@ -3,11 +3,13 @@
     python tests/bench/measure.py bare FILE            # the bare orjson parse loop
     python tests/bench/measure.py ctxtool ARGS...      # a ctxtool command line
 
-Prints one JSON object on the last line of stderr: {"seconds", "peak_rss_mb", "exit"}.
+Prints one JSON object on the last line of stderr: {"seconds", "cpu_seconds" (this process and its
+helpers), "peak_rss_mb" (VmHWM), "helper_peak_rss_mb" (the largest helper process), "exit"}.
 """
 
 import json
 import os
+import resource
 import sys
 import time
 
@@ -49,7 +51,10 @@ def main() -> None:
             except SystemExit as e:
                 code = e.code or 0
     seconds = time.perf_counter() - start
-    sys.stderr.write("\n" + json.dumps({"seconds": seconds, "peak_rss_mb": peak_rss_mb(), "exit": code}) + "\n")
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime  # helper processes of a parallel scan included
+    sys.stderr.write("\n" + json.dumps({"seconds": seconds, "cpu_seconds": cpu, "peak_rss_mb": peak_rss_mb(),
+                                        "helper_peak_rss_mb": kids.ru_maxrss / 1024, "exit": code}) + "\n")
 
 
 if __name__ == "__main__":
