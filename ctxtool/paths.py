@@ -23,13 +23,17 @@ def expand(targets: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
     """(session files in a stable order, [(target, problem)] for targets that gave none)."""
     files: list[str] = []
     problems: list[tuple[str, str]] = []
-    seen: set[str] = set()
+    seen: dict[str, int] = {}
 
     def add(p: str) -> None:
-        key = os.path.abspath(p)
+        # realpath: a symlink and its target (or two links to one file) are one session, processed
+        # once (a batch would otherwise count it twice and compact it twice); the real name is shown
+        key = os.path.realpath(p)
         if key not in seen:
-            seen.add(key)
+            seen[key] = len(files)
             files.append(p)
+        elif os.path.islink(files[seen[key]]) and not os.path.islink(p):
+            files[seen[key]] = p
 
     for target in targets:
         if os.path.isdir(target):

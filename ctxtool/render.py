@@ -13,9 +13,31 @@ from rich.console import Console
 from rich.table import Table
 
 
+def silence_stdout() -> None:
+    """The reader went away (``| head``): send the rest of stdout to /dev/null.
+
+    The command then finishes normally, so its exit code still says what it found
+    (a broken pipe must neither hide findings nor invent them).
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no real file descriptor (tests): nothing left to protect
+        pass
+
+
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        # rich's default raises SystemExit(1), which reads as "something to report"
+        self.quiet = True
+        if self.file is sys.stdout:
+            silence_stdout()
+
+
 def console(stderr: bool = False) -> Console:
-    return Console(file=sys.stderr if stderr else sys.stdout, highlight=False, soft_wrap=not (sys.stderr if stderr else sys.stdout).isatty(),
-                   no_color=bool(os.environ.get("NO_COLOR")) or None)
+    return _Console(file=sys.stderr if stderr else sys.stdout, highlight=False, soft_wrap=not (sys.stderr if stderr else sys.stdout).isatty(),
+                    no_color=bool(os.environ.get("NO_COLOR")) or None)
 
 
 def table(con: Console, title: str | None, columns: list[str], rows: list[list], *, justify: dict | None = None) -> None:

@@ -12,6 +12,7 @@ import sys
 
 import click
 
+from .. import render
 from ..errors import EXIT_FAILED, EXIT_USAGE, CtxError
 from .common import CONTEXT_SETTINGS
 
@@ -36,23 +37,44 @@ class CtxGroup(click.Group):
         return self.commands.get(name)
 
     def invoke(self, ctx):
+        # `--json` anywhere before a `--`: a failure that stops the command is still JSON on stdout
+        raw = [*getattr(ctx, "_protected_args", []), *ctx.args]
+        json_mode = "--json" in (raw[:raw.index("--")] if "--" in raw else raw)
         try:
             return super().invoke(ctx)
         except CtxError as e:
             click.echo(f"Error: {e}", err=True)
+            if json_mode:
+                _json_error(str(e), e.exit_code, path=e.path, line=e.line, reason=e.reason)
             ctx.exit(e.exit_code)
-        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+        except click.ClickException as e:
+            if json_mode:
+                _json_error(e.format_message(), e.exit_code)
+            raise
+        except (click.exceptions.Exit, click.exceptions.Abort):
             raise
         except KeyboardInterrupt:
             click.echo("Interrupted.", err=True)
             ctx.exit(130)
         except BrokenPipeError:
+            render.silence_stdout()
             ctx.exit(0)
         except Exception as e:  # never show a traceback to users
             if os.environ.get("CTXTOOL_DEBUG"):
                 raise
-            click.echo(f"Error: internal error: {type(e).__name__}: {e} (set CTXTOOL_DEBUG=1 for a traceback)", err=True)
+            msg = f"internal error: {type(e).__name__}: {e}"
+            click.echo(f"Error: {msg} (set CTXTOOL_DEBUG=1 for a traceback)", err=True)
+            if json_mode:
+                _json_error(msg, EXIT_FAILED)
             ctx.exit(EXIT_FAILED)
+
+
+def _json_error(message: str, exit_code: int, *, path=None, line=None, reason=None) -> None:
+    """The whole command failed in --json mode: one JSON object on stdout (the message also went to stderr)."""
+    from .common import emit_json
+
+    emit_json({"error": {"message": message, "path": path, "line": line, "reason": reason or message,
+                         "exit_code": exit_code}})
 
 
 @click.group(cls=CtxGroup, context_settings=CONTEXT_SETTINGS)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 
 import click
 import orjson
 
-from .. import formats
-from ..errors import CtxError
+from .. import formats, render
+from ..errors import ConfigError, CtxError
 from ..paths import expand
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -21,14 +22,17 @@ format_option = click.option(
 
 
 def emit_json(data) -> None:
-    sys.stdout.buffer.write(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n")
-    sys.stdout.flush()
+    try:
+        sys.stdout.buffer.write(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n")
+        sys.stdout.flush()
+    except BrokenPipeError:  # `| head`: finish quietly, the exit code still reports the result
+        render.silence_stdout()
 
 
 def collect(targets) -> tuple[list[str], list[dict]]:
     """Expand targets; problems become per-target failure records (never fatal alone)."""
     files, problems = expand(list(targets))
-    failures = [{"path": t, "error": why} for t, why in problems]
+    failures = [{"path": t, "error": why, "line": None, "message": f"{t}: {why}"} for t, why in problems]
     return files, failures
 
 
@@ -52,3 +56,16 @@ def each_with_progress(items, label: str, *, enabled: bool):
         for item in items:
             yield item
             bar.advance(task)
+
+
+@contextlib.contextmanager
+def in_config(path: str | None, option: str | None = None):
+    """A ConfigError raised inside names where the bad value came from: the config file or the option."""
+    try:
+        yield
+    except ConfigError as e:
+        if e.path is not None or not (path or option):
+            raise
+        if path:
+            raise ConfigError(e.reason, path=path) from None
+        raise ConfigError(f"{option}: {e.reason}") from None

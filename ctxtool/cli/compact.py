@@ -12,7 +12,7 @@ import click
 from .. import render
 from ..compact import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_PARTS, DEFAULT_RESERVE_TOKENS, DEFAULT_WINDOW
 from ..compact_records import Options, compact_batch
-from ..errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK, SummarizerError
+from ..errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK
 from ..lock import DEFAULT_TIMEOUT
 from ..paths import shard as shard_files
 from ..summarize import DEFAULT_CALL_TIMEOUT, DEFAULT_MODEL, DEFAULT_OVERALL_TIMEOUT, Settings, make_summarizer
@@ -55,7 +55,7 @@ def _shard(ctx, param, value):
               help="Seconds for all summarizer calls of one file, retries included.")
 @click.option("--on-error", type=click.Choice(["fallback", "skip"]), default="fallback", show_default=True,
               help="When the summarizer fails: write OpenClaw's fallback text plus the extractive summary, or leave the file.")
-@click.option("--lock-timeout", type=float, default=DEFAULT_TIMEOUT, show_default=True, help="Seconds to wait for the agent's <file>.lock.")
+@click.option("--lock-timeout", type=click.FloatRange(min=0), default=DEFAULT_TIMEOUT, show_default=True, help="Seconds to wait for the agent's <file>.lock.")
 @click.option("--break-stale-lock", is_flag=True, help="Remove a stale lock (dead or recycled pid, too old) instead of failing.")
 @click.option("--show-summary", is_flag=True, help="Print each summary (and include it in --json).")
 @format_option
@@ -88,18 +88,14 @@ def compact(paths, summarizer, model, command, keep_recent_tokens, reserve_token
                    settings=Settings(window=window, reserve_tokens=reserve_tokens, parts=parts, overall_timeout=overall_timeout),
                    if_over=if_over, dry_run=dry_run, truncate=truncate, backup=not no_backup, lock_timeout=lock_timeout,
                    break_stale_lock=break_stale_lock, on_error=on_error)
-    err = render.console(stderr=True)
     if dry_run and summarizer != "extractive":
         class _Planner:  # plans LLM calls without creating a client (no key needed for a dry run)
             offline = False
             name = summarizer
         summ = _Planner()
     else:
-        try:
-            summ = make_summarizer(summarizer, model=model, command=command, timeout=timeout)
-        except SummarizerError as e:
-            err.print(f"Error: {e}", markup=False)
-            raise SystemExit(EXIT_FAILED)
+        # a SummarizerError (no API key, ...) goes to the command group: one line, exit 3, JSON with --json
+        summ = make_summarizer(summarizer, model=model, command=command, timeout=timeout)
     t0 = time.monotonic()
     try:
         results = _run(files, summ, opts, jobs, show_progress=not json_ and sys.stderr.isatty())

@@ -6,9 +6,9 @@ import click
 
 from .. import render, tokenizers
 from ..errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK
-from ..estimate import PI_RESERVE_TOKENS, TOKENIZERS, Options, estimate_many
+from ..estimate import PI_RESERVE_TOKENS, TOKENIZERS, Options, estimate_many, totals
 from . import cli
-from .common import CONTEXT_SETTINGS, collect, emit_json, format_option, json_option
+from .common import CONTEXT_SETTINGS, collect, each_with_progress, emit_json, format_option, json_option
 
 ESTIMATOR_TEXT = {
     "heuristic": "heuristic (pi estimateTokens: ceil(chars/4) per message)",
@@ -65,7 +65,12 @@ def estimate(paths, tokenizer, encoding, safety_margin, overheads, window, model
     opts = Options(tokenizer=tokenizer, encoding=encoding, safety_margin=safety_margin, overheads=overheads,
                    window=window, model=model, reserve_tokens=reserve_tokens, top=top, calibrate=calibrate,
                    fmt=fmt, api_timeout=api_timeout)
-    res = estimate_many(files, opts)
+    res = {"files": [], "failures": []}
+    for path in each_with_progress(files, "estimate", enabled=not json_):  # estimate_many, with a progress bar
+        one = estimate_many([path], opts)
+        res["files"] += one["files"]
+        res["failures"] += one["failures"]
+    res["totals"] = totals(res["files"])
     for f in failures:
         f["message"] = f"{f['path']}: {f['error']}"
         f["exit_code"] = EXIT_FAILED
@@ -104,6 +109,26 @@ def _render(res: dict) -> None:
                      ", ".join(f"{k} {v}" for k, v in sorted(tot["pressure"].items())), f"{tot['crossed_any_trigger']} files"])
         render.table(con, None, ["file", "format", "estimator", "tokens", "window", "used", "pressure", "triggers crossed"], rows,
                      justify={"tokens": "right", "window": "right", "used": "right"})
+        _render_calibrations(con, files)
+
+
+def _render_calibrations(con, files: list[dict]) -> None:
+    """--calibrate on several files: one row per file (the full tables are in --json or per file)."""
+    cals = [(f, f["calibration"]) for f in files if f.get("calibration") is not None]
+    if not cals:
+        return
+    rows = []
+    for f, cal in cals:
+        if not cal.get("available"):
+            rows.append([f["path"], "-", "-", "-", "-", "-", f"unavailable: {cal.get('reason')}"])
+            continue
+        best = cal["estimators"].get(cal.get("best_offline")) or {}
+        rows.append([f["path"], cal["turns"], _f(cal["chars_per_token"]), cal.get("best_offline") or "-",
+                     render.fmt_pct(best.get("error_median")), render.fmt_pct(best.get("error_p90")), cal.get("trust") or "-"])
+    con.print()
+    render.table(con, "Calibration against recorded usage (per file; details: run on one file or --json)",
+                 ["file", "turns", "chars/token", "best offline", "error med", "error p90", "trust"], rows,
+                 justify={"turns": "right", "chars/token": "right", "error med": "right", "error p90": "right"})
 
 
 def _render_one(con, f: dict) -> None:

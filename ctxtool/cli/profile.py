@@ -20,7 +20,7 @@ from ..profile import (
     aggregate, profile_session,
 )
 from . import cli
-from .common import CONTEXT_SETTINGS, collect, emit_json, failure, format_option, json_option
+from .common import CONTEXT_SETTINGS, collect, each_with_progress, emit_json, failure, format_option, in_config, json_option
 
 HELP = f"""Profile sessions: work style, what eats the context, and config advice.
 
@@ -64,7 +64,7 @@ Example:
 
 @cli.command(context_settings=CONTEXT_SETTINGS, help=HELP)
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="OpenClaw config (JSON or JSON5) to compare with.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, readable=False), help="OpenClaw config (JSON or JSON5) to compare with.")
 @click.option("--window", type=click.IntRange(1000), default=None, help="Context window in tokens (default: from the model, else 200000).")
 @click.option("--write-patch", "patch_path", type=click.Path(dir_okay=False), help="Write the recommended change as a JSON patch (RFC 6902). Needs --config.")
 @click.option("--apply", "apply_", is_flag=True, help="Change the config file (shows file and values first; backup + rollback note). Needs --config.")
@@ -75,10 +75,11 @@ def profile(paths, config_path, window, patch_path, apply_, yes, fmt, json_):
     if (patch_path or apply_) and not config_path:
         raise click.UsageError("--write-patch and --apply need --config PATH (the change is computed against your file)")
     cfg = cfgmod.load(config_path) if config_path else None
-    current = advice.current_settings(cfg)  # bad values -> ConfigError (exit 2)
+    with in_config(config_path):
+        current = advice.current_settings(cfg)  # bad values -> ConfigError (exit 2), naming the file
     files, failures = collect(paths)
     profiles = []
-    for path in files:
+    for path in each_with_progress(files, "profile", enabled=not json_):
         try:
             profiles.append(profile_session(path, fmt, window=window))
         except CtxError as e:
@@ -86,6 +87,9 @@ def profile(paths, config_path, window, patch_path, apply_, yes, fmt, json_):
     if not profiles:
         for f in failures:
             click.echo(f"Error: {f.get('message') or f['path'] + ': ' + f['error']}", err=True)
+        if json_:
+            emit_json({"sessions": [], "aggregate": None, "recommendation": None, "config": None,
+                       "already_right": [], "changes": [], "failures": failures})
         raise SystemExit(EXIT_FAILED)
     agg = aggregate(profiles) if len(profiles) > 1 else None
     basis = agg or profiles[0]
@@ -129,7 +133,12 @@ def profile(paths, config_path, window, patch_path, apply_, yes, fmt, json_):
             _show_plan(shown, plan)
             if not yes:
                 if not sys.stdin.isatty():
-                    click.echo("Error: --apply in a non-interactive run needs --yes; nothing was changed.", err=True)
+                    msg = "--apply in a non-interactive run needs --yes; nothing was changed."
+                    click.echo(f"Error: {msg}", err=True)
+                    if json_:
+                        out["applied"] = None
+                        out["error"] = {"message": msg, "exit_code": EXIT_USAGE}
+                        emit_json(out)
                     raise SystemExit(EXIT_USAGE)
                 if not click.confirm("Apply these changes?", default=False, err=True):
                     out["applied"] = None

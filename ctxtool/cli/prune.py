@@ -10,7 +10,7 @@ from ..errors import EXIT_FINDINGS, EXIT_OK
 from ..jsonl import atomic_write
 from ..transcript import scan
 from . import cli
-from .common import CONTEXT_SETTINGS, emit_json, format_option, json_option
+from .common import CONTEXT_SETTINGS, emit_json, format_option, in_config, json_option
 
 MAX_ROWS = 40
 
@@ -47,17 +47,17 @@ def _deep(base: dict, over: dict) -> dict:
 
 
 @cli.command(context_settings=CONTEXT_SETTINGS)
-@click.argument("path", type=click.Path(dir_okay=False))
+@click.argument("path", type=click.Path(dir_okay=False, readable=False))  # unreadable: one line, exit 3 (scan says why)
 @click.option("-s", "--strategy", callback=_strategy, default="openclaw", show_default=True, metavar="NAME",
               help="openclaw | aceclaw | history-turns[:N] | history-share | spacebot.")
 @click.option("--compare", is_flag=True, help="Run every strategy and show one table.")
 @click.option("--window", type=click.IntRange(min=1), default=lib.DEFAULT_WINDOW, show_default=True, help="Context window in tokens.")
 @click.option("--tokenizer", type=click.Choice(lib.TOKENIZERS), default="heuristic", show_default=True,
               help="Token estimator for before/after (heuristic = pi's chars/4).")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="OpenClaw config (JSON/JSON5): agents.defaults.contextPruning and compaction.maxHistoryShare.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, readable=False), help="OpenClaw config (JSON/JSON5): agents.defaults.contextPruning and compaction.maxHistoryShare.")
 @click.option("--preset", type=click.Choice(list(config.WORK_STYLE_PRESETS)), help="Work-style preset: ttl, keepLastAssistants, minPrunableToolChars.")
 @click.option("--ttl", help="[openclaw] Cache TTL (30s, 5m, 1h; bare number = minutes).")
-@click.option("--keep-last-assistants", type=int, help="[openclaw] Protected tail: last N assistant messages (default 3).")
+@click.option("--keep-last-assistants", type=click.IntRange(min=0), help="[openclaw] Protected tail: last N assistant messages (default 3).")
 @click.option("--soft-trim-ratio", type=float, callback=_ratio, help="[openclaw] Soft-trim above this share of the window (0.3).")
 @click.option("--hard-clear-ratio", type=float, callback=_ratio, help="[openclaw] Hard-clear above this share (0.5).")
 @click.option("--min-prunable-tool-chars", type=click.IntRange(min=0), help="[openclaw] Hard clear only when prunable results total this many chars (50000).")
@@ -114,13 +114,17 @@ def prune(path, strategy, compare, window, tokenizer, config_path, preset, ttl, 
     share = None
     if config_path:
         cfg = config.load(config_path)
-        pruning = config.pruning_overrides(cfg)
-        share = config.get(cfg, config.COMPACTION_PATH + ".maxHistoryShare")
-        if share is not None:
-            share = lib.max_history_share(share)  # a config error even when a flag overrides it
+        with in_config(config_path):
+            pruning = config.pruning_overrides(cfg)
+            share = config.get(cfg, config.COMPACTION_PATH + ".maxHistoryShare")
+            if share is not None:
+                share = lib.max_history_share(share)  # a config error even when a flag overrides it
+            lib.openclaw_settings(pruning)  # a bad --config value is a config error before flags can hide it
     if preset:
         pruning = _deep(pruning, config.pruning_preset(preset))
-    lib.openclaw_settings(pruning)  # a bad --config value is a config error before flags can hide it
+    if ttl is not None:
+        with in_config(None, "--ttl"):
+            config.duration_ms(ttl)
     flags: dict = {}
     for key, val in (("ttl", ttl), ("keepLastAssistants", keep_last_assistants), ("softTrimRatio", soft_trim_ratio),
                      ("hardClearRatio", hard_clear_ratio), ("minPrunableToolChars", min_prunable_tool_chars)):
@@ -143,7 +147,8 @@ def prune(path, strategy, compare, window, tokenizer, config_path, preset, ttl, 
     if max_history_share is not None:
         share = max_history_share
     history_share = {"maxHistoryShare": lib.max_history_share(share)} if share is not None else None
-    now_ts = lib.parse_now(now)
+    with in_config(None, "--now"):
+        now_ts = lib.parse_now(now)
     counter = lib.get_counter(tokenizer)
     lib.openclaw_settings(pruning)  # validate early: a bad setting is a usage error even for other strategies
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from ..errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK, CtxError
@@ -20,7 +22,7 @@ from .common import CONTEXT_SETTINGS, collect, each_with_progress, emit_json, fa
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the repaired file here; the input is left alone (one input only).")
 @click.option("--no-backup", is_flag=True, help="Do not keep <file>.bak-<pid>-<ms> beside a file repaired in place.")
 @click.option("--trim-trailing-assistant", is_flag=True, help="Also drop a trailing assistant message (avoids the prefill 400).")
-@click.option("--lock-timeout", type=float, default=DEFAULT_TIMEOUT, show_default=True, help="Seconds to wait for the agent's <file>.lock.")
+@click.option("--lock-timeout", type=click.FloatRange(min=0), default=DEFAULT_TIMEOUT, show_default=True, help="Seconds to wait for the agent's <file>.lock.")
 @click.option("--break-stale-lock", is_flag=True, help="Remove a stale lock (dead or recycled pid, too old) instead of failing.")
 @click.option("-v", "--verbose", is_flag=True, help="List every change, not just the counts.")
 @format_option
@@ -74,8 +76,10 @@ def _render(reports, failures, check, verbose):
     for r in reports:
         counts = r.counts()
         summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "ok"
-        if r.written:
+        if r.written and r.changed:
             status = "repaired"
+        elif r.written:
+            status = "ok (copied)"  # -o with nothing to fix
         elif r.changed:
             status = "would repair" if check else "needs repair"
         else:
@@ -86,6 +90,8 @@ def _render(reports, failures, check, verbose):
         render.table(con, None, ["file", "format", "status", "changes", "what", "API errors left"], rows,
                      justify={"changes": "right", "API errors left": "right"})
     for r in reports:
+        if r.written and r.output and os.path.realpath(r.output) != os.path.realpath(r.path):
+            con.print(f"written to: {r.output} ({r.path} is unchanged)", markup=False)
         if r.backup:
             con.print(f"backup: {r.backup}", markup=False)
         if r.lock_broken:
@@ -130,13 +136,25 @@ def validate(paths, fmt, json_):
         err = render.console(stderr=True)
         for f in failures:
             err.print(f"Error: {f.get('message') or f['path'] + ': ' + f['error']}", markup=False)
+        if con.is_terminal and results:
+            rows = []
+            for r in results:
+                errs = sum(1 for v in r["violations"] if v["severity"] == "error")
+                rows.append([r["path"], r["format"], r["messages"], errs, len(r["violations"]) - errs, len(r["bad_lines"]),
+                             "ok" if not errs and not r["bad_lines"] else "invalid"])
+            render.table(con, None, ["file", "format", "messages", "errors", "warnings", "unparseable lines", "status"], rows,
+                         justify={k: "right" for k in ("messages", "errors", "warnings", "unparseable lines")})
         for r in results:
             errs = [v for v in r["violations"] if v["severity"] == "error"]
             warns = [v for v in r["violations"] if v["severity"] != "error"]
-            state = "ok" if not errs else f"{len(errs)} error(s)"
+            # unparseable lines make the exit code 1 too: never call such a file "ok"
+            state = "ok" if not errs and not r["bad_lines"] else f"{len(errs)} error(s)"
+            bad = r["bad_lines"]
+            shown = ", ".join(str(n) for n in bad[:10]) + (", ..." if len(bad) > 10 else "")
             con.print(f"{r['path']} ({r['format']}, {r['messages']} messages): {state}"
                       + (f", {len(warns)} warning(s)" if warns else "")
-                      + (f", {len(r['bad_lines'])} unparseable line(s)" if r["bad_lines"] else ""), markup=False)
+                      + (f", {len(bad)} unparseable line(s) (line {shown}; ctxtool repair drops them)"
+                         if bad else ""), markup=False)
             for v in r["violations"]:
                 con.print(f"  {v['severity']} lines {v['lines']}: {v['api_error']}", markup=False)
     bad = any(any(v["severity"] == "error" for v in r["violations"]) or r["bad_lines"] for r in results)

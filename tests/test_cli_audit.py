@@ -1,0 +1,286 @@
+"""CLI audit: exit codes, --json on failures, broken pipes, progress, messages (one test per fix)."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from ctxtool import jsonl, render
+from ctxtool.cli import cli
+
+ROOT = os.path.join(os.path.dirname(__file__), "..")
+FIX = os.path.join(ROOT, "fixtures")
+
+
+def copy(tmp_path, rel, name=None):
+    dst = tmp_path / (name or os.path.basename(rel))
+    shutil.copy(os.path.join(FIX, rel), dst)
+    return str(dst)
+
+
+def run(*args, **kw):
+    return CliRunner().invoke(cli, [str(a) for a in args], **kw)
+
+
+def stdout_json(r):
+    return json.loads(r.stdout)
+
+
+# -- broken pipe: `| head` must not change the exit code --------------------------------------
+
+
+class _BrokenFile:
+    def write(self, s):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return False
+
+
+def test_broken_pipe_on_human_output_keeps_exit_0(tmp_path, monkeypatch):
+    # rich's default on_broken_pipe raised SystemExit(1): a clean file read as "something to report"
+    real = render.console
+
+    def broken_console(stderr=False):
+        con = real(stderr)
+        if not stderr:
+            con.file = _BrokenFile()
+        return con
+
+    monkeypatch.setattr(render, "console", broken_console)
+    r = run("validate", copy(tmp_path, "repair/pi-clean.jsonl"))
+    assert r.exit_code == 0, r.output
+    r = run("validate", copy(tmp_path, "repair/pi-missing-result.jsonl"))
+    assert r.exit_code == 1, r.output
+
+
+def _closed_pipe_run(args):
+    """Run ctxtool with stdout a pipe whose reader is already gone (EPIPE on the first write)."""
+    rd, wr = os.pipe()
+    os.close(rd)
+    try:
+        p = subprocess.run([sys.executable, "-m", "ctxtool", *args], stdout=wr, stderr=subprocess.PIPE, cwd=ROOT,
+                           timeout=120)
+    finally:
+        os.close(wr)
+    return p.returncode, p.stderr.decode()
+
+
+@pytest.mark.parametrize("json_", [False, True])
+def test_broken_pipe_real_process_exit_code_reports_findings(tmp_path, json_):
+    clean = copy(tmp_path, "repair/pi-clean.jsonl")
+    bad = copy(tmp_path, "repair/pi-missing-result.jsonl")
+    extra = ["--json"] if json_ else []
+    rc, err = _closed_pipe_run(["validate", *extra, clean])
+    assert (rc, err) == (0, "")
+    rc, err = _closed_pipe_run(["validate", *extra, bad])  # --json used to exit 0 here, hiding the error
+    assert (rc, err) == (1, "")
+
+
+# -- --json stays valid JSON when the whole command fails -------------------------------------
+
+
+def test_prune_json_missing_file_is_json_error(tmp_path):
+    missing = str(tmp_path / "gone.jsonl")
+    r = run("prune", "--json", missing)
+    assert r.exit_code == 3
+    err = stdout_json(r)["error"]
+    assert err["exit_code"] == 3 and err["path"] == missing and "no such file" in err["message"]
+    assert r.stderr.strip().splitlines() == [f"Error: {missing}: no such file"]
+
+
+def test_usage_error_with_json_is_json_error(tmp_path):
+    r = run("prune", "--json", "--bogus", copy(tmp_path, "repair/pi-clean.jsonl"))
+    assert r.exit_code == 2
+    assert "--bogus" in stdout_json(r)["error"]["message"]
+
+
+def test_profile_json_when_no_session_could_be_read(tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    missing = str(tmp_path / "gone.jsonl")
+    r = run("profile", "--json", str(empty), missing)
+    assert r.exit_code == 3
+    data = stdout_json(r)
+    assert data["sessions"] == []
+    assert {f["path"] for f in data["failures"]} == {str(empty), missing}
+    # every failure record has the same shape (collect()'s records had no message/line)
+    assert all({"path", "error", "line", "message"} <= set(f) for f in data["failures"])
+
+
+def test_profile_apply_without_yes_json(tmp_path):
+    cfg = tmp_path / "openclaw.json"
+    cfg.write_text('{"agents": {"defaults": {}}}\n')
+    before = cfg.read_bytes()
+    r = run("profile", "--json", copy(tmp_path, "profile/tool_heavy.jsonl"), "--config", cfg, "--apply")
+    assert r.exit_code == 2
+    data = stdout_json(r)
+    assert data["applied"] is None and "needs --yes" in data["error"]["message"]
+    assert cfg.read_bytes() == before
+
+
+def test_compact_missing_api_key_json(tmp_path):
+    r = run("compact", "--summarizer", "anthropic", "--json", copy(tmp_path, "compact/pi-basic.input.jsonl"))
+    assert r.exit_code == 3
+    assert "ANTHROPIC_API_KEY" in stdout_json(r)["error"]["message"]
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+# -- prune: an unreadable input is exit 3 with one line, not a click usage error ---------------
+
+
+def test_prune_unreadable_input_is_exit_3_one_line(tmp_path, monkeypatch):
+    p = copy(tmp_path, "repair/pi-clean.jsonl")
+    real_open = open
+
+    def deny(path, *a, **kw):
+        if os.path.abspath(str(path)) == os.path.abspath(p):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *a, **kw)
+
+    # as root chmod 000 does not stop reading: simulate what a normal user gets
+    monkeypatch.setattr(os, "access", lambda *a, **kw: False)
+    monkeypatch.setattr(jsonl, "open", deny, raising=False)
+    r = run("prune", p)
+    assert r.exit_code == 3, r.output
+    assert r.stderr.strip().splitlines() == [f"Error: {p}: cannot read: Permission denied"]
+
+
+def test_unreadable_config_is_one_line(tmp_path, monkeypatch):
+    cfg = tmp_path / "openclaw.json"
+    cfg.write_text("{}")
+    monkeypatch.setattr(os, "access", lambda *a, **kw: False)  # click's readable check used to answer first
+    r = run("prune", "--config", cfg, copy(tmp_path, "repair/pi-clean.jsonl"))
+    assert r.exit_code == 0, r.output
+    assert "Usage:" not in r.output
+
+
+# -- option ranges ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cmd", ["repair", "compact"])
+def test_negative_lock_timeout_is_usage_error(tmp_path, cmd):
+    r = run(cmd, "--lock-timeout", "-5", copy(tmp_path, "repair/pi-torn-tail.jsonl"))
+    assert r.exit_code == 2
+    assert "--lock-timeout" in r.output
+
+
+def test_negative_keep_last_assistants_is_usage_error(tmp_path):
+    r = run("prune", "--keep-last-assistants", "-3", copy(tmp_path, "demo/openclaw-tool-heavy.jsonl"))
+    assert r.exit_code == 2
+    assert "--keep-last-assistants" in r.output
+
+
+# -- a symlink and its target are one session -------------------------------------------------
+
+
+def test_symlink_and_target_processed_once(tmp_path):
+    d = tmp_path / "sessions"
+    d.mkdir()
+    real = copy(d, "repair/pi-torn-tail.jsonl", "real.jsonl")
+    os.symlink("real.jsonl", d / "link.jsonl")
+    r = run("estimate", "--json", d)
+    assert r.exit_code == 0, r.output
+    assert [f["path"] for f in stdout_json(r)["files"]] == [real]  # the real name, not the link
+    r = run("repair", "--check", "--json", d, str(d / "link.jsonl"))
+    assert len(stdout_json(r)["files"]) == 1
+
+
+# -- progress bars on estimate and profile batches --------------------------------------------
+
+
+@pytest.mark.parametrize("cmd", ["estimate", "profile"])
+def test_batch_progress_bar(tmp_path, monkeypatch, cmd):
+    import importlib
+
+    mod = importlib.import_module(f"ctxtool.cli.{cmd}")
+    calls = []
+
+    def record(items, label, *, enabled):
+        items = list(items)
+        calls.append((label, len(items), enabled))
+        yield from items
+
+    monkeypatch.setattr(mod, "each_with_progress", record)
+    a = copy(tmp_path, "profile/tool_heavy.jsonl")
+    b = copy(tmp_path, "profile/mixed.jsonl")
+    assert run(cmd, a, b).exit_code == 0
+    assert run(cmd, "--json", a, b).exit_code == 0
+    assert calls == [(cmd, 2, True), (cmd, 2, False)]
+
+
+# -- estimate --calibrate on several files shows the calibration ------------------------------
+
+
+def test_estimate_calibrate_several_files_shows_calibration(tmp_path):
+    a = copy(tmp_path, "estimate/pi_basic.jsonl")
+    b = copy(tmp_path, "estimate/claude_split.jsonl")
+    r = run("estimate", "-t", "usage", "--calibrate", a, b)
+    assert r.exit_code == 0, r.output
+    section = r.stdout.split("Calibration against recorded usage", 1)[1]
+    assert a in section and b in section and "heuristic" in section
+
+
+# -- validate: unparseable lines are never "ok", line numbers shown, table on a terminal -------
+
+
+def test_validate_unparseable_line_not_ok(tmp_path):
+    p = copy(tmp_path, "repair/pi-clean.jsonl")
+    lines = open(p, "rb").read().split(b"\n")
+    lines[3] = lines[3][:20] + b"\x00" + lines[3][20:]
+    open(p, "wb").write(b"\n".join(lines))
+    r = run("validate", p)
+    assert r.exit_code == 1
+    first = r.stdout.splitlines()[0]
+    assert ": ok" not in first
+    assert "1 unparseable line(s) (line 4" in first
+
+
+def test_validate_table_on_terminal(tmp_path, monkeypatch):
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")  # rich: behave as on a terminal
+    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.setenv("NO_COLOR", "1")
+    r = run("validate", copy(tmp_path, "repair/pi-clean.jsonl"), copy(tmp_path, "repair/pi-missing-result.jsonl"))
+    assert r.exit_code == 1
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", r.stdout)
+    assert "┃ file" in plain and "unparseable lines" in plain
+    assert "\x1b[3" not in r.stdout  # NO_COLOR: no colours (bold is allowed)
+
+
+# -- config errors name the file or the option -----------------------------------------------
+
+
+def test_config_errors_name_their_source(tmp_path):
+    cfg = tmp_path / "bad.json"
+    cfg.write_text('{"agents": {"defaults": {"contextPruning": {"ttl": "forever"}}}}')
+    s = copy(tmp_path, "demo/openclaw-tool-heavy.jsonl")
+    for cmd in ("prune", "profile"):
+        r = run(cmd, "--config", cfg, s)
+        assert r.exit_code == 2
+        assert r.stderr.strip().splitlines()[0].startswith(f"Error: {cfg}: "), r.stderr
+    r = run("prune", "--ttl", "xyz", s)
+    assert r.exit_code == 2 and r.stderr.startswith("Error: --ttl: invalid duration")
+    r = run("prune", "--now", "yesterday", s)
+    assert r.exit_code == 2 and r.stderr.startswith("Error: --now: invalid time")
+
+
+# -- repair -o says where it wrote -----------------------------------------------------------
+
+
+def test_repair_output_says_where(tmp_path):
+    src = copy(tmp_path, "repair/pi-torn-tail.jsonl")
+    out = tmp_path / "fixed.jsonl"
+    r = run("repair", "-o", out, src)
+    assert r.exit_code == 0
+    assert f"written to: {out} ({src} is unchanged)" in r.stdout
+    clean = copy(tmp_path, "repair/pi-clean.jsonl")
+    r = run("repair", "-o", tmp_path / "copy.jsonl", clean)
+    assert "ok (copied)" in r.stdout and "repaired" not in r.stdout
