@@ -12,8 +12,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from ..model import BOUNDARY, MESSAGE, META, Usage
-from .common import REPAIR_TEXT, blank_user_fixed, error_turn_content, new_uuid, scan_anthropic_blocks
-from .pi import parse_ts
+from .common import REPAIR_TEXT, blank_user_fixed, error_turn_content, new_uuid, parse_ts, scan_anthropic_blocks
 
 NAME = "claude"
 KNOWN = {"user", "assistant", "system", "progress", "attachment", "file-history-snapshot", "queue-operation", "summary", "custom-title", "ai-title", "last-prompt", "tag", "mode", "pr-link", "content-replacement"}
@@ -79,9 +78,6 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
                 _int(us.get("cache_creation_input_tokens")), 0, placeholder=stop is None,
             )
     if e.results:
-        names = {}
-        for r in e.results:
-            names[r.id] = None
         src = obj.get("sourceToolUseID")
         if isinstance(src, str):
             extra["source_tool_use"] = src

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from decimal import Decimal
 
 import orjson
@@ -17,6 +18,18 @@ REPAIR_TEXT = (
 )
 STREAM_ERROR_FALLBACK_TEXT = "[assistant turn failed before producing content]"
 BLANK_USER_FALLBACK_TEXT = "(continue)"
+
+
+def parse_ts(value) -> float | None:
+    """Epoch seconds of a timestamp: epoch milliseconds, or an ISO-8601 string; None if unreadable."""
+    if isinstance(value, (int, float)):
+        return value / 1000.0
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return None
+    return None
 
 
 def new_uuid(rng=None) -> str:
@@ -185,6 +198,23 @@ def scan_anthropic_blocks(entry, blocks: list, role: str, stats: bool = True) ->
     if k_text or k_think or k_call or k_result or k_image:
         entry.kinds = Kinds(k_text, k_think, k_call, k_result, k_image)
     entry.empty = visible == 0
+
+
+def text_only(entry, text: str, stats: bool = True) -> None:
+    """``scan_anthropic_blocks`` for string content (one text block), without building the block."""
+    entry.nblocks = 1
+    if stats:
+        n = js_len(text)
+        entry.chars = n
+        if n:
+            entry.kinds = Kinds(n)
+    else:
+        entry.chars = 0
+    if text and not text.isspace():
+        entry.empty = False
+    else:
+        entry.blank_text = True
+        entry.empty = True
 
 
 def blank_user_fixed(content):

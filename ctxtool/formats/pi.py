@@ -18,8 +18,10 @@ from .common import (
     blank_user_fixed,
     error_turn_content,
     new_uuid,
+    parse_ts,
     result_content_chars,
     scan_anthropic_blocks,
+    text_only,
 )
 
 NAME = "pi"
@@ -44,17 +46,6 @@ def sniff(obj: dict) -> int:
         return 3
     return 0
 
-
-
-def parse_ts(value) -> float | None:
-    if isinstance(value, (int, float)):
-        return value / 1000.0
-    if isinstance(value, str):
-        try:
-            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-        except ValueError:
-            return None
-    return None
 
 
 def _norm_block(b):
@@ -89,69 +80,83 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
     blocks at once do not pay for them. ``stats=False`` skips character counts and
     usage of message content, which repair and validate never read.
     """
-    t = obj.get("type")
+    get = obj.get
+    t = get("type")
     e.type = t if isinstance(t, str) else "?"
-    eid = obj.get("id")
+    eid = get("id")
     e.id = eid if isinstance(eid, str) else None
-    pid = obj.get("parentId")
+    pid = get("parentId")
     e.parent = pid if isinstance(pid, str) else None
     if t == "message":
-        m = obj.get("message")
-        if not isinstance(m, dict) or not isinstance(m.get("role"), str):
+        m = get("message")
+        role = m.get("role") if isinstance(m, dict) else None
+        if not isinstance(role, str):
             e.kind = META
-            e.ts = parse_ts(obj.get("timestamp"))
+            e.ts = parse_ts(get("timestamp"))
             e.extra = {"malformed": "message entry without a message object with a role (pi's buildSessionContext throws on it)"}
             return
-        mts = m.get("timestamp")
-        e.ts = mts / 1000.0 if type(mts) in (int, float) else parse_ts(obj.get("timestamp"))
+        mget = m.get
+        mts = mget("timestamp")
+        e.ts = mts / 1000.0 if type(mts) in (int, float) else parse_ts(get("timestamp"))
         e.kind = MESSAGE
-        role = m.get("role")
-        role = "custom" if role == "hookMessage" else role
-        e.role = role if isinstance(role, str) else "?"
+        if role == "hookMessage":
+            role = "custom"
+        e.role = role
         if role == "toolResult":
-            content = m.get("content")
+            content = mget("content")
+            call_id = mget("toolCallId")
+            is_error = bool(mget("isError"))
             if blocks:
-                e.blocks = [{"type": "tool_result", "tool_use_id": m.get("toolCallId"), "content": _content_blocks(content), "is_error": bool(m.get("isError"))}]
-            name = m.get("toolName") if isinstance(m.get("toolName"), str) else None
-            rid = m.get("toolCallId") if isinstance(m.get("toolCallId"), str) else (m.get("toolUseId") if isinstance(m.get("toolUseId"), str) else "")
+                e.blocks = [{"type": "tool_result", "tool_use_id": call_id, "content": _content_blocks(content), "is_error": is_error}]
+            name = mget("toolName")
+            if not isinstance(name, str):
+                name = None
+            if not isinstance(call_id, str):
+                call_id = mget("toolUseId")
+                if not isinstance(call_id, str):
+                    call_id = ""
             if stats:
                 text, images = result_content_chars(content)
                 e.chars = text + images * IMAGE_CHARS
                 e.kinds = Kinds(tool_result=text, image=images * IMAGE_CHARS)
                 e.tool_chars = {name or "unknown": e.chars}
-            e.results = (Result(0, rid, name, bool(m.get("isError")), e.chars),)
+            e.results = (Result(0, call_id, name, is_error, e.chars),)
             e.nblocks = 1
             e.empty = False
             return
         if role == "bashExecution":
-            cmd = str(m.get("command") or "")
-            out = str(m.get("output") or "")
+            cmd = str(mget("command") or "")
+            out = str(mget("output") or "")
             text = f"Ran `{cmd}`\n" + (f"```\n{out}\n```" if out else "(no output)")
             e.blocks = [{"type": "text", "text": text}]
             e.chars = js_len(cmd) + js_len(out)
             e.kinds = Kinds(text=e.chars)
             e.nblocks = 1
-            if m.get("excludeFromContext"):
+            if mget("excludeFromContext"):
                 e.extra = {"exclude": True}
                 e.chars = 0
                 e.kinds = EMPTY
             return
-        content = m.get("content")
-        raw = [{"type": "text", "text": content}] if isinstance(content, str) else (content if isinstance(content, list) else [])
-        scan_anthropic_blocks(e, raw, role, stats)
-        if blocks:
-            e.blocks = [_norm_block(b) for b in raw]
+        content = mget("content")
+        if isinstance(content, str) and not blocks:
+            text_only(e, content, stats)
+        else:
+            raw = [{"type": "text", "text": content}] if isinstance(content, str) else (content if isinstance(content, list) else [])
+            scan_anthropic_blocks(e, raw, role, stats)
+            if blocks:
+                e.blocks = [_norm_block(b) for b in raw]
         if role == "assistant":
-            stop = m.get("stopReason")
+            stop = mget("stopReason")
             e.stop = stop if isinstance(stop, str) else None
-            e.model = m.get("model") if isinstance(m.get("model"), str) else None
-            u = m.get("usage") if stats else None
+            model = mget("model")
+            e.model = model if isinstance(model, str) else None
+            u = mget("usage") if stats else None
             if isinstance(u, dict):
                 e.usage = Usage(
                     _int(u.get("input")), _int(u.get("output")), _int(u.get("cacheRead")),
                     _int(u.get("cacheWrite")), _int(u.get("totalTokens")),
                 )
-            if e.model and m.get("provider") == "openclaw":
+            if e.model and mget("provider") == "openclaw":
                 e.extra = {"synthetic_model": e.model}
         return
     e.ts = parse_ts(obj.get("timestamp"))
