@@ -72,9 +72,10 @@ def plan(path: str, workers: int | None = None, min_bytes: int = MIN_BYTES) -> l
 
 def sniff(path: str, end: int, module):
     """The format module a serial scan would settle on, from the first lines before ``end``;
-    None when the first part is too short to tell (the caller then scans serially)."""
-    if module is not None:
-        return module
+    None when the first part is too short to tell (the caller then scans serially).
+    A forced ``module`` is returned once one line of the first part parses: a file with no
+    parseable line is refused by the serial scan ("empty session file", "no parseable JSON
+    lines"), which the parts, each without the others' lines, cannot tell."""
     objs = []
     offset = 0
     with open(path, "rb") as f:
@@ -91,6 +92,8 @@ def sniff(path: str, end: int, module):
                 obj, reason = parse(Line(no, 0, chunk, eol))
                 if reason is not None:
                     continue
+            if module is not None:
+                return module
             objs.append(obj)
             if len(objs) >= formats.SNIFF_LINES:
                 return formats.detect(objs, path=path)
@@ -143,13 +146,13 @@ def part_main() -> None:
 
 def _start(path: str, fmt_name: str, begin: int, end: int, stats: bool):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ)
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    code = "from ctxtool.parallel import part_main; part_main()"
+    # ``python -c`` puts the current directory first on sys.path: a ``ctxtool`` there (another
+    # checkout or version) would scan the part instead of this one. The helper imports this copy.
+    code = f"import sys; sys.path.insert(0, {root!r}); from ctxtool.parallel import part_main; part_main()"
     try:
         return subprocess.Popen([sys.executable, "-c", code, path, fmt_name, str(begin), str(end), "1" if stats else "0"],
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=env)
-    except OSError:
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    except (OSError, TypeError, ValueError):  # TypeError: sys.executable is None in some embedded interpreters
         return None
 
 

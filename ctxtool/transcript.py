@@ -165,7 +165,13 @@ def scan(
 
     with no_gc():
         _scan_lines(t, path, pending, module, emit)
+    if len(t.bad) > 1:  # non-object lines read before the format was known are reported late: line order, as a parallel scan
+        t.bad.sort(key=_lineno)
     return t
+
+
+def _lineno(b: "BadLine") -> int:
+    return b.lineno
 
 
 def _share_strings(e: Entry, shared: dict) -> None:

@@ -106,11 +106,13 @@ def pi_segment(entries: list[Entry], path: list[Entry] | None = None) -> tuple[l
                 start = i
                 break
     elif comp.get("first_kept_index") is not None:
-        # version 1: pi counts the header as index 0 (a header repair is about to rebuild counts too)
-        target = comp.get("first_kept_index")
-        shift = 0 if entries and entries[0].kind == HEADER else 1
+        # version 1: pi counts the header as index 0 (a header repair is about to rebuild counts too).
+        # By position in ``entries``, not Entry.index: a repaired entry list (dropped, moved and
+        # inserted entries) must resolve as the file it becomes will
+        k = comp.get("first_kept_index") - (0 if entries and entries[0].kind == HEADER else 1)
+        want = entries[k] if 0 <= k < len(entries) else None
         for i in range(comp_i):
-            if path[i].index + shift == target:
+            if path[i] is want:
                 start = i
                 break
     return path, start, comp
