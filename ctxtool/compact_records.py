@@ -287,6 +287,7 @@ def _compact(path: str, summarizer, opts: Options, res: FileResult) -> None:
     if bad:
         raise InputError(f"{len(bad)} unparseable line(s) (first: line {bad[0].lineno}, {bad[0].reason}); "
                          "run `ctxtool repair` first", path=path)
+    _refuse_damaged(path, t.format_name)
     plan = cp.plan_compaction(t, keep_recent_tokens=opts.keep_recent_tokens)
     st = opts.settings
     res.tokens_before = res.tokens_after = plan.tokens_before
@@ -343,6 +344,27 @@ def _compact(path: str, summarizer, opts: Options, res: FileResult) -> None:
         res.status = "compacted"
         if summ.fallback == "partial":
             res.reason = "partial summary: " + "; ".join(summ.errors[-2:])
+
+
+STRUCTURAL = {"header", "duplicate-id", "duplicate-line", "cycle", "dangling-parent", "parent", "malformed-entry"}
+
+
+def _refuse_damaged(path: str, fmt: str) -> None:
+    """Compaction writes records that point at entry ids (``firstKeptEntryId``, parent links):
+    refuse a file whose header, ids or links ``ctxtool repair`` would fix, since the new records
+    would point into the damage. Pairing problems are left as they are (the agent already sends
+    them; summarizing can only remove some). Costs one structure-only scan."""
+    from collections import Counter
+
+    from .repair import plan_repair
+
+    changes = [c for c in plan_repair(scan(path, fmt, stats=False)).changes if c.kind in STRUCTURAL]
+    if changes:
+        kinds = Counter(c.kind for c in changes)
+        first = next((c for c in changes if c.line), None)
+        what = ", ".join(f"{k} {n}" for k, n in kinds.most_common())
+        raise InputError(f"broken structure ({what}); run `ctxtool repair` first",
+                         path=path, line=first.line if first else None)
 
 
 # ---------------------------------------------------------------- batch

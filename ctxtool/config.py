@@ -109,8 +109,10 @@ def load(path: str) -> dict:
             text = f.read()
     except FileNotFoundError:
         raise ConfigError("no such config file", path=path) from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"cannot read config: {e}", path=path) from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"cannot read config: not UTF-8 text (byte {e.start})", path=path) from None
+    except OSError as e:
+        raise ConfigError(f"cannot read config: {e.strerror or e}", path=path) from None
     return loads(text, path=path)
 
 

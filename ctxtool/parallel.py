@@ -73,9 +73,9 @@ def plan(path: str, workers: int | None = None, min_bytes: int = MIN_BYTES) -> l
 def sniff(path: str, end: int, module):
     """The format module a serial scan would settle on, from the first lines before ``end``;
     None when the first part is too short to tell (the caller then scans serially).
-    A forced ``module`` is returned once one line of the first part parses: a file with no
-    parseable line is refused by the serial scan ("empty session file", "no parseable JSON
-    lines"), which the parts, each without the others' lines, cannot tell."""
+    A forced ``module`` is checked on the same lines as the serial scan checks it; a first part
+    with no parseable line gives None too: the serial scan then refuses the file ("empty session
+    file", "no parseable JSON lines"), which the parts, each without the others' lines, cannot tell."""
     objs = []
     offset = 0
     with open(path, "rb") as f:
@@ -92,11 +92,9 @@ def sniff(path: str, end: int, module):
                 obj, reason = parse(Line(no, 0, chunk, eol))
                 if reason is not None:
                     continue
-            if module is not None:
-                return module
             objs.append(obj)
             if len(objs) >= formats.SNIFF_LINES:
-                return formats.detect(objs, path=path)
+                return formats.detect(objs, path=path, forced=module)
     return None
 
 

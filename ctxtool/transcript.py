@@ -259,7 +259,7 @@ def _scan_lines(t: Transcript, path: str, pending: list, module, emit, begin: in
                 pending.append((where, obj))
                 if len(pending) < formats.SNIFF_LINES:
                     continue
-                t.fmt = module or formats.detect([o for _, o in pending], path=path)
+                t.fmt = formats.detect([o for _, o in pending], path=path, forced=module)
                 for w, o in pending:
                     emit(w, o)
                 pending.clear()
@@ -277,7 +277,7 @@ def _scan_lines(t: Transcript, path: str, pending: list, module, emit, begin: in
             first = t.bad[0]
             raise InputError(f"no parseable JSON lines, not a session transcript (first: {first.reason})", path=path, line=first.lineno)
         try:
-            t.fmt = module or formats.detect([o for _, o in pending], path=path)
+            t.fmt = formats.detect([o for _, o in pending], path=path, forced=module)
         except FormatError:
             raise
         for ln, o in pending:

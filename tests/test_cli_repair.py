@@ -131,5 +131,6 @@ def test_plain_output_when_piped_has_no_ansi(tmp_path):
 
 def test_force_format_mismatch_is_reported(tmp_path):
     r = CliRunner().invoke(cli, ["validate", "--format", "messages", copy(tmp_path, "pi-clean")])
-    assert r.exit_code in (0, 1)  # forced: every pi line becomes metadata for the Messages reader
+    assert r.exit_code == 3, r.output  # refused: read as Messages, every pi line would be metadata
+    assert "does not look like a messages transcript (it looks like pi)" in r.output
     assert "Traceback" not in r.output

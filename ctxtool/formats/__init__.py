@@ -22,24 +22,45 @@ def get(name: str):
         raise FormatError(f"unknown format {name!r} (choose from {', '.join(NAMES)})") from None
 
 
-def detect(objs: list, *, path: str | None = None):
-    """Pick the format from the first parseable lines; FormatError when unsure."""
+JSON_KINDS = {list: "array", str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}
+CODEX_TYPES = {"session_meta", "response_item", "turn_context", "event_msg", "compacted"}
+
+
+def detect(objs: list, *, path: str | None = None, forced=None):
+    """The format of a file from its first parseable lines; FormatError when unsure.
+
+    ``forced`` (a format module, from ``--format``) is checked rather than trusted: when
+    none of the first lines looks like it, the file is refused, because reading, say, a
+    Claude Code transcript as pi would make repair drop every line."""
     if not objs:
         raise FormatError("no parseable JSON lines: not a session transcript", path=path)
+    sample = objs[:SNIFF_LINES]
+    dicts = [o for o in sample if isinstance(o, dict)]
     scores = {name: 0 for name in FORMATS}
-    for obj in objs[:SNIFF_LINES]:
-        if not isinstance(obj, dict):
-            continue
+    for obj in dicts:
         for name, mod in FORMATS.items():
             scores[name] += mod.sniff(obj)
     best = max(scores, key=scores.get)
     ranked = sorted(scores.values(), reverse=True)
+    if forced is not None:
+        if scores[forced.NAME] > 0:
+            return forced
+        raise FormatError(f"does not look like a {forced.NAME} transcript ({_what(dicts, sample, scores, best)}); "
+                          "refusing --format " + forced.NAME, path=path)
     if ranked[0] <= 0:
-        raise FormatError(
-            "cannot tell the transcript format from the first lines (not pi/OpenClaw, Claude Code "
-            "or Messages JSONL); use --format to force one",
-            path=path,
-        )
+        raise FormatError(_what(dicts, sample, scores, best) + "; not pi/OpenClaw, Claude Code or Messages JSONL", path=path)
     if len(ranked) > 1 and ranked[1] == ranked[0]:
         raise FormatError("ambiguous transcript format; use --format to choose", path=path)
     return FORMATS[best]
+
+
+def _what(dicts: list, sample: list, scores: dict, best: str) -> str:
+    """What the first lines look like, for an error message."""
+    if not dicts:
+        kinds = sorted({JSON_KINDS.get(type(o), "other") for o in sample})
+        return f"its lines hold JSON {'/'.join(kinds)} values, not objects (one JSON object per line expected)"
+    if sum(1 for o in dicts if o.get("type") in CODEX_TYPES and isinstance(o.get("payload"), dict)) * 2 >= len(dicts):
+        return "it is an OpenAI Codex CLI rollout file, which ctxtool does not support"
+    if scores[best] > 0:
+        return f"it looks like {best}"
+    return "cannot tell the transcript format from the first lines"

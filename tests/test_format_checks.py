@@ -1,0 +1,102 @@
+"""--format is checked, not trusted; files that are not sessions say what they are;
+compaction refuses files whose structure repair would change."""
+
+import os
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from ctxtool.cli import cli
+from ctxtool.compact_records import Options, compact_file
+from ctxtool.errors import FormatError, InputError
+from ctxtool.summarize import ExtractiveSummarizer
+from ctxtool.synth import write_session
+from ctxtool.transcript import scan
+
+FIX = os.path.join(os.path.dirname(__file__), "..", "fixtures")
+
+
+def _lines(path, objs):
+    path.write_bytes(b"".join(orjson.dumps(o) + b"\n" for o in objs))
+    return str(path)
+
+
+@pytest.mark.parametrize("forced,source", [("pi", "claude"), ("messages", "pi"), ("claude", "pi"), ("pi", "messages")])
+def test_forced_format_that_does_not_match_is_refused(tmp_path, forced, source):
+    path = tmp_path / "s.jsonl"
+    write_session(path, source, seed=1, turns=4)
+    with pytest.raises(FormatError) as e:
+        scan(str(path), forced)
+    assert f"does not look like a {forced} transcript" in str(e.value)
+    assert f"it looks like {source}" in str(e.value)
+
+
+def test_forced_format_mismatch_never_rewrites_the_file(tmp_path):
+    path = tmp_path / "s.jsonl"
+    write_session(path, "claude", seed=1, turns=4)
+    before = path.read_bytes()
+    r = CliRunner().invoke(cli, ["repair", "--format", "pi", str(path)])
+    assert r.exit_code == 3, r.output
+    assert path.read_bytes() == before
+    assert not [n for n in os.listdir(tmp_path) if ".bak-" in n]
+    assert "does not look like a pi transcript" in r.output and r.output.count("\n") <= 2
+
+
+def test_forced_format_that_matches_still_settles_ambiguity(tmp_path):
+    # a pi file whose header line is torn still reads as pi when forced
+    src = open(os.path.join(FIX, "repair", "pi-torn-header.jsonl"), "rb").read()
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(src)
+    assert scan(str(path), "pi").format_name == "pi"
+
+
+def test_codex_rollout_is_named(tmp_path):
+    path = _lines(tmp_path / "rollout.jsonl", [
+        {"timestamp": "2025-09-25T21:12:14.126Z", "type": "session_meta", "payload": {"id": "0199", "cwd": "/repo"}},
+        {"timestamp": "2025-09-25T21:12:15.000Z", "type": "response_item",
+         "payload": {"type": "function_call", "name": "shell", "arguments": "{}", "call_id": "call_A"}},
+    ])
+    with pytest.raises(FormatError) as e:
+        scan(path)
+    assert "Codex CLI rollout" in str(e.value)
+    with pytest.raises(FormatError) as e:
+        scan(path, "pi")
+    assert "Codex CLI rollout" in str(e.value) and "refusing --format pi" in str(e.value)
+
+
+def test_json_array_lines_are_named(tmp_path):
+    path = tmp_path / "a.jsonl"
+    path.write_bytes(b'[{"role": "user", "content": "hi"}]\n[1, 2]\n')
+    with pytest.raises(InputError) as e:
+        scan(str(path))
+    assert "JSON array values, not objects" in str(e.value)
+
+
+def test_compact_refuses_broken_structure_and_leaves_the_file(tmp_path):
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(open(os.path.join(FIX, "demo", "pi-torn-header.jsonl"), "rb").read())
+    before = path.read_bytes()
+    res = compact_file(str(path), ExtractiveSummarizer(), Options(keep_recent_tokens=10))
+    assert res.status == "failed"
+    assert "broken structure" in res.error and "duplicate-id" in res.error and "ctxtool repair" in res.error
+    assert path.read_bytes() == before
+
+
+def test_compact_accepts_reused_tool_ids(tmp_path):
+    # ids reused across turns (exec_0 style) are a pairing matter, not structure: still compacted
+    path = tmp_path / "s.jsonl"
+    write_session(path, "pi", seed=3, turns=20)
+    res = compact_file(str(path), ExtractiveSummarizer(), Options())
+    assert res.status == "compacted", res.error
+
+
+def test_config_read_errors_name_the_file_once(tmp_path):
+    from ctxtool.config import load
+    from ctxtool.errors import ConfigError
+
+    bad = tmp_path / "openclaw.json"
+    bad.write_bytes(b"\xff\xfe{}")
+    with pytest.raises(ConfigError) as e:
+        load(str(bad))
+    assert str(e.value) == f"{bad}: cannot read config: not UTF-8 text (byte 0)"
