@@ -92,6 +92,7 @@ class RepairReport:
         }
 
 
+LEAF_MARKER = "ctxtool.repair-leaf"  # customType of the entry that keeps pi on the repaired branch
 ORPHAN = ("orphan-result", "tool result with no matching tool call in the previous assistant message")
 ERRORED = ("errored-turn-result", "result of a tool call in an errored/aborted assistant turn (pi never replays that turn)")
 
@@ -685,6 +686,27 @@ class _Planner:
                     self.edit(e)["set_parent"] = want
                     self.change("parent", "relinked", e, e.id, f"parent {old} -> {want} (the entry before it on the active branch)")
 
+    def keep_leaf(self, order: list[Entry]) -> None:
+        """pi resumes at the last line of the file. When repair removed the old last line and
+        the new one sits on another branch, append a ``custom`` entry (never sent to the model)
+        under the repaired branch's leaf, so pi resumes the branch it was on."""
+        if self.name != "pi" or not self.active_path or not order or order[-1].kind == HEADER:
+            return
+        on_path = {e.index for e in self.active_path}
+        last = order[-1]
+        if last.index in on_path or last.index < 0:
+            return
+        leaf = next((e for e in reversed(order) if e.kind != HEADER and (e.index in on_path or e.index < 0)), None)
+        if leaf is None or leaf.id is None:
+            return
+        obj = {"type": "custom", "id": pi_fmt.new_id(self.taken_ids, self.rng), "parentId": leaf.id,
+               "timestamp": pi_fmt.iso(max((e.ts for e in order if e.ts is not None), default=0.0)),
+               "customType": LEAF_MARKER, "data": {"leaf": leaf.id, "replaces": last.id}}
+        e = self._synth_entry(obj, key=(len(self.entries) + 1, 0))
+        order.append(e)
+        self.change("leaf", "inserted", None, obj["id"],
+                    f"the last line is now on another branch (line {last.lineno}); marker under {leaf.id} keeps pi on the repaired branch")
+
     def synthetic_obj(self, e: Entry) -> dict:
         return self.synthetic[e.index][1]
 
@@ -817,6 +839,7 @@ def plan_repair(t: Transcript, *, trim_trailing: bool = False) -> Plan:
     order = p.ordered()
     p.relink(order)
     if p.name == "pi":
+        p.keep_leaf(order)
         p.fix_first_kept(order)
     if order and not order[-1].eol and order[-1].index >= 0 and not p.edits.get(order[-1].index):
         p.changes.append(Change("final-newline", "added", order[-1].lineno, None, "last line had no line ending"))
