@@ -100,3 +100,14 @@ def test_config_read_errors_name_the_file_once(tmp_path):
     with pytest.raises(ConfigError) as e:
         load(str(bad))
     assert str(e.value) == f"{bad}: cannot read config: not UTF-8 text (byte 0)"
+
+
+def test_v1_first_kept_index_true_is_not_index_1(tmp_path):
+    # JavaScript ignores a boolean firstKeptEntryIndex; Python's bool is an int and must not be read as 1
+    path = _lines(tmp_path / "v1.jsonl", [
+        {"type": "session", "id": "s", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"},
+        {"type": "message", "timestamp": "2026-01-01T00:00:01.000Z", "message": {"role": "user", "content": "a", "timestamp": 1}},
+        {"type": "compaction", "timestamp": "2026-01-01T00:00:02.000Z", "summary": "s", "firstKeptEntryIndex": True, "tokensBefore": 5},
+    ])
+    comp = scan(path).entries[-1]
+    assert comp.get("first_kept_index") is None

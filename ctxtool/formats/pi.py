@@ -174,7 +174,7 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
         first = obj.get("firstKeptEntryId")
         e.extra = {
             "first_kept": first if isinstance(first, str) else None,
-            "first_kept_index": obj.get("firstKeptEntryIndex") if isinstance(obj.get("firstKeptEntryIndex"), int) else None,
+            "first_kept_index": obj.get("firstKeptEntryIndex") if type(obj.get("firstKeptEntryIndex")) is int else None,  # pi ignores true/false
             "tokens_before": _int(obj.get("tokensBefore")),
             "summary_chars": len(summary),
         }
