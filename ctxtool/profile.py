@@ -178,6 +178,8 @@ class SessionProfiler:
         self.compactions: list[dict] = []
         self.await_summary = None  # Claude: the boundary whose summary message follows
         self.last_usage = None
+        self.main_seen = False  # Claude: a main-thread message was seen (sidechain lines are a subagent's)
+        self.response_chars = 0  # Claude: characters of the current response's lines so far
 
     # -- helpers
     def _add(self, pairs, e) -> None:
@@ -290,6 +292,12 @@ class SessionProfiler:
             return
         if e.kind != MESSAGE:
             return
+        if e.extra is not None and (e.extra.get("api_error") or (e.extra.get("sidechain") and self.main_seen)):
+            # Claude Code never sends its own API error messages, and a subagent's lines in the
+            # main file are another conversation (the view drops both)
+            return
+        if self.fmt == "claude" and not e.get("sidechain"):
+            self.main_seen = True
         self.messages += 1
         if e.ts is not None:
             self._ts(e.ts)
@@ -299,7 +307,8 @@ class SessionProfiler:
         if e.role == "assistant":
             self._assistant(e)
             return
-        if e.role == "user" and not e.results and not e.get("compact_summary") and not e.get("is_meta"):
+        if e.role == "user" and not e.results and not e.get("compact_summary") and not e.get("is_meta") \
+                and not e.get("interrupt"):
             self.user_turns += 1
         self._add(self._pairs(e), e)
 
@@ -323,6 +332,8 @@ class SessionProfiler:
         same = self.fmt == "claude" and e.msg_key is not None and e.msg_key == self.last_key and len(self.points)
         if not same:
             self.assistant_turns += 1
+            self.response_chars = 0
+        self.response_chars += e.chars
         if u is not None:
             if self.baseline is None:
                 covered = self._cur_total()
@@ -344,8 +355,12 @@ class SessionProfiler:
         self.last_key = e.msg_key
         self._add(self._pairs(e), e)
         if u is not None:
-            self.anchor = u.context + u.output
-            self.since_chars = 0
+            if u.placeholder:  # a streaming record: its output_tokens is no count; chars/4 of the response is
+                self.anchor = u.context
+                self.since_chars = self.response_chars
+            else:
+                self.anchor = u.context + u.output
+                self.since_chars = 0
 
     # -- the result
     def result(self, *, window: int | None = None, window_source: str | None = None) -> dict:

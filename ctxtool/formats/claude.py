@@ -17,6 +17,9 @@ from .common import REPAIR_TEXT, blank_user_fixed, error_turn_content, new_uuid,
 NAME = "claude"
 KNOWN = {"user", "assistant", "system", "progress", "attachment", "file-history-snapshot", "queue-operation", "summary", "custom-title", "ai-title", "last-prompt", "tag", "mode", "pr-link", "content-replacement"}
 STOP_MAP = {"end_turn": "stop", "tool_use": "toolUse", "max_tokens": "length", "stop_sequence": "stop", "pause_turn": "stop", "refusal": "stop"}
+# What Claude Code writes as a user line when the user interrupts (Esc) a response or a tool run:
+# a marker for the model, not a prompt the user typed.
+INTERRUPT_TEXTS = ("[Request interrupted by user]", "[Request interrupted by user for tool use]")
 ENVELOPE = ("isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch", "agentId", "slug", "entrypoint")
 
 
@@ -61,6 +64,8 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
         extra["sidechain"] = True
     if obj.get("isMeta"):
         extra["is_meta"] = True
+    if t == "user" and not e.results and _interrupt_marker(content):
+        extra["interrupt"] = True
     if t == "assistant":
         stop = m.get("stop_reason")
         e.stop = STOP_MAP.get(stop, stop) if isinstance(stop, str) else None
@@ -82,6 +87,12 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
         if isinstance(src, str):
             extra["source_tool_use"] = src
     e.extra = extra or None
+
+
+def _interrupt_marker(content) -> bool:
+    if isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict) and content[0].get("type") == "text":
+        content = content[0].get("text")
+    return isinstance(content, str) and content in INTERRUPT_TEXTS
 
 
 def _has_results(blocks) -> bool:
