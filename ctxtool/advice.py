@@ -135,7 +135,10 @@ _MISSING = object()
 
 def _check_value(key, v, path):
     if key == "ttl":
-        cfgmod.duration_ms(v)  # raises ConfigError
+        try:
+            cfgmod.duration_ms(v)
+        except ConfigError as e:  # name the key: "invalid duration 'forever'" alone does not say where
+            raise ConfigError(f"{path}: {e.reason}", path=e.path, line=e.line) from None
         return
     if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
         raise ConfigError(f"{path} must be a non-negative number, got {json.dumps(v)}")

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
+from . import window as window_rule
 from .errors import InputError
 from .model import COMPACTION, HEADER, MESSAGE, META, Entry, text_of
 from .tokens import heuristic_entries, heuristic_entry
@@ -37,7 +38,7 @@ from .view import claude_segment, pi_segment, sendable
 # pi defaults (core/compaction/compaction.ts)
 DEFAULT_KEEP_RECENT_TOKENS = 20_000
 DEFAULT_RESERVE_TOKENS = 16_384
-DEFAULT_WINDOW = 200_000
+DEFAULT_WINDOW = window_rule.DEFAULT_WINDOW  # 200,000: the one default (ctxtool.window)
 # OpenClaw compaction.ts
 BASE_CHUNK_RATIO = 0.4
 MIN_CHUNK_RATIO = 0.15
@@ -211,6 +212,8 @@ class Cut:
     first_kept: int  # unit index of the first kept unit (len(units) when nothing is kept)
     turn_start: int  # unit index of the split turn's start, -1 when not split
     split_turn: bool
+    budget_at: int = -1  # unit index where the newest units reached keep_recent_tokens, -1 when never
+    recent_tokens: int = 0  # tokens of units[budget_at:] (all units when the budget was never reached)
 
 
 def is_cut_point(u: Unit) -> bool:
@@ -218,16 +221,25 @@ def is_cut_point(u: Unit) -> bool:
     return u.role in CUT_ROLES
 
 
+def starts_turn(u: Unit) -> bool:
+    """pi's findTurnStartIndex: a user or bashExecution message, a branch_summary or custom_message entry."""
+    if u.role in ("user", "bashExecution"):
+        return True
+    return u.role in ("custom", "branchSummary") and u.first.type in ("custom_message", "branch_summary")
+
+
 def find_cut(units: list[Unit], keep_recent_tokens: int) -> Cut:
     """pi's findCutPoint on units: the newest ``keep_recent_tokens`` are kept."""
     points = [i for i, u in enumerate(units) if is_cut_point(u)]
     if not points:
-        return Cut(0, -1, False)
+        return Cut(0, -1, False, -1, units_tokens(units))
     acc = 0
     cut = points[0]
+    budget_at = -1
     for i in range(len(units) - 1, -1, -1):
         acc += units[i].tokens
         if acc >= keep_recent_tokens:
+            budget_at = i
             for c in points:
                 if c >= i:
                     cut = c
@@ -235,11 +247,42 @@ def find_cut(units: list[Unit], keep_recent_tokens: int) -> Cut:
             break
     turn_start = -1
     if units[cut].role != "user":
-        for j in range(cut - 1, -1, -1):
-            if units[j].role in USER_TURN_ROLES:
+        # pi searches from the cut entry itself: a cut at a bashExecution (or custom message)
+        # starts its own turn, so nothing before it is a turn prefix
+        for j in range(cut, -1, -1):
+            if starts_turn(units[j]):
                 turn_start = j
                 break
-    return Cut(cut, turn_start, turn_start != -1)
+    split = turn_start != -1 and turn_start < cut
+    return Cut(cut, turn_start if split else -1, split, budget_at, acc)
+
+
+def nothing_to_summarize(units: list[Unit], cut: Cut, keep_recent_tokens: int) -> str:
+    """Why a plan with nothing before the cut is skipped, from the facts of the cut (never a guess)."""
+    n = len(units)
+    total = units_tokens(units)
+    msgs = f"{n:,} message{'s' if n != 1 else ''}"
+    if cut.budget_at < 0:
+        if not any(is_cut_point(u) for u in units):
+            return (f"nothing to summarize: no valid cut point (the context holds only tool results, {msgs}, "
+                    f"{total:,} tokens; a tool result is never a cut point)")
+        return (f"nothing to summarize: the whole context ({msgs}, {total:,} tokens) is within "
+                f"--keep-recent-tokens {keep_recent_tokens:,}")
+    if n == 1:
+        return (f"nothing to summarize: the context is a single message of {total:,} tokens "
+                f"(over --keep-recent-tokens {keep_recent_tokens:,}); pi cuts only between messages")
+    u = units[cut.budget_at]
+    at = (f"message {cut.budget_at + 1} of {n:,} ({u.role}, line {u.first.lineno}, {u.tokens:,} tokens; "
+          f"the newest {n - cut.budget_at:,} hold {cut.recent_tokens:,})")
+    if not any(is_cut_point(x) for x in units[cut.budget_at:]):
+        return (f"nothing to summarize: keeping the newest --keep-recent-tokens {keep_recent_tokens:,} reaches back to "
+                f"{at}, and no user or assistant message follows it; a tool result is never a cut point, so pi's "
+                f"findCutPoint falls back to the first message and keeps the whole context ({total:,} tokens)")
+    turns = sum(1 for x in units if starts_turn(x))
+    one_turn = ", a single turn" if turns <= 1 else ""
+    return (f"nothing to summarize: keeping the newest --keep-recent-tokens {keep_recent_tokens:,} reaches back to "
+            f"{at}; the nearest cut point at or after it is the first message, so the whole context "
+            f"({total:,} tokens{one_turn}) is kept and nothing lies before the cut")
 
 
 # ---------------------------------------------------------------- chunking (OpenClaw)
@@ -629,6 +672,8 @@ class Plan:
     tokens_before: int
     first_kept_entry: Entry | None = None  # pi: the entry firstKeptEntryId names
     skip: str | None = None
+    window: int = DEFAULT_WINDOW  # the session's context window (ctxtool.window's rule)
+    window_source: str = "default"
 
     @property
     def previous_summary(self) -> str | None:
@@ -647,7 +692,17 @@ class Plan:
         return len(self.to_summarize) + len(self.turn_prefix)
 
 
-def plan_compaction(t: Transcript, *, keep_recent_tokens: int = DEFAULT_KEEP_RECENT_TOKENS) -> Plan:
+def plan_compaction(t: Transcript, *, keep_recent_tokens: int = DEFAULT_KEEP_RECENT_TOKENS,
+                    window: int | None = None) -> Plan:
+    """What pi's prepareCompaction decides; ``plan.window`` is the session's window by the rule
+    every command shares (``window`` forces it, as --window does)."""
+    win = window_rule.resolve_window(window_rule.Evidence.of(t.entries), override=window)
+    plan = _plan(t, keep_recent_tokens)
+    plan.window, plan.window_source = win.tokens, win.source
+    return plan
+
+
+def _plan(t: Transcript, keep_recent_tokens: int) -> Plan:
     ctx = load_context(t)
     empty = Extraction()
     if ctx.compacted_at_leaf:
@@ -664,7 +719,7 @@ def plan_compaction(t: Transcript, *, keep_recent_tokens: int = DEFAULT_KEEP_REC
     ex = extract(to_sum + prefix, previous_read=ctx.previous_read, previous_modified=ctx.previous_modified)
     plan = Plan(t.path, ctx.format, ctx, cut, to_sum, prefix, kept, ex, ctx.tokens_before)
     if not to_sum and not prefix:
-        plan.skip = f"nothing to summarize (context within --keep-recent-tokens {keep_recent_tokens:,})"
+        plan.skip = nothing_to_summarize(units, cut, keep_recent_tokens)
         return plan
     if not kept:
         plan.skip = "no valid cut point"

@@ -22,11 +22,11 @@ Library code: plain data in and out, ``CtxError`` on failure, nothing printed.
 
 from __future__ import annotations
 
+import bisect
 import gc
 import heapq
 import math
 import os
-import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -47,10 +47,11 @@ from .tokens import (
     with_margin,
 )
 from .transcript import scan
+from .window import Evidence
+from .window import resolve_window as window_rule
 from .view import ViewMessage, context_entries, pi_path, sendable
 
 TOKENIZERS = ("heuristic", "tiktoken", "usage", "anthropic")
-DEFAULT_WINDOW = 200_000
 PI_RESERVE_TOKENS = 16_384
 OPENCLAW_RESERVE_FLOOR = 20_000
 SPACEBOT_TIERS = (("background", 0.80), ("aggressive", 0.85), ("emergency", 0.95))
@@ -58,18 +59,9 @@ ACECLAW_TRIGGER = 0.85
 IMAGE_TOKENS = IMAGE_CHARS // CHARS_PER_TOKEN  # an image in a tool result, as pi counts it
 BATCH_CHARS = 1_000_000  # characters per encode_ordinary_batch call (the next batch is read meanwhile)
 MIN_DELTA_TOKENS = 50  # calibration: ignore turn pairs that added less than this
-
-# Context windows of models, matched against the model name the file records.
-# 1M variants only when the file says so (a "[1m]"/"-1m" model name, or recorded usage above 200K).
-KNOWN_WINDOWS: list[tuple[re.Pattern, int, str]] = [
-    (re.compile(r"\[1m\]|[-_]1m\b|context-1m", re.I), 1_000_000, "1M context variant"),
-    (re.compile(r"(^|/)claude", re.I), 200_000, "Claude models: 200K"),
-    (re.compile(r"(^|/)gpt-4\.1", re.I), 1_047_576, "GPT-4.1: 1,047,576"),
-    (re.compile(r"(^|/)gpt-5", re.I), 400_000, "GPT-5: 400K"),
-    (re.compile(r"(^|/)gpt-4o", re.I), 128_000, "GPT-4o: 128K"),
-    (re.compile(r"(^|/)o[134](-|$)", re.I), 200_000, "o-series: 200K"),
-    (re.compile(r"(^|/)gemini-(1\.5|2)", re.I), 1_048_576, "Gemini 1.5/2.x: 1,048,576"),
-]
+MAX_TRUSTED_ERROR = 0.25  # calibration: an estimator is recommended only with a p90 error at most this
+MIN_EVALUATED_TURNS = 2  # calibration: turns an estimator must be judged on before it is recommended
+CPT_PLAUSIBLE = (1.0, 10.0)  # calibration: chars per token outside this range is flagged
 
 KINDS = ("text", "thinking", "tool_call", "tool_result", "image", "summary")
 TOOL_OUTPUT_ROLES = {"toolResult", "bashExecution"}
@@ -108,14 +100,21 @@ class Index:
 
     t: object
     split: dict = field(default_factory=dict)  # entry index -> [(kind, key, chars)] for multi-call/result entries
-    window_hint: int | None = None
-    model_hint: str | None = None
+    evidence: Evidence = field(default_factory=Evidence)  # what the file says about its window
+
+    @property
+    def window_hint(self) -> int | None:
+        return self.evidence.recorded
+
+    @property
+    def model_hint(self) -> str | None:
+        return self.evidence.model_hint
 
 
 def read_index(path: str, fmt: str | None = None) -> Index:
     """One streaming pass over ``path`` (objects are released as it goes)."""
     split: dict = {}
-    hints = {"window": None, "model": None}
+    ev = Evidence()
 
     def on_entry(e) -> None:
         # the index already shares repeated strings (transcript.scan); only the per-call and
@@ -126,20 +125,14 @@ def read_index(path: str, fmt: str | None = None) -> Index:
             if len(e.results) > 1:
                 split.setdefault(e.index, []).extend(("result", r.id, r.chars) for r in e.results)
         elif e.kind == META and e.obj is not None:
-            obj = e.obj
-            data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
-            w = obj.get("contextWindow") or data.get("contextWindow")
-            if isinstance(w, int) and not isinstance(w, bool) and w > 0:
-                hints["window"] = w
-            m = obj.get("modelId") or data.get("modelId")
-            if isinstance(m, str) and m:
-                hints["model"] = m
+            ev.add(e)  # a recorded contextWindow/modelId (the object is released after this call)
 
     t = scan(path, fmt, on_entry=on_entry, blocks=False)  # the scan pauses the cyclic GC itself
     # the index lives until the estimate is done: keep later collections from re-walking it
     # (frozen objects are still freed by reference counting)
     gc.freeze()
-    return Index(t, split, hints["window"], hints["model"])
+    ev.add_messages(t.entries)  # models and recorded usage, from the index (no per-entry callback)
+    return Index(t, split, ev)
 
 
 def file_model(ix: Index) -> str | None:
@@ -662,23 +655,6 @@ def _one_line(x) -> str:
 # ----------------------------------------------------------------------------- window and triggers
 
 
-def resolve_window(ix: Index, model: str | None, override: int | None, ctx: list) -> tuple[int, str]:
-    if override:
-        return int(override), "--window"
-    if ix.window_hint:
-        return ix.window_hint, "contextWindow recorded in the file"
-    if model:
-        for pat, window, why in KNOWN_WINDOWS:
-            if pat.search(model):
-                if window == 200_000 and "claude" in model.lower():
-                    peak = max((e.usage.context for e in ctx if e.usage is not None), default=0)
-                    if peak > 200_000:
-                        return 1_000_000, f"{model}: recorded usage {peak:,} > 200K implies the 1M context variant"
-                return window, f"{model} ({why})"
-        return DEFAULT_WINDOW, f"{model} not in the known-model table: default 200,000"
-    return DEFAULT_WINDOW, "no model named in the file: default 200,000"
-
-
 def pressure(fraction: float) -> str:
     """The context-management skill's levels: <50% low, 50-70 medium, 70-85 high, >85 critical."""
     if fraction < 0.50:
@@ -718,6 +694,17 @@ def _median(xs):
     s = sorted(xs)
     n = len(s)
     return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+
+
+def _median_without(sorted_xs: list, x) -> float:
+    """The median of ``sorted_xs`` with one occurrence of ``x`` removed (O(log n))."""
+    k = bisect.bisect_left(sorted_xs, x)
+    n = len(sorted_xs) - 1
+
+    def at(i):  # the i-th element of the list without position k
+        return sorted_xs[i if i < k else i + 1]
+
+    return at(n // 2) if n % 2 else (at(n // 2 - 1) + at(n // 2)) / 2
 
 
 def calibration(ix: Index, opts: Options, names: dict) -> dict:
@@ -812,43 +799,118 @@ def calibration(ix: Index, opts: Options, names: dict) -> dict:
         if not pts:
             continue
         ratios = []
-        for (s0, e0, r0), (s1, e1, r1) in zip(pts, pts[1:]):
+        pair_at = []  # index in pts of each ratio's first turn
+        for j, ((s0, e0, r0), (s1, e1, r1)) in enumerate(zip(pts, pts[1:])):
             if s0 == s1 and e1 - e0 >= MIN_DELTA_TOKENS and r1 - r0 > 0:
                 ratios.append((r1 - r0) / (e1 - e0))
-        # fit recorded ~= scale * estimate + baseline (system prompt and tools are not in the file)
+                pair_at.append(j)
+        # fit recorded ~= scale * estimate + baseline (system prompt and tools are not in the file).
+        # Each recorded usage is compared with what the model saw at that request: the context
+        # segment (between compactions/boundaries) in effect then. The baseline is fitted per
+        # segment, never pooled across a compaction, and each turn is judged by a fit of the
+        # *other* turns (leave one out: the ratio pairs and the baseline without it), so a turn
+        # never validates itself.
         scale = 1.0 if name == "usage" else (_median(ratios) or 1.0)
-        baseline = 0 if name == "usage" else _median([rec - scale * est for _, est, rec in pts])
-        errs = [abs(scale * est + baseline - rec) / rec for _, est, rec in pts]
+        by_seg: dict = {}
+        for s_, e_, r_ in pts:
+            by_seg.setdefault(s_, []).append(r_ - scale * e_)
+        seg_base = {s_: _median(v) for s_, v in by_seg.items()}
+        sorted_seg = {s_: sorted(v) for s_, v in by_seg.items()}
+        seg_members: dict = {}
+        for i, (s_, _, _) in enumerate(pts):
+            seg_members.setdefault(s_, []).append(i)
+        touching: dict = {}
+        for k, j in enumerate(pair_at):
+            touching.setdefault(j, []).append(k)
+            touching.setdefault(j + 1, []).append(k)
+        errs = []
+        for i, (s_, e_, r_) in enumerate(pts):
+            if name == "usage":  # nothing fitted: the previous recorded usage + chars/4 predicts this one
+                errs.append(abs(e_ - r_) / r_)
+                continue
+            if len(seg_members[s_]) < 2:
+                continue  # the only turn of its segment: nothing else to fit its baseline from
+            if i in touching:
+                drop = set(touching[i])
+                sc = _median([x for k, x in enumerate(ratios) if k not in drop]) or 1.0
+                base = _median([pts[m][2] - sc * pts[m][1] for m in seg_members[s_] if m != i])
+            else:
+                sc = scale
+                base = _median_without(sorted_seg[s_], r_ - scale * e_)
+            errs.append(abs(sc * e_ + base - r_) / r_)
+        last_seg = pts[-1][0]
+        baseline = 0 if name == "usage" else seg_base[last_seg]
         raw_errs = [abs(est - rec) / rec for _, est, rec in pts]
         results[name] = {
-            "turns": len(pts),
+            "turns": len(pts), "evaluated": len(errs),
             "ratio_median": _round(_median(ratios)), "ratio_p90": _round(_pct(ratios, 0.9)), "pairs": len(ratios),
             "baseline": round(baseline) if baseline is not None else None,
+            "segment_baselines": None if name == "usage" else [
+                {"segment": s_, "turns": len(v), "baseline": round(seg_base[s_])} for s_, v in by_seg.items()],
             "error_median": _round(_median(errs)), "error_p90": _round(_pct(errs, 0.9)),
             "raw_error_median": _round(_median(raw_errs)), "raw_error_p90": _round(_pct(raw_errs, 0.9)),
         }
+    # chars per token from the growth between turns of one segment, only where it is measurable
     dchars = drec = 0
-    for (s0, _, c0, r0), (s1, _, c1, r1) in zip(points, points[1:]):
-        if s0 == s1 and r1 > r0 and c1 > c0:
+    for (s0, e0, c0, r0), (s1, e1, c1, r1) in zip(points, points[1:]):
+        if s0 == s1 and r1 > r0 and c1 > c0 and e1["heuristic"] - e0["heuristic"] >= MIN_DELTA_TOKENS:
             dchars += c1 - c0
             drec += r1 - r0
     cpt = round(dchars / drec, 3) if drec else None
-    offline = [n for n in results if n != "usage" and results[n]["error_p90"] is not None]
-    best = min(offline, key=lambda n: (results[n]["error_p90"], n)) if offline else None
-    trust = best
-    why = ""
-    u = results.get("usage")
-    if u and u["error_p90"] is not None and (best is None or u["error_p90"] <= results[best]["error_p90"]):
+    if cpt is None:
+        notes.append(f"chars/token not measured: no two turns of one context segment grew by >= {MIN_DELTA_TOKENS} tokens")
+    elif not CPT_PLAUSIBLE[0] <= cpt <= CPT_PLAUSIBLE[1]:
+        notes.append(f"chars/token {cpt} is outside the plausible {CPT_PLAUSIBLE[0]:g}..{CPT_PLAUSIBLE[1]:g}: "
+                     "the recorded usage grew by more (or less) than the messages between the turns")
+    judged = {n: r for n, r in results.items() if r["evaluated"] >= MIN_EVALUATED_TURNS and r["error_p90"] is not None}
+    offline = [n for n in judged if n != "usage"]
+    best = min(offline, key=lambda n: (judged[n]["error_p90"], n)) if offline else None
+    # the fixed baseline (system prompt, tools) does not change at a compaction: when the segments'
+    # baselines disagree, the recorded usage and the file disagree about what was sent
+    typical = _median([rec for *_, rec in points]) or 1
+    unstable = set()
+    for n in offline:
+        bs = [x["baseline"] for x in results[n]["segment_baselines"]]
+        spread = max(bs) - min(bs)
+        results[n]["baseline_spread"] = spread
+        if len(bs) > 1 and spread > MAX_TRUSTED_ERROR * typical:
+            unstable.add(n)
+    if unstable:
+        b0 = results[best if best in unstable else sorted(unstable)[0]]["segment_baselines"]
+        notes.append("the fixed baseline moves across compactions (" + ", ".join(
+            f"segment {x['segment'] + 1}: {x['baseline']:,}" for x in b0) + "): the recorded usage before and after a "
+            "compaction does not fit one system prompt + tools, so no offline formula holds for the whole file")
+    sane = [n for n in judged if judged[n]["error_p90"] <= MAX_TRUSTED_ERROR and n not in unstable]
+    trust = None
+    u = judged.get("usage")
+    if "usage" in sane and (best is None or u["error_p90"] <= judged[best]["error_p90"]):
         trust = "usage"
-        why = "recorded usage (plus the heuristic for later messages) tracks the provider best"
-    elif best:
-        why = f"{best} has the smallest p90 error once scaled and the fixed baseline (system prompt, tools) is added"
-    scale = results[best]["ratio_median"] if best else None
-    advice = why
-    if best and scale:
-        advice += f"; offline, use {best} x {scale:.2f} + {results[best]['baseline']:,} baseline"
+        advice = "recorded usage (plus the heuristic for later messages) tracks the provider best"
+    elif best in sane:
+        trust = best
+        advice = (f"{best} has the smallest p90 error once scaled and the fixed baseline (system prompt, tools) "
+                  f"of the current context segment is added")
+    elif not judged:
+        per_seg: dict = {}
+        for s_, _, _, _ in points:
+            per_seg[s_] = per_seg.get(s_, 0) + 1
+        advice = (f"not enough recorded turns to judge any estimator: each turn is compared with the other turns of "
+                  f"its context segment (between compactions), and at least {MIN_EVALUATED_TURNS} such comparisons are "
+                  f"needed; recorded turns per segment: {', '.join(str(v) for v in per_seg.values())}")
+    elif best is not None and best in unstable and judged[best]["error_p90"] <= MAX_TRUSTED_ERROR:
+        advice = (f"no estimator is recommended: {best} tracks the turns within each context segment (p90 error "
+                  f"{judged[best]['error_p90']:.0%}) but its fixed baseline moves by "
+                  f"{results[best]['baseline_spread']:,} tokens across compactions (see the note)")
+    else:
+        b = best or min(judged, key=lambda n: (judged[n]["error_p90"], n))
+        advice = (f"no estimator is within {MAX_TRUSTED_ERROR:.0%} (p90) of the recorded usage (best: {b}, p90 error "
+                  f"{judged[b]['error_p90']:.0%}): do not rely on an offline estimate for this file; use the recorded usage")
+    if trust and trust != "usage" and results[trust]["ratio_median"]:
+        advice += (f"; offline, use {trust} x {results[trust]['ratio_median']:.2f} + "
+                   f"{results[trust]['baseline']:,} baseline")
     return {"available": True, "turns": len(points), "chars_per_token": cpt, "estimators": results,
-            "best_offline": best, "trust": trust, "advice": advice, "notes": notes}
+            "best_offline": best, "trust": trust, "advice": advice, "max_trusted_error": MAX_TRUSTED_ERROR,
+            "notes": notes}
 
 
 def _round(x, n=4):
@@ -877,7 +939,8 @@ def estimate_file(path: str, opts: Options | None = None) -> dict:
     # tool names for results that do not carry one (Claude Code, Messages JSONL)
     names = tool_names(t.entries) if any(r.name is None for e in vis for r in e.results) else {}
     model = opts.model or file_model(ix)
-    window, window_source = resolve_window(ix, model, opts.window, ctx)
+    win = window_rule(ix.evidence, override=opts.window, model=model)
+    window, window_source = win.tokens, win.source
     notes: list[str] = []
 
     # breakdown (and the offline totals)
@@ -923,6 +986,7 @@ def estimate_file(path: str, opts: Options | None = None) -> dict:
         "tokens": tokens,
         "window": window,
         "window_source": window_source,
+        "window_basis": win.basis,
         "percent": round(fraction * 100, 2),
         "pressure": pressure(fraction),
         "triggers": triggers(tokens, window, opts.reserve_tokens),

@@ -33,6 +33,9 @@ from array import array
 from .model import BOUNDARY, COMPACTION, MESSAGE
 from .tokens import CHARS_PER_TOKEN
 from .transcript import scan
+from .view import UNSENT_STOPS, merges
+from .window import DEFAULT_WINDOW as WINDOW_DEFAULT
+from .window import Evidence, configured_window, resolve_window
 
 # ------------------------------------------------------------------ thresholds
 IDLE_GAP_MIN = 10.0  # minutes of silence that make an idle gap
@@ -49,7 +52,7 @@ CONVERSATIONAL_MAX_CALLS_PER_TURN = 1.5
 BORDERLINE_REL = 0.10  # a figure within 10% of a threshold makes the verdict borderline
 LONG_SESSION_HOURS = 2.0
 PRESSURE_LEVELS = (0.50, 0.70, 0.85)
-DEFAULT_WINDOW = 200_000
+DEFAULT_WINDOW = WINDOW_DEFAULT  # 200,000: the one default (ctxtool.window)
 HIGH_DIVISOR = 3.5  # upper end of token ranges: chars/3.5
 LOW_CONFIDENCE_TURNS = 3
 TIMELINE_POINTS = 120  # downsampled series length in the JSON
@@ -159,6 +162,8 @@ class SessionProfiler:
         self.records: list = []  # (id, index, pairs) since the last compaction
         self.pending: dict = {}  # tool_use id -> name
         self.messages = self.user_turns = self.assistant_turns = self.calls = 0
+        self.api_messages = 0  # messages as the Messages API sees them (consecutive same-role turns combined)
+        self.api_role = None
         self.first_ts = self.last_ts = None
         self.prev_ts = None
         self.gaps = _Welford()
@@ -281,6 +286,8 @@ class SessionProfiler:
 
     # -- the callback
     def __call__(self, e) -> None:
+        if e.kind in (COMPACTION, BOUNDARY):
+            self.api_role = None  # a new context starts
         if e.kind == COMPACTION:
             if e.ts is not None:
                 self._ts_minmax(e.ts)
@@ -299,6 +306,7 @@ class SessionProfiler:
         if self.fmt == "claude" and not e.get("sidechain"):
             self.main_seen = True
         self.messages += 1
+        self._count_api(e)
         if e.ts is not None:
             self._ts(e.ts)
         if e.get("compact_summary") and self.await_summary is not None:
@@ -311,6 +319,24 @@ class SessionProfiler:
                 and not e.get("interrupt"):
             self.user_turns += 1
         self._add(self._pairs(e), e)
+
+    def _count_api(self, e) -> None:
+        """API messages: as ``view.message_groups`` combines them (errored/empty assistants and
+        excluded pi bash runs are not sent)."""
+        if e.get("exclude"):
+            return
+        if e.role == "assistant":
+            if e.empty or e.stop in UNSENT_STOPS:
+                return
+            r = "assistant"
+            if self.api_role == r and merges(self.fmt or "", r):
+                return
+        else:
+            r = "user"
+            if self.api_role == r:
+                return
+        self.api_role = r
+        self.api_messages += 1
 
     def _ts_minmax(self, ts):
         if self.first_ts is None or ts < self.first_ts:
@@ -426,7 +452,9 @@ class SessionProfiler:
                           "now_chars": self.cur.get("tool:" + name, 0)})
         return {
             "format": self.fmt,
-            "messages": self.messages,
+            "messages": self.messages,  # transcript message entries (pi agent messages, Claude Code lines)
+            "transcript_messages": self.messages,
+            "api_messages": self.api_messages,
             "user_turns": self.user_turns,
             "requests": self.assistant_turns,
             "tool_calls": self.calls,
@@ -512,34 +540,27 @@ def _downsample(points, recorded, n: int) -> tuple[list[int], list[int]]:
 # ------------------------------------------------------------------ entry points
 
 
-def infer_window(model: str | None) -> int | None:
-    if not model:
-        return None
-    m = model.lower()
-    if "[1m]" in m or "-1m" in m:
-        return 1_000_000
-    if m.startswith("claude"):
-        return 200_000
-    return None
+def profile_session(path: str, fmt: str | None = None, *, window: int | None = None, cfg: dict | None = None) -> dict:
+    """Profile one session file in a single streaming pass.
 
-
-def profile_session(path: str, fmt: str | None = None, *, window: int | None = None) -> dict:
-    """Profile one session file in a single streaming pass."""
+    The window follows the rule every command shares (``ctxtool.window``): ``window``
+    (--window), the OpenClaw config ``cfg``, a contextWindow the file records, the model
+    plus recorded usage (1M only when usage above 200K proves it), else 200,000."""
     prof = SessionProfiler()
     models: dict = {}
+    ev = Evidence()
 
     def on_entry(e):
         if e.model:
             models[e.model] = models.get(e.model, 0) + 1
+        ev.add(e)
         prof(e)
 
     t = _scan(path, fmt, on_entry, prof)
     model = max(models, key=models.get) if models else None
-    src = "--window" if window else None
-    if not window:
-        window = infer_window(model)
-        src = f"model {model}" if window else "default"
-    out = prof.result(window=window, window_source=src)
+    win = resolve_window(ev, override=window, configured=configured_window(cfg, ev.model))
+    out = prof.result(window=win.tokens, window_source=win.source)
+    out["window_basis"] = win.basis
     out = {"path": path, "size": t.size, "lines": t.lines, "bad_lines": len(t.bad), "model": model, **out}
     out["format"] = t.format_name
     return out
@@ -552,8 +573,51 @@ def _scan(path, fmt, on_entry, prof):
     return scan(path, fmt, on_entry=on_entry, keep_index=False, blocks=False, on_format=on_format)
 
 
+FOLDER_RULE = ("each session is classified on its own; the folder's style is the one whose sessions carry the most "
+               "conversation tokens (user + assistant + tool results, chars/4), ties broken by the number of sessions")
+
+
+def distribution(profiles: list[dict]) -> dict:
+    """Per style: the sessions classified so and the conversation tokens they carry."""
+    out = {p: {"sessions": 0, "tokens": 0, "token_share": 0.0, "session_share": 0.0} for p in PATTERNS}
+    for p in profiles:
+        d = out[p["classification"]["pattern"]]
+        d["sessions"] += 1
+        d["tokens"] += math.ceil(p["figures"]["_raw"]["conv_chars"] / CHARS_PER_TOKEN)
+    total = sum(d["tokens"] for d in out.values())
+    for d in out.values():
+        d["token_share"] = round(_share(d["tokens"], total), 4)
+        d["session_share"] = round(_share(d["sessions"], len(profiles)), 4)
+    return out
+
+
+def folder_verdict(dist: dict, pooled: dict) -> dict:
+    """The folder's style from its sessions' verdicts (``FOLDER_RULE``), not from pooled wall-time
+    figures, which one long idle session can dominate."""
+    order = {p: i for i, p in enumerate(PATTERNS)}
+    ranked = sorted((p for p in PATTERNS if dist[p]["sessions"]),
+                    key=lambda p: (-dist[p]["tokens"], -dist[p]["sessions"], order[p]))
+    if not ranked:
+        return {**pooled, "basis": "pooled figures (no session could be classified)"}
+    win = ranked[0]
+    most_sessions = max(dist[p]["sessions"] for p in PATTERNS)
+    near = []
+    if len(ranked) > 1:
+        second = ranked[1]
+        if dist[second]["tokens"] >= (1 - BORDERLINE_REL) * dist[win]["tokens"]:
+            near.append(f"{second} carries {dist[second]['token_share']:.0%} of the tokens vs {dist[win]['token_share']:.0%}")
+    if dist[win]["sessions"] < most_sessions:
+        near.append(f"{win} has the most tokens but not the most sessions")
+    confidence = ("high" if not near and dist[win]["token_share"] >= 0.5 and dist[win]["sessions"] == most_sessions
+                  else "medium" if not near or dist[win]["token_share"] >= 0.5 else "low")
+    return {"pattern": win, "rule": FOLDER_RULE, "session_rule": RULES[win], "borderline": bool(near), "near": near,
+            "confidence": confidence, "basis": "sessions' verdicts weighted by conversation tokens"}
+
+
 def aggregate(profiles: list[dict]) -> dict:
-    """Pooled figures over several sessions (token-weighted), their verdict and the verdict counts."""
+    """Several sessions: pooled figures (token-weighted, for reference), the verdict counts and
+    token distribution, and the folder's verdict (``FOLDER_RULE``: the style carrying the most
+    conversation tokens across its sessions)."""
     raw = {"tool_chars": 0, "conv_chars": 0, "calls": 0, "idle_time": 0.0, "burst_calls": 0, "duration": 0.0}
     gaps = _Welford()
     turns = idle_gaps = bursts = 0
@@ -582,11 +646,15 @@ def aggregate(profiles: list[dict]) -> dict:
         "user_turns": turns,
         "timestamps": ts,
     }
-    verdict = classify(fig)
+    pooled = classify(fig)
+    dist = distribution(profiles)
+    verdict = folder_verdict(dist, pooled)
     return {
         "sessions": len(profiles),
         "figures": fig,
         "classification": verdict,
+        "pooled_classification": pooled,
+        "distribution": dist,
         "patterns": counts,
         "long_sessions": long_n,
         "long_session": bool(profiles) and long_n * 2 >= len(profiles),

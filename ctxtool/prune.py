@@ -38,13 +38,14 @@ from typing import Callable, Iterable
 import orjson
 
 from . import config
+from . import window as window_rule
 from .errors import ConfigError, InputError, TokenizerUnavailable
 from .formats.common import args_chars, new_uuid, scan_anthropic_blocks
 from .model import IMAGE_CHARS, Entry, js_len
 from .view import context_entries, merges
 
 STRATEGIES = ("openclaw", "aceclaw", "history-turns", "history-share", "spacebot")
-DEFAULT_WINDOW = 200_000
+DEFAULT_WINDOW = window_rule.DEFAULT_WINDOW  # 200,000: the one default (ctxtool.window)
 
 # OpenClaw (reference §3.3, §5).
 SOFT_TRIM_NOTE = "\n\n[Tool result trimmed: kept first {h} chars and last {t} chars of {n} chars.]"

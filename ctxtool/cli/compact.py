@@ -40,7 +40,9 @@ def _shard(ctx, param, value):
               help="Recent context kept verbatim (pi's estimate, chars/4).")
 @click.option("--reserve-tokens", type=click.IntRange(min=1024), default=DEFAULT_RESERVE_TOKENS, show_default=True,
               help="pi's reserve; the summary's max_tokens is floor(0.8 x this).")
-@click.option("--window", type=click.IntRange(min=1000), default=DEFAULT_WINDOW, show_default=True, help="Context window in tokens.")
+@click.option("--window", type=click.IntRange(min=1000), default=DEFAULT_WINDOW, show_default=True,
+              help="Context window in tokens, for --if-over and chunk sizes (not yet inferred from the file here; "
+                   "estimate and profile show the window the file implies).")
 @click.option("--parts", type=click.IntRange(min=1), default=DEFAULT_PARTS, show_default=True,
               help="Split large histories into this many parts by token share, then merge their summaries.")
 @click.option("--if-over", type=click.FloatRange(min=0.0, max=1.0), default=None, metavar="RATIO",

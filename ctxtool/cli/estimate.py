@@ -29,13 +29,15 @@ ESTIMATOR_TEXT = {
               help="Multiply heuristic/tiktoken totals (OpenClaw uses 1.2).")
 @click.option("--overheads", is_flag=True, help="Add AceClaw's overheads: 4 per message, 20 per tool use, 10 per tool result.")
 @click.option("--window", type=click.IntRange(min=1), default=None,
-              help="Context window in tokens [default: from the model named in the file, else 200,000].")
+              help="Context window in tokens [default: a contextWindow the file records, else from the model named in the "
+                   "file (1M only when recorded usage above 200K proves it), else 200,000].")
 @click.option("--model", default=None, help="Model for the window table and count_tokens [default: from the file].")
 @click.option("--reserve-tokens", type=click.IntRange(min=0), default=PI_RESERVE_TOKENS, show_default=True,
               help="pi's compaction reserve (OpenClaw uses max(this, 20,000)).")
 @click.option("--top", type=click.IntRange(min=0), default=10, show_default=True, help="List the N largest entries.")
 @click.option("--calibrate", is_flag=True,
-              help="Compare every offline estimator with the usage recorded at each assistant turn.")
+              help="Compare every offline estimator with the usage recorded at each assistant turn, against what the "
+                   "model saw then (the compaction in effect); recommend one only if its p90 error is <= 25%.")
 @click.option("--api-timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
               help="Seconds before count_tokens gives up (anthropic).")
 @format_option
@@ -124,7 +126,7 @@ def _render_calibrations(con, files: list[dict]) -> None:
             continue
         best = cal["estimators"].get(cal.get("best_offline")) or {}
         rows.append([f["path"], cal["turns"], _f(cal["chars_per_token"]), cal.get("best_offline") or "-",
-                     render.fmt_pct(best.get("error_median")), render.fmt_pct(best.get("error_p90")), cal.get("trust") or "-"])
+                     render.fmt_pct(best.get("error_median")), render.fmt_pct(best.get("error_p90")), cal.get("trust") or "none"])
     con.print()
     render.table(con, "Calibration against recorded usage (per file; details: run on one file or --json)",
                  ["file", "turns", "chars/token", "best offline", "error med", "error p90", "trust"], rows,
@@ -194,12 +196,14 @@ def _render_one(con, f: dict) -> None:
         else:
             rows = []
             for name, r in cal["estimators"].items():
-                rows.append([name, r["turns"], _f(r["ratio_median"]), _f(r["ratio_p90"]), render.fmt_int(r["baseline"]),
-                             render.fmt_pct(r["error_median"]), render.fmt_pct(r["error_p90"])])
-            render.table(con, f"Calibration against recorded usage ({cal['turns']} turns)",
-                         ["estimator", "turns", "ratio med", "ratio p90", "baseline", "error med", "error p90"], rows,
-                         justify={c: "right" for c in ("turns", "ratio med", "ratio p90", "baseline", "error med", "error p90")})
-            render.kv(con, [("chars/token", _f(cal["chars_per_token"])), ("trust", f"{cal['trust']}: {cal['advice']}")])
+                rows.append([name, r["turns"], r.get("evaluated", r["turns"]), _f(r["ratio_median"]), _f(r["ratio_p90"]),
+                             render.fmt_int(r["baseline"]), render.fmt_pct(r["error_median"]), render.fmt_pct(r["error_p90"])])
+            cols = ["estimator", "turns", "judged", "ratio med", "ratio p90", "baseline", "error med", "error p90"]
+            render.table(con, f"Calibration against recorded usage ({cal['turns']} turns; each judged against a fit of "
+                              f"the other turns of its context segment)", cols, rows,
+                         justify={c: "right" for c in cols[1:]})
+            render.kv(con, [("chars/token", _f(cal["chars_per_token"])),
+                            ("trust", f"{cal['trust'] or 'none'}: {cal['advice']}")])
         for n in cal.get("notes") or []:
             con.print(f"note: {n}", markup=False)
     for n in f.get("notes") or []:

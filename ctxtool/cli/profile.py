@@ -24,8 +24,8 @@ from .common import CONTEXT_SETTINGS, collect, each_with_progress, emit_json, fa
 
 HELP = f"""Profile sessions: work style, what eats the context, and config advice.
 
-Classifies each session (or a whole sessions folder, pooled) into one of the four
-work styles, from measurable signatures (first matching rule wins):
+Classifies each session into one of the four work styles, from measurable
+signatures (first matching rule wins):
 
 \b
   bursty          >= {BURSTY_MIN_IDLE_GAPS} idle gaps (>= {IDLE_GAP_MIN:g} min without a message), idle time
@@ -38,6 +38,12 @@ work styles, from measurable signatures (first matching rule wins):
   mixed           everything else
 
 A figure within 10% of a threshold marks the verdict borderline.
+
+Several sessions (a folder): each session is classified on its own and the
+folder's style is the one whose sessions carry the most conversation tokens
+(user + assistant + tool results, chars/4; ties: the most sessions). The
+report shows the distribution (sessions and tokens per style) and, for
+reference, the pooled figures, which one long idle session can dominate.
 
 Shows tokens by category now in the context (fixed baseline = first recorded usage
 minus the messages it covered; ranges chars/4..chars/3.5), tool results by tool, the
@@ -65,7 +71,7 @@ Example:
 @cli.command(context_settings=CONTEXT_SETTINGS, help=HELP)
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, readable=False), help="OpenClaw config (JSON or JSON5) to compare with.")
-@click.option("--window", type=click.IntRange(1000), default=None, help="Context window in tokens (default: from the model, else 200000).")
+@click.option("--window", type=click.IntRange(1000), default=None, help="Context window in tokens (default: the --config model window, a contextWindow the file records, the model (1M only when recorded usage above 200K proves it), else 200000).")
 @click.option("--write-patch", "patch_path", type=click.Path(dir_okay=False), help="Write the recommended change as a JSON patch (RFC 6902). Needs --config.")
 @click.option("--apply", "apply_", is_flag=True, help="Change the config file (shows file and values first; backup + rollback note). Needs --config.")
 @click.option("-y", "--yes", is_flag=True, help="Do not ask before --apply (required when not interactive).")
@@ -81,7 +87,7 @@ def profile(paths, config_path, window, patch_path, apply_, yes, fmt, json_):
     profiles = []
     for path in each_with_progress(files, "profile", enabled=not json_):
         try:
-            profiles.append(profile_session(path, fmt, window=window))
+            profiles.append(profile_session(path, fmt, window=window, cfg=cfg))
         except CtxError as e:
             failures.append(failure(path, e))
     if not profiles:
@@ -232,11 +238,22 @@ def _render(con, out):
         render.table(con, f"{len(profiles)} sessions", ["session", "format", "style", "tool share", "calls/turn", "idle gaps",
                                                         "duration", "context now", "compactions"], rows,
                      justify={k: "right" for k in ("tool share", "calls/turn", "idle gaps", "duration", "context now", "compactions")})
-        counts = ", ".join(f"{k} {v}" for k, v in agg["patterns"].items() if v)
+        c = agg["classification"]
         con.print("", markup=False)
-        _heading(con, f"Aggregate work style: {agg['classification']['pattern'].upper()}  (sessions: {counts}; pooled figures)")
-        con.print(f"rule: {agg['classification']['rule']}", markup=False)
-        _figures(con, agg["figures"], agg["classification"])
+        _heading(con, f"Aggregate work style: {c['pattern'].upper()}" + ("  (borderline)" if c["borderline"] else ""))
+        con.print(f"rule: {c['rule']}", markup=False)
+        dist = agg["distribution"]
+        rows = [[k, v["sessions"], _pct(v["session_share"]), _tok(v["tokens"]), _pct(v["token_share"])]
+                for k, v in sorted(dist.items(), key=lambda kv: (-kv[1]["tokens"], -kv[1]["sessions"])) if v["sessions"]]
+        render.table(con, None, ["style", "sessions", "share", "conversation tokens", "token share"], rows,
+                     justify={k: "right" for k in ("sessions", "share", "conversation tokens", "token share")})
+        extra = f"  borderline: {'; '.join(c['near'])}" if c["borderline"] else ""
+        con.print(f"confidence: {c['confidence']}{extra}", markup=False)
+        pooled = agg["pooled_classification"]
+        con.print("", markup=False)
+        con.print(f"Pooled figures over all sessions (for reference; on these alone the verdict would be "
+                  f"{pooled['pattern']}, but one long or idle session can dominate wall-time figures)", markup=False)
+        _figures(con, agg["figures"], pooled)
         con.print(f"long sessions (> {LONG_SESSION_HOURS:g} h): {agg['long_sessions']} of {agg['sessions']}", markup=False)
     con.print("", markup=False)
     _render_advice(con, out)
@@ -245,7 +262,8 @@ def _render(con, out):
 def _render_session(con, p):
     c = p["classification"]
     _heading(con, f"Session: {p['path']}")
-    con.print(f"{p['format']}, {p['size']:,} bytes, {p['messages']:,} messages, {p['user_turns']:,} user turns, "
+    con.print(f"{p['format']}, {p['size']:,} bytes, {p['transcript_messages']:,} transcript messages "
+              f"({p['api_messages']:,} API messages over the session), {p['user_turns']:,} user turns, "
               f"{p['requests']:,} requests, {p['tool_calls']:,} tool calls, {_dur(p['duration_s'])}"
               + (" (long session)" if p["long_session"] else ""), markup=False)
     con.print("", markup=False)

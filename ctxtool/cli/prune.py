@@ -9,6 +9,7 @@ from .. import prune as lib
 from ..errors import EXIT_FINDINGS, EXIT_OK
 from ..jsonl import atomic_write
 from ..transcript import scan
+from ..window import Evidence, configured_window, resolve_window
 from . import cli
 from .common import CONTEXT_SETTINGS, emit_json, format_option, in_config, json_option
 
@@ -51,7 +52,8 @@ def _deep(base: dict, over: dict) -> dict:
 @click.option("-s", "--strategy", callback=_strategy, default="openclaw", show_default=True, metavar="NAME",
               help="openclaw | aceclaw | history-turns[:N] | history-share | spacebot.")
 @click.option("--compare", is_flag=True, help="Run every strategy and show one table.")
-@click.option("--window", type=click.IntRange(min=1), default=lib.DEFAULT_WINDOW, show_default=True, help="Context window in tokens.")
+@click.option("--window", type=click.IntRange(min=1), default=None,
+              help="Context window in tokens [default: a contextWindow the file records, else from the model it names (1M only when recorded usage above 200K proves it), else 200,000].")
 @click.option("--tokenizer", type=click.Choice(lib.TOKENIZERS), default="heuristic", show_default=True,
               help="Token estimator for before/after (heuristic = pi's chars/4).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, readable=False), help="OpenClaw config (JSON/JSON5): agents.defaults.contextPruning and compaction.maxHistoryShare.")
@@ -112,6 +114,7 @@ def prune(path, strategy, compare, window, tokenizer, config_path, preset, ttl, 
 
     pruning: dict = {}
     share = None
+    cfg = None
     if config_path:
         cfg = config.load(config_path)
         with in_config(config_path):
@@ -153,6 +156,9 @@ def prune(path, strategy, compare, window, tokenizer, config_path, preset, ttl, 
     lib.openclaw_settings(pruning)  # validate early: a bad setting is a usage error even for other strategies
 
     t = scan(path, fmt, keep=True)
+    ev = Evidence.of(t.entries)
+    win = resolve_window(ev, override=window, configured=configured_window(cfg, ev.model))
+    window = win.tokens
     names = list(lib.STRATEGIES) if compare else [name]
     results = []
     for s in names:
@@ -177,7 +183,8 @@ def prune(path, strategy, compare, window, tokenizer, config_path, preset, ttl, 
                    "messages": len(r.messages)}
 
     if json_:
-        out = {"path": path, "format": t.format_name, "window": window, "tokenizer": tokenizer, "output": written,
+        out = {"path": path, "format": t.format_name, "window": window, "window_source": win.source,
+               "window_basis": win.basis, "tokenizer": tokenizer, "output": written,
                "input_errors": len(base_errors), "results": []}
         for r in results:
             d = r.to_dict()
@@ -185,7 +192,7 @@ def prune(path, strategy, compare, window, tokenizer, config_path, preset, ttl, 
             out["results"].append(d)
         emit_json(out)
     else:
-        _render(path, t.format_name, results, checks, compare, verbose, written, window)
+        _render(path, t.format_name, results, checks, compare, verbose, written, window, win.source)
         if base_errors:
             render.console().print(f"note: the unpruned view already has {len(base_errors)} API error(s) (see ctxtool validate); only new ones are counted",
                                    markup=False)
@@ -197,7 +204,7 @@ def _share(r) -> str:
     return render.fmt_pct(r.saved_share)
 
 
-def _render(path, fmt_name, results, checks, compare, verbose, written, window):
+def _render(path, fmt_name, results, checks, compare, verbose, written, window, window_source):
     con = render.console()
     if compare:
         rows = []
@@ -206,7 +213,7 @@ def _render(path, fmt_name, results, checks, compare, verbose, written, window):
             rows.append([r.strategy, "yes" if r.fired else "no", render.fmt_int(r.tokens_before), render.fmt_int(r.tokens_after),
                          render.fmt_int(r.saved), _share(r), f"{r.messages_before}->{len(r.messages)}", counts,
                          "ok" if not checks[r.strategy] else f"{len(checks[r.strategy])} error(s)"])
-        render.table(con, f"{path} ({fmt_name}, window {render.fmt_int(window)} tokens)",
+        render.table(con, f"{path} ({fmt_name}, window {render.fmt_int(window)} tokens: {window_source})",
                      ["strategy", "fires", "before", "after", "saved", "share", "messages", "actions", "valid"], rows,
                      justify={"before": "right", "after": "right", "saved": "right", "share": "right"})
         for r in results:
@@ -215,7 +222,7 @@ def _render(path, fmt_name, results, checks, compare, verbose, written, window):
         return
     r = results[0]
     pairs = [("file", f"{path} ({fmt_name})"), ("strategy", r.strategy), ("fires", f"{'yes' if r.fired else 'no'}: {r.reason}" if r.reason else ("yes" if r.fired else "no")),
-             ("window", render.fmt_int(window)),
+             ("window", f"{render.fmt_int(window)} ({window_source})"),
              ("tokens before", f"{render.fmt_int(r.tokens_before)} ({render.fmt_pct(r.tokens_before / window)} of window)"),
              ("tokens after", f"{render.fmt_int(r.tokens_after)} ({render.fmt_pct(r.tokens_after / window)} of window)"),
              ("saved", f"{render.fmt_int(r.saved)} ({_share(r)})"),
