@@ -24,7 +24,7 @@ import math
 import os
 import random
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 from . import compact as cp
 from .errors import CtxError, InputError, WriteError
@@ -49,6 +49,7 @@ class Options:
     lock_timeout: float = DEFAULT_TIMEOUT
     break_stale_lock: bool = False
     on_error: str = "fallback"  # fallback: write OpenClaw's fallback text (+ extractive); skip: leave the file
+    window: int | None = None  # forced context window (--window); None: the session's own (ctxtool.window)
 
 
 @dataclass
@@ -76,6 +77,8 @@ class FileResult:
     removed_entries: int = 0
     backup: str | None = None
     summary: str | None = None
+    window: int = 0
+    window_source: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -288,8 +291,9 @@ def _compact(path: str, summarizer, opts: Options, res: FileResult) -> None:
         raise InputError(f"{len(bad)} unparseable line(s) (first: line {bad[0].lineno}, {bad[0].reason}); "
                          "run `ctxtool repair` first", path=path)
     _refuse_damaged(path, t.format_name)
-    plan = cp.plan_compaction(t, keep_recent_tokens=opts.keep_recent_tokens)
-    st = opts.settings
+    plan = cp.plan_compaction(t, keep_recent_tokens=opts.keep_recent_tokens, window=opts.window)
+    st = replace(opts.settings, window=plan.window)  # --if-over, chunk sizes, oversized messages
+    res.window, res.window_source = plan.window, plan.window_source
     res.tokens_before = res.tokens_after = plan.tokens_before
     res.previous_summary = plan.previous_summary is not None
     if opts.if_over is not None and plan.tokens_before <= opts.if_over * st.window:
@@ -346,7 +350,7 @@ def _compact(path: str, summarizer, opts: Options, res: FileResult) -> None:
             res.reason = "partial summary: " + "; ".join(summ.errors[-2:])
 
 
-STRUCTURAL = {"header", "duplicate-id", "duplicate-line", "cycle", "dangling-parent", "parent", "malformed-entry"}
+STRUCTURAL = {"header", "duplicate-id", "duplicate-line", "cycle", "dangling-parent", "malformed-entry"}  # not "parent": re-links that follow pairing fixes
 
 
 def _refuse_damaged(path: str, fmt: str) -> None:

@@ -40,9 +40,9 @@ def _shard(ctx, param, value):
               help="Recent context kept verbatim (pi's estimate, chars/4).")
 @click.option("--reserve-tokens", type=click.IntRange(min=1024), default=DEFAULT_RESERVE_TOKENS, show_default=True,
               help="pi's reserve; the summary's max_tokens is floor(0.8 x this).")
-@click.option("--window", type=click.IntRange(min=1000), default=DEFAULT_WINDOW, show_default=True,
-              help="Context window in tokens, for --if-over and chunk sizes (not yet inferred from the file here; "
-                   "estimate and profile show the window the file implies).")
+@click.option("--window", type=click.IntRange(min=1000), default=None,
+              help="Context window in tokens, for --if-over and chunk sizes. Default: the session's own "
+                   "(recorded window, model, usage above 200K; else 200,000), as estimate and profile find it.")
 @click.option("--parts", type=click.IntRange(min=1), default=DEFAULT_PARTS, show_default=True,
               help="Split large histories into this many parts by token share, then merge their summaries.")
 @click.option("--if-over", type=click.FloatRange(min=0.0, max=1.0), default=None, metavar="RATIO",
@@ -87,9 +87,9 @@ def compact(paths, summarizer, model, command, keep_recent_tokens, reserve_token
     files, failures = collect(paths)
     files = shard_files(files, shard)
     opts = Options(fmt=fmt, keep_recent_tokens=keep_recent_tokens,
-                   settings=Settings(window=window, reserve_tokens=reserve_tokens, parts=parts, overall_timeout=overall_timeout),
+                   settings=Settings(window=window or DEFAULT_WINDOW, reserve_tokens=reserve_tokens, parts=parts, overall_timeout=overall_timeout),
                    if_over=if_over, dry_run=dry_run, truncate=truncate, backup=not no_backup, lock_timeout=lock_timeout,
-                   break_stale_lock=break_stale_lock, on_error=on_error)
+                   break_stale_lock=break_stale_lock, on_error=on_error, window=window)
     if dry_run and summarizer != "extractive":
         class _Planner:  # plans LLM calls without creating a client (no key needed for a dry run)
             offline = False
