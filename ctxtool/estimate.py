@@ -35,7 +35,7 @@ import orjson
 from . import tokenizers
 from .errors import ApiError, CtxError, EXIT_FAILED
 from .formats.common import CALL_TYPES
-from .model import BOUNDARY, COMPACTION, IMAGE_CHARS, MESSAGE, META
+from .model import BOUNDARY, COMPACTION, IMAGE_CHARS, MESSAGE
 from .tokens import (
     heuristic_per_entry,
     CHARS_PER_TOKEN,
@@ -112,27 +112,20 @@ class Index:
 
 
 def read_index(path: str, fmt: str | None = None) -> Index:
-    """One streaming pass over ``path`` (objects are released as it goes)."""
-    split: dict = {}
-    ev = Evidence()
-
-    def on_entry(e) -> None:
-        # the index already shares repeated strings (transcript.scan); only the per-call and
-        # per-result counts of multi-call/result entries are kept here, for the breakdowns
-        if e.kind == MESSAGE:
-            if len(e.calls) > 1:
-                split[e.index] = [("call", c.name or "unknown", c.chars) for c in e.calls]
-            if len(e.results) > 1:
-                split.setdefault(e.index, []).extend(("result", r.id, r.chars) for r in e.results)
-        elif e.kind == META and e.obj is not None:
-            ev.add(e)  # a recorded contextWindow/modelId (the object is released after this call)
-
-    t = scan(path, fmt, on_entry=on_entry, blocks=False)  # the scan pauses the cyclic GC itself
+    """One pass over ``path`` into the entry index (objects are released as it goes; a large
+    file is scanned by helper processes, see ``transcript.scan``)."""
+    t = scan(path, fmt)  # the scan pauses the cyclic GC itself
     # the index lives until the estimate is done: keep later collections from re-walking it
     # (frozen objects are still freed by reference counting)
     gc.freeze()
-    ev.add_messages(t.entries)  # models and recorded usage, from the index (no per-entry callback)
-    return Index(t, split, ev)
+    # per-call and per-result counts of multi-call/result entries, for the breakdowns
+    split: dict = {}
+    for e in t.entries:
+        if len(e.calls) > 1:
+            split[e.index] = [("call", c.name or "unknown", c.chars) for c in e.calls]
+        if len(e.results) > 1:
+            split.setdefault(e.index, []).extend(("result", r.id, r.chars) for r in e.results)
+    return Index(t, split, Evidence.of(t.entries))
 
 
 def file_model(ix: Index) -> str | None:

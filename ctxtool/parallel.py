@@ -196,7 +196,11 @@ def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = Tr
         for k, proc in enumerate(procs, 1):
             part, bad, n, plf, pcrlf, peol = _collect(proc, path, name, bounds[k], bounds[k + 1], stats)
             shift = len(entries)
-            entries += [entry_from_tuple(tup, shift, lines) for tup in part]
+            append = entries.append
+            for i, tup in enumerate(part):  # each tuple freed once its entry is built: a lower peak
+                append(entry_from_tuple(tup, shift, lines))
+                part[i] = None
+            del part
             t.bad.extend(BadLine(no + lines, off, length, reason, blank) for no, off, length, reason, blank in bad)
             lines += n
             lf += plf

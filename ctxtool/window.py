@@ -75,13 +75,18 @@ class Evidence:
                 best = self.peaks.get(m)
                 if best is None or c > best[0]:
                     self.peaks[m] = (c, e.lineno)
-        elif kind == "meta" and e.obj is not None:
+        elif kind == "meta":
             obj = e.obj
-            data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
-            w = obj.get("contextWindow") or data.get("contextWindow")
+            if obj is not None:
+                data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
+                w = obj.get("contextWindow") or data.get("contextWindow")
+                mid = obj.get("modelId") or data.get("modelId")
+            elif e.extra:  # released: what the format kept in the index (pi: model_change, custom)
+                w, mid = e.extra.get("context_window"), e.extra.get("model")
+            else:
+                return
             if isinstance(w, int) and not isinstance(w, bool) and w > 0:
                 self.recorded, self.recorded_line = w, e.lineno
-            mid = obj.get("modelId") or data.get("modelId")
             if isinstance(mid, str) and mid:
                 self.model_hint = mid
 
@@ -101,7 +106,8 @@ class Evidence:
 
     @classmethod
     def of(cls, entries) -> "Evidence":
-        """Evidence from kept entries (meta entries count only when their objects were kept)."""
+        """Evidence from an index: meta entries from their objects when kept, else from what the
+        format recorded in ``extra`` (pi's model_change/custom modelId and contextWindow)."""
         ev = cls()
         for e in entries:
             if e.kind == "meta":

@@ -204,12 +204,17 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
     if not isinstance(t, str):
         e.extra = {"malformed": "entry without a type (pi cannot place it; as the last line it would hide the whole history)"}
         return
+    data = obj.get("data")
+    if not isinstance(data, dict):
+        data = EMPTY
     if t == "custom":
-        ct = obj.get("customType")
-        data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
-        e.extra = {"custom_type": ct, "data_ts": data.get("timestamp"), "provider": data.get("provider"), "model": data.get("modelId")}
+        e.extra = {"custom_type": obj.get("customType"), "data_ts": data.get("timestamp"), "provider": data.get("provider"),
+                   "model": data.get("modelId")}
     elif t == "model_change":
         e.extra = {"provider": obj.get("provider"), "model": obj.get("modelId")}
+    window = obj.get("contextWindow") or data.get("contextWindow")
+    if window is not None:  # a recorded context window (ctxtool.window reads it from the index)
+        e.extra = dict(e.extra or (), context_window=window)
 
 
 def _int(v) -> int:
