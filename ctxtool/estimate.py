@@ -7,9 +7,12 @@ Four estimators of the tokens the model sees on the next request:
 * ``tiktoken`` - cl100k_base / o200k_base, offline (``ctxtool.tokenizers``), counting
   the same blocks the heuristic counts, as the model receives them;
 * ``usage`` - what the provider recorded: pi/OpenClaw ``estimateContextTokens`` (the
-  last valid assistant usage plus the heuristic for the messages after it), Claude Code
-  input + cache_creation + cache_read of the last response (deduplicated by
-  ``message.id`` + ``requestId``, the final record rather than a streaming placeholder);
+  last valid assistant usage plus the heuristic for the messages after it); Claude Code
+  the same way: input + cache_creation + cache_read of the last response (deduplicated
+  by ``message.id`` + ``requestId``, the final record rather than a streaming
+  placeholder) plus its output_tokens plus the heuristic for the view's messages after
+  it. When only streaming records of that response were written, its output_tokens is
+  a placeholder: the heuristic of the response's own content stands in for it;
 * ``anthropic`` - the Messages ``count_tokens`` endpoint (needs ANTHROPIC_API_KEY).
 
 Only what the model sees is counted (``view.provider_view``: after the last compaction,
@@ -49,7 +52,7 @@ from .tokens import (
 from .transcript import scan
 from .window import Evidence
 from .window import resolve_window as window_rule
-from .view import ViewMessage, context_entries, pi_path, sendable
+from .view import ViewMessage, claude_main_thread, context_entries, pi_path, sendable
 
 TOKENIZERS = ("heuristic", "tiktoken", "usage", "anthropic")
 PI_RESERVE_TOKENS = 16_384
@@ -460,6 +463,29 @@ def tiktoken_counts(ix: Index, entries: list, encoding: str, names: dict, *, num
 # ----------------------------------------------------------------------------- usage
 
 
+class HeuristicSum:
+    """pi's heuristic for messages added one at a time: one ceil(chars / 4) per message, the lines
+    of one Claude Code response (one ``msg_key``) counted as one message wherever they fall."""
+
+    __slots__ = ("tokens", "groups")
+
+    def __init__(self, entries=()):
+        self.tokens = 0
+        self.groups: dict = {}
+        for e in entries:
+            self.add(e)
+
+    def add(self, e) -> None:
+        c = e.chars if e.chars > 0 else 0
+        k = e.msg_key if e.role == "assistant" else None
+        if k is None:
+            self.tokens += heuristic_chars_tokens(c)
+            return
+        g = self.groups.get(k, 0)
+        self.groups[k] = g + c
+        self.tokens += heuristic_chars_tokens(g + c) - heuristic_chars_tokens(g)
+
+
 def _valid_usage(e) -> bool:
     return e.role == "assistant" and e.usage is not None and not e.errored
 
@@ -507,7 +533,7 @@ def usage_estimate(fmt_name: str, entries: list, ctx: list) -> dict:
                 "input": e.usage.input, "output": e.usage.output, "cache_read": e.usage.cache_read,
                 "cache_write": e.usage.cache_write, "total_tokens": e.usage.total,
                 "basis": f"usage of the assistant at line {e.lineno} (totalTokens or the sum) + heuristic for {len(ctx) - last - 1} later message(s)"}
-    # Claude Code
+    # Claude Code: what the next request carries, as pi's estimateContextTokens counts it
     finals = claude_final_usage(ctx)
     key = None
     for e in reversed(ctx):
@@ -518,16 +544,34 @@ def usage_estimate(fmt_name: str, entries: list, ctx: list) -> dict:
         raise EstimatorUnavailable("no recorded assistant usage after the last compact boundary")
     usage, line, placeholder = finals[key]
     lines = [e.lineno for e in ctx if e.msg_key == key]
-    last_i = max(i for i, e in enumerate(ctx) if e.msg_key == key)
-    after = sum(heuristic_chars_tokens(x.chars) for x in ctx[last_i + 1:])
-    res = {"tokens": usage.context, "recorded": usage.context, "after": after, "line": lines[-1], "lines": lines,
-           "message_key": key, "input": usage.input, "output": usage.output, "cache_read": usage.cache_read,
-           "cache_write": usage.cache_write, "placeholder": placeholder,
-           "basis": f"input + cache_creation + cache_read of the last response (lines {lines[0]}-{lines[-1]}, "
-                    f"{len(lines)} record(s) deduplicated)"}
+    first = next(i for i, e in enumerate(ctx) if e.msg_key == key)
+    own = [e for e in ctx[first:] if e.msg_key == key and sendable(e)]
+    # what the view holds after the response started, the response aside (results of its calls, later
+    # prompts and responses): the recorded input side does not hold it. API error and empty lines are not sent
+    rest = [e for e in ctx[first + 1:] if e.msg_key != key and sendable(e)]
+    after = HeuristicSum(rest).tokens
+    n_after = len(view_of(rest))
+    rec = usage.context
+    where = f"lines {lines[0]}-{lines[-1]}, {len(lines)} record(s) deduplicated"
     if placeholder:
-        res["basis"] += "; only streaming records were written (no final usage)"
-    return res
+        # a streaming record: the input side is exact, its output_tokens is a placeholder; the
+        # response's own characters stand in for the output
+        response = HeuristicSum(own).tokens
+        output_added = 0
+        basis = (f"input + cache_creation + cache_read of the last response {rec:,} ({where}; only streaming "
+                 f"records were written, no final usage) + heuristic {response:,} for the response's own content "
+                 f"(instead of the placeholder output_tokens {usage.output:,})")
+    else:
+        response = 0
+        output_added = usage.output
+        basis = (f"input + cache_creation + cache_read of the last response {rec:,} ({where}) "
+                 f"+ its output_tokens {usage.output:,}")
+    basis += f" + heuristic {after:,} for {n_after} later message(s)"
+    return {"tokens": rec + output_added + response + after, "recorded": rec, "output_added": output_added,
+            "response_heuristic": response, "after": after, "after_messages": n_after,
+            "line": lines[-1], "lines": lines, "message_key": key, "input": usage.input, "output": usage.output,
+            "cache_read": usage.cache_read, "cache_write": usage.cache_write, "placeholder": placeholder,
+            "basis": basis}
 
 
 # ----------------------------------------------------------------------------- anthropic
@@ -706,7 +750,10 @@ def calibration(ix: Index, opts: Options, names: dict) -> dict:
     fmt = t.format_name
     if fmt == "messages":
         return {"available": False, "reason": "Messages JSONL records no usage"}
-    seq = pi_path(t.entries) if fmt == "pi" else [e for e in t.entries if e.kind != "header"]
+    if fmt == "pi":
+        seq = pi_path(t.entries)
+    else:  # a subagent's lines in a main file are another context: left out as the view and Evidence do
+        seq = claude_main_thread([e for e in t.entries if e.kind != "header"])
     msgs = [e for e in seq if e.kind in (MESSAGE, COMPACTION)]
     notes = []
     per: dict[str, callable] = {
@@ -729,11 +776,12 @@ def calibration(ix: Index, opts: Options, names: dict) -> dict:
     chars = 0
     seg = 0
     usage_base: int | None = None
-    since = 0
+    since = HeuristicSum()  # the heuristic for what came after the last recorded usage
     points = []  # (segment, {est: value}, chars, recorded)
     pos = {e.id: i for i, e in enumerate(seq) if e.id is not None} if fmt == "pi" else {}
     prev_key = None
     seen_keys: set = set()
+    streamed: set = set()  # Claude Code responses with only streaming (placeholder) records
 
     def cost(e, name):
         if name == "heuristic+overheads":
@@ -762,27 +810,37 @@ def calibration(ix: Index, opts: Options, names: dict) -> dict:
         if e.kind != MESSAGE or not sendable(e) or e.get("exclude"):
             continue
         rec = None
+        placeholder = False
         if e.role == "assistant" and e.usage is not None and not e.errored:
             if fmt == "claude":
                 if e.msg_key in finals and e.msg_key not in seen_keys:
                     seen_keys.add(e.msg_key)
-                    rec = finals[e.msg_key][0]
+                    rec, _, placeholder = finals[e.msg_key]  # the final record of the response
+                    if placeholder:
+                        streamed.add(e.msg_key)
             elif e.usage.context > 0:
                 rec = e.usage
         if rec is not None and rec.context > 0:
             est = dict(running)
             if usage_base is not None:
-                est["usage"] = usage_base + since
+                est["usage"] = usage_base + since.tokens
             points.append((seg, est, chars, rec.context))
         for k in running:
             running[k] += cost(e, k)
         chars += e.chars
         prev_key = e.msg_key
         if rec is not None and rec.context > 0:
-            usage_base = rec.context_after  # context after this response (pi's totalTokens)
-            since = 0
-        elif usage_base is not None and not (fmt == "claude" and e.msg_key is not None and e.msg_key in seen_keys and e.role == "assistant"):
-            since += heuristic_chars_tokens(e.chars)
+            since = HeuristicSum()
+            if placeholder:
+                # only streaming records (as -t usage): the input side is exact, output_tokens is a
+                # placeholder; the response's own content stands in for its output
+                usage_base = rec.context
+                since.add(e)
+            else:
+                usage_base = rec.context_after  # context after this response (pi's totalTokens)
+        elif usage_base is not None and not (fmt == "claude" and e.role == "assistant" and e.msg_key is not None
+                                             and e.msg_key in seen_keys and e.msg_key not in streamed):
+            since.add(e)
 
     if not points:
         return {"available": False, "reason": "no assistant turn with recorded usage", "notes": notes}

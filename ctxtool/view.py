@@ -131,6 +131,25 @@ def claude_segment(entries: list[Entry]) -> list[Entry]:
     return seq
 
 
+def claude_main_thread(entries: list[Entry]) -> list[Entry]:
+    """Claude Code: the entries without a subagent's lines, by the rule of ``window.Evidence``:
+    in a main file, a sidechain message line after a main-thread message line (API error lines
+    are not the main thread) is another conversation and is left out; a subagent file is all
+    sidechain and keeps every line."""
+    out: list[Entry] = []
+    main_seen = False
+    for e in entries:
+        if e.kind == MESSAGE:
+            x = e.extra
+            if x is not None and x.get("sidechain"):
+                if main_seen:
+                    continue
+            elif not main_seen and not (x is not None and x.get("api_error")):
+                main_seen = True
+        out.append(e)
+    return out
+
+
 def merges(fmt_name: str, role: str) -> bool:
     """Whether two consecutive messages of ``role`` become one turn.
 

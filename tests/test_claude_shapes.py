@@ -156,7 +156,11 @@ def test_usage_estimate(case):
     path, exp = load(case)
     r = estimate_file(str(path), Options(tokenizer="usage"))
     u, e = r["usage"], exp["usage"]
-    assert r["tokens"] == u["recorded"] == e["tokens"]
+    # what the next request carries: the recorded input side + the output (or, for a placeholder, the
+    # response's own content) + the heuristic for what came after (pi's estimateContextTokens)
+    assert r["tokens"] == e["tokens"] and u["recorded"] == e["recorded"]
+    assert r["tokens"] == u["recorded"] + u["output_added"] + u["response_heuristic"] + u["after"]
+    assert u["output_added"] == (0 if e["placeholder"] else e["output"])
     assert u["line"] == e["line"] and u["lines"] == e["lines"]
     assert u["placeholder"] is e["placeholder"]
     assert u["output"] == e["output"]

@@ -92,7 +92,7 @@ def test_usage_unavailable_for_messages():
 def test_usage_json_and_calibrate():
     d = json.loads(run("-t", "usage", "--calibrate", "--json", FIX / "claude_split.jsonl").stdout)
     f = d["files"][0]
-    assert f["tokens"] == 3055 and f["usage"]["placeholder"] is False
+    assert f["tokens"] == 3065 and f["usage"]["recorded"] == 3055 and f["usage"]["placeholder"] is False
     assert f["calibration"]["available"] and f["calibration"]["turns"] == 2
     out = run("-t", "usage", "--calibrate", FIX / "claude_split.jsonl").stdout
     assert "Calibration against recorded usage" in out and "trust" in out

@@ -69,6 +69,8 @@ def test_usage_estimator_equals_recorded(case):
     r = estimate_file(str(path), Options(tokenizer="usage"))
     assert r["tokens"] == exp["usage"]
     assert r["usage"]["line"] == exp["usage_line"]
+    if "usage_recorded" in exp:
+        assert r["usage"]["recorded"] == exp["usage_recorded"]
     if "usage_placeholder" in exp:
         assert r["usage"]["placeholder"] is exp["usage_placeholder"]
     # the breakdown is still what the model sees, by pi's rules
@@ -170,7 +172,7 @@ def test_window_from_model_and_overrides(tmp_path):
     p = tmp_path / "big.jsonl"
     p.write_text(src)
     r = estimate_file(str(p), Options(tokenizer="usage"))
-    assert r["window"] == 1_000_000 and r["tokens"] == 300_055
+    assert r["window"] == 1_000_000 and r["tokens"] == 300_065  # 300,055 recorded + output 10
 
 
 def test_calibration_on_hand_fixture():
