@@ -33,7 +33,7 @@ from array import array
 from .model import BOUNDARY, COMPACTION, MESSAGE
 from .tokens import CHARS_PER_TOKEN
 from .transcript import scan
-from .view import UNSENT_STOPS, merges
+from .view import UNSENT_STOPS, MainThread, merges
 from .window import DEFAULT_WINDOW as WINDOW_DEFAULT
 from .window import Evidence, configured_window, resolve_window
 
@@ -183,7 +183,7 @@ class SessionProfiler:
         self.compactions: list[dict] = []
         self.await_summary = None  # Claude: the boundary whose summary message follows
         self.last_usage = None
-        self.main_seen = False  # Claude: a main-thread message was seen (sidechain lines are a subagent's)
+        self.main = MainThread()  # Claude: a subagent's lines in a main file are another conversation
         self.response_chars = 0  # Claude: characters of the current response's lines so far
 
     # -- helpers
@@ -299,12 +299,10 @@ class SessionProfiler:
             return
         if e.kind != MESSAGE:
             return
-        if e.extra is not None and (e.extra.get("api_error") or (e.extra.get("sidechain") and self.main_seen)):
-            # Claude Code never sends its own API error messages, and a subagent's lines in the
-            # main file are another conversation (the view drops both)
+        if not self.main.keeps(e) or (e.extra is not None and e.extra.get("api_error")):
+            # a subagent's lines in the main file are another conversation, and Claude Code
+            # never sends its own API error messages (the view drops both)
             return
-        if self.fmt == "claude" and not e.get("sidechain"):
-            self.main_seen = True
         self.messages += 1
         self._count_api(e)
         if e.ts is not None:

@@ -18,7 +18,7 @@ from typing import Callable
 import orjson
 
 from . import formats, parallel
-from .errors import FormatError, InputError
+from .errors import InputError
 from .jsonl import BOM, Line, open_binary, parse, read_at
 from .model import Entry
 
@@ -276,9 +276,6 @@ def _scan_lines(t: Transcript, path: str, pending: list, module, emit, begin: in
                 raise InputError("empty session file", path=path)
             first = t.bad[0]
             raise InputError(f"no parseable JSON lines, not a session transcript (first: {first.reason})", path=path, line=first.lineno)
-        try:
-            t.fmt = formats.detect([o for _, o in pending], path=path, forced=module)
-        except FormatError:
-            raise
+        t.fmt = formats.detect([o for _, o in pending], path=path, forced=module)
         for ln, o in pending:
             emit(ln, o)

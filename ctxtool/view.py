@@ -131,23 +131,32 @@ def claude_segment(entries: list[Entry]) -> list[Entry]:
     return seq
 
 
+class MainThread:
+    """Claude Code: which message lines belong to the conversation the file is about. In a main
+    file, a sidechain line after a main-thread line is a subagent's (another context); a subagent
+    file is all sidechain and keeps every line. API error lines are not the main thread. One rule
+    for estimate, profile and ``window.Evidence``; feed it the message entries in file order."""
+
+    __slots__ = ("seen",)
+
+    def __init__(self) -> None:
+        self.seen = False  # a main-thread message line was seen
+
+    def keeps(self, e: Entry) -> bool:
+        x = e.extra
+        if x is not None:
+            if x.get("sidechain"):
+                return not self.seen
+            if x.get("api_error"):
+                return True
+        self.seen = True
+        return True
+
+
 def claude_main_thread(entries: list[Entry]) -> list[Entry]:
-    """Claude Code: the entries without a subagent's lines, by the rule of ``window.Evidence``:
-    in a main file, a sidechain message line after a main-thread message line (API error lines
-    are not the main thread) is another conversation and is left out; a subagent file is all
-    sidechain and keeps every line."""
-    out: list[Entry] = []
-    main_seen = False
-    for e in entries:
-        if e.kind == MESSAGE:
-            x = e.extra
-            if x is not None and x.get("sidechain"):
-                if main_seen:
-                    continue
-            elif not main_seen and not (x is not None and x.get("api_error")):
-                main_seen = True
-        out.append(e)
-    return out
+    """``entries`` without a subagent's lines (``MainThread``)."""
+    main = MainThread()
+    return [e for e in entries if e.kind != MESSAGE or main.keeps(e)]
 
 
 def merges(fmt_name: str, role: str) -> bool:

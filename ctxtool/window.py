@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .view import MainThread
+
 DEFAULT_WINDOW = 200_000
 CLAUDE_1M = 1_000_000
 
@@ -47,23 +49,14 @@ class Evidence:
     recorded: int | None = None  # a contextWindow recorded by a meta entry
     recorded_line: int | None = None
     peaks: dict = field(default_factory=dict)  # model -> (peak recorded context tokens, line)
-    main_seen: bool = False  # Claude Code: a main-thread line was seen (later sidechain lines are a subagent's)
+    main: MainThread = field(default_factory=MainThread)  # Claude Code: a subagent's lines are another context
 
     def add(self, e) -> None:
         """Feed one entry (called for every entry of a scan: keep the common path short)."""
         kind = e.kind
         if kind == "message":
-            x = e.extra
-            if x is not None:
-                if x.get("api_error"):
-                    return  # Claude Code's own error line: never sent
-                if x.get("sidechain"):
-                    if self.main_seen:
-                        return  # a subagent's lines in a main file: another context
-                elif not self.main_seen:
-                    self.main_seen = True
-            elif not self.main_seen:
-                self.main_seen = True
+            if not self.main.keeps(e) or (e.extra is not None and e.extra.get("api_error")):
+                return  # a subagent's lines in a main file, or Claude Code's own error line: never sent
             if e.role != "assistant":
                 return
             m = e.model
@@ -93,16 +86,14 @@ class Evidence:
     def add_messages(self, entries) -> None:
         """``add`` for the message entries of an index, after the scan (cheaper than a callback
         per entry: only assistants and lines with flags go through ``add``)."""
-        add = self.add
-        seen = self.main_seen
+        add, main = self.add, self.main
         for e in entries:
             if e.kind != "message":
                 continue
             if e.role == "assistant" or e.extra is not None:
                 add(e)
-                seen = self.main_seen
-            elif not seen:
-                self.main_seen = seen = True
+            else:
+                main.seen = True  # MainThread.keeps for a plain line
 
     @classmethod
     def of(cls, entries) -> "Evidence":
