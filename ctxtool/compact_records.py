@@ -24,6 +24,7 @@ import math
 import os
 import random
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
 
 from . import compact as cp
@@ -33,6 +34,7 @@ from .formats import pi as pi_fmt
 from .jsonl import READ_BUFFER, atomic_write, dumps, make_backup
 from .lock import DEFAULT_TIMEOUT, SessionLocks
 from .model import js_len
+from .repair import plan_repair
 from .summarize import Settings, SummaryResult, summarize_plan
 from .transcript import Transcript, scan
 
@@ -358,10 +360,6 @@ def _refuse_damaged(path: str, fmt: str) -> None:
     refuse a file whose header, ids or links ``ctxtool repair`` would fix, since the new records
     would point into the damage. Pairing problems are left as they are (the agent already sends
     them; summarizing can only remove some). Costs one structure-only scan."""
-    from collections import Counter
-
-    from .repair import plan_repair
-
     changes = [c for c in plan_repair(scan(path, fmt, stats=False)).changes if c.kind in STRUCTURAL]
     if changes:
         kinds = Counter(c.kind for c in changes)

@@ -32,6 +32,7 @@ import math
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Iterable
 
 import orjson
 
@@ -40,6 +41,7 @@ from .errors import ApiError, CtxError, EXIT_FAILED
 from .formats.common import CALL_TYPES
 from .model import BOUNDARY, COMPACTION, IMAGE_CHARS, MESSAGE
 from .tokens import (
+    HeuristicSum,
     heuristic_per_entry,
     CHARS_PER_TOKEN,
     MESSAGE_OVERHEAD,
@@ -461,29 +463,6 @@ def tiktoken_counts(ix: Index, entries: list, encoding: str, names: dict, *, num
 
 
 # ----------------------------------------------------------------------------- usage
-
-
-class HeuristicSum:
-    """pi's heuristic for messages added one at a time: one ceil(chars / 4) per message, the lines
-    of one Claude Code response (one ``msg_key``) counted as one message wherever they fall."""
-
-    __slots__ = ("tokens", "groups")
-
-    def __init__(self, entries=()):
-        self.tokens = 0
-        self.groups: dict = {}
-        for e in entries:
-            self.add(e)
-
-    def add(self, e) -> None:
-        c = e.chars if e.chars > 0 else 0
-        k = e.msg_key if e.role == "assistant" else None
-        if k is None:
-            self.tokens += heuristic_chars_tokens(c)
-            return
-        g = self.groups.get(k, 0)
-        self.groups[k] = g + c
-        self.tokens += heuristic_chars_tokens(g + c) - heuristic_chars_tokens(g)
 
 
 def _valid_usage(e) -> bool:
@@ -1066,8 +1045,8 @@ def _view_overheads(view) -> int:
     return total
 
 
-def estimate_many(paths: list[str], opts: Options | None = None) -> dict:
-    """Estimate several files: {files: [...], failures: [...], totals: {...}}."""
+def estimate_many(paths: Iterable[str], opts: Options | None = None) -> dict:
+    """Estimate several files (any iterable: the CLI passes its progress bar): {files, failures, totals}."""
     opts = opts or Options()
     files, failures = [], []
     for p in paths:

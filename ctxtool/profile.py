@@ -33,7 +33,7 @@ from array import array
 from .model import BOUNDARY, COMPACTION, MESSAGE
 from .tokens import CHARS_PER_TOKEN
 from .transcript import scan
-from .view import UNSENT_STOPS, MainThread, merges
+from .view import MainThread, merges, sendable
 from .window import DEFAULT_WINDOW as WINDOW_DEFAULT
 from .window import Evidence, configured_window, resolve_window
 
@@ -324,7 +324,7 @@ class SessionProfiler:
         if e.get("exclude"):
             return
         if e.role == "assistant":
-            if e.empty or e.stop in UNSENT_STOPS:
+            if not sendable(e):
                 return
             r = "assistant"
             if self.api_role == r and merges(self.fmt or "", r):

@@ -63,6 +63,31 @@ def heuristic_per_entry(entries) -> list[int]:
     return out
 
 
+class HeuristicSum:
+    """pi's heuristic for messages added one at a time (``-t usage`` and calibration): one
+    ceil(chars / 4) per message, the lines of one Claude Code response (one ``msg_key``) counted
+    as one message wherever they fall, even with tool results between them (``heuristic_per_entry``
+    groups consecutive lines only, as the breakdowns do)."""
+
+    __slots__ = ("tokens", "groups")
+
+    def __init__(self, entries=()):
+        self.tokens = 0
+        self.groups: dict = {}
+        for e in entries:
+            self.add(e)
+
+    def add(self, e) -> None:
+        c = e.chars if e.chars > 0 else 0
+        k = e.msg_key if e.role == "assistant" else None
+        if k is None:
+            self.tokens += heuristic_chars_tokens(c)
+            return
+        g = self.groups.get(k, 0)
+        self.groups[k] = g + c
+        self.tokens += heuristic_chars_tokens(g + c) - heuristic_chars_tokens(g)
+
+
 def heuristic_view(view) -> int:
     """Heuristic tokens of a provider view (list of ViewMessage)."""
     return sum(heuristic_entries(m.entries) for m in view)

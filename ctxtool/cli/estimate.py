@@ -6,7 +6,7 @@ import click
 
 from .. import render, tokenizers
 from ..errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK
-from ..estimate import PI_RESERVE_TOKENS, TOKENIZERS, Options, estimate_many, totals
+from ..estimate import PI_RESERVE_TOKENS, TOKENIZERS, Options, estimate_many
 from . import cli
 from .common import CONTEXT_SETTINGS, collect, each_with_progress, emit_json, format_option, json_option
 
@@ -67,12 +67,7 @@ def estimate(paths, tokenizer, encoding, safety_margin, overheads, window, model
     opts = Options(tokenizer=tokenizer, encoding=encoding, safety_margin=safety_margin, overheads=overheads,
                    window=window, model=model, reserve_tokens=reserve_tokens, top=top, calibrate=calibrate,
                    fmt=fmt, api_timeout=api_timeout)
-    res = {"files": [], "failures": []}
-    for path in each_with_progress(files, "estimate", enabled=not json_):  # estimate_many, with a progress bar
-        one = estimate_many([path], opts)
-        res["files"] += one["files"]
-        res["failures"] += one["failures"]
-    res["totals"] = totals(res["files"])
+    res = estimate_many(each_with_progress(files, "estimate", enabled=not json_), opts)
     for f in failures:
         f["message"] = f"{f['path']}: {f['error']}"
         f["exit_code"] = EXIT_FAILED
