@@ -5,10 +5,12 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.ctxtool-installed
 PI_HARNESS := tests/pi_harness
 PI_STAMP   := $(PI_HARNESS)/node_modules/.ctxtool-installed
+CLAUDE_HARNESS := tests/claude_harness
+CLAUDE_STAMP   := $(CLAUDE_HARNESS)/node_modules/.ctxtool-installed
 DEMO_DIR   := bench-out/demo
 
 .DEFAULT_GOAL := help
-.PHONY: help install pi-harness test test-fast demo bench lint clean
+.PHONY: help install pi-harness claude-harness test test-fast demo bench lint clean
 
 help:
 	@echo "make demo    repair, validate, estimate and profile the bundled broken sessions"
@@ -30,8 +32,16 @@ $(PI_STAMP): $(PI_HARNESS)/package.json $(PI_HARNESS)/package-lock.json
 
 pi-harness: $(PI_STAMP)
 
-test: $(STAMP) $(PI_STAMP)
-	CTXTOOL_REQUIRE_PI=1 $(PY) -m pytest -q
+# The real Claude Code client (npm; its native binary ships inside a registry package, so no
+# install script is run), resumed offline against a recording server: the judge of Claude Code files.
+$(CLAUDE_STAMP): $(CLAUDE_HARNESS)/package.json $(CLAUDE_HARNESS)/package-lock.json
+	npm ci --prefix $(CLAUDE_HARNESS) --ignore-scripts --no-audit --no-fund --loglevel=error
+	@touch $(CLAUDE_STAMP)
+
+claude-harness: $(CLAUDE_STAMP)
+
+test: $(STAMP) $(PI_STAMP) $(CLAUDE_STAMP)
+	CTXTOOL_REQUIRE_PI=1 CTXTOOL_REQUIRE_CLAUDE=1 $(PY) -m pytest -q
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -m "not pi"
@@ -53,4 +63,4 @@ bench: $(STAMP)
 	$(PY) tests/bench/run_all.py --out bench-out
 
 clean:
-	rm -rf $(VENV) bench-out .pytest_cache $(PI_HARNESS)/node_modules
+	rm -rf $(VENV) bench-out .pytest_cache $(PI_HARNESS)/node_modules $(CLAUDE_HARNESS)/node_modules

@@ -39,6 +39,13 @@ global queue; when both are empty the request succeeds):
 ``("max_tokens", None)``         success, text cut to ``max_tokens`` and
                                  ``stop_reason: "max_tokens"``.
 ``("ok", None)``                 plain success (useful as a placeholder).
+``("content", blocks[, stop])``  success with these content blocks (``text``, ``thinking``,
+                                 ``tool_use``), streamed block by block when asked
+                                 (``input_json_delta``, ``thinking_delta``,
+                                 ``signature_delta``); ``stop`` defaults to ``tool_use``
+                                 when a block is a tool call, else ``end_turn``. This is
+                                 how tests script the real Claude Code client into
+                                 running tools.
 
 An action may also be given as a bare int (``429`` == ``("status", 429)``) or a
 bare string (``"drop"`` == ``("drop", None)``).
@@ -53,6 +60,7 @@ import math
 import socket
 import threading
 import time
+import uuid
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Deque, Dict, Iterable, Iterator, List, Optional, Tuple, Union
@@ -110,7 +118,7 @@ _ERROR_MESSAGES: Dict[int, str] = {
     529: "Overloaded",
 }
 
-_ACTION_KINDS = frozenset({"status", "timeout", "malformed", "empty", "drop", "reply", "max_tokens", "ok"})
+_ACTION_KINDS = frozenset({"status", "timeout", "malformed", "empty", "drop", "reply", "max_tokens", "ok", "content"})
 
 _REDACTED = "<redacted>"
 _SECRET_HEADERS = frozenset({"x-api-key", "authorization"})
@@ -166,6 +174,8 @@ def _normalize_action(action: Any) -> Action:
             raise ValueError(f"('status', code) needs an int 4xx/5xx code, got {action[1]!r}")
         if len(action) > 2 and action[2] is not None and not isinstance(action[2], dict):
             raise ValueError("('status', code, headers): headers must be a dict")
+    if kind == "content" and not isinstance(action[1], list):
+        raise ValueError(f"('content', blocks) needs a list of content blocks, got {action[1]!r}")
     if kind == "timeout" and not isinstance(action[1], (int, float)):
         raise ValueError(f"('timeout', seconds) needs a number, got {action[1]!r}")
     return action
@@ -540,6 +550,11 @@ class _Handler(BaseHTTPRequestHandler):
             stop_reason = "max_tokens"
 
         content = [] if text is None else [{"type": "text", "text": text}]
+        if kind == "content":
+            content = [dict(b) for b in arg]
+            text = "".join(str(b.get("text") or b.get("thinking") or b.get("input") or "") for b in content)
+            calls = any(b.get("type") == "tool_use" for b in content)
+            stop_reason = action[2] if len(action) > 2 and action[2] else ("tool_use" if calls else "end_turn")
         output_tokens = _output_tokens(text or "")
         message = {
             "id": fake._next_message_id(),
@@ -562,16 +577,9 @@ class _Handler(BaseHTTPRequestHandler):
                      usage={"input_tokens": message["usage"]["input_tokens"], "output_tokens": 1})
         events.append(("message_start", {"type": "message_start", "message": start}))
         for i, block in enumerate(message["content"]):
-            events.append(("content_block_start",
-                           {"type": "content_block_start", "index": i, "content_block": {"type": "text", "text": ""}}))
+            events.extend(_block_events(i, block))
             if i == 0:
                 events.append(("ping", {"type": "ping"}))
-            text = block["text"]
-            step = max(1, math.ceil(len(text) / 3)) if text else 1
-            for j in range(0, len(text), step):
-                events.append(("content_block_delta", {"type": "content_block_delta", "index": i,
-                                                       "delta": {"type": "text_delta", "text": text[j:j + step]}}))
-            events.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
         events.append(("message_delta", {"type": "message_delta",
                                          "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
                                          "usage": {"output_tokens": message["usage"]["output_tokens"]}}))
@@ -585,6 +593,32 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
+
+
+def _chunks(text: str) -> List[str]:
+    step = max(1, math.ceil(len(text) / 3)) if text else 1
+    return [text[j:j + step] for j in range(0, len(text), step)]
+
+
+def _block_events(i: int, block: Dict[str, Any]) -> List[Tuple[str, Dict[str, Any]]]:
+    """The stream events of one content block, as the real API sends them."""
+    kind = block.get("type")
+    if kind == "tool_use":
+        start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+        deltas = [{"type": "input_json_delta", "partial_json": part}
+                  for part in _chunks(json.dumps(block.get("input", {})))]
+    elif kind == "thinking":
+        start = {"type": "thinking", "thinking": "", "signature": ""}
+        deltas = [{"type": "thinking_delta", "thinking": part} for part in _chunks(block.get("thinking", ""))]
+        deltas.append({"type": "signature_delta", "signature": block.get("signature", "sig")})
+    else:
+        start = {"type": "text", "text": ""}
+        deltas = [{"type": "text_delta", "text": part} for part in _chunks(block.get("text", ""))]
+    events: List[Tuple[str, Dict[str, Any]]] = [
+        ("content_block_start", {"type": "content_block_start", "index": i, "content_block": start})]
+    events += [("content_block_delta", {"type": "content_block_delta", "index": i, "delta": d}) for d in deltas]
+    events.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
+    return events
 
 
 class FakeAnthropic:
@@ -638,6 +672,9 @@ class FakeAnthropic:
         self._global_script: Deque[Action] = collections.deque()
         self._path_scripts: Dict[str, Deque[Action]] = {}
         self._ids = itertools.count(1)
+        # unique across servers too: a client resumed against a new server must never get a
+        # message id it already holds (Claude Code merges lines that share one)
+        self._run = uuid.uuid4().hex[:10]
         self._stopping = threading.Event()
         self._server: Optional[_Server] = None
         self._thread: Optional[threading.Thread] = None
@@ -740,10 +777,10 @@ class FakeAnthropic:
     # ------------------------------------------------------------------ internals
 
     def _next_request_id(self) -> str:
-        return f"req_fake_{next(self._ids):08d}"
+        return f"req_fake_{self._run}_{next(self._ids):08d}"
 
     def _next_message_id(self) -> str:
-        return f"msg_fake_{next(self._ids):08d}"
+        return f"msg_fake_{self._run}_{next(self._ids):08d}"
 
     def _record_error(self, exc: BaseException) -> None:
         with self._lock:

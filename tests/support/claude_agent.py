@@ -1,0 +1,246 @@
+"""Run the real Claude Code client offline and record what it sends (test support).
+
+The harness lives in ``tests/claude_harness`` (a pinned ``@anthropic-ai/claude-code``; its
+native Linux binary ships inside the registry package ``@anthropic-ai/claude-code-linux-x64``,
+so ``npm ci --ignore-scripts`` gets a working ``claude``). Install it with::
+
+    make claude-harness
+
+Every run happens in a sandbox: ``HOME`` and ``CLAUDE_CONFIG_DIR`` in a temporary directory,
+``ANTHROPIC_BASE_URL`` pointing at :class:`tests.support.fake_anthropic.FakeAnthropic` on
+127.0.0.1, telemetry, updates and other nonessential traffic off. Nothing leaves the machine.
+
+Two uses:
+
+- :func:`resume_payload` is the judge of a file: Claude Code resumes a copy of it and the
+  ``messages`` of its first ``/v1/messages`` request are exactly what it sends for that file,
+  less what the new prompt adds at the end (see :func:`strip_prompt`).
+- :class:`ClaudeSandbox` drives the client through scripted model responses (parallel tool
+  calls, thinking, errors), so it runs real tools and writes a genuine transcript: how the
+  recorded fixtures in ``fixtures/claude-recorded/`` are made.
+
+Standard library only (plus the fake server).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from .fake_anthropic import MESSAGES_PATH, FakeAnthropic
+
+HARNESS_DIR = Path(__file__).resolve().parent.parent / "claude_harness"
+BINARY = HARNESS_DIR / "node_modules" / "@anthropic-ai" / "claude-code-linux-x64" / "claude"
+PROMPT = "ctxtool-judge: reply with one word."
+DEFAULT_TIMEOUT = 90.0
+
+
+def claude_binary() -> str:
+    return os.environ.get("CTXTOOL_CLAUDE_BIN") or str(BINARY)
+
+
+@functools.lru_cache(maxsize=1)
+def claude_unavailable_reason() -> str | None:
+    """Why the Claude Code harness cannot run here, or None when it can."""
+    binary = claude_binary()
+    if not os.path.isfile(binary):
+        return f"Claude Code harness not installed ({binary} missing); run: make claude-harness"
+    try:
+        out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"cannot run {binary} --version: {exc}"
+    if out.returncode != 0 or "Claude Code" not in out.stdout:
+        return f"{binary} --version failed: {out.stderr.strip()[:200]}"
+    return None
+
+
+def project_dir_name(cwd: str) -> str:
+    """Claude Code's folder name for a working directory: every non-alphanumeric character becomes '-'."""
+    return re.sub(r"[^A-Za-z0-9]", "-", cwd)
+
+
+@dataclass
+class Run:
+    """One client run: its exit, output and the requests the server recorded."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    requests: list = field(default_factory=list)
+
+    @property
+    def messages_requests(self) -> list:
+        return [r for r in self.requests if r.path == MESSAGES_PATH and isinstance(r.body, dict)
+                and isinstance(r.body.get("messages"), list)]
+
+    @property
+    def result(self) -> dict:
+        try:
+            return json.loads(self.stdout)
+        except ValueError:
+            return {}
+
+
+class ClaudeSandbox:
+    """A throwaway HOME + project directory in which the real client runs against the fake server."""
+
+    def __init__(self, root: str | None = None, *, cwd_name: str = "proj"):
+        self._own = root is None
+        self.root = tempfile.mkdtemp(prefix="ctxtool-claude-") if root is None else root
+        self.home = os.path.join(self.root, "home")
+        self.config = os.path.join(self.home, ".claude")
+        self.cwd = os.path.join(self.root, cwd_name)
+        os.makedirs(self.config, exist_ok=True)
+        os.makedirs(self.cwd, exist_ok=True)
+
+    def __enter__(self) -> "ClaudeSandbox":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._own:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    @property
+    def project_dir(self) -> str:
+        return os.path.join(self.config, "projects", project_dir_name(self.cwd))
+
+    def session_path(self, session_id: str) -> str:
+        return os.path.join(self.project_dir, f"{session_id}.jsonl")
+
+    def install(self, path: str, session_id: str | None = None) -> str:
+        """Copy a transcript where the client looks for it; returns its session id."""
+        session_id = session_id or Path(path).stem
+        os.makedirs(self.project_dir, exist_ok=True)
+        shutil.copyfile(path, self.session_path(session_id))
+        return session_id
+
+    def sessions(self) -> list[str]:
+        d = self.project_dir
+        return sorted(os.path.join(d, n) for n in os.listdir(d) if n.endswith(".jsonl")) if os.path.isdir(d) else []
+
+    def env(self, base_url: str, extra: dict | None = None) -> dict:
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": self.home,
+            "CLAUDE_CONFIG_DIR": self.config,
+            "ANTHROPIC_BASE_URL": base_url,
+            "ANTHROPIC_API_KEY": "sk-ant-ctxtool-test",
+            "DISABLE_TELEMETRY": "1",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+            "NO_PROXY": "127.0.0.1,localhost",
+            "LANG": "C.UTF-8",
+            "TZ": "UTC",
+            "IS_SANDBOX": "1",  # tests run as root in CI containers: lets --dangerously-skip-permissions run
+        }
+        if extra:
+            env.update(extra)
+        return env
+
+    def run(self, prompt: str, *, resume: str | None = None, script: Iterable[Any] = (),
+            args: Iterable[str] = (), timeout: float = DEFAULT_TIMEOUT, env: dict | None = None,
+            server: FakeAnthropic | None = None) -> Run:
+        """``claude -p PROMPT`` (resuming ``resume`` when given) against a fake server that
+        answers with ``script`` first, then with short text replies."""
+        own = server is None
+        srv = FakeAnthropic() if own else server
+        if own:
+            srv.start()
+        try:
+            srv.script_for(MESSAGES_PATH, list(script))
+            cmd = [claude_binary(), "-p", prompt, "--output-format", "json", "--dangerously-skip-permissions"]
+            if resume:
+                cmd += ["--resume", resume]
+            cmd += list(args)
+            try:
+                p = subprocess.run(cmd, cwd=self.cwd, env=self.env(srv.base_url, env), capture_output=True,
+                                   text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+                rc, out, err = p.returncode, p.stdout, p.stderr
+            except subprocess.TimeoutExpired as e:
+                rc, out, err = -9, _text(e.stdout), _text(e.stderr) + "\n[timed out]"
+            return Run(rc, out, err, srv.requests.snapshot())
+        finally:
+            if own:
+                srv.stop()
+
+
+def _text(b: Any) -> str:
+    if b is None:
+        return ""
+    return b.decode("utf-8", "replace") if isinstance(b, bytes) else b
+
+
+def strip_prompt(messages: list, prompt: str = PROMPT) -> list:
+    """What the client sends for the file itself: the request's messages less what the new
+    prompt added. The prompt goes at the end of the last user message, possibly with reminder
+    text blocks (environment, date) the client adds on its own just before it; when the
+    history ends with a user message, the client merges the new turn into it."""
+    msgs = json.loads(json.dumps(messages))
+    while msgs and msgs[-1].get("role") == "system":  # reminders the new turn adds
+        msgs.pop()
+    if not msgs or msgs[-1].get("role") != "user":
+        raise AssertionError("the last message sent is not the new prompt's user message")
+    last = msgs[-1]
+    content = last["content"]
+    if isinstance(content, str):
+        if content == prompt:
+            msgs.pop()
+            return msgs
+        raise AssertionError("the prompt is not the last user message")
+    idx = max((i for i, b in enumerate(content) if b.get("type") == "text" and b.get("text") == prompt), default=None)
+    if idx is None:
+        raise AssertionError("the prompt is not in the last user message")
+    # blocks added with the prompt: the prompt and the reminder text blocks just before it
+    start = idx
+    while start > 0 and content[start - 1].get("type") == "text" and content[start - 1].get("text", "").startswith("<system-reminder>"):
+        start -= 1
+    rest = content[:start] + content[idx + 1:]
+    if rest:
+        last["content"] = rest
+    else:
+        msgs.pop()
+        while msgs and msgs[-1].get("role") == "system":
+            msgs.pop()
+    return msgs
+
+
+def resume_payload(path: str, *, session_id: str | None = None,
+                   timeout: float = DEFAULT_TIMEOUT) -> dict:
+    """Resume a copy of ``path`` in the real client and return what it sent.
+
+    ``{"messages": [...] (less the new prompt), "raw": full request body, "run": Run}``.
+    The caller's file is never touched: the client resumes a copy in a sandbox."""
+    with ClaudeSandbox() as box:
+        sid = box.install(path, session_id or _recorded_session_id(path))
+        run = box.run(PROMPT, resume=sid, timeout=timeout)
+        reqs = run.messages_requests
+        if not reqs:
+            raise AssertionError(f"Claude Code sent no request for {path}: rc={run.returncode} "
+                                 f"stdout={run.stdout[:500]!r} stderr={run.stderr[:500]!r}")
+        body = reqs[0].body
+        return {"messages": strip_prompt(body["messages"]), "raw": body, "run": run}
+
+
+def _first_field(path: str, key: str) -> str | None:
+    with open(path, "rb") as f:
+        for line in f:
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(obj, dict) and isinstance(obj.get(key), str):
+                return obj[key]
+    return None
+
+
+def _recorded_session_id(path: str) -> str | None:
+    return _first_field(path, "sessionId")
