@@ -118,6 +118,13 @@ class _Planner:
         self.active_path: list[Entry] = []  # pi: root-to-leaf path after the structure fixes
         self.structure_changed = False  # fix_structure found links or ids to look at
         self.linear_path: list[Entry] | None = None  # pi: set when the entries form one chain in file order
+        # Claude Code heals pairing itself when it resumes (claude_chain.heal): a call without a
+        # result, an orphan or a second result are not damage it sends; repair leaves them as they
+        # are (validate names them) and fixes only what the client would lose, reused call ids
+        self.client_heals_pairing = self.name == "claude"
+        # a subagent's own file (all sidechain), whose links may point into its parent session
+        self.side_file = self.name == "claude" and all(
+            e.get("sidechain") for e in t.entries if e.kind == MESSAGE)
 
     # ------------------------------------------------------------ helpers
     @property
@@ -242,10 +249,16 @@ class _Planner:
                         self.change("duplicate-id", "relinked", e, e.id, f"parent {p} is a duplicated id; linked to its latest occurrence {resolve[p]}")
                 else:
                     kind = "cycle" if (p == e.id or p in all_ids) else "dangling-parent"
-                    new_parent = prev.id if prev is not None else None
-                    why = "points to itself" if p == e.id else ("points forward (cycle)" if kind == "cycle" else "points to no entry")
-                    self._set_parent(e, new_parent)
-                    self.change(kind, "relinked", e, e.id, f"parent {p} {why}; re-linked to {new_parent}")
+                    if kind == "dangling-parent" and self.name == "claude" and (prev is None or self.side_file):
+                        # a link out of the file by design: a subagent or agent-acompact file points into
+                        # the parent session, a file's first line may point into the session it came
+                        # from. Only a lost line inside a main file cuts what the client sends.
+                        kind = None
+                    if kind is not None:
+                        new_parent = prev.id if prev is not None else None
+                        why = "points to itself" if p == e.id else ("points forward (cycle)" if kind == "cycle" else "points to no entry")
+                        self._set_parent(e, new_parent)
+                        self.change(kind, "relinked", e, e.id, f"parent {p} {why}; re-linked to {new_parent}")
             if e.id in resolve and self._same_line(first_entry[e.id], e):
                 self.drop(e, "duplicate-line", f"the same line as line {first_line[e.id]}, written twice")
                 continue
@@ -469,6 +482,8 @@ class _Planner:
         return fid
 
     def _drop_unmatched(self, s: Entry, skipped: set):
+        if self.client_heals_pairing:
+            return
         for r in list(self.results_of(s)):
             self._drop_result(s, r, *(ERRORED if r.id in skipped else ORPHAN))
 
@@ -496,6 +511,8 @@ class _Planner:
             for r in list(results):
                 k = next((k for k in by_call_id.get(r.id, ()) if k not in taken), None)
                 if k is None:
+                    if self.client_heals_pairing:
+                        continue
                     if r.id in by_call_id:
                         self._drop_result(s, r, "duplicate-result", "second result for the same tool call in this turn")
                     else:
@@ -537,7 +554,7 @@ class _Planner:
                 self.edit(s)["results_first"] = order_ids
                 self.change("moved-result", "rewritten", s, None, "tool_result blocks moved before the other blocks of the message")
         missing = [k for k in range(len(calls)) if k not in taken]
-        if not missing:
+        if not missing or self.client_heals_pairing:
             return
         host = anchor if (anchor is not unit[-1] and self.name != "pi" and self.results_of(anchor)
                           and anchor.nblocks > len(self.results_of(anchor))) else None

@@ -99,7 +99,38 @@ def validate_view(view: list[ViewMessage]) -> list[Violation]:
 
 def validate_entries(fmt_name: str, entries) -> list[Violation]:
     """Validate what the agent would send, in one pass without building the view."""
-    return _validate(message_groups(fmt_name, entries))
+    return as_sent(fmt_name, _validate(message_groups(fmt_name, entries)))
+
+
+# What Claude Code does with each pairing fault when it resumes a file (claude_chain.heal): the
+# request it sends is well-paired, so the fault is a warning that says what the model loses.
+CLAUDE_HEALS = {
+    "missing-tool-result": "Claude Code drops these tool calls when it resumes (or, in the last message, "
+                           "sends an 'interrupted' error result for them): ",
+    "unexpected-tool-result": "Claude Code drops this result when it resumes (no call before it): ",
+    "duplicate-tool-result": "Claude Code sends only the first result for this call: ",
+    "result-not-first": "Claude Code gathers the results of a response into one message: ",
+    "duplicate-tool-use-id": "Claude Code replaces the later call with '[Tool use interrupted]' and loses its "
+                             "result (repair renames the id): ",
+}
+OLDER_CLIENTS = " [older Claude Code versions sent this as is and the API answered: {}]"
+
+
+def as_sent(fmt_name: str, violations: list[Violation]) -> list[Violation]:
+    """Violations as the agent's own request would meet them. Claude Code heals pairing itself,
+    so those are warnings that name what it does; it always appends the new prompt after a final
+    assistant message, so that is no finding at all."""
+    if fmt_name != "claude":
+        return violations
+    out = []
+    for v in violations:
+        if v.kind == "trailing-assistant":
+            continue
+        heals = CLAUDE_HEALS.get(v.kind)
+        if heals is not None:
+            v = Violation(v.kind, WARNING, v.message_index, v.lines, heals + ", ".join(v.ids) + OLDER_CLIENTS.format(v.api_error), v.ids)
+        out.append(v)
+    return out
 
 
 def validate_file(path: str, fmt: str | None = None) -> dict:
@@ -107,7 +138,7 @@ def validate_file(path: str, fmt: str | None = None) -> dict:
     t = scan(path, fmt, stats=False)  # structure only
     groups = list(message_groups(t.format_name, t.entries))
     return {"path": path, "format": t.format_name, "messages": len(groups), "bad_lines": [b.lineno for b in t.bad],
-            "violations": [v.to_dict() for v in _validate(groups)]}
+            "violations": [v.to_dict() for v in as_sent(t.format_name, _validate(groups))]}
 
 
 def _validate(groups) -> list[Violation]:

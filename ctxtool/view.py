@@ -5,8 +5,9 @@ compaction on that path, emit its summary first, then the kept entries from
 ``firstKeptEntryId`` and everything after the compaction, as ``buildSessionContext``
 does; then, as pi-ai does before calling a provider, skip assistant turns that
 ended in ``error``/``aborted`` and turn tool results into user messages.
-Claude Code: everything after the last ``compact_boundary``, assistant lines
-merged by ``message.id``, no metadata lines. Messages JSONL: every line.
+Claude Code: Claude Code's own rules (``claude_chain``): the leaf's ``parentUuid`` chain after
+the last ``compact_boundary``, assistant lines merged by ``message.id`` wherever they fall, their
+results gathered after them, no metadata lines. Messages JSONL: every line.
 Consecutive messages of the same role are combined, as the Messages API does.
 """
 
@@ -14,7 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .model import BOUNDARY, COMPACTION, HEADER, MESSAGE, Entry
+from .claude_chain import sent_entries
+from .model import COMPACTION, HEADER, MESSAGE, Entry
 
 
 @dataclass
@@ -119,16 +121,10 @@ def pi_segment(entries: list[Entry], path: list[Entry] | None = None) -> tuple[l
 
 
 def claude_segment(entries: list[Entry]) -> list[Entry]:
-    """Claude Code: the entries after the last compact_boundary, without sidechain lines
-    when the file also holds the main conversation (a subagent file is all sidechain)."""
-    last = -1
-    for i, e in enumerate(entries):
-        if e.kind == BOUNDARY:
-            last = i
-    seq = entries[last + 1:]
-    if any(e.kind == MESSAGE and not e.get("sidechain") for e in seq):
-        seq = [e for e in seq if not e.get("sidechain")]
-    return seq
+    """Claude Code: the message entries it sends, in its order (``claude_chain.sent_entries``:
+    the leaf's chain after the last compact boundary, split responses together, results gathered
+    after their calls, no subagent lines in a main file)."""
+    return sent_entries(entries)
 
 
 class MainThread:
@@ -177,7 +173,7 @@ def context_entries(fmt_name: str, entries: list[Entry]) -> list[Entry]:
         out += [e for e in path[start:] if e.kind == MESSAGE and not (e.extra and e.extra.get("exclude"))]
         return out
     if fmt_name == "claude":
-        return [e for e in claude_segment(entries) if e.kind == MESSAGE]
+        return claude_segment(entries)
     return [e for e in entries if e.kind == MESSAGE]
 
 
@@ -217,3 +213,44 @@ def message_groups(fmt_name: str, entries: list[Entry]):
 
 def provider_view(fmt_name: str, entries: list[Entry]) -> list[ViewMessage]:
     return [ViewMessage(role, group) for role, group in message_groups(fmt_name, entries)]
+
+
+def sent_messages(t, entries: list[Entry] | None = None) -> list[dict]:
+    """The provider view as the agent sends it: ``{"role", "content", "lines"}`` per message,
+    content as Messages API blocks (loaded again from the file by offset). Claude Code: context
+    attachments as the role the client renders them in (``system`` or ``user``), and the
+    client's own pairing fixes applied (``claude_chain.heal``), so this is the request body's
+    ``messages``, less what the client adds for the new prompt."""
+    from .claude_chain import heal
+
+    fmt = t.format_name
+    entries = t.entries if entries is None else entries
+    out: list[dict] = []
+    with open(t.path, "rb") as f:
+        for role, group in message_groups(fmt, entries):
+            parts: list[tuple[str, list, list]] = []
+            for e in group:
+                blocks = (t.reload(e, f).blocks if e.kind != COMPACTION else None)
+                if blocks is None:
+                    blocks = [{"type": "text", "text": _summary_text(t, e, f)}]
+                r = role
+                ctx = e.get("context") if fmt == "claude" else None
+                if ctx == "system":
+                    r = "system"
+                if parts and parts[-1][0] == r:
+                    parts[-1][1].extend(blocks)
+                    parts[-1][2].append(e.lineno)
+                else:
+                    parts.append((r, list(blocks), [e.lineno]))
+            out += [{"role": r, "content": b, "lines": ls} for r, b, ls in parts]
+    if fmt != "claude":
+        return out
+    lines = [m["lines"] for m in out]
+    healed = heal([{"role": m["role"], "content": m["content"]} for m in out])
+    # line numbers follow the messages they came from where healing kept them in place
+    return [dict(m, lines=lines[k] if k < len(lines) and out[k]["role"] == m["role"] else []) for k, m in enumerate(healed)]
+
+
+def _summary_text(t, e: Entry, f) -> str:
+    obj = t.load(e, f)
+    return str(obj.get("summary") or "")

@@ -18,17 +18,19 @@ def _isolated_env(monkeypatch, tmp_path_factory):
 
 
 def pytest_collection_modifyitems(config, items):
-    """pi tests skip when the harness is missing, except where CTXTOOL_REQUIRE_PI=1 (make test, CI)."""
+    """Tests that need an agent's real client skip when its harness is missing, except where
+    CTXTOOL_REQUIRE_PI=1 / CTXTOOL_REQUIRE_CLAUDE=1 (make test, CI) make that an error."""
+    from tests.support.claude_agent import claude_unavailable_reason
     from tests.support.pi_agent import pi_unavailable_reason
 
-    reason = None
-    if any(item.get_closest_marker("pi") for item in items):
-        reason = pi_unavailable_reason()
-    if reason is None:
-        return
-    if os.environ.get("CTXTOOL_REQUIRE_PI") == "1":
-        raise pytest.UsageError(f"CTXTOOL_REQUIRE_PI=1 but the pi agent harness cannot run: {reason}")
-    skip = pytest.mark.skip(reason=reason)
-    for item in items:
-        if item.get_closest_marker("pi"):
+    for marker, unavailable, require in (("pi", pi_unavailable_reason, "CTXTOOL_REQUIRE_PI"),
+                                         ("claude", claude_unavailable_reason, "CTXTOOL_REQUIRE_CLAUDE")):
+        marked = [item for item in items if item.get_closest_marker(marker)]
+        reason = unavailable() if marked else None
+        if reason is None:
+            continue
+        if os.environ.get(require) == "1":
+            raise pytest.UsageError(f"{require}=1 but the {marker} harness cannot run: {reason}")
+        skip = pytest.mark.skip(reason=reason)
+        for item in marked:
             item.add_marker(skip)

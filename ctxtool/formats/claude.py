@@ -44,6 +44,14 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
         e.kind = BOUNDARY
         meta = obj.get("compactMetadata") if isinstance(obj.get("compactMetadata"), dict) else {}
         e.extra = {"logical_parent": obj.get("logicalParentUuid"), "tokens_before": meta.get("preTokens") or 0, "trigger": meta.get("trigger")}
+        kept = meta.get("preservedMessages") if isinstance(meta.get("preservedMessages"), dict) else {}
+        uuids = kept.get("uuids")
+        if isinstance(uuids, list) and uuids:
+            e.extra["preserved"] = tuple(u for u in uuids if isinstance(u, str))
+            e.extra["anchor"] = kept.get("anchorUuid") if isinstance(kept.get("anchorUuid"), str) else None
+        return
+    if t == "attachment":
+        _attachment(obj, e, stats)
         return
     m = obj.get("message")
     if t not in ("user", "assistant") or not isinstance(m, dict):
@@ -87,6 +95,30 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
         if isinstance(src, str):
             extra["source_tool_use"] = src
     e.extra = extra or None
+
+
+def _attachment(obj: dict, e, stats: bool) -> None:
+    """An attachment the client recorded a rendering of is context it sends (a ``<system-reminder>``
+    in a user or system message); one without a rendering is never read here (the client renders
+    it from its data at send time, which ctxtool does not imitate)."""
+    rendered = obj.get("rendered")
+    texts = [r.get("content") for r in rendered if isinstance(r, dict) and isinstance(r.get("content"), str)] \
+        if isinstance(rendered, list) else []
+    att = obj.get("attachment")
+    kind = att.get("type") if isinstance(att, dict) and isinstance(att.get("type"), str) else "attachment"
+    if not texts:
+        e.kind = META
+        e.extra = {"attachment": kind}
+        return
+    e.kind = MESSAGE
+    e.role = "user"
+    blocks = [{"type": "text", "text": x} for x in texts]
+    e.blocks = blocks
+    scan_anthropic_blocks(e, blocks, "user", stats)
+    role = obj.get("renderedRole")
+    e.extra = {"attachment": kind, "context": role if role in ("system", "user") else "user"}
+    if obj.get("isSidechain"):
+        e.extra["sidechain"] = True
 
 
 def _interrupt_marker(content) -> bool:

@@ -31,6 +31,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -220,7 +221,10 @@ def resume_payload(path: str, *, session_id: str | None = None,
     ``{"messages": [...] (less the new prompt), "raw": full request body, "run": Run}``.
     The caller's file is never touched: the client resumes a copy in a sandbox."""
     with ClaudeSandbox() as box:
-        sid = box.install(path, session_id or _recorded_session_id(path))
+        sid = session_id or _recorded_session_id(path)
+        if not _is_uuid(sid):  # the client resumes only files named by a UUID
+            sid = str(uuid.uuid5(uuid.NAMESPACE_URL, os.path.abspath(path)))
+        sid = box.install(path, sid)
         run = box.run(PROMPT, resume=sid, timeout=timeout)
         reqs = run.messages_requests
         if not reqs:
@@ -228,6 +232,13 @@ def resume_payload(path: str, *, session_id: str | None = None,
                                  f"stdout={run.stdout[:500]!r} stderr={run.stderr[:500]!r}")
         body = reqs[0].body
         return {"messages": strip_prompt(body["messages"]), "raw": body, "run": run}
+
+
+def _is_uuid(value) -> bool:
+    try:
+        return isinstance(value, str) and str(uuid.UUID(value)) == value.lower()
+    except ValueError:
+        return False
 
 
 def _first_field(path: str, key: str) -> str | None:
@@ -244,3 +255,71 @@ def _first_field(path: str, key: str) -> str | None:
 
 def _recorded_session_id(path: str) -> str | None:
     return _first_field(path, "sessionId")
+
+
+REMINDER = "<system-reminder>"
+
+
+def conversation(messages: list) -> list:
+    """What a comparison of two ``messages`` lists looks at: every user and assistant message
+    with its blocks (text, thinking, tool calls with id, name and input, tool results with id,
+    content and error flag), consecutive messages of one role taken together as the API takes
+    them. Left out: ``system`` messages and ``<system-reminder>`` text, the context the client
+    renders from attachments and adds on its own (ctxtool counts the recorded renderings but
+    does not place them), and trailing newlines of text (the client adds one where it joins
+    two user messages)."""
+    out: list = []
+    for m in messages:
+        if m["role"] == "system":
+            continue
+        content = m["content"]
+        content = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        blocks = []
+        for b in content:
+            t = b.get("type")
+            if t == "text":
+                if b["text"].startswith(REMINDER):
+                    continue
+                blocks.append(("text", b["text"].rstrip("\n")))
+            elif t == "tool_use":
+                blocks.append(("tool_use", b["id"], b["name"], json.dumps(b.get("input"), sort_keys=True)))
+            elif t == "tool_result":
+                blocks.append(("tool_result", b["tool_use_id"], json.dumps(b.get("content"), sort_keys=True),
+                               bool(b.get("is_error"))))
+            elif t == "thinking":
+                blocks.append(("thinking", b.get("thinking")))
+            else:
+                blocks.append((t, json.dumps(b, sort_keys=True)))
+        if not blocks:
+            continue
+        if out and out[-1][0] == m["role"]:
+            out[-1][1].extend(blocks)
+        else:
+            out.append((m["role"], blocks))
+    return [[role, blocks] for role, blocks in out]
+
+
+def well_paired(messages: list) -> list[str]:
+    """Pairing faults in a request's messages (empty when the API accepts its pairing)."""
+    conv = conversation(messages)
+    faults = []
+    seen = set()
+    for k, (role, blocks) in enumerate(conv):
+        if role != "assistant":
+            continue
+        calls = [b[1] for b in blocks if b[0] == "tool_use"]
+        for c in calls:
+            if c in seen:
+                faults.append(f"message {k}: tool_use id {c} used twice")
+            seen.add(c)
+        nxt = conv[k + 1][1] if k + 1 < len(conv) else []
+        results = [b[1] for b in nxt if b[0] == "tool_result"]
+        if sorted(results) != sorted(set(results)):
+            faults.append(f"message {k + 1}: a tool_use id has two results")
+        for c in calls:
+            if c not in results:
+                faults.append(f"message {k}: {c} has no result in the next message")
+        for r in results:
+            if r not in calls:
+                faults.append(f"message {k + 1}: result {r} has no call in the message before")
+    return faults

@@ -1,0 +1,238 @@
+"""What Claude Code sends for a transcript: its own rules, found with the real client as judge.
+
+Each rule below was established by resuming recorded and edited transcripts in the pinned
+client (``tests/claude_harness``) and reading the request it sent; ``docs/claude-code-rules.md``
+has the table of rule, line pattern and what the client sends, with the fixture for each.
+
+1. The conversation is the chain of ``parentUuid`` links from the leaf (the file's last line
+   with a uuid), so a branch left by a rewind (``--resume-session-at``) or an edit is not sent.
+   A parent that is not in the file ends the chain: the history before a lost line is not sent
+   (repair re-links such a line to the line before it). A chain that reaches a
+   ``compact_boundary`` (``parentUuid: null``) starts there, and the boundary's preserved segment
+   follows its summary.
+2. Lines that share ``message.id`` are one assistant message: the chain's lines and their
+   siblings off the chain (a line whose parent is one of them), tool calls last; every tool
+   result for one of its calls (from the chain's start on) is gathered into the user message
+   after it, in file order, wherever the result line sits and whatever its ``parentUuid`` says.
+3. API error messages (``isApiErrorMessage``), ``progress``, snapshots, ``system`` lines and
+   other metadata are never sent; attachments with a recorded rendering (``rendered``) are sent
+   as context: the client's ``<system-reminder>`` text.
+4. In a main file a subagent's lines (``isSidechain``) are another conversation; a subagent
+   file is all sidechain and is read as it is.
+5. The client heals pairing on resume (``heal``): a call with no result is dropped, unless it
+   is in the last message, where it gets an "interrupted" error result and the assistant reply
+   "No response requested."; results with no call before them and second results for a call
+   are dropped; a message left empty is dropped; a history that ends with a user message (a turn
+   with no reply) gets the reply "No response requested.". Calls of a renamed tool (``Task``) go
+   under the new name (``Agent``); ``tool_reference`` blocks in a result become the client's
+   notice that those tools are gone.
+
+The chain is built from the index (ids, links, message keys, tool ids): no second parse.
+"""
+
+from __future__ import annotations
+
+from .model import BOUNDARY, MESSAGE, Entry
+
+INTERRUPTED_RESULT = ("[Tool call interrupted: the session ended before this call's result was recorded, "
+                      "so its outcome is unknown. Check whether it took effect before relying on it or running it again.]")
+NO_RESPONSE = "No response requested."
+TOOL_REFERENCES_REMOVED = "[Tool references removed - tools no longer available]"
+# tools the client renamed: a call recorded under the old name is sent under the new one
+RENAMED_TOOLS = {"Task": "Agent"}
+
+
+def main_entries(entries: list[Entry]) -> list[Entry]:
+    """Entries of the conversation the file is about: a main file without its subagents'
+    sidechain lines; a file that is all sidechain (a subagent's own file) as it is."""
+    if any(e.kind == MESSAGE and not _sidechain(e) for e in entries):
+        return [e for e in entries if not _sidechain(e)]
+    return entries
+
+
+def _sidechain(e: Entry) -> bool:
+    x = e.extra
+    return bool(x) and bool(x.get("sidechain"))
+
+
+def chain(entries: list[Entry]) -> list[Entry]:
+    """The leaf's chain, root first (rule 1): every linked line, messages or not."""
+    pool = [e for e in main_entries(entries) if e.id is not None]
+    if not pool:
+        return []
+    by_id: dict[str, Entry] = {}
+    for e in pool:
+        by_id[e.id] = e
+    out: list[Entry] = []
+    seen: set[int] = set()
+    cur: Entry | None = pool[-1]
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        out.append(cur)
+        if cur.kind == BOUNDARY:
+            break
+        p = cur.parent
+        if p is None:
+            break
+        cur = by_id.get(p)  # None: a lost line cuts the history here (repair re-links it)
+    out.reverse()
+    if out and out[0].kind == BOUNDARY:
+        out = _with_preserved(out, by_id)
+    return out
+
+
+def _with_preserved(seq: list[Entry], by_id: dict) -> list[Entry]:
+    """A compact boundary keeps a segment of the old conversation: it follows the summary (anchor)."""
+    b = seq[0]
+    keep = b.get("preserved") or ()
+    anchor = b.get("anchor")
+    kept = [by_id[u] for u in keep if u in by_id]
+    if not kept:
+        return seq
+    on = {id(e) for e in seq}
+    kept = [e for e in kept if id(e) not in on]
+    at = next((k + 1 for k, e in enumerate(seq) if anchor is not None and e.id == anchor), 1)
+    return seq[:at] + kept + seq[at:]
+
+
+def sent_entries(entries: list[Entry]) -> list[Entry]:
+    """The message entries Claude Code sends, in its order (rules 1–4): chain order, each
+    assistant message's lines together, its results gathered right after it."""
+    seq = chain(entries)
+    if not seq:
+        return []
+    main = main_entries(entries)
+    start = seq[0].index
+    groups: dict[str, list[Entry]] = {}
+    holders: dict[str, list[Entry]] = {}
+    for e in main:
+        if e.kind != MESSAGE or e.index < start:
+            continue
+        if e.msg_key is not None and e.role == "assistant":
+            groups.setdefault(e.msg_key, []).append(e)
+        if e.results:
+            for r in e.results:
+                holders.setdefault(r.id, []).append(e)
+    on_chain = {e.id for e in seq if e.id is not None}
+    out: list[Entry] = []
+    done: set[int] = set()
+    for e in seq:
+        if e.kind != MESSAGE or id(e) in done:
+            continue
+        if e.role != "assistant":
+            done.add(id(e))
+            out.append(e)
+            continue
+        group = _group(e, groups, on_chain, done)
+        answers: list[Entry] = []
+        for g in group:
+            done.add(id(g))
+            out.append(g)
+            for c in g.calls:
+                for h in holders.get(c.id, ()):
+                    if id(h) not in done:
+                        done.add(id(h))
+                        answers.append(h)
+        if len(answers) > 1:
+            answers.sort(key=_index)
+        out.extend(answers)
+    return out
+
+
+def _index(e: Entry) -> int:
+    return e.index
+
+
+def _group(e: Entry, groups: dict, on_chain: set, done: set) -> list[Entry]:
+    """The lines of ``e``'s response: those on the chain and their siblings off it, in file
+    order with the tool calls last (as the client orders a response split over branches)."""
+    if e.msg_key is None:
+        return [e]
+    members = groups.get(e.msg_key) or [e]
+    linked = set(on_chain)
+    group = []
+    for g in members:
+        if id(g) in done:
+            continue
+        if g.id in on_chain or g.parent in linked:
+            group.append(g)
+            if g.id is not None:
+                linked.add(g.id)
+    if e not in group:
+        group.append(e)
+        group.sort(key=_index)
+    if len(group) > 1 and any(not g.calls for g in group[1:]):
+        group.sort(key=_calls_last)
+    return group
+
+
+def _calls_last(e: Entry) -> tuple:
+    return (1 if e.calls else 0, e.index)
+
+
+def heal(messages: list[dict]) -> list[dict]:
+    """Rule 5 on Messages-shaped dicts (``{"role", "content"}``): the pairing fixes the client
+    makes before it sends. Returns new messages; the input is not changed."""
+    msgs: list[dict] = []
+    for m in messages:  # consecutive messages of one role are one turn, as the API reads them
+        if msgs and msgs[-1]["role"] == m["role"]:
+            msgs[-1]["content"] += _blocks(m["content"])
+        else:
+            msgs.append({"role": m["role"], "content": _blocks(m["content"])})
+    last_assistant = max((k for k, m in enumerate(msgs) if m["role"] == "assistant"), default=-1)
+    out: list[dict] = []
+    tail: list[dict] = []
+    for k, m in enumerate(msgs):
+        if m["role"] != "assistant":
+            continue
+        calls = [b.get("id") for b in m["content"] if b.get("type") == "tool_use"]
+        nxt = msgs[k + 1] if k + 1 < len(msgs) and msgs[k + 1]["role"] == "user" else None
+        answered: set = set()
+        if nxt is not None:
+            kept = []
+            for b in nxt["content"]:
+                if b.get("type") == "tool_result":
+                    tid = b.get("tool_use_id")
+                    if tid not in calls or tid in answered:
+                        continue  # no call before it, or a second result
+                    answered.add(tid)
+                kept.append(b)
+            nxt["content"] = kept
+        missing = [c for c in calls if c not in answered]
+        if not missing:
+            continue
+        if k == last_assistant and nxt is None:
+            tail = [{"role": "user", "content": [{"type": "tool_result", "content": INTERRUPTED_RESULT, "is_error": True,
+                                                  "tool_use_id": c} for c in missing]},
+                    {"role": "assistant", "content": [{"type": "text", "text": NO_RESPONSE}]}]
+        else:
+            m["content"] = [b for b in m["content"] if not (b.get("type") == "tool_use" and b.get("id") in missing)]
+    # results in a user message that follows no assistant message
+    for k, m in enumerate(msgs):
+        if m["role"] == "user" and (k == 0 or msgs[k - 1]["role"] != "assistant"):
+            m["content"] = [b for b in m["content"] if b.get("type") != "tool_result"]
+    for m in msgs + tail:
+        if m["content"]:
+            out.append(m)
+    if out and out[-1]["role"] == "user":  # a turn that got no reply: the client closes it
+        out.append({"role": "assistant", "content": [{"type": "text", "text": NO_RESPONSE}]})
+    return out
+
+
+def _blocks(content) -> list:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [_as_sent(dict(b)) for b in content or [] if isinstance(b, dict)]
+
+
+def _as_sent(b: dict) -> dict:
+    """One block as the client sends it: renamed tools under their new name, and references to
+    tools it no longer has (``tool_reference`` in a result) replaced by its notice."""
+    t = b.get("type")
+    if t == "tool_use" and b.get("name") in RENAMED_TOOLS:
+        b["name"] = RENAMED_TOOLS[b["name"]]
+    elif t == "tool_result" and isinstance(b.get("content"), list) and any(
+            isinstance(x, dict) and x.get("type") == "tool_reference" for x in b["content"]):
+        kept = [x for x in b["content"] if not (isinstance(x, dict) and x.get("type") == "tool_reference")]
+        b["content"] = kept + [{"type": "text", "text": TOOL_REFERENCES_REMOVED}]
+    return b

@@ -1,0 +1,169 @@
+"""ctxtool's Claude Code view against what the real client sent, offline.
+
+``fixtures/claude-recorded/<name>.jsonl`` were written by the pinned Claude Code client
+(record.py there drives it through scripted responses); ``<name>.payload.json`` is what that
+client sent when it resumed the file (the judge's answer, recorded by ``record.py --payloads``).
+``tests/test_claude_judge.py`` asks the live client again; these run everywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ctxtool.claude_chain import INTERRUPTED_RESULT, NO_RESPONSE, heal, sent_entries
+from ctxtool.cli import cli
+from ctxtool.repair import repair_file
+from ctxtool.transcript import scan
+from ctxtool.validate import ERROR, validate_file
+from ctxtool.view import sent_messages
+from tests.support.claude_agent import conversation, well_paired
+
+REC = Path(__file__).resolve().parent.parent / "fixtures" / "claude-recorded"
+MAINS = sorted(p.stem for p in REC.glob("*.payload.json"))
+ALL = sorted(p.name for p in REC.glob("*.jsonl"))
+
+
+def payload(name):
+    return json.loads((REC / f"{name.removesuffix('.payload')}.payload.json").read_text(encoding="utf-8"))
+
+
+def test_recordings_present():
+    assert {m.removesuffix(".payload") for m in MAINS} == {
+        "api_error", "compacted", "interrupted", "interrupted_resumed", "long_output", "parallel", "rewound", "subagent"}
+    assert any(".agent-" in n for n in ALL)  # the subagent's own file
+
+
+@pytest.mark.parametrize("name", MAINS)
+def test_view_equals_what_the_client_sent(name):
+    t = scan(str(REC / f"{name.removesuffix('.payload')}.jsonl"))
+    assert conversation(sent_messages(t)) == conversation(payload(name))
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_healthy_recordings_validate_clean_and_need_no_repair(name):
+    path = str(REC / name)
+    r = validate_file(path)
+    assert r["bad_lines"] == []
+    assert [v for v in r["violations"] if v["severity"] == ERROR] == []
+    report = repair_file(path, check=True)
+    assert report.changes == [], [c.to_dict() for c in report.changes]
+    assert CliRunner().invoke(cli, ["repair", "--check", path]).exit_code == 0
+
+
+def test_parallel_calls_are_one_message_with_their_results_gathered():
+    """The client writes one line per tool call and its results interleaved with them, each
+    result's parentUuid pointing at its own call line (a branch): one message each way."""
+    t = scan(str(REC / "parallel.jsonl"))
+    msgs = sent_messages(t)
+    first = next(m for m in msgs if any(b.get("type") == "tool_use" for b in m["content"]))
+    calls = [b["id"] for b in first["content"] if b["type"] == "tool_use"]
+    assert calls == ["toolu_rec_p1", "toolu_rec_p2", "toolu_rec_p3"]
+    assert len(first["lines"]) == 5  # thinking, text, three calls: five lines of one response
+    answer = msgs[msgs.index(first) + 1]
+    assert sorted(b["tool_use_id"] for b in answer["content"]) == sorted(calls)
+    assert well_paired(msgs) == []
+
+
+def test_rewound_branch_is_not_sent():
+    t = scan(str(REC / "rewound.jsonl"))
+    text = json.dumps(sent_messages(t))
+    assert "Second question, asked differently." in text and "Another second answer." in text
+    assert "Second answer." not in text and "toolu_rec_r1" not in text  # the abandoned branch
+
+
+def test_api_error_message_is_not_sent():
+    t = scan(str(REC / "api_error.jsonl"))
+    assert "API Error" in (REC / "api_error.jsonl").read_text()
+    assert "API Error" not in json.dumps(sent_messages(t))
+
+
+def test_interrupted_calls_get_the_clients_own_result_and_reply():
+    """Killed while a tool ran: the calls have no results; the client sends its 'interrupted'
+    error results and 'No response requested.' (and writes them when it resumes)."""
+    t = scan(str(REC / "interrupted.jsonl"))
+    msgs = sent_messages(t)
+    assert msgs[-2]["role"] == "user" and all(
+        b["type"] == "tool_result" and b["is_error"] and b["content"] == INTERRUPTED_RESULT for b in msgs[-2]["content"])
+    assert msgs[-1] == {"role": "assistant", "content": [{"type": "text", "text": NO_RESPONSE}], "lines": []}
+    resumed = (REC / "interrupted_resumed.jsonl").read_text()
+    assert INTERRUPTED_RESULT.replace('"', '\\"')[:60] in resumed.replace("'", "'")  # what the client wrote
+    v = validate_file(str(REC / "interrupted.jsonl"))
+    assert [x["kind"] for x in v["violations"]] == ["missing-tool-result"]
+    assert v["violations"][0]["severity"] == "warning" and "Claude Code drops" in v["violations"][0]["api_error"]
+
+
+def test_compaction_starts_at_the_boundary_with_its_preserved_message():
+    t = scan(str(REC / "compacted.jsonl"))
+    conv = conversation(sent_messages(t))
+    assert conv[0][1][0][1].startswith("This session is being continued from a previous conversation")
+    assert conv[1] == ["assistant", [("text", "40 lines.")]]  # compactMetadata.preservedMessages
+    assert "toolu_rec_c1" not in json.dumps(conv)
+
+
+def test_subagent_lines_stay_out_of_the_main_view_and_a_subagent_file_is_read_alone():
+    main = scan(str(REC / "subagent.jsonl"))
+    assert all(not e.get("sidechain") for e in sent_entries(main.entries))
+    sub = next(n for n in ALL if ".agent-" in n)
+    t = scan(str(REC / sub))
+    assert t.entries and all(e.get("sidechain") for e in t.entries if e.kind == "message")
+    assert [m[0] for m in conversation(sent_messages(t))][:2] == ["user", "assistant"]
+
+
+def test_context_attachments_are_counted_from_their_rendering():
+    t = scan(str(REC / "parallel.jsonl"))
+    ctx = [e for e in sent_entries(t.entries) if e.get("context")]
+    assert {e.get("context") for e in ctx} == {"system", "user"}
+    assert all(e.chars > 0 for e in ctx)
+    msgs = sent_messages(t)
+    assert msgs[1]["role"] == "system" and "# Environment" in msgs[1]["content"][0]["text"]
+
+
+def test_lost_line_cuts_the_history_until_repaired(tmp_path):
+    """A parent that is not in the file ends what the client sends (hand-written, resumed in
+    the judge: only the last prompt went out); repair re-links it to the line before."""
+    src = Path(__file__).resolve().parent.parent / "fixtures" / "repair" / "claude-orphan-after-boundary.jsonl"
+    t = scan(str(src))
+    assert [m["role"] for m in sent_messages(t)] == ["user", "assistant"]  # 'go ahead' and the client's reply
+    p = tmp_path / "s.jsonl"
+    shutil.copy(src, p)
+    report = repair_file(str(p), backup=False)
+    assert [c.kind for c in report.changes] == ["dangling-parent"]
+    conv = conversation(sent_messages(scan(str(p))))
+    assert conv[0][1][0][1].startswith("This session is being continued")
+
+
+def test_links_out_of_a_subagent_file_are_left_alone(tmp_path):
+    """A subagent's (or agent-acompact's) first line points into the parent session by design."""
+    sub = next(n for n in ALL if ".agent-" in n)
+    lines = (REC / sub).read_text().splitlines()
+    first = json.loads(lines[0])
+    assert first["parentUuid"] is None or isinstance(first["parentUuid"], str)
+    first["parentUuid"] = "11111111-2222-4333-8444-555555555555"  # the parent session's message
+    p = tmp_path / "agent-acompact-1234.jsonl"
+    p.write_text("\n".join([json.dumps(first)] + lines[1:]) + "\n")
+    assert repair_file(str(p), check=True).changes == []
+
+
+def test_heal_is_the_clients_pairing_fix():
+    msgs = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "Bash", "input": {}},
+                                          {"type": "tool_use", "id": "b", "name": "Task", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "b", "content": "ok"},
+                                     {"type": "tool_result", "tool_use_id": "b", "content": "again"},
+                                     {"type": "tool_result", "tool_use_id": "zz", "content": "orphan"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "done"}, {"type": "tool_use", "id": "c", "name": "Bash", "input": {}}]},
+    ]
+    out = heal(msgs)
+    assert [b.get("id") for b in out[1]["content"]] == ["b"]  # a had no result: dropped mid-conversation
+    assert out[1]["content"][0]["name"] == "Agent"  # the renamed tool
+    assert [b["content"] for b in out[2]["content"]] == ["ok"]  # second result and orphan dropped
+    assert out[4]["content"][0]["tool_use_id"] == "c" and out[4]["content"][0]["content"] == INTERRUPTED_RESULT
+    assert out[5]["content"][0]["text"] == NO_RESPONSE
+    assert well_paired(out) == []
+    assert msgs[2]["content"][1]["content"] == "again"  # the input is not changed
