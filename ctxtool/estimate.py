@@ -522,7 +522,7 @@ def usage_estimate(fmt_name: str, entries: list, ctx: list) -> dict:
     if key is None:
         raise EstimatorUnavailable("no recorded assistant usage after the last compact boundary")
     usage, line, placeholder = finals[key]
-    lines = [e.lineno for e in ctx if e.msg_key == key]
+    lines = sorted(e.lineno for e in ctx if e.msg_key == key)
     first = next(i for i, e in enumerate(ctx) if e.msg_key == key)
     own = [e for e in ctx[first:] if e.msg_key == key and sendable(e)]
     # what the view holds after the response started, the response aside (results of its calls, later

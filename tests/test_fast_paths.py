@@ -43,6 +43,9 @@ def general():
         yield
 
 
+CLIENT_HEALED = {"missing_result", "orphan_result", "duplicate_result", "separated_result"}
+
+
 def outcome(path, **scan_kw):
     """Everything repair decides about ``path``: changes, output bytes, violations before and after."""
     t = scan(path, stats=False, **scan_kw)
@@ -292,6 +295,11 @@ def test_fast_paths_equal_general_paths_on_generated_corruptions(tmp_path, fmt, 
         path = str(tmp_path / f"{fmt}-{seed}.jsonl")
         synth.write_session(path, fmt, seed=seed, turns=10, corruptions=kinds, compactions=compactions)
         fast = assert_fast_equals_general(path, f"{fmt} {kinds} seed {seed}")
+        if fmt == "claude" and set(kinds) <= CLIENT_HEALED:
+            # Claude Code heals these pairing faults itself when it resumes: named, not rewritten
+            assert not fast["changes"] and fast["before"]
+            assert all(v["severity"] == "warning" for v in fast["before"])
+            continue
         assert fast["changes"], "the corruptions were repaired"
 
 
