@@ -19,7 +19,6 @@ write is refused if the file changed meanwhile. Atomic write, backup as ``repair
 
 from __future__ import annotations
 
-import copy
 import math
 import os
 import random
@@ -184,6 +183,10 @@ def pi_chunks(t: Transcript, plan: cp.Plan, summary: str, *, truncate: bool = Fa
 
 
 def claude_lines(t: Transcript, plan: cp.Plan, summary: str, rng=None) -> list[dict]:
+    """Claude Code's own compaction record: a ``compact_boundary`` (a new root) whose
+    ``compactMetadata`` names the kept messages (``preservedMessages``/``preservedSegment``, as the
+    client writes them), then the summary. The kept lines stay where they are, byte for byte:
+    the client sends the summary and then the preserved messages, each once (judged)."""
     taken = {e.id for e in t.entries if e.id}
     last = next((e for e in reversed(t.entries) if e.id), None)
     env: dict = {}
@@ -196,31 +199,21 @@ def claude_lines(t: Transcript, plan: cp.Plan, summary: str, rng=None) -> list[d
             obj = t.load(src, f)
             env = {k: obj[k] for k in claude_fmt.ENVELOPE if k in obj}
     now = _now_iso()
+    kept = [e.id for u in plan.kept for e in u.entries if e.id]
+    boundary_id = claude_fmt.new_id(taken, rng)
+    summary_id = claude_fmt.new_id(taken, rng)
+    meta: dict = {"trigger": "manual", "preTokens": plan.tokens_before}
+    if kept:
+        meta["preservedSegment"] = {"headUuid": kept[0], "anchorUuid": summary_id, "tailUuid": kept[-1]}
+        meta["preservedMessages"] = {"anchorUuid": summary_id, "uuids": kept, "allUuids": kept}
     boundary = {"parentUuid": None, "logicalParentUuid": last.id if last is not None else None, **env,
                 "type": "system", "subtype": "compact_boundary", "content": "Conversation compacted",
-                "isMeta": False, "timestamp": now, "uuid": claude_fmt.new_id(taken, rng), "level": "info",
-                "compactMetadata": {"trigger": "manual", "preTokens": plan.tokens_before}}
-    summ = {"parentUuid": boundary["uuid"], **env, "type": "user",
+                "isMeta": False, "timestamp": now, "uuid": boundary_id, "level": "info", "compactMetadata": meta}
+    summ = {"parentUuid": boundary_id, **env, "type": "user",
             "message": {"role": "user", "content": cp.CONTINUATION_PREFIX + summary},
             "isVisibleInTranscriptOnly": True, "isCompactSummary": True,
-            "uuid": claude_fmt.new_id(taken, rng), "timestamp": now}
-    out = [boundary, summ]
-    mapping: dict = {}
-    prev = summ["uuid"]
-    for u in plan.kept:
-        for e in u.entries:
-            obj = copy.deepcopy(e.obj)
-            new = claude_fmt.new_id(taken, rng)
-            if e.id:
-                mapping[e.id] = new
-            obj["uuid"] = new
-            obj["parentUuid"] = mapping.get(e.parent, prev)
-            src = obj.get("sourceToolAssistantUUID")
-            if isinstance(src, str) and src in mapping:
-                obj["sourceToolAssistantUUID"] = mapping[src]
-            out.append(obj)
-            prev = new
-    return out
+            "uuid": summary_id, "timestamp": now}
+    return [boundary, summ]
 
 
 def claude_chunks(t: Transcript, plan: cp.Plan, summary: str, rng=None) -> list:

@@ -184,13 +184,21 @@ def test_claude_records(tmp_path):
     b, s = new[0], new[1]
     last_uuid = json.loads(original.splitlines()[-1])["uuid"]
     assert b["type"] == "system" and b["subtype"] == "compact_boundary" and b["parentUuid"] is None
-    assert b["logicalParentUuid"] == last_uuid and b["compactMetadata"] == {"trigger": "manual", "preTokens": r.tokens_before}
+    assert b["logicalParentUuid"] == last_uuid
+    meta = b["compactMetadata"]
+    assert meta["trigger"] == "manual" and meta["preTokens"] == r.tokens_before
     assert s["isCompactSummary"] is True and s["parentUuid"] == b["uuid"]
     assert s["message"]["content"].startswith("This session is being continued from a previous conversation that ran out of context.")
-    uuids = {x["uuid"] for x in new}
-    assert len(uuids) == len(new) and not uuids & {json.loads(x)["uuid"] for x in original.splitlines()}
-    for x in new[2:]:
-        assert x["parentUuid"] in uuids  # re-chained onto the new lines
+    # Claude Code's own record of the kept messages (as the client writes it): the originals stay
+    # where they are, named by uuid, never copied (a copy keeps its message.id and was sent twice)
+    assert len(new) == 2
+    kept = meta["preservedMessages"]["uuids"]
+    before = [json.loads(x) for x in original.splitlines()]
+    assert kept and kept == [o["uuid"] for o in before if o["uuid"] in set(kept)]  # in file order
+    assert kept[-1] == last_uuid and meta["preservedMessages"]["anchorUuid"] == s["uuid"]
+    assert meta["preservedSegment"] == {"headUuid": kept[0], "anchorUuid": s["uuid"], "tailUuid": kept[-1]}
+    t, entries = view_entries(p)
+    assert [e.id for e in entries[1:]] == kept  # summary, then each kept message once
 
 
 def test_pi_truncate_removes_summarized_and_relinks(tmp_path):
@@ -266,7 +274,7 @@ def test_pi_v1_refused(tmp_path):
 
 def _normalize(data: bytes) -> str:
     text = data.decode("utf-8")
-    text = re.sub(r'"(uuid|parentUuid)":"[0-9a-f-]{36}"', r'"\1":"<uuid>"', text)
+    text = re.sub(r'"(uuid|parentUuid|anchorUuid)":"[0-9a-f-]{36}"', r'"\1":"<uuid>"', text)
     text = re.sub(r'"timestamp":"[^"]+"', '"timestamp":"<ts>"', text)
     text = re.sub(r'"type":"compaction","id":"[0-9a-f]{8}"', '"type":"compaction","id":"<id>"', text)
     return text
