@@ -13,7 +13,8 @@ has the table of rule, line pattern and what the client sends, with the fixture 
 2. Lines that share ``message.id`` are one assistant message: the chain's lines and their
    siblings off the chain (a line whose parent is one of them), tool calls last; every tool
    result for one of its calls (from the chain's start on) is gathered into the user message
-   after it, in file order, wherever the result line sits and whatever its ``parentUuid`` says.
+   after it, in file order, wherever the result line sits and whatever its ``parentUuid`` says;
+   a result answers the call of its id made last before it (an id may be reused).
 3. API error messages (``isApiErrorMessage``), ``progress``, snapshots, ``system`` lines and
    other metadata are never sent; attachments with a recorded rendering (``rendered``) are sent
    as context: the client's ``<system-reminder>`` text.
@@ -25,7 +26,9 @@ has the table of rule, line pattern and what the client sends, with the fixture 
    are dropped; a message left empty is dropped; a history that ends with a user message (a turn
    with no reply) gets the reply "No response requested.". Calls of a renamed tool (``Task``) go
    under the new name (``Agent``); ``tool_reference`` blocks in a result become the client's
-   notice that those tools are gone.
+   notice that those tools are gone. A call whose id an earlier response already used is sent as
+   "[Tool use interrupted]" and its result as "(no content)": its real result is lost (repair
+   renames such ids).
 
 The chain is built from the index (ids, links, message keys, tool ids): no second parse.
 """
@@ -37,6 +40,8 @@ from .model import BOUNDARY, MESSAGE, Entry
 INTERRUPTED_RESULT = ("[Tool call interrupted: the session ended before this call's result was recorded, "
                       "so its outcome is unknown. Check whether it took effect before relying on it or running it again.]")
 NO_RESPONSE = "No response requested."
+TOOL_USE_INTERRUPTED = "[Tool use interrupted]"
+NO_CONTENT = "(no content)"
 TOOL_REFERENCES_REMOVED = "[Tool references removed - tools no longer available]"
 # tools the client renamed: a call recorded under the old name is sent under the new one
 RENAMED_TOOLS = {"Task": "Agent"}
@@ -104,15 +109,30 @@ def sent_entries(entries: list[Entry]) -> list[Entry]:
     main = main_entries(entries)
     start = seq[0].index
     groups: dict[str, list[Entry]] = {}
-    holders: dict[str, list[Entry]] = {}
+    holders: dict[int, list[Entry]] = {}  # id(call entry) -> entries holding results for its calls
+    latest: dict[str, Entry] = {}  # call id -> the last entry that made a call with it, so far
+    pending: list[Entry] = []  # results that came before any call of their id
     for e in main:
         if e.kind != MESSAGE or e.index < start:
             continue
-        if e.msg_key is not None and e.role == "assistant":
-            groups.setdefault(e.msg_key, []).append(e)
+        if e.role == "assistant":
+            if e.msg_key is not None:
+                groups.setdefault(e.msg_key, []).append(e)
+            for c in e.calls:
+                latest[c.id] = e
         if e.results:
             for r in e.results:
-                holders.setdefault(r.id, []).append(e)
+                owner = latest.get(r.id)  # a reused id: the result answers the call made last before it
+                if owner is not None:
+                    holders.setdefault(id(owner), []).append(e)
+                else:
+                    pending.append(e)
+    for e in pending:  # a result written before its call (lines out of order): the first call of its id
+        for r in e.results:
+            owner = next((g for g in main if g.role == "assistant" and g.index >= start
+                          and any(c.id == r.id for c in g.calls)), None)
+            if owner is not None:
+                holders.setdefault(id(owner), []).append(e)
     on_chain = {e.id for e in seq if e.id is not None}
     out: list[Entry] = []
     done: set[int] = set()
@@ -128,11 +148,10 @@ def sent_entries(entries: list[Entry]) -> list[Entry]:
         for g in group:
             done.add(id(g))
             out.append(g)
-            for c in g.calls:
-                for h in holders.get(c.id, ()):
-                    if id(h) not in done:
-                        done.add(id(h))
-                        answers.append(h)
+            for h in holders.get(id(g), ()):
+                if id(h) not in done:
+                    done.add(id(h))
+                    answers.append(h)
         if len(answers) > 1:
             answers.sort(key=_index)
         out.extend(answers)
@@ -182,10 +201,21 @@ def heal(messages: list[dict]) -> list[dict]:
     last_assistant = max((k for k, m in enumerate(msgs) if m["role"] == "assistant"), default=-1)
     out: list[dict] = []
     tail: list[dict] = []
+    sent_ids: set = set()
     for k, m in enumerate(msgs):
         if m["role"] != "assistant":
             continue
+        reused = {b.get("id") for b in m["content"] if b.get("type") == "tool_use" and b.get("id") in sent_ids}
+        if reused:  # a call id an earlier response already used: the client sends neither call nor result
+            m["content"] = [{"type": "text", "text": TOOL_USE_INTERRUPTED}
+                            if b.get("type") == "tool_use" and b.get("id") in reused else b for b in m["content"]]
+            if k + 1 < len(msgs) and msgs[k + 1]["role"] == "user":
+                nxt = msgs[k + 1]
+                nxt["content"] = [b for b in nxt["content"]
+                                  if not (b.get("type") == "tool_result" and b.get("tool_use_id") in reused)] \
+                    or [{"type": "text", "text": NO_CONTENT}]
         calls = [b.get("id") for b in m["content"] if b.get("type") == "tool_use"]
+        sent_ids.update(calls)
         nxt = msgs[k + 1] if k + 1 < len(msgs) and msgs[k + 1]["role"] == "user" else None
         answered: set = set()
         if nxt is not None:

@@ -471,11 +471,14 @@ class _Planner:
         """The id call ``c`` is sent with: its own, or renamed when an earlier call of the request used it."""
         fid = c.id
         if fid in seen_calls:
+            # pi-ai's own scheme is id_N; Claude Code takes an id_N for one of its own and does not
+            # pair it with its result (judged), so its calls get id-N
+            sep = "-" if self.name == "claude" else "_"
             n = self.rename_counter.get(c.id, 1) + 1
-            while f"{c.id}_{n}" in seen_calls:
+            while f"{c.id}{sep}{n}" in seen_calls:
                 n += 1
             self.rename_counter[c.id] = n
-            fid = f"{c.id}_{n}"
+            fid = f"{c.id}{sep}{n}"
             self.edit(u).setdefault("rename_calls", {})[c.idx] = fid
             self.change("reused-id", "rewritten", u, c.id, f"tool call id {c.id} was already used earlier in the request; renamed {fid}")
         seen_calls.add(fid)
