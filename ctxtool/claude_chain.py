@@ -194,6 +194,9 @@ def heal(messages: list[dict]) -> list[dict]:
     makes before it sends. Returns new messages; the input is not changed."""
     msgs: list[dict] = []
     for m in messages:  # consecutive messages of one role are one turn, as the API reads them
+        if m["role"] == "system":  # context the client renders: passed on as it is
+            msgs.append({"role": "system", "content": m["content"]})
+            continue
         if msgs and msgs[-1]["role"] == m["role"]:
             msgs[-1]["content"] += _blocks(m["content"])
         else:

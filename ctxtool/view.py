@@ -228,21 +228,14 @@ def sent_messages(t, entries: list[Entry] | None = None) -> list[dict]:
     out: list[dict] = []
     with open(t.path, "rb") as f:
         for role, group in message_groups(fmt, entries):
-            parts: list[tuple[str, list, list]] = []
+            if fmt == "claude" and role == "user":
+                out += _claude_user_run(t, group, f)
+                continue
+            blocks: list = []
             for e in group:
-                blocks = (t.reload(e, f).blocks if e.kind != COMPACTION else None)
-                if blocks is None:
-                    blocks = [{"type": "text", "text": _summary_text(t, e, f)}]
-                r = role
-                ctx = e.get("context") if fmt == "claude" else None
-                if ctx == "system":
-                    r = "system"
-                if parts and parts[-1][0] == r:
-                    parts[-1][1].extend(blocks)
-                    parts[-1][2].append(e.lineno)
-                else:
-                    parts.append((r, list(blocks), [e.lineno]))
-            out += [{"role": r, "content": b, "lines": ls} for r, b, ls in parts]
+                b = t.reload(e, f).blocks if e.kind != COMPACTION else None
+                blocks += b if b is not None else [{"type": "text", "text": _summary_text(t, e, f)}]
+            out.append({"role": role, "content": blocks, "lines": [e.lineno for e in group]})
     if fmt != "claude":
         return out
     lines = [m["lines"] for m in out]
@@ -251,6 +244,50 @@ def sent_messages(t, entries: list[Entry] | None = None) -> list[dict]:
     return [dict(m, lines=lines[k] if k < len(lines) and out[k]["role"] == m["role"] else []) for k, m in enumerate(healed)]
 
 
+_REMINDER_OPEN, _REMINDER_CLOSE = "<system-reminder>\n", "\n</system-reminder>"
+
+
+def _claude_user_run(t, group: list[Entry], f) -> list[dict]:
+    """One user turn as Claude Code lays it out: tool results first, then the context it renders
+    for the user (reminder text), then what was typed; the context it renders for the system goes
+    in a ``system`` message after it, reminder wrappers off, joined by blank lines."""
+    results, ctx_user, typed, ctx_system = [], [], [], []
+    for e in group:
+        blocks = t.reload(e, f).blocks or []
+        ctx = e.get("context")
+        if ctx == "system":
+            ctx_system.append((e, blocks))
+        elif ctx is not None:
+            ctx_user.append((e, [{"type": "text", "text": b.get("text", "") + "\n"} for b in blocks]))
+        elif e.results:
+            results.append((e, blocks))
+        else:
+            typed.append((e, blocks))
+    out = []
+    user = results + ctx_user + typed
+    if user:
+        out.append({"role": "user", "content": [b for _, bl in user for b in bl], "lines": sorted(e.lineno for e, _ in user)})
+    if ctx_system:
+        texts = []
+        for _, bl in ctx_system:
+            for b in bl:
+                x = b.get("text", "")
+                if x.startswith(_REMINDER_OPEN) and x.endswith(_REMINDER_CLOSE):
+                    x = x[len(_REMINDER_OPEN):-len(_REMINDER_CLOSE)]
+                texts.append(x)
+        out.append({"role": "system", "content": "\n\n".join(texts), "lines": [e.lineno for e, _ in ctx_system]})
+    return out
+
+
 def _summary_text(t, e: Entry, f) -> str:
     obj = t.load(e, f)
     return str(obj.get("summary") or "")
+
+
+def view_file(path: str, fmt: str | None = None) -> dict:
+    """What ``ctxtool view`` shows: the messages the agent sends for ``path`` (``sent_messages``)."""
+    from .transcript import scan
+
+    t = scan(path, fmt, stats=False)
+    return {"path": path, "format": t.format_name, "messages": sent_messages(t),
+            "bad_lines": [b.lineno for b in t.bad]}

@@ -60,7 +60,7 @@ def test_parallel_calls_are_one_message_with_their_results_gathered():
     result's parentUuid pointing at its own call line (a branch): one message each way."""
     t = scan(str(REC / "parallel.jsonl"))
     msgs = sent_messages(t)
-    first = next(m for m in msgs if any(b.get("type") == "tool_use" for b in m["content"]))
+    first = next(m for m in msgs if m["role"] == "assistant" and any(b.get("type") == "tool_use" for b in m["content"]))
     calls = [b["id"] for b in first["content"] if b["type"] == "tool_use"]
     assert calls == ["toolu_rec_p1", "toolu_rec_p2", "toolu_rec_p3"]
     assert len(first["lines"]) == 5  # thinking, text, three calls: five lines of one response
@@ -120,7 +120,9 @@ def test_context_attachments_are_counted_from_their_rendering():
     assert {e.get("context") for e in ctx} == {"system", "user"}
     assert all(e.chars > 0 for e in ctx)
     msgs = sent_messages(t)
-    assert msgs[1]["role"] == "system" and "# Environment" in msgs[1]["content"][0]["text"]
+    assert msgs[1]["role"] == "system" and msgs[1]["content"].startswith("# Environment")
+    assert msgs[1]["content"] == payload("parallel")[1]["content"]  # rendered as the client sends it
+    assert msgs[0]["content"] == payload("parallel")[0]["content"]  # its reminder before the prompt
 
 
 def test_lost_line_cuts_the_history_until_repaired(tmp_path):

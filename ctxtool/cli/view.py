@@ -1,0 +1,69 @@
+"""``ctxtool view``: the messages the agent really sends for a session file."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+import orjson
+
+from .. import render
+from ..errors import EXIT_OK
+from ..view import view_file
+from . import cli
+from .common import CONTEXT_SETTINGS, emit_json, format_option, json_option
+
+
+def _summary(content) -> str:
+    parts = []
+    for b in content:
+        t = b.get("type")
+        if t == "text":
+            text = " ".join(str(b.get("text", "")).split())
+            parts.append(text[:60] + ("…" if len(text) > 60 else ""))
+        elif t == "tool_use":
+            parts.append(f"tool_use {b.get('name')} {b.get('id')}")
+        elif t == "tool_result":
+            parts.append(f"tool_result {b.get('tool_use_id')}" + (" (error)" if b.get("is_error") else ""))
+        else:
+            parts.append(str(t))
+    return "; ".join(parts)
+
+
+@cli.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("path")
+@format_option
+@json_option
+@click.option("--jsonl", is_flag=True, help="Messages JSONL (one {role, content} per line) even on a terminal.")
+def view(path, fmt, json_, jsonl):
+    """Print the messages the agent sends for PATH: the provider view.
+
+    For pi/OpenClaw the leaf's branch with the compaction summary first; for Claude Code
+    the leaf's chain as the client itself builds and heals it. Piped (or with --jsonl) it
+    is Messages JSONL, one {"role", "content"} per line, ready to send or diff; --json adds
+    the file lines each message comes from; on a terminal, a table.
+
+    \b
+    Example:
+      ctxtool view session.jsonl | head
+      ctxtool view --json ~/.claude/projects/-home-me-app/0f5e….jsonl
+    """
+    r = view_file(path, fmt)
+    if json_:
+        emit_json(r)
+        raise SystemExit(EXIT_OK)
+    con = render.console()
+    if con.is_terminal and not jsonl:
+        rows = [[k, m["role"], ",".join(map(str, m["lines"][:6])) + ("…" if len(m["lines"]) > 6 else ""),
+                 _summary(m["content"])] for k, m in enumerate(r["messages"])]
+        render.table(con, f"{path} ({r['format']}, {len(rows)} messages)", ["#", "role", "lines", "content"], rows,
+                     justify={"#": "right"})
+        raise SystemExit(EXIT_OK)
+    out = sys.stdout.buffer
+    try:
+        for m in r["messages"]:
+            out.write(orjson.dumps({"role": m["role"], "content": m["content"]}) + b"\n")
+        out.flush()
+    except BrokenPipeError:
+        render.silence_stdout()
+    raise SystemExit(EXIT_OK)
