@@ -50,29 +50,37 @@ RENAMED_TOOLS = {"Task": "Agent"}
 def main_entries(entries: list[Entry]) -> list[Entry]:
     """Entries of the conversation the file is about: a main file without its subagents'
     sidechain lines; a file that is all sidechain (a subagent's own file) as it is."""
-    if any(e.kind == MESSAGE and not _sidechain(e) for e in entries):
-        return [e for e in entries if not _sidechain(e)]
-    return entries
+    keep: list[Entry] = []
+    append = keep.append
+    main = side = False
+    for e in entries:
+        x = e.extra
+        if x is not None and x.get("sidechain"):
+            side = True
+            continue
+        append(e)
+        if not main and e.kind == MESSAGE:
+            main = True
+    return keep if main and side else entries
 
 
-def _sidechain(e: Entry) -> bool:
-    x = e.extra
-    return bool(x) and bool(x.get("sidechain"))
-
-
-def chain(entries: list[Entry]) -> list[Entry]:
-    """The leaf's chain, root first (rule 1): every linked line, messages or not."""
-    pool = [e for e in main_entries(entries) if e.id is not None]
-    if not pool:
-        return []
+def chain(entries: list[Entry], main: list[Entry] | None = None) -> list[Entry]:
+    """The leaf's chain, root first (rule 1): every linked line, messages or not.
+    ``main``: ``main_entries(entries)`` when the caller has it."""
+    if main is None:
+        main = main_entries(entries)
     by_id: dict[str, Entry] = {}
-    for e in pool:
-        by_id[e.id] = e
+    leaf = None
+    for e in main:
+        i = e.id
+        if i is not None:
+            by_id[i] = e
+            leaf = e
     out: list[Entry] = []
     seen: set[int] = set()
-    cur: Entry | None = pool[-1]
-    while cur is not None and id(cur) not in seen:
-        seen.add(id(cur))
+    cur: Entry | None = leaf
+    while cur is not None and cur.index not in seen:
+        seen.add(cur.index)
         out.append(cur)
         if cur.kind == BOUNDARY:
             break
@@ -94,8 +102,8 @@ def _with_preserved(seq: list[Entry], by_id: dict) -> list[Entry]:
     kept = [by_id[u] for u in keep if u in by_id]
     if not kept:
         return seq
-    on = {id(e) for e in seq}
-    kept = [e for e in kept if id(e) not in on]
+    on = {e.index for e in seq}
+    kept = [e for e in kept if e.index not in on]
     at = next((k + 1 for k, e in enumerate(seq) if anchor is not None and e.id == anchor), 1)
     return seq[:at] + kept + seq[at:]
 
@@ -103,13 +111,13 @@ def _with_preserved(seq: list[Entry], by_id: dict) -> list[Entry]:
 def sent_entries(entries: list[Entry]) -> list[Entry]:
     """The message entries Claude Code sends, in its order (rules 1–4): chain order, each
     assistant message's lines together, its results gathered right after it."""
-    seq = chain(entries)
+    main = main_entries(entries)
+    seq = chain(entries, main)
     if not seq:
         return []
-    main = main_entries(entries)
     start = seq[0].index
     groups: dict[str, list[Entry]] = {}
-    holders: dict[int, list[Entry]] = {}  # id(call entry) -> entries holding results for its calls
+    holders: dict[int, list[Entry]] = {}  # call entry index -> entries holding results for its calls
     latest: dict[str, Entry] = {}  # call id -> the last entry that made a call with it, so far
     pending: list[Entry] = []  # results that came before any call of their id
     for e in main:
@@ -124,33 +132,38 @@ def sent_entries(entries: list[Entry]) -> list[Entry]:
             for r in e.results:
                 owner = latest.get(r.id)  # a reused id: the result answers the call made last before it
                 if owner is not None:
-                    holders.setdefault(id(owner), []).append(e)
+                    holders.setdefault(owner.index, []).append(e)
                 else:
                     pending.append(e)
-    for e in pending:  # a result written before its call (lines out of order): the first call of its id
-        for r in e.results:
-            owner = next((g for g in main if g.role == "assistant" and g.index >= start
-                          and any(c.id == r.id for c in g.calls)), None)
-            if owner is not None:
-                holders.setdefault(id(owner), []).append(e)
+    if pending:  # a result written before its call (lines out of order): the first call of its id
+        first: dict[str, Entry] = {}
+        for g in main:
+            if g.role == "assistant" and g.index >= start:
+                for c in g.calls:
+                    first.setdefault(c.id, g)
+        for e in pending:
+            for r in e.results:
+                owner = first.get(r.id)
+                if owner is not None:
+                    holders.setdefault(owner.index, []).append(e)
     on_chain = {e.id for e in seq if e.id is not None}
     out: list[Entry] = []
     done: set[int] = set()
     for e in seq:
-        if e.kind != MESSAGE or id(e) in done:
+        if e.kind != MESSAGE or e.index in done:
             continue
         if e.role != "assistant":
-            done.add(id(e))
+            done.add(e.index)
             out.append(e)
             continue
         group = _group(e, groups, on_chain, done)
         answers: list[Entry] = []
         for g in group:
-            done.add(id(g))
+            done.add(g.index)
             out.append(g)
-            for h in holders.get(id(g), ()):
-                if id(h) not in done:
-                    done.add(id(h))
+            for h in holders.get(g.index, ()):
+                if h.index not in done:
+                    done.add(h.index)
                     answers.append(h)
         if len(answers) > 1:
             answers.sort(key=_index)
@@ -168,12 +181,14 @@ def _group(e: Entry, groups: dict, on_chain: set, done: set) -> list[Entry]:
     if e.msg_key is None:
         return [e]
     members = groups.get(e.msg_key) or [e]
-    linked = set(on_chain)
+    if len(members) == 1:
+        return [e]
+    linked: set = set()  # ids of this group's lines off the chain (a sibling may hang off one)
     group = []
     for g in members:
-        if id(g) in done:
+        if g.index in done:
             continue
-        if g.id in on_chain or g.parent in linked:
+        if g.id in on_chain or g.parent in on_chain or g.parent in linked:
             group.append(g)
             if g.id is not None:
                 linked.add(g.id)

@@ -122,6 +122,7 @@ class _Planner:
         # result, an orphan or a second result are not damage it sends; repair leaves them as they
         # are (validate names them) and fixes only what the client would lose, reused call ids
         self.client_heals_pairing = self.name == "claude"
+        self.claude_view: list[Entry] | None = None  # what pairing walked: the view when nothing changed
         # a subagent's own file (all sidechain), whose links may point into its parent session
         self.side_file = self.name == "claude" and all(
             e.get("sidechain") for e in t.entries if e.kind == MESSAGE)
@@ -342,7 +343,8 @@ class _Planner:
             return [e for e in path[start:] if e.index not in dropped] if dropped else path[start:]
         live = [e for e in self.entries if self.alive(e)]
         if self.name == "claude":
-            return claude_segment(live)
+            self.claude_view = claude_segment(live)
+            return self.claude_view
         return live
 
     def remember_first_kept(self):
@@ -930,7 +932,9 @@ def _repair(path, fmt, check, output, backup, trim_trailing, in_place, lock, wit
     if lock is not None and lock.broken is not None:
         report.lock_broken = f"removed stale lock ({', '.join(lock.broken.stale_reasons)}): {lock.broken.holder}"
     report.before = before
-    report.after = validate_entries(t.format_name, plan.final_entries)
+    # nothing changed: the view pairing walked is the final one (Claude Code's costs a pass to build)
+    same = plan.planner.claude_view if not plan.changes else None
+    report.after = validate_entries(t.format_name, plan.final_entries, context=same)
     if check:
         return report
     dest = output or path

@@ -97,9 +97,10 @@ def validate_view(view: list[ViewMessage]) -> list[Violation]:
     return _validate((m.role, m.entries) for m in view)
 
 
-def validate_entries(fmt_name: str, entries) -> list[Violation]:
-    """Validate what the agent would send, in one pass without building the view."""
-    return as_sent(fmt_name, _validate(message_groups(fmt_name, entries)))
+def validate_entries(fmt_name: str, entries, *, context=None) -> list[Violation]:
+    """Validate what the agent would send, in one pass without building the view.
+    ``context``: the view's entries (``view.context_entries``) when the caller has them."""
+    return as_sent(fmt_name, _validate(message_groups(fmt_name, entries, context=context)))
 
 
 # What Claude Code does with each pairing fault when it resumes a file (claude_chain.heal): the

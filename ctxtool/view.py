@@ -185,13 +185,14 @@ def sendable(e: Entry) -> bool:
 UNSENT_STOPS = ("error", "aborted")
 
 
-def message_groups(fmt_name: str, entries: list[Entry]):
+def message_groups(fmt_name: str, entries: list[Entry], *, context: list[Entry] | None = None):
     """(role, entries) of each message the model sees, in order: consecutive entries of the
-    same role combined as the Messages API combines them (see ``merges``)."""
+    same role combined as the Messages API combines them (see ``merges``). ``context``:
+    ``context_entries(fmt_name, entries)`` when the caller already has it."""
     merge_assistants = merges(fmt_name, "assistant")
     role = None
     group: list[Entry] | None = None
-    for e in context_entries(fmt_name, entries):
+    for e in context_entries(fmt_name, entries) if context is None else context:
         r = e.role
         if r == "assistant":
             if e.empty or e.stop in UNSENT_STOPS:
