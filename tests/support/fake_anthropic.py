@@ -18,6 +18,7 @@ Endpoints
 ``POST /v1/messages``               non-streaming Message JSON (or SSE when ``"stream": true``)
 ``POST /v1/messages/count_tokens``  ``{"input_tokens": N}``
 ``POST /v1/messages/batches``       Message Batches: create (``{"requests": [{custom_id, params}]}``)
+``GET  /v1/messages/batches``       list (newest first, one page)
 ``GET  /v1/messages/batches/{id}``  retrieve (``processing_status``, ``request_counts``, ``results_url``)
 ``GET  /v1/messages/batches/{id}/results``  the results as JSONL (once ended; not in request order)
 ``POST /v1/messages/batches/{id}/cancel``   cancel (unprocessed requests end ``canceled``)
@@ -396,7 +397,7 @@ class _Server(ThreadingHTTPServer):
 def _batch_route(method: str, path: str) -> Optional[Tuple[str, Optional[str]]]:
     """(route key, batch id) of a Message Batches endpoint, None for any other path."""
     if path == BATCHES_PATH:
-        return (BATCHES_PATH, None) if method == "POST" else None
+        return (BATCHES_PATH, None) if method in ("POST", "GET") else None
     if not path.startswith(BATCHES_PATH + "/"):
         return None
     rest = path[len(BATCHES_PATH) + 1:].split("/")
@@ -675,6 +676,13 @@ class _Handler(BaseHTTPRequestHandler):
     def _batch_endpoint(self, route: Tuple[str, Optional[str]], body: Any) -> None:
         fake = self.server.fake
         key, batch_id = route
+        if key == BATCHES_PATH and self.command == "GET":  # list, newest first, one page
+            with fake._lock:
+                batches = sorted(fake.batches.values(), key=lambda b: b.created, reverse=True)
+            data = [fake._batch_json(b) for b in batches]
+            self._send_json(200, {"data": data, "has_more": False, "first_id": data[0]["id"] if data else None,
+                                  "last_id": data[-1]["id"] if data else None})
+            return
         if key == BATCHES_PATH:
             if not isinstance(body, dict) or not isinstance(body.get("requests"), list) or not body["requests"]:
                 self._send_error_status(400, "requests: Field required (a non-empty list)")
