@@ -194,7 +194,7 @@ class _Runner:
         self.tracked: dict[str, _Poll] = {}  # batch id -> poll schedule
         self.consumed: set = set()  # batches whose results this run has read
         self.adopt_tried: set = set()
-        self.reused: set = set()
+        self.reused: set = set()  # request ids answered by batches an earlier run submitted
         self.queue = deque(self.files)
         self.results: dict[str, FileResult] = {}
         self.unfinished = set(self.files)
@@ -352,9 +352,6 @@ class _Runner:
             self.buffer_files[cid] = {path}
             self.buffer_bytes += len(orjson.dumps(params)) + 80
             return
-        if cid not in self.reused and sub.n <= self.earlier_n:
-            self.reused.add(cid)
-            self.report.reused += 1
         batches = sub.batches
         if batches and all(b in self.consumed for b in batches):
             self.consumed.difference_update(batches)  # read earlier in this run without keeping this answer
@@ -481,6 +478,7 @@ class _Runner:
         self.consumed.add(bid)
         subs = [s for s in self.state.submissions if bid in s.batches and s.error is None]
         wanted_by_files = {cid for s in subs for cid, paths in s.files.items() if any(p in self.unfinished for p in paths)}
+        earlier = any(s.n <= self.earlier_n for s in subs)  # submitted by an earlier run of this state
         lines = list(self.s.batch_results(bid))  # read whole first: the stream is not held open while files are written
         seen = set()
         for cid, text, error in lines:
@@ -489,6 +487,8 @@ class _Runner:
             if have is not None and have[1] is None:
                 continue
             if cid in self.waiting or cid in wanted_by_files:
+                if earlier:
+                    self.reused.add(cid)
                 self._answered(cid, text, error)
         for s in subs:
             if s.batch == bid:
@@ -526,6 +526,7 @@ class _Runner:
             what = f"batch {', '.join(bids)}" if bids else "its batch"
             self._finish_file(path, FileResult(path, status="pending",
                                                reason=f"waiting for {what}; re-run the same command to collect it"))
+        self.report.reused = len(self.reused)
         if not self.keep_state:
             self.state.remove()
             self.report.state_removed = True

@@ -35,7 +35,9 @@ action per request, in submission order), else success with ``reply(params)``.
 Batch actions: ``"succeeded"`` / ``("succeeded", text)``, ``("errored", status_or_type[,
 message])``, ``"expired"``, ``"canceled"``. HTTP-level failures of the batch endpoints are
 scripted per route with ``script_for(BATCHES_PATH | BATCH_PATH | BATCH_RESULTS_PATH, ...)``
-(the global queue is for ``/v1/messages`` only).
+(the global queue is for ``/v1/messages`` only). On a create, ``("timeout", s)`` creates the
+batch and then answers too late (the client cannot know it exists); ``"drop"`` closes the
+connection before anything is created.
 
 Script actions (consumed one per request, per-path queue first, then the
 global queue; when both are empty the request succeeds):
@@ -577,8 +579,11 @@ class _Handler(BaseHTTPRequestHandler):
         if kind == "drop":
             self._drop()
             return
+        reply_delay = 0.0
         if kind == "timeout":
-            if fake._stopping.wait(float(arg)):
+            if batch_route is not None and batch_route[0] == BATCHES_PATH and self.command == "POST":
+                reply_delay = float(arg)  # the batch is created, then the answer comes too late: the client cannot tell
+            elif fake._stopping.wait(float(arg)):
                 self._drop()
                 return
             kind = "ok"
@@ -597,7 +602,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error_status(400, "anthropic-version: header is required")
             return
         if batch_route is not None:
-            self._batch_endpoint(batch_route, body if body_is_json else None)
+            self._batch_endpoint(batch_route, body if body_is_json else None, reply_delay)
             return
         if not body_is_json or not isinstance(body, dict):
             self._send_error_status(400, "fake: request body must be a JSON object")
@@ -673,7 +678,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     # ------------------------------------------------------------------ Message Batches
 
-    def _batch_endpoint(self, route: Tuple[str, Optional[str]], body: Any) -> None:
+    def _batch_endpoint(self, route: Tuple[str, Optional[str]], body: Any, reply_delay: float = 0.0) -> None:
         fake = self.server.fake
         key, batch_id = route
         if key == BATCHES_PATH and self.command == "GET":  # list, newest first, one page
@@ -705,6 +710,9 @@ class _Handler(BaseHTTPRequestHandler):
                     return
                 seen.add(cid)
             batch = fake._create_batch(reqs)
+            if reply_delay and fake._stopping.wait(reply_delay):
+                self._drop()
+                return
             self._send_json(200, fake._batch_json(batch))
             return
         batch = fake.batches.get(batch_id or "")
