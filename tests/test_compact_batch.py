@@ -445,6 +445,7 @@ def test_cli_batch_json_and_state_beside_the_run(srv, tmp_path, monkeypatch):
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
     assert out["totals"]["compacted"] == 4 and out["batch"]["resumed"] and out["batch"]["state_removed"]
+    assert sorted(f["path"] for f in out["files"]) == sorted(files)
     assert out["batch"]["requests_reused"] > 0
     assert all(f["batch"]["batches"] for f in out["files"])
     assert not os.path.exists(state)
