@@ -466,6 +466,11 @@ class _Runner:
             p.next = self.clock() + self.b.poll.delay(p.polls, age)
             return
         del self.tracked[bid]
+        # batches queue behind each other when the API is busy: the ones still processing are likely
+        # next, so they are checked again soon (their interval then grows again)
+        soon = self.clock() + self.b.poll.first
+        for other in self.tracked.values():
+            other.polls, other.next = 0, min(other.next, soon)
         self.state.batch_ended(bid, b["counts"])
         self._event("ended", batch=bid, counts=b["counts"])
         try:
@@ -490,6 +495,7 @@ class _Runner:
                 if earlier:
                     self.reused.add(cid)
                 self._answered(cid, text, error)
+        self.state.sync()
         for s in subs:
             if s.batch == bid:
                 missing = [cid for cid in s.ids if cid not in seen and cid in self.waiting]

@@ -15,7 +15,10 @@ where losing it would cost money or redo work, fsynced before ctxtool goes on:
   same number of requests; its results are used only for the request ids they carry;
 * ``plan``: a file's size, mtime and inode when it was planned, and the requests it needs;
 * ``ended``: a batch ended (its request counts);
-* ``done`` (fsynced): a file was written or skipped, with its result.
+* ``done``: a file was written or skipped, with its result (synced after each batch's results
+  and when the run ends: a crash of ctxtool loses nothing already written, a power loss at
+  worst the last few of these, and those files are then planned again, where a pi or Claude
+  Code file is found already compacted at its leaf).
 
 A torn last line (a crash in the middle of an append) is ignored; any other unreadable line
 makes the state unusable (one error naming the line). Two runs never share a state: the
@@ -128,6 +131,10 @@ class BatchState:
     def close(self) -> None:
         if self._fd is not None:
             try:
+                try:
+                    os.fsync(self._fd)
+                except OSError:
+                    pass
                 os.close(self._fd)  # releases the lock
             finally:
                 self._fd = None
@@ -255,4 +262,11 @@ class BatchState:
             self._record({"ev": "ended", "batch": batch_id, "counts": counts})
 
     def file_done(self, path: str, status: str, stamp: list | None, result: dict) -> None:
-        self._record({"ev": "done", "path": path, "status": status, "stamp": stamp, "result": result}, sync=True)
+        self._record({"ev": "done", "path": path, "status": status, "stamp": stamp, "result": result})
+
+    def sync(self) -> None:
+        if self._fd is not None:
+            try:
+                os.fsync(self._fd)
+            except OSError as e:
+                raise WriteError(f"cannot sync the batch state: {e.strerror or e}", path=self.path) from None
