@@ -293,7 +293,7 @@ class _Runner:
         if prev is not None and prev["stamp"] != stamp and prev["needs"]:
             still = len(set(prev["needs"]) & set(needs))
             size = f"{prev['stamp'][0]:,} -> {stamp[0]:,} bytes" if prev["stamp"] and stamp else "replaced"
-            self._info(path)["replanned"] = (f"the session changed since its requests were submitted ({size}): re-planned; "
+            self._info(path)["replanned"] = (f"the session changed since its requests were made ({size}): re-planned; "
                                              f"{still} of its {len(prev['needs'])} earlier requests still apply")
         if prev is None or prev["stamp"] != stamp or prev["needs"] != needs:
             self.state.plan(path, stamp, needs)

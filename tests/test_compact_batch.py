@@ -28,8 +28,8 @@ from ctxtool.summarize import AnthropicSummarizer, Settings, SummarizerError
 from ctxtool.transcript import scan
 from tests.support.fake_anthropic import BATCH_PATH, BATCHES_PATH, MESSAGES_PATH, FakeAnthropic
 from tests.test_compact_support import api_errors, make_session, pi_lines, turns, write_jsonl
+from tests.test_summarize import KEY, summarizer
 
-KEY = "sk-test-batch-key-0123456789"
 KEEP = 800
 WINDOW = 50_000  # the big session (~19K tokens to summarize) is split into two parts of one chunk each, then merged
 
@@ -44,13 +44,6 @@ def reply(params) -> str:
 def srv():
     with FakeAnthropic(reply=reply, batch_latency=0.05) as s:
         yield s
-
-
-def summarizer(srv, **kw):
-    kw.setdefault("min_delay", 0.01)
-    kw.setdefault("max_delay", 0.05)
-    kw.setdefault("timeout", 5.0)
-    return AnthropicSummarizer("claude-test", api_key=KEY, base_url=srv.base_url, **kw)
 
 
 def opts(**kw) -> Options:
@@ -206,7 +199,7 @@ def test_a_file_changed_since_submission_is_replanned(srv, tmp_path):
     res, rep = run_batch(files, summarizer(srv), opts(), bopts(tmp_path))
     assert [r.status for r in res] == ["compacted"] * 3
     note = rep.files[files[0]]["replanned"]
-    assert note and "changed since its requests were submitted" in note and "re-planned" in note
+    assert note and "changed since its requests were made" in note and "re-planned" in note
     assert rep.files[files[1]]["replanned"] is None
     new = srv.submitted_custom_ids()[len(before):]
     assert new and len(set(new) & set(before)) == 0  # only the changed file asked again

@@ -18,7 +18,6 @@ Run: ``.venv/bin/python tests/bench/bench_compact_batch.py`` -> prints and write
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sys
@@ -34,23 +33,13 @@ from ctxtool.batch_compact import BatchOptions, PollPolicy, run_batch  # noqa: E
 from ctxtool.batch_state import run_key  # noqa: E402
 from ctxtool.compact_records import Options  # noqa: E402
 from ctxtool.summarize import AnthropicSummarizer  # noqa: E402
-from ctxtool.synth import write_session  # noqa: E402
-from tests.bench.bench_compact import hermetic_env  # noqa: E402
+from tests.bench.bench_compact import KEEP, TARGET_BYTES, generate, hermetic_env, publish  # noqa: E402
 from tests.support.fake_anthropic import FakeAnthropic  # noqa: E402
 
-SESSIONS = 2000
-TARGET_BYTES = 40_000
-KEEP = 2000
+SESSIONS = 2000  # the same generated sessions as bench_compact.py, ten times as many
 BATCH_LATENCY = 2.0
 BATCH_SIZE = 100
-FORMATS = ("pi", "claude", "messages")
 TARGET = 1.2
-
-
-def generate(directory: Path) -> None:
-    for i in range(SESSIONS):
-        fmt = FORMATS[i % len(FORMATS)]
-        write_session(directory / f"s{i:04d}-{fmt}.jsonl", fmt, seed=i, target_bytes=TARGET_BYTES, tool_ratio=0.5)
 
 
 def one_run(src: Path, work: Path, name: str, batch_size: int) -> dict:
@@ -91,7 +80,7 @@ def main() -> dict:
         src = work / "src"
         src.mkdir()
         t0 = time.monotonic()
-        generate(src)
+        generate(src, SESSIONS)
         out: dict = {"sessions": SESSIONS, "target_bytes": TARGET_BYTES, "keep_recent_tokens": KEEP,
                      "batch_latency_s": BATCH_LATENCY, "batch_concurrency": 1, "target_ratio": TARGET,
                      "bytes": sum(p.stat().st_size for p in src.iterdir()), "generate_s": round(time.monotonic() - t0, 3)}
@@ -100,11 +89,7 @@ def main() -> dict:
         p = out["pipelined"]
         out["ok"] = bool(p["ratio"] and p["ratio"] <= TARGET and p["statuses"].get("compacted") == SESSIONS
                          and p["requests"] == p["requests_unique"])
-        dest = ROOT / "bench-out"
-        dest.mkdir(exist_ok=True)
-        (dest / "compact_batch.json").write_text(json.dumps(out, indent=2) + "\n")
-        print(json.dumps(out, indent=2))
-        return out
+        return publish("compact_batch", out)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
