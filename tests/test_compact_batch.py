@@ -322,7 +322,7 @@ def test_unreachable_batch_leaves_files_pending_and_state_kept(srv, tmp_path):
 
 
 def test_files_are_written_as_their_batch_ends(srv, tmp_path):
-    srv.batch_latency, srv.batch_concurrency = 0.2, 1  # one batch at a time: they end 0.2 s apart
+    srv.batch_latency, srv.batch_concurrency = 0.5, 1  # one batch at a time: they end 0.5 s apart
     d = tmp_path / "m"
     d.mkdir()
     files = [make_session(d, "messages", 8, name=f"m{i}.jsonl") for i in range(3)]
@@ -466,3 +466,18 @@ def test_default_state_path_is_named_by_the_run():
     assert default_path("/w", run_key({"a": 1})) != default_path("/w", run_key({"a": 2}))
     assert os.path.basename(default_path("/w", run_key({"a": 1}))).startswith(".ctxtool-batch-")
     assert orjson.dumps({"b": 1, "a": 2}, option=orjson.OPT_SORT_KEYS) and run_key({"b": 1, "a": 2}) == run_key({"a": 2, "b": 1})
+
+
+def test_cli_interrupted_batch_says_where_the_state_is(srv, tmp_path, monkeypatch):
+    import ctxtool.cli.compact as cli_compact
+
+    def interrupted(*a, **kw):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_compact, "run_batch", interrupted)
+    p = make_session(tmp_path, "messages", 8)
+    state = tmp_path / "st.jsonl"
+    r = run("--summarizer", "anthropic", "--batch", "--batch-state", str(state), p,
+            env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": srv.base_url})
+    assert r.exit_code == 130
+    assert f"the batch state is kept in {state}; run the same command again to resume" in r.output
