@@ -167,8 +167,7 @@ class _Poll:
 
 def _result_from(d: dict, path: str) -> FileResult:
     known = {f.name for f in fields(FileResult)}
-    r = FileResult(path, **{k: v for k, v in d.items() if k in known and k != "path"})
-    return r
+    return FileResult(path, **{k: v for k, v in d.items() if k in known and k != "path"})
 
 
 class _Runner:
@@ -202,6 +201,7 @@ class _Runner:
         self.gates: dict[str, tuple] = {}
         self.keep_state = False
         self.ambiguous = 0  # create calls whose outcome was unknown and that turned out never to have arrived
+        self.earlier_n = 0  # submissions up to this number were made by earlier runs of the state
 
     # ------------------------------------------------------------ the loop
 
@@ -322,8 +322,8 @@ class _Runner:
             info["batches"] = sorted({b for cid in used if cid in self.state.by_id for b in self.state.by_id[cid].batches})
         if record and r.status in FINAL:
             self.state.file_done(path, r.status, file_stamp(path), r.to_dict())
-        elif r.status not in FINAL:
-            self.keep_state = True
+        elif r.status == "pending" or (r.status == "failed" and used):
+            self.keep_state = True  # a later run has something to collect (answers exist for a failed write)
         for cid in used:
             users = self.users.get(cid)
             if users is not None:

@@ -309,6 +309,16 @@ def test_submission_refused_falls_back(srv, tmp_path):
     assert KEY not in json.dumps(r.to_dict(with_summary=True))
 
 
+def test_a_refused_file_costs_no_request_and_does_not_keep_the_state(srv, tmp_path):
+    files = sessions(tmp_path)[:2]
+    with open(files[1], "a") as f:
+        f.write("{not json\n")
+    res, rep = run_batch(files, summarizer(srv), opts(), bopts(tmp_path))
+    assert [r.status for r in res] == ["compacted", "failed"] and "unparseable line" in res[1].error
+    assert len(srv.submitted_custom_ids()) == res[0].calls  # only the healthy file's requests were sent
+    assert rep.state_removed  # nothing a later run could collect: the next run starts afresh
+
+
 def test_unreachable_batch_leaves_files_pending_and_state_kept(srv, tmp_path):
     srv.script_for(BATCH_PATH, [404] * 3)
     files = sessions(tmp_path)[:1]
