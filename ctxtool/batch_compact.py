@@ -391,7 +391,9 @@ class _Runner:
         except AmbiguousRequest as e:
             self.report.notes.append(f"submission {sub.n} ({len(take)} requests): {e.reason}; looking for it among the API's batches")
             self._adopt(sub)
-            if self.state.by_id.get(take[0]) is not sub:  # not found: it never reached the API
+            if sub.candidates:
+                self.report.submitted += len(take)
+            elif self.state.by_id.get(take[0]) is not sub:  # not found: it never reached the API
                 self.ambiguous += 1
                 if self.ambiguous >= self.s.attempts:
                     self._fail_requests(take, f"batch submission failed: {e.reason} (gave up after {self.ambiguous} attempts)")
