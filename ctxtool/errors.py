@@ -65,6 +65,10 @@ class WriteError(CtxError):
     """Writing the output, the backup or the temp file failed."""
 
 
+class BatchStateError(CtxError):
+    """The resume state of a ``compact --batch`` run is unusable: another run's, in use, unreadable."""
+
+
 class ConfigError(CtxError):
     """A configuration file could not be read or has invalid values."""
 

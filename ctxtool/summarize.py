@@ -452,6 +452,17 @@ class ExtractiveSummarizer:
         pass
 
 
+class PlanOnly:
+    """Stands in for an LLM summarizer in a dry run: the writer plans its calls, none is made
+    (no client, so no key is needed)."""
+
+    name = "plan-only"
+    offline = False
+
+    def close(self) -> None:
+        pass
+
+
 # ---------------------------------------------------------------- anthropic
 
 
@@ -542,7 +553,14 @@ class AnthropicSummarizer:
             return True, f"malformed response body ({type(e).__name__})", None
         return False, f"{type(e).__name__}: {e}", None
 
-    def call(self, system: str, prompt: str, *, max_tokens: int, deadline: float | None = None) -> str:
+    def params(self, system: str, prompt: str, max_tokens: int) -> dict:
+        """The Messages API request for one summarizer call (the same for a direct call and a batch)."""
+        return {"model": self.model, "max_tokens": max_tokens, "system": system,
+                "messages": [{"role": "user", "content": prompt}]}
+
+    def _retrying(self, op, *, deadline: float | None = None, retry_ambiguous: bool = True):
+        """``op(timeout)`` under our retry policy. ``retry_ambiguous=False``: a timeout or a dropped
+        connection (the request may have been accepted) is raised as ``AmbiguousRequest``, not retried."""
         last = "no attempt made"
         for attempt in range(1, self.attempts + 1):
             timeout = self.timeout
@@ -552,13 +570,12 @@ class AnthropicSummarizer:
                     raise OverallTimeout(self._clean(f"anthropic: overall timeout reached after {attempt - 1} attempt(s); last error: {last}"))
                 timeout = min(timeout, left)
             try:
-                msg = self.client.messages.create(
-                    model=self.model, max_tokens=max_tokens, system=system,
-                    messages=[{"role": "user", "content": prompt}], timeout=timeout,
-                )
+                return op(timeout)
             except Exception as e:  # classified below; anything unknown is not retried
                 retry, last, retry_after = self._classify(e)
                 last = self._clean(last)
+                if not retry_ambiguous and isinstance(e, self._anthropic.APIConnectionError):  # timeouts included
+                    raise AmbiguousRequest(f"anthropic: {last}: the API may or may not have received the request") from None
                 if not retry:
                     raise SummarizerError(f"anthropic: {last} (not retried)") from None
                 if attempt >= self.attempts:
@@ -567,15 +584,96 @@ class AnthropicSummarizer:
                 if deadline is not None and time.monotonic() + delay >= deadline:
                     raise OverallTimeout(f"anthropic: overall timeout reached after {attempt} attempt(s); last error: {last}") from None
                 time.sleep(delay)
-                continue
-            text = "\n".join(getattr(b, "text", "") for b in (msg.content or []) if getattr(b, "type", None) == "text").strip()
-            m = re.search(r"<summary>(.*?)</summary>", text, re.S)
-            if m:
-                text = m.group(1).strip()
-            if not text:
-                raise SummarizerError("anthropic: empty summary (the response had no text content)")
-            return text
         raise SummarizerError(f"anthropic: {last} (gave up after {self.attempts} attempts)")
+
+    def call(self, system: str, prompt: str, *, max_tokens: int, deadline: float | None = None) -> str:
+        req = self.params(system, prompt, max_tokens)
+        msg = self._retrying(lambda timeout: self.client.messages.create(**req, timeout=timeout), deadline=deadline)
+        return reply_text(msg.content)
+
+    # ------------------------------------------------------------ Message Batches (ctxtool.batch_compact)
+
+    def batch_create(self, requests: list[dict]) -> dict:
+        """Submit ``[{"custom_id", "params"}]`` as one Message Batch -> the batch as a dict.
+        Never retried after a timeout or a dropped connection (``AmbiguousRequest``): a retry
+        could create the batch twice."""
+        b = self._retrying(lambda timeout: self.client.messages.batches.create(requests=requests, timeout=timeout),
+                           retry_ambiguous=False)
+        return _batch_dict(b)
+
+    def batch_retrieve(self, batch_id: str) -> dict:
+        return _batch_dict(self._retrying(lambda timeout: self.client.messages.batches.retrieve(batch_id, timeout=timeout)))
+
+    def batch_list(self, since: float) -> list[dict]:
+        """Batches created at or after ``since`` (epoch seconds), newest first."""
+        def op(timeout):
+            out = []
+            for b in self.client.messages.batches.list(limit=100, timeout=timeout):
+                d = _batch_dict(b)
+                if d["created_at"] is not None and d["created_at"] < since:
+                    break
+                out.append(d)
+            return out
+        return self._retrying(op)
+
+    def batch_results(self, batch_id: str):
+        """The results of an ended batch: ``(custom_id, text | None, error | None)`` per line, streamed.
+        ``error`` says why there is no text (errored, expired, canceled, empty reply)."""
+        decoder = self._retrying(lambda timeout: self.client.messages.batches.results(batch_id, timeout=timeout))
+        try:
+            for line in decoder:
+                result = line.result
+                kind = getattr(result, "type", None)
+                if kind == "succeeded":
+                    try:
+                        yield line.custom_id, reply_text(result.message.content), None
+                    except SummarizerError as e:
+                        yield line.custom_id, None, e.reason
+                elif kind == "errored":
+                    err = getattr(getattr(result, "error", None), "error", None)
+                    etype, emsg = getattr(err, "type", None) or "error", getattr(err, "message", None)
+                    yield line.custom_id, None, self._clean(f"anthropic batch {batch_id}: request errored: {etype}" + (f": {emsg}" if emsg else ""))
+                elif kind == "expired":
+                    yield line.custom_id, None, f"anthropic batch {batch_id}: request expired (the batch ended before processing it)"
+                elif kind == "canceled":
+                    yield line.custom_id, None, f"anthropic batch {batch_id}: request canceled"
+                else:
+                    yield line.custom_id, None, f"anthropic batch {batch_id}: unknown result type {kind!r}"
+        except Exception as e:  # a connection lost mid-stream, a malformed line
+            _retry, why, _after = self._classify(e)
+            raise SummarizerError(self._clean(f"anthropic: reading the results of batch {batch_id} failed: {why}")) from None
+        finally:
+            try:
+                decoder.close()
+            except Exception:
+                pass
+
+
+class AmbiguousRequest(SummarizerError):
+    """A request timed out or lost its connection after being sent: the API may have acted on it."""
+
+
+def reply_text(content) -> str:
+    """The summary in a Messages API reply: its text blocks (a ``<summary>`` element if there is one)."""
+    text = "\n".join(getattr(b, "text", "") for b in (content or []) if getattr(b, "type", None) == "text").strip()
+    m = re.search(r"<summary>(.*?)</summary>", text, re.S)
+    if m:
+        text = m.group(1).strip()
+    if not text:
+        raise SummarizerError("anthropic: empty summary (the response had no text content)")
+    return text
+
+
+def _epoch(dt) -> float | None:
+    return dt.timestamp() if dt is not None else None
+
+
+def _batch_dict(b) -> dict:
+    """The fields of an SDK ``MessageBatch`` ctxtool uses, as plain data."""
+    counts = b.request_counts
+    return {"id": b.id, "status": b.processing_status, "created_at": _epoch(b.created_at), "ended_at": _epoch(b.ended_at),
+            "results_url": b.results_url,
+            "counts": {k: getattr(counts, k, 0) for k in ("processing", "succeeded", "errored", "canceled", "expired")}}
 
 
 # ---------------------------------------------------------------- command

@@ -354,3 +354,53 @@ def test_stop_is_clean_with_inflight_and_keepalive_connections():
     client.close()
     assert srv.live_threads() == []
     assert outcome == [anthropic.APIConnectionError]
+
+
+# --------------------------------------------------------------------------- Message Batches
+
+
+def batch_requests(n: int, prefix: str = "r") -> list:
+    return [{"custom_id": f"{prefix}{i}", "params": {"model": MODEL, "max_tokens": 64, "messages": MESSAGES}} for i in range(n)]
+
+
+def test_batches_create_retrieve_results_with_scripted_outcomes(srv):
+    client = make_client(srv)
+    srv.batch_latency = 0.1
+    srv.batch_script = ["succeeded", ("errored", 529), "expired", "canceled", ("succeeded", "custom text")]
+    b = client.messages.batches.create(requests=batch_requests(5))
+    assert b.processing_status == "in_progress" and b.request_counts.processing == 5 and b.results_url is None
+    time.sleep(0.15)
+    b = client.messages.batches.retrieve(b.id)
+    assert b.processing_status == "ended" and b.ended_at is not None
+    assert (b.request_counts.succeeded, b.request_counts.errored, b.request_counts.expired, b.request_counts.canceled) == (2, 1, 1, 1)
+    lines = list(client.messages.batches.results(b.id))
+    assert [x.custom_id for x in lines] == ["r4", "r3", "r2", "r1", "r0"]  # not in request order
+    by = {x.custom_id: x.result for x in lines}
+    assert by["r0"].message.content[0].text.startswith(SUMMARY_MARKER) and by["r4"].message.content[0].text == "custom text"
+    assert by["r1"].error.error.type == "overloaded_error" and by["r2"].type == "expired" and by["r3"].type == "canceled"
+    assert srv.submitted_custom_ids() == [f"r{i}" for i in range(5)]
+
+
+def test_batches_queue_expiry_cancel_list_and_validation(srv):
+    client = make_client(srv)
+    srv.batch_latency, srv.batch_concurrency = 0.2, 1
+    a = client.messages.batches.create(requests=batch_requests(1, "a"))
+    b = client.messages.batches.create(requests=batch_requests(1, "b"))
+    fa, fb = srv.batches[a.id], srv.batches[b.id]
+    assert fb.started == pytest.approx(fa.ends) and fb.ends == pytest.approx(fa.ends + 0.2)  # one at a time
+    assert srv.simulated_processing_seconds() == pytest.approx(0.4)
+    c = client.messages.batches.cancel(b.id)
+    assert c.processing_status == "canceling"
+    time.sleep(0.05)
+    assert [x.result.type for x in client.messages.batches.results(b.id)] == ["canceled"]
+    assert [x.id for x in client.messages.batches.list()] == [b.id, a.id]
+    srv.batch_latency, srv.batch_concurrency, srv.batch_expiry = 5.0, None, 0.05
+    e = client.messages.batches.create(requests=batch_requests(2, "e"))
+    time.sleep(0.1)
+    assert [x.result.type for x in client.messages.batches.results(e.id)] == ["expired", "expired"]
+    with pytest.raises(anthropic.BadRequestError, match="custom_id"):
+        client.messages.batches.create(requests=[{"custom_id": "bad id!", "params": {}}])
+    with pytest.raises(anthropic.BadRequestError, match="duplicate"):
+        client.messages.batches.create(requests=batch_requests(1) + batch_requests(1))
+    with pytest.raises(anthropic.NotFoundError):
+        client.messages.batches.retrieve("msgbatch_nope")

@@ -21,7 +21,7 @@ from .common import CONTEXT_SETTINGS
 # tiktoken, the anthropic SDK) is loaded only when that command runs or help lists it
 COMMANDS = {
     "repair": "repair", "validate": "repair", "estimate": "estimate",
-    "prune": "prune", "compact": "compact", "profile": "profile", "view": "view",
+    "prune": "prune", "compact": "compact", "profile": "profile", "report": "report", "view": "view",
 }
 
 

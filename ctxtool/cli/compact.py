@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import threading
@@ -11,11 +12,13 @@ import click
 
 from .. import render
 from ..compact import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_PARTS, DEFAULT_RESERVE_TOKENS, DEFAULT_WINDOW
+from ..batch_compact import DEFAULT_BATCH_SIZE, BatchOptions, PollPolicy, run_batch
+from ..batch_state import default_path, run_key
 from ..compact_records import Options, compact_batch
 from ..errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK
 from ..lock import DEFAULT_TIMEOUT
 from ..paths import shard as shard_files
-from ..summarize import DEFAULT_CALL_TIMEOUT, DEFAULT_MODEL, DEFAULT_OVERALL_TIMEOUT, Settings, make_summarizer
+from ..summarize import DEFAULT_CALL_TIMEOUT, DEFAULT_MODEL, DEFAULT_OVERALL_TIMEOUT, PlanOnly, Settings, make_summarizer
 from . import cli
 from .common import CONTEXT_SETTINGS, collect, emit_json, format_option, json_option
 
@@ -47,8 +50,24 @@ def _shard(ctx, param, value):
               help="Split large histories into this many parts by token share, then merge their summaries.")
 @click.option("--if-over", type=click.FloatRange(min=0.0, max=1.0), default=None, metavar="RATIO",
               help="Only compact sessions whose context is above RATIO of --window (e.g. 0.8).")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Files compacted concurrently.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Files compacted concurrently (direct calls; --batch writes each file as its answers arrive).")
 @click.option("--shard", callback=_shard, metavar="I/N", help="Process only the I-th of N deterministic slices of the file list (CI).")
+@click.option("--batch", is_flag=True,
+              help="Send every summarization request through the Message Batches API (half the price, asynchronous; "
+                   "--summarizer anthropic). Resumable: re-running the same command never submits a request twice.")
+@click.option("--batch-state", metavar="PATH", default=None,
+              help="The resume state of --batch (a journal). Default: ./.ctxtool-batch-<hash of targets, shard, model "
+                   "and options>.jsonl; removed when every file is done.")
+@click.option("--batch-size", type=click.IntRange(min=1, max=100_000), default=DEFAULT_BATCH_SIZE, show_default=True,
+              help="Requests per batch (each batch also stays under 200 MB); a batch is sent as soon as it is full.")
+@click.option("--batch-poll", type=click.FloatRange(min=0.001), default=1.0, show_default=True, metavar="SECONDS",
+              envvar="CTXTOOL_BATCH_POLL",
+              help="First status check of a batch after this long; then doubling, at most 60 s and at most 10% of the "
+                   "batch's age (env CTXTOOL_BATCH_POLL).")
+@click.option("--batch-wait", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
+              help="Stop waiting for batches after this long (0: submit and return): files still waiting are "
+                   "reported pending (exit 1) and the same command collects them later. Default: wait until they end.")
 @click.option("-n", "--dry-run", is_flag=True, help="Show the plan (messages and tokens to summarize, tokens sent, tokens after); call and write nothing.")
 @click.option("--truncate", is_flag=True, help="pi: also remove the summarized message entries and re-link the rest (OpenClaw truncateAfterCompaction).")
 @click.option("--no-backup", is_flag=True, help="Do not keep <file>.bak-<pid>-<ms>.")
@@ -63,8 +82,8 @@ def _shard(ctx, param, value):
 @format_option
 @json_option
 def compact(paths, summarizer, model, command, keep_recent_tokens, reserve_tokens, window, parts, if_over, jobs, shard,
-            dry_run, truncate, no_backup, timeout, overall_timeout, on_error, lock_timeout, break_stale_lock, show_summary,
-            fmt, json_):
+            batch, batch_state, batch_size, batch_poll, batch_wait, dry_run, truncate, no_backup, timeout, overall_timeout,
+            on_error, lock_timeout, break_stale_lock, show_summary, fmt, json_):
     """Compact sessions: summarize old history, keep the recent context verbatim.
 
     Keeps the newest --keep-recent-tokens (never cutting between a tool call and its
@@ -81,9 +100,12 @@ def compact(paths, summarizer, model, command, keep_recent_tokens, reserve_token
       ctxtool compact --summarizer anthropic --model claude-haiku-4-5 \\
           --if-over 0.8 --jobs 16 --shard 1/4 'sessions/**/*.jsonl'
       ctxtool compact --summarizer command --summarizer-command 'llm -m gpt-4o-mini' s.jsonl
+      ctxtool compact --summarizer anthropic --batch --shard 3/8 --json sessions/ > shard-3.json
     """
     if summarizer == "command" and not command:
         raise click.UsageError("--summarizer command needs --summarizer-command CMD")
+    if batch and summarizer != "anthropic":
+        raise click.UsageError("--batch needs --summarizer anthropic (the Message Batches API)")
     files, failures = collect(paths)
     files = shard_files(files, shard)
     opts = Options(fmt=fmt, keep_recent_tokens=keep_recent_tokens,
@@ -91,16 +113,29 @@ def compact(paths, summarizer, model, command, keep_recent_tokens, reserve_token
                    if_over=if_over, dry_run=dry_run, truncate=truncate, backup=not no_backup, lock_timeout=lock_timeout,
                    break_stale_lock=break_stale_lock, on_error=on_error, window=window)
     if dry_run and summarizer != "extractive":
-        class _Planner:  # plans LLM calls without creating a client (no key needed for a dry run)
-            offline = False
-            name = summarizer
-        summ = _Planner()
+        summ = PlanOnly()  # plans LLM calls without creating a client (no key needed for a dry run)
     else:
         # a SummarizerError (no API key, ...) goes to the command group: one line, exit 3, JSON with --json
         summ = make_summarizer(summarizer, model=model, command=command, timeout=timeout)
+    report = None
     t0 = time.monotonic()
     try:
-        results = _run(files, summ, opts, jobs, show_progress=not json_ and sys.stderr.isatty())
+        if batch and not dry_run:
+            spec = {"targets": [os.path.abspath(p) for p in paths], "shard": shard, "model": model, "fmt": fmt,
+                    "keep_recent_tokens": keep_recent_tokens, "reserve_tokens": reserve_tokens, "window": window,
+                    "parts": parts, "if_over": if_over, "truncate": truncate, "on_error": on_error}
+            key = run_key(spec)
+            state = batch_state or default_path(os.getcwd(), key)
+            bopts = BatchOptions(state_path=state, key=key, meta={"spec": spec}, batch_size=batch_size,
+                                 poll=PollPolicy(first=batch_poll), wait=batch_wait)
+            try:
+                results, report = _run_batch(files, summ, opts, bopts, show_progress=not json_ and sys.stderr.isatty())
+            except KeyboardInterrupt:
+                click.echo(f"Interrupted: the batch state is kept in {state}; run the same command again to resume "
+                           "(nothing already submitted is sent again).", err=True)
+                raise SystemExit(130) from None
+        else:
+            results = _run(files, summ, opts, jobs, show_progress=not json_ and sys.stderr.isatty())
     finally:
         close = getattr(summ, "close", None)
         if close:
@@ -108,18 +143,26 @@ def compact(paths, summarizer, model, command, keep_recent_tokens, reserve_token
     wall = time.monotonic() - t0
     failed = [r for r in results if not r.ok]
     if json_:
-        emit_json({
+        out = {
             "dry_run": dry_run, "summarizer": summarizer, "model": model if summarizer == "anthropic" else None,
-            "seconds": round(wall, 3),
+            "shard": shard, "seconds": round(wall, 3),
             "files": [r.to_dict(with_summary=show_summary) for r in results],
             "failures": failures,
             "totals": _totals(results),
-        })
+        }
+        if report is not None:
+            for d in out["files"]:
+                d["batch"] = report.files.get(d["path"])
+            out["batch"] = report.to_dict()
+        emit_json(out)
     else:
         _render(results, failures, dry_run, wall, show_summary)
+        if report is not None:
+            _render_batch(report)
     if failures or failed:
-        # 3 only when no file was touched at all; a fallback summary was still written
-        done = [r for r in results if r.ok or r.status == "fallback"]
+        # 3 only when no file was touched at all; a fallback summary was still written, or the
+        # file's requests were submitted and wait in their batch
+        done = [r for r in results if r.ok or r.status in ("fallback", "pending")]
         raise SystemExit(EXIT_FINDINGS if done else EXIT_FAILED)
     raise SystemExit(EXIT_OK)
 
@@ -140,6 +183,49 @@ def _run(files, summ, opts, jobs, show_progress):
                 prog.update(task, advance=1, last=f"{r.status}: {r.path[-50:]}")
 
         return compact_batch(files, summ, opts, jobs=jobs, on_done=done)
+
+
+def _run_batch(files, summ, opts, bopts, show_progress):
+    if not show_progress or not files:
+        return run_batch(files, summ, opts, bopts)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    con = render.console(stderr=True)
+    with Progress(TextColumn("compact --batch"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.fields[last]}"), console=con, transient=True) as prog:
+        task = prog.add_task("compact", total=len(files), last="planning")
+
+        def event(ev):
+            kind = ev["event"]
+            if kind == "file":
+                text = f"{ev['status']}: {ev['path'][-50:]}"
+            elif kind == "waiting":
+                n = len(ev["batches"])
+                text = f"waiting for {n} batch{'es' if n != 1 else ''} (next check in {ev['seconds']:.0f}s)"
+            elif kind == "submitted":
+                text = f"submitted {ev['batch']} ({ev['requests']} requests)"
+            elif kind == "ended":
+                text = f"{ev['batch']} ended"
+            else:
+                text = f"submitting {ev.get('requests', '')} requests"
+            prog.update(task, completed=ev["done"], last=text)
+
+        return run_batch(files, summ, opts, bopts, on_event=event)
+
+
+def _render_batch(report) -> None:
+    con = render.console()
+    err = render.console(stderr=True)
+    for note in report.notes:
+        err.print(f"Note: {note}", markup=False)
+    new = [b for b in report.batches.values() if not b["earlier"]]
+    earlier = len(report.batches) - len(new)
+    parts = [f"{len(report.batches)} batch(es)" + (f" ({earlier} from an earlier run)" if earlier else ""),
+             f"{report.submitted:,} request(s) submitted"]
+    if report.reused:
+        parts.append(f"{report.reused:,} already submitted earlier (not sent again)")
+    where = "removed (every file done)" if report.state_removed else f"kept in {report.state} (run the same command to resume)"
+    con.print(f"batch: {', '.join(parts)}; state {where}", markup=False)
 
 
 def _totals(results) -> dict:
@@ -179,6 +265,6 @@ def _render(results, failures, dry_run, wall, show_summary):
         if show_summary and r.summary:
             con.print(f"--- summary for {r.path} ---\n{r.summary}", markup=False)
     t = _totals(results)
-    parts = [f"{t.get(s, 0)} {s}" for s in ("compacted", "fallback", "planned", "skipped", "failed") if t.get(s)]
+    parts = [f"{t.get(s, 0)} {s}" for s in ("compacted", "fallback", "planned", "skipped", "pending", "failed") if t.get(s)]
     con.print(f"{len(results)} file(s): {', '.join(parts) or 'nothing to do'}; tokens {render.fmt_int(t['tokens_before'])} -> "
               f"{render.fmt_int(t['tokens_after'])}; {wall:.2f}s", markup=False)

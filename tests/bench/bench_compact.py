@@ -37,14 +37,23 @@ FORMATS = ("pi", "claude", "messages")
 TARGET = 1.3
 
 
-def generate(directory: Path) -> list[str]:
+def generate(directory: Path, sessions: int = SESSIONS) -> list[str]:
     files = []
-    for i in range(SESSIONS):
+    for i in range(sessions):
         fmt = FORMATS[i % len(FORMATS)]
         p = directory / f"s{i:03d}-{fmt}.jsonl"
         write_session(p, fmt, seed=i, target_bytes=TARGET_BYTES, tool_ratio=0.5)
         files.append(str(p))
     return files
+
+
+def publish(name: str, out: dict) -> dict:
+    """Write bench-out/<name>.json and print it."""
+    dest = ROOT / "bench-out"
+    dest.mkdir(exist_ok=True)
+    (dest / f"{name}.json").write_text(json.dumps(out, indent=2) + "\n")
+    print(json.dumps(out, indent=2))
+    return out
 
 
 def hermetic_env() -> dict:
@@ -103,11 +112,7 @@ def main() -> dict:
                           "ratio_total": round(wall_cli / ideal_cli, 3) if ideal_cli else None,
                           "ratio_batch": round(report.get("seconds", 0) / ideal_cli, 3) if ideal_cli else None}
         out["ok"] = bool(out["in_process"]["ratio"] and out["in_process"]["ratio"] <= TARGET)
-        dest = ROOT / "bench-out"
-        dest.mkdir(exist_ok=True)
-        (dest / "compact.json").write_text(json.dumps(out, indent=2) + "\n")
-        print(json.dumps(out, indent=2))
-        return out
+        return publish("compact", out)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -17,7 +17,27 @@ Endpoints
 ---------
 ``POST /v1/messages``               non-streaming Message JSON (or SSE when ``"stream": true``)
 ``POST /v1/messages/count_tokens``  ``{"input_tokens": N}``
+``POST /v1/messages/batches``       Message Batches: create (``{"requests": [{custom_id, params}]}``)
+``GET  /v1/messages/batches``       list (newest first, one page)
+``GET  /v1/messages/batches/{id}``  retrieve (``processing_status``, ``request_counts``, ``results_url``)
+``GET  /v1/messages/batches/{id}/results``  the results as JSONL (once ended; not in request order)
+``POST /v1/messages/batches/{id}/cancel``   cancel (unprocessed requests end ``canceled``)
 anything else                       404 ``not_found_error``
+
+Message Batches (see :class:`FakeBatch`): a batch ends ``batch_latency`` (+
+``batch_request_latency`` per request) seconds after processing starts; with
+``batch_concurrency=k`` at most k batches are processed at once (the others queue, in
+creation order), so the total simulated processing time is what a throughput-bound API
+would take. ``batch_expiry`` (seconds) ends a batch still processing at that age with
+every request ``expired``. Each request's outcome is decided when the batch is created:
+``batch_outcome(request) -> action | None`` first, then the ``batch_script`` queue (one
+action per request, in submission order), else success with ``reply(params)``.
+Batch actions: ``"succeeded"`` / ``("succeeded", text)``, ``("errored", status_or_type[,
+message])``, ``"expired"``, ``"canceled"``. HTTP-level failures of the batch endpoints are
+scripted per route with ``script_for(BATCHES_PATH | BATCH_PATH | BATCH_RESULTS_PATH, ...)``
+(the global queue is for ``/v1/messages`` only). On a create, ``("timeout", s)`` creates the
+batch and then answers too late (the client cannot know it exists); ``"drop"`` closes the
+connection before anything is created.
 
 Script actions (consumed one per request, per-path queue first, then the
 global queue; when both are empty the request succeeds):
@@ -54,14 +74,17 @@ bare string (``"drop"`` == ``("drop", None)``).
 from __future__ import annotations
 
 import collections
+import heapq
 import itertools
 import json
 import math
+import re
 import socket
 import threading
 import time
 import uuid
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Deque, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
@@ -74,11 +97,22 @@ __all__ = [
     "SUMMARY_MARKER",
     "MESSAGES_PATH",
     "COUNT_TOKENS_PATH",
+    "BATCHES_PATH",
+    "BATCH_PATH",
+    "BATCH_RESULTS_PATH",
+    "FakeBatch",
     "ERROR_TYPES",
 ]
 
 MESSAGES_PATH = "/v1/messages"
 COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
+BATCHES_PATH = "/v1/messages/batches"
+#: Route keys for ``script_for`` (the id part is not matched).
+BATCH_PATH = "/v1/messages/batches/{id}"
+BATCH_RESULTS_PATH = "/v1/messages/batches/{id}/results"
+BATCH_CANCEL_PATH = "/v1/messages/batches/{id}/cancel"
+CUSTOM_ID_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+MAX_BATCH_REQUESTS = 100_000
 
 #: Present in every default reply, so tests can recognise fake summaries.
 SUMMARY_MARKER = "[FAKE-SUMMARY]"
@@ -179,6 +213,52 @@ def _normalize_action(action: Any) -> Action:
     if kind == "timeout" and not isinstance(action[1], (int, float)):
         raise ValueError(f"('timeout', seconds) needs a number, got {action[1]!r}")
     return action
+
+
+_BATCH_KINDS = frozenset({"succeeded", "errored", "expired", "canceled"})
+
+
+def _normalize_batch_action(action: Any) -> Action:
+    if isinstance(action, str):
+        action = (action,)
+    if not isinstance(action, (tuple, list)) or not action or action[0] not in _BATCH_KINDS:
+        raise ValueError(f"invalid batch action {action!r}; expected one of {sorted(_BATCH_KINDS)}")
+    action = tuple(action)
+    if action[0] == "errored":
+        if len(action) < 2 or not isinstance(action[1], (int, str)) or isinstance(action[1], bool):
+            raise ValueError("('errored', status_or_type[, message]) needs an HTTP status or an error type")
+    return action
+
+
+def _rfc3339(wall: Optional[float]) -> Optional[str]:
+    if wall is None:
+        return None
+    return datetime.fromtimestamp(wall, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass
+class FakeBatch:
+    """One Message Batch as the fake holds it. Times are ``time.monotonic()`` values, with the
+    matching wall-clock times for the RFC 3339 fields."""
+
+    id: str
+    requests: List[Dict[str, Any]]
+    outcomes: List[Optional[Action]]  # per request, decided at creation
+    created: float
+    created_wall: float
+    started: float  # processing start (later than ``created`` when queued behind other batches)
+    ends: float
+    expired: bool = False  # the whole batch reached ``batch_expiry`` before it was processed
+    cancel_at: Optional[float] = None
+    results: Optional[List[Dict[str, Any]]] = None  # built once, when first needed after the end
+
+    def ended(self, now: float) -> bool:
+        return now >= self.ends
+
+    @property
+    def processing_seconds(self) -> float:
+        """Simulated processing time (queueing excluded)."""
+        return self.ends - self.started
 
 
 # --------------------------------------------------------------------------- records
@@ -326,6 +406,22 @@ class _Server(ThreadingHTTPServer):
             return list(self._handler_threads)
 
 
+def _batch_route(method: str, path: str) -> Optional[Tuple[str, Optional[str]]]:
+    """(route key, batch id) of a Message Batches endpoint, None for any other path."""
+    if path == BATCHES_PATH:
+        return (BATCHES_PATH, None) if method in ("POST", "GET") else None
+    if not path.startswith(BATCHES_PATH + "/"):
+        return None
+    rest = path[len(BATCHES_PATH) + 1:].split("/")
+    if len(rest) == 1 and method == "GET":
+        return BATCH_PATH, rest[0]
+    if len(rest) == 2 and rest[1] == "results" and method == "GET":
+        return BATCH_RESULTS_PATH, rest[0]
+    if len(rest) == 2 and rest[1] == "cancel" and method == "POST":
+        return BATCH_CANCEL_PATH, rest[0]
+    return None
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, like the real API; we always send Content-Length
     server_version = "fake-anthropic"
@@ -453,7 +549,13 @@ class _Handler(BaseHTTPRequestHandler):
                 api_key, scheme = auth[7:].strip(), "bearer"
 
         known = self.command == "POST" and path in (MESSAGES_PATH, COUNT_TOKENS_PATH)
-        action = fake._pop_action(path) if known else None
+        batch_route = _batch_route(self.command, path)
+        if known:
+            action = fake._pop_action(path)
+        elif batch_route is not None:
+            action = fake._pop_action(batch_route[0], global_queue=False)
+        else:
+            action = None
 
         record = RecordedRequest(
             method=self.command,
@@ -477,7 +579,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._drop()
                 return
 
-        if not known:
+        if not known and batch_route is None:
             self._send_error_status(404, f"fake: no route for {self.command} {path}")
             return
 
@@ -487,8 +589,11 @@ class _Handler(BaseHTTPRequestHandler):
         if kind == "drop":
             self._drop()
             return
+        reply_delay = 0.0
         if kind == "timeout":
-            if fake._stopping.wait(float(arg)):
+            if batch_route is not None and batch_route[0] == BATCHES_PATH and self.command == "POST":
+                reply_delay = float(arg)  # the batch is created, then the answer comes too late: the client cannot tell
+            elif fake._stopping.wait(float(arg)):
                 self._drop()
                 return
             kind = "ok"
@@ -505,6 +610,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if "anthropic-version" not in headers:
             self._send_error_status(400, "anthropic-version: header is required")
+            return
+        if batch_route is not None:
+            self._batch_endpoint(batch_route, body if body_is_json else None, reply_delay)
             return
         if not body_is_json or not isinstance(body, dict):
             self._send_error_status(400, "fake: request body must be a JSON object")
@@ -549,23 +657,13 @@ class _Handler(BaseHTTPRequestHandler):
             text = text[:limit]
             stop_reason = "max_tokens"
 
-        content = [] if text is None else [{"type": "text", "text": text}]
+        content = None
         if kind == "content":
             content = [dict(b) for b in arg]
             text = "".join(str(b.get("text") or b.get("thinking") or b.get("input") or "") for b in content)
             calls = any(b.get("type") == "tool_use" for b in content)
             stop_reason = action[2] if len(action) > 2 and action[2] else ("tool_use" if calls else "end_turn")
-        output_tokens = _output_tokens(text or "")
-        message = {
-            "id": fake._next_message_id(),
-            "type": "message",
-            "role": "assistant",
-            "model": body["model"],
-            "content": content,
-            "stop_reason": stop_reason,
-            "stop_sequence": None,
-            "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
-        }
+        message = fake._message(body, text, input_tokens, stop_reason, content)
         if body.get("stream") is True:
             self._send_sse(message)
         else:
@@ -586,6 +684,62 @@ class _Handler(BaseHTTPRequestHandler):
         events.append(("message_stop", {"type": "message_stop"}))
         payload = "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events)
         self._send(200, payload.encode("utf-8"), {"content-type": "text/event-stream", "cache-control": "no-cache"})
+
+    # ------------------------------------------------------------------ Message Batches
+
+    def _batch_endpoint(self, route: Tuple[str, Optional[str]], body: Any, reply_delay: float = 0.0) -> None:
+        fake = self.server.fake
+        key, batch_id = route
+        if key == BATCHES_PATH and self.command == "GET":  # list, newest first, one page
+            with fake._lock:
+                batches = sorted(fake.batches.values(), key=lambda b: b.created, reverse=True)
+            data = [fake._batch_json(b) for b in batches]
+            self._send_json(200, {"data": data, "has_more": False, "first_id": data[0]["id"] if data else None,
+                                  "last_id": data[-1]["id"] if data else None})
+            return
+        if key == BATCHES_PATH:
+            if not isinstance(body, dict) or not isinstance(body.get("requests"), list) or not body["requests"]:
+                self._send_error_status(400, "requests: Field required (a non-empty list)")
+                return
+            reqs = body["requests"]
+            if len(reqs) > MAX_BATCH_REQUESTS:
+                self._send_error_status(413, f"requests: at most {MAX_BATCH_REQUESTS} requests per batch")
+                return
+            seen: set = set()
+            for i, r in enumerate(reqs):
+                cid = r.get("custom_id") if isinstance(r, dict) else None
+                if not isinstance(cid, str) or not CUSTOM_ID_RE.match(cid):
+                    self._send_error_status(400, f"requests.{i}.custom_id: String should match pattern '^[a-zA-Z0-9_-]{{1,64}}$'")
+                    return
+                if cid in seen:
+                    self._send_error_status(400, f"requests.{i}.custom_id: duplicate custom_id {cid!r}")
+                    return
+                if not isinstance(r.get("params"), dict):
+                    self._send_error_status(400, f"requests.{i}.params: Field required")
+                    return
+                seen.add(cid)
+            batch = fake._create_batch(reqs)
+            if reply_delay and fake._stopping.wait(reply_delay):
+                self._drop()
+                return
+            self._send_json(200, fake._batch_json(batch))
+            return
+        batch = fake.batches.get(batch_id or "")
+        if batch is None:
+            self._send_error_status(404, f"fake: no message batch {batch_id!r}")
+            return
+        if key == BATCH_PATH:
+            self._send_json(200, fake._batch_json(batch))
+        elif key == BATCH_CANCEL_PATH:
+            fake._cancel_batch(batch)
+            self._send_json(200, fake._batch_json(batch))
+        else:  # results
+            if not batch.ended(time.monotonic()):
+                self._send_error_status(400, f"fake: message batch {batch.id} has not ended; results are not available yet")
+                return
+            lines = fake._batch_results(batch)
+            payload = "".join(json.dumps(line) + "\n" for line in lines).encode("utf-8")
+            self._send(200, payload, {"content-type": "application/binary"})
 
     def _drop(self) -> None:
         self.close_connection = True
@@ -638,6 +792,9 @@ class FakeAnthropic:
       The SDK prefers ``retry-after-ms``; small values keep SDK retries fast.
     - ``require_api_key`` (bool, default False): answer 401 when neither ``x-api-key`` nor
       ``Authorization: Bearer`` is sent.
+    - ``batch_latency`` / ``batch_request_latency`` / ``batch_concurrency`` / ``batch_expiry`` /
+      ``batch_outcome``: the Message Batches simulation (module docstring); ``batches`` maps
+      batch ids to :class:`FakeBatch`.
     - ``host`` / ``port``: bind address, default ``127.0.0.1`` / ``0`` (ephemeral).
 
     Attributes after ``start()`` / ``__enter__``: ``base_url``, ``port``, ``requests``
@@ -656,6 +813,11 @@ class FakeAnthropic:
         retry_after: Optional[float] = 0,
         retry_after_ms: Optional[int] = 10,
         require_api_key: bool = False,
+        batch_latency: float = 0.0,
+        batch_request_latency: float = 0.0,
+        batch_concurrency: Optional[int] = None,
+        batch_expiry: Optional[float] = None,
+        batch_outcome: Optional[Callable[[Dict[str, Any]], Any]] = None,
     ) -> None:
         self.host = host
         self._port = port
@@ -667,6 +829,14 @@ class FakeAnthropic:
         self.require_api_key = require_api_key
         self.requests = RequestLog()
         self.errors: List[BaseException] = []
+        self.batch_latency = batch_latency
+        self.batch_request_latency = batch_request_latency
+        self.batch_concurrency = batch_concurrency
+        self.batch_expiry = batch_expiry
+        self.batch_outcome = batch_outcome
+        self.batches: Dict[str, FakeBatch] = {}
+        self._batch_script: Deque[Action] = collections.deque()
+        self._batch_slots: List[float] = []
 
         self._lock = threading.Lock()
         self._global_script: Deque[Action] = collections.deque()
@@ -765,14 +935,171 @@ class FakeAnthropic:
                 return list(self._global_script)
             return list(self._path_scripts.get(path, ()))
 
-    def _pop_action(self, path: str) -> Optional[Action]:
+    def _pop_action(self, path: str, global_queue: bool = True) -> Optional[Action]:
         with self._lock:
             q = self._path_scripts.get(path)
             if q:
                 return q.popleft()
-            if self._global_script:
+            if global_queue and self._global_script:
                 return self._global_script.popleft()
             return None
+
+    # ------------------------------------------------------------------ Message Batches
+
+    @property
+    def batch_script(self) -> List[Action]:
+        """Remaining per-request batch outcomes (a copy). Assigning replaces the queue."""
+        with self._lock:
+            return list(self._batch_script)
+
+    @batch_script.setter
+    def batch_script(self, actions: Iterable[Any]) -> None:
+        normalized = [_normalize_batch_action(a) for a in actions]
+        with self._lock:
+            self._batch_script = collections.deque(normalized)
+
+    def submitted_custom_ids(self) -> List[str]:
+        """Every custom_id of every batch created, in submission order (duplicates kept)."""
+        with self._lock:
+            batches = sorted(self.batches.values(), key=lambda b: b.created)
+        return [r["custom_id"] for b in batches for r in b.requests]
+
+    def simulated_processing_seconds(self) -> float:
+        """Wall time during which at least one batch was being processed (the union of the
+        processing intervals): what the client cannot avoid waiting for."""
+        with self._lock:
+            spans = sorted((b.started, b.ends) for b in self.batches.values())
+        total, cur_start, cur_end = 0.0, None, None
+        for a, b in spans:
+            if cur_end is None or a > cur_end:
+                if cur_end is not None:
+                    total += cur_end - cur_start
+                cur_start, cur_end = a, b
+            else:
+                cur_end = max(cur_end, b)
+        if cur_end is not None:
+            total += cur_end - cur_start
+        return total
+
+    def _create_batch(self, requests: List[Dict[str, Any]]) -> FakeBatch:
+        now, wall = time.monotonic(), time.time()
+        outcomes: List[Optional[Action]] = []
+        for r in requests:
+            action = None
+            if self.batch_outcome is not None:
+                try:
+                    got = self.batch_outcome(r)
+                    action = _normalize_batch_action(got) if got is not None else None
+                except Exception as exc:
+                    self._record_error(exc)
+                    action = ("errored", 500, f"fake: batch_outcome raised {type(exc).__name__}")
+            if action is None:
+                with self._lock:
+                    action = self._batch_script.popleft() if self._batch_script else None
+            outcomes.append(action)
+        work = float(self.batch_latency) + float(self.batch_request_latency) * len(requests)
+        with self._lock:
+            bid = f"msgbatch_fake_{next(self._ids):08d}"
+            start = now
+            if self.batch_concurrency:
+                while len(self._batch_slots) < self.batch_concurrency:
+                    heapq.heappush(self._batch_slots, 0.0)
+                start = max(now, heapq.heappop(self._batch_slots))
+            ends, expired = start + work, False
+            if self.batch_expiry is not None and ends > now + self.batch_expiry:
+                ends, expired = now + self.batch_expiry, True
+            if self.batch_concurrency:
+                heapq.heappush(self._batch_slots, ends)
+            batch = FakeBatch(bid, list(requests), outcomes, now, wall, min(start, ends), ends, expired)
+            self.batches[bid] = batch
+        return batch
+
+    def _cancel_batch(self, batch: FakeBatch) -> None:
+        now = time.monotonic()
+        with self._lock:
+            if not batch.ended(now) and batch.cancel_at is None:
+                batch.cancel_at = now
+                batch.ends = now + 0.01  # "canceling" very briefly, then ended
+
+    def _batch_json(self, batch: FakeBatch) -> Dict[str, Any]:
+        now = time.monotonic()
+        ended = batch.ended(now)
+        counts = {"processing": 0, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
+        if ended:
+            for line in self._batch_results(batch):
+                counts[line["result"]["type"]] += 1
+        else:
+            counts["processing"] = len(batch.requests)
+        to_wall = batch.created_wall - batch.created
+        status = "ended" if ended else ("canceling" if batch.cancel_at is not None else "in_progress")
+        return {
+            "id": batch.id,
+            "type": "message_batch",
+            "processing_status": status,
+            "request_counts": counts,
+            "created_at": _rfc3339(batch.created_wall),
+            "expires_at": _rfc3339(batch.created_wall + 24 * 3600),
+            "ended_at": _rfc3339(batch.ends + to_wall) if ended else None,
+            "cancel_initiated_at": _rfc3339(batch.cancel_at + to_wall) if batch.cancel_at is not None else None,
+            "archived_at": None,
+            "results_url": f"{self.base_url}{BATCHES_PATH}/{batch.id}/results" if ended else None,
+        }
+
+    def _batch_results(self, batch: FakeBatch) -> List[Dict[str, Any]]:
+        with self._lock:
+            if batch.results is not None:
+                return batch.results
+        lines = []
+        for req, action in zip(batch.requests, batch.outcomes):
+            lines.append({"custom_id": req["custom_id"], "result": self._batch_result(batch, req["params"], action)})
+        lines.reverse()  # like the real API, not in request order: clients must match by custom_id
+        with self._lock:
+            if batch.results is None:
+                batch.results = lines
+            return batch.results
+
+    def _batch_result(self, batch: FakeBatch, params: Dict[str, Any], action: Optional[Action]) -> Dict[str, Any]:
+        if batch.expired:
+            return {"type": "expired"}
+        if batch.cancel_at is not None:
+            return {"type": "canceled"}
+        kind = action[0] if action else "succeeded"
+        if kind in ("expired", "canceled"):
+            return {"type": kind}
+        if kind == "errored":
+            status = action[1] if isinstance(action[1], int) else None
+            etype = ERROR_TYPES.get(action[1], "api_error") if status is not None else str(action[1])
+            message = action[2] if len(action) > 2 else _ERROR_MESSAGES.get(status or 0, f"fake: {etype}")
+            return {"type": "errored", "error": {"type": "error", "error": {"type": etype, "message": message},
+                                                  "request_id": self._next_request_id()}}
+        missing = [k for k in ("model", "max_tokens", "messages") if k not in params]
+        if missing:
+            return {"type": "errored", "error": {"type": "error", "error": {
+                "type": "invalid_request_error", "message": f"{missing[0]}: Field required"}, "request_id": self._next_request_id()}}
+        try:
+            text = str(action[1]) if len(action or ()) > 1 else (
+                self.reply(params) if callable(self.reply) else str(self.reply))
+            input_tokens = int(self.count_tokens(params))
+        except Exception as exc:
+            self._record_error(exc)
+            return {"type": "errored", "error": {"type": "error", "error": {
+                "type": "api_error", "message": f"fake: reply callable raised {type(exc).__name__}"}}}
+        return {"type": "succeeded", "message": self._message(params, text, input_tokens, "end_turn")}
+
+    def _message(self, body: Dict[str, Any], text: Optional[str], input_tokens: int, stop_reason: str,
+                 content: Optional[List[Dict[str, Any]]] = None) -> Dict[str, Any]:
+        if content is None:
+            content = [] if text is None else [{"type": "text", "text": text}]
+        return {
+            "id": self._next_message_id(),
+            "type": "message",
+            "role": "assistant",
+            "model": body["model"],
+            "content": content,
+            "stop_reason": stop_reason,
+            "stop_sequence": None,
+            "usage": {"input_tokens": input_tokens, "output_tokens": _output_tokens(text or "")},
+        }
 
     # ------------------------------------------------------------------ internals
 

@@ -1,0 +1,162 @@
+"""Merge the ``compact --json`` reports of several shards (``--shard I/N``) into one summary.
+
+Plain data in, plain data out: ``read_report(path)`` loads and checks one report, ``merge``
+combines them (files by status, skip reasons, failures, fallbacks, tokens, batches) and says
+what is wrong with the set: shards missing from an ``I/N`` series, a file reported by two
+shards, a shard whose whole command failed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import orjson
+
+from .errors import InputError
+
+STATUSES = ("compacted", "fallback", "skipped", "planned", "pending", "failed")
+OK = ("compacted", "skipped", "planned")
+
+
+def read_report(path: str) -> dict:
+    """One ``compact --json`` output (or the error object a failed command prints)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror or e}", path=path) from None
+    if not data.strip():
+        raise InputError("empty file (the compact run printed nothing: did it run with --json?)", path=path)
+    try:
+        obj = orjson.loads(data)
+    except orjson.JSONDecodeError as e:
+        line = data[: getattr(e, "pos", 0) or 0].count(b"\n") + 1
+        raise InputError(f"not JSON ({str(e).split(':')[0]}): is it the output of `ctxtool compact --json`?", path=path,
+                         line=line) from None
+    if isinstance(obj, dict) and isinstance(obj.get("error"), dict):
+        return obj
+    if not isinstance(obj, dict) or not isinstance(obj.get("files"), list) or not all(
+            isinstance(f, dict) and isinstance(f.get("path"), str) for f in obj["files"]):
+        raise InputError('not a `ctxtool compact --json` report (no "files" list of file results)', path=path)
+    return obj
+
+
+def skip_kind(reason: str | None) -> str:
+    """The kind of a skip reason, for grouping (the reasons themselves carry per-file figures)."""
+    if not reason:
+        return "(no reason given)"
+    if reason.startswith("nothing to summarize"):
+        return "nothing to summarize"
+    if "not over" in reason and "window" in reason:
+        return "not over --if-over"
+    if reason.startswith("already compacted"):
+        return "already compacted at its leaf"
+    return re.sub(r"\d[\d,.]*", "N", reason)[:100]
+
+
+def _spec(s) -> tuple[int, int] | None:
+    m = re.fullmatch(r"(\d+)/(\d+)", s or "")
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def merge(reports: list[tuple[str, dict]]) -> dict:
+    """Combine ``[(source, report)]`` into one summary (see the module docstring)."""
+    status: Counter = Counter()
+    skips: dict[str, dict] = {}
+    failed, fallbacks, pending, failures, shards, notes = [], [], [], [], [], []
+    seen: dict[str, str] = {}
+    duplicates: list[dict] = []
+    tokens_before = tokens_after = calls = 0
+    batches = submitted = reused = 0
+    dry = set()
+    for source, rep in reports:
+        if "error" in rep and "files" not in rep:
+            err = rep["error"]
+            shards.append({"source": source, "shard": None, "files": 0, "seconds": None, "error": err.get("message")})
+            continue
+        files = rep["files"]
+        shard = rep.get("shard")
+        dry.add(bool(rep.get("dry_run")))
+        counts = Counter(f.get("status") or "failed" for f in files)
+        shards.append({"source": source, "shard": shard, "files": len(files), "seconds": rep.get("seconds"), "error": None,
+                       **{s: counts.get(s, 0) for s in STATUSES},
+                       "tokens_before": sum(int(f.get("tokens_before") or 0) for f in files),
+                       "tokens_after": sum(int(f.get("tokens_after") or 0) for f in files)})
+        for fail in rep.get("failures") or []:
+            failures.append({"source": source, "path": fail.get("path"), "error": fail.get("error")})
+        b = rep.get("batch")
+        if isinstance(b, dict):
+            batches += len(b.get("batches") or [])
+            submitted += int(b.get("requests_submitted") or 0)
+            reused += int(b.get("requests_reused") or 0)
+        for f in files:
+            path = f["path"]
+            if path in seen:
+                duplicates.append({"path": path, "sources": [seen[path], source]})
+                continue
+            seen[path] = source
+            st = f.get("status") or "failed"
+            status[st] += 1
+            tokens_before += int(f.get("tokens_before") or 0)
+            tokens_after += int(f.get("tokens_after") or 0)
+            calls += int(f.get("calls") or 0)
+            if st == "skipped":
+                k = skip_kind(f.get("reason"))
+                g = skips.setdefault(k, {"reason": k, "files": 0, "example": f.get("reason")})
+                g["files"] += 1
+            elif st == "failed":
+                failed.append({"path": path, "error": f.get("error"), "source": source})
+            elif st == "pending":
+                pending.append({"path": path, "reason": f.get("reason"), "source": source})
+            if st == "fallback" or f.get("fallback") in ("partial", "text"):
+                fallbacks.append({"path": path, "level": f.get("fallback") or "text", "status": st,
+                                  "error": f.get("error") or f.get("reason"), "source": source})
+    specs = [_spec(s["shard"]) for s in shards if s["shard"]]
+    expected = missing = None
+    if specs:
+        ns = {n for _, n in specs}
+        if len(ns) > 1:
+            notes.append(f"the shards come from different splits ({', '.join(f'/{n}' for n in sorted(ns))})")
+        else:
+            expected = ns.pop()
+            have = Counter(i for i, _ in specs)
+            missing = [f"{i}/{expected}" for i in range(1, expected + 1) if i not in have]
+            twice = [f"{i}/{expected}" for i, k in sorted(have.items()) if k > 1]
+            if missing:
+                notes.append(f"{len(missing)} of {expected} shards missing: {', '.join(missing)}")
+            if twice:
+                notes.append(f"shard(s) given more than once: {', '.join(twice)}")
+    if len(specs) < len([s for s in shards if s["error"] is None]) and specs:
+        notes.append("some reports were made without --shard")
+    if duplicates:
+        notes.append(f"{len(duplicates)} file(s) reported by more than one shard (counted once)")
+    errors = [s for s in shards if s["error"]]
+    if errors:
+        notes.append(f"{len(errors)} shard run(s) failed as a whole: " + "; ".join(f"{s['source']}: {s['error']}" for s in errors))
+    if len(dry) > 1:
+        notes.append("dry-run (-n) and real reports are mixed")
+    total = sum(status.values())
+    return {
+        "shards": shards,
+        "expected_shards": expected,
+        "missing_shards": missing or [],
+        "files": total,
+        **{s: status.get(s, 0) for s in STATUSES},
+        "tokens_before": tokens_before,
+        "tokens_after": tokens_after,
+        "tokens_saved": tokens_before - tokens_after,
+        "calls": calls,
+        "seconds": max((s["seconds"] or 0 for s in shards), default=0),
+        "skip_reasons": sorted(skips.values(), key=lambda g: (-g["files"], g["reason"])),
+        "failed_files": failed,
+        "fallback_files": fallbacks,
+        "pending_files": pending,
+        "failures": failures,
+        "duplicates": duplicates,
+        "batch": {"batches": batches, "requests_submitted": submitted, "requests_reused": reused} if batches else None,
+        "dry_run": (dry.pop() if len(dry) == 1 else "mixed") if dry else None,
+        "notes": notes,
+        # as compact's exit code: a partial summary is fine, the fallback text is not
+        "ok": not (failed or pending or failures or status.get("fallback") or missing or errors or duplicates),
+    }

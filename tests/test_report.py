@@ -1,0 +1,151 @@
+"""ctxtool report: merging per-shard `compact --json` outputs (pure merge, then the CLI on real shard runs)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from click.testing import CliRunner
+
+from ctxtool.cli import cli
+from ctxtool.errors import InputError
+from ctxtool.report import merge, read_report, skip_kind
+from tests.test_compact_support import make_session
+
+
+def f(path, status, before=1000, after=400, **kw):
+    d = {"path": path, "status": status, "tokens_before": before, "tokens_after": after if status in ("compacted", "fallback") else before,
+         "calls": 1 if status in ("compacted", "fallback") else 0, "fallback": "none", "reason": None, "error": None}
+    d.update(kw)
+    return d
+
+
+def shard(spec, files, **kw):
+    return {"dry_run": False, "summarizer": "anthropic", "shard": spec, "seconds": 2.5, "files": files, "failures": [], **kw}
+
+
+NOTHING = "nothing to summarize: the whole context (5 messages, 611 tokens) is within --keep-recent-tokens 20,000"
+
+
+def test_merge_counts_tokens_reasons_failures_and_fallbacks():
+    reports = [
+        ("s1.json", shard("1/3", [f("a", "compacted"), f("b", "skipped", reason=NOTHING)],
+                          batch={"batches": [{"id": "b1"}], "requests_submitted": 3, "requests_reused": 0})),
+        ("s2.json", shard("2/3", [f("c", "fallback", fallback="text", error="summarizer failed, fallback summary written: x"),
+                                  f("d", "skipped", reason="12,000 tokens, not over 0.8 of the 200,000-token window")],
+                          batch={"batches": [{"id": "b2"}, {"id": "b3"}], "requests_submitted": 4, "requests_reused": 1})),
+        ("s3.json", shard("3/3", [f("e", "failed", error="locked"), f("g", "compacted", fallback="partial", reason="partial summary: y"),
+                                  f("h", "skipped", reason="nothing to summarize: no valid cut point (...)")],
+                          failures=[{"path": "nope/", "error": "no such file or directory"}])),
+    ]
+    m = merge(reports)
+    assert (m["files"], m["compacted"], m["fallback"], m["skipped"], m["failed"]) == (7, 2, 1, 3, 1)
+    assert m["tokens_before"] == 7000 and m["tokens_after"] == 400 * 3 + 1000 * 4 and m["tokens_saved"] == 1800
+    assert m["calls"] == 3 and m["seconds"] == 2.5
+    assert m["skip_reasons"][0] == {"reason": "nothing to summarize", "files": 2, "example": NOTHING}
+    assert {g["reason"] for g in m["skip_reasons"]} == {"nothing to summarize", "not over --if-over"}
+    assert m["failed_files"] == [{"path": "e", "error": "locked", "source": "s3.json"}]
+    assert [(x["path"], x["level"]) for x in m["fallback_files"]] == [("c", "text"), ("g", "partial")]
+    assert m["failures"] == [{"source": "s3.json", "path": "nope/", "error": "no such file or directory"}]
+    assert m["batch"] == {"batches": 3, "requests_submitted": 7, "requests_reused": 1}
+    assert m["expected_shards"] == 3 and m["missing_shards"] == [] and not m["ok"]
+    assert [s["files"] for s in m["shards"]] == [2, 2, 3] and m["shards"][2]["failed"] == 1
+
+
+def test_all_done_is_ok_and_partial_summaries_do_not_spoil_it():
+    m = merge([("a", shard("1/2", [f("x", "compacted", fallback="partial")])), ("b", shard("2/2", [f("y", "skipped", reason=NOTHING)]))])
+    assert m["ok"] and m["notes"] == [] and len(m["fallback_files"]) == 1
+
+
+def test_missing_and_repeated_shards_duplicate_files_and_failed_runs():
+    m = merge([("a", shard("1/4", [f("x", "compacted")])), ("b", shard("3/4", [f("x", "compacted"), f("y", "compacted")])),
+               ("c", shard("3/4", [f("z", "compacted")])),
+               ("d", {"error": {"message": "no API key: set ANTHROPIC_API_KEY", "exit_code": 3}})])
+    assert m["missing_shards"] == ["2/4", "4/4"] and not m["ok"]
+    assert m["files"] == 3 and m["duplicates"] == [{"path": "x", "sources": ["a", "b"]}]
+    notes = " | ".join(m["notes"])
+    assert "2 of 4 shards missing: 2/4, 4/4" in notes and "given more than once: 3/4" in notes
+    assert "reported by more than one shard" in notes and "d: no API key" in notes
+    assert merge([("a", shard("1/2", [])), ("b", shard("1/3", []))])["notes"][0].startswith("the shards come from different splits")
+
+
+def test_skip_kind():
+    assert skip_kind(NOTHING) == "nothing to summarize"
+    assert skip_kind("already compacted at its leaf") == "already compacted at its leaf"
+    assert skip_kind("5,000 tokens, not over 0.8 of the 200,000-token window") == "not over --if-over"
+    assert skip_kind("first kept entry has no id") == "first kept entry has no id"
+    assert skip_kind(None) == "(no reason given)"
+
+
+@pytest.mark.parametrize("content, words, line", [(b"", "empty file", None), (b'{"files": [\n  {"path": 1,,', "not JSON", 2),
+                                                  (b'{"totals": {}}', "not a `ctxtool compact --json` report", None),
+                                                  (b'[1, 2]', "not a `ctxtool compact --json` report", None)])
+def test_read_report_names_the_file(tmp_path, content, words, line):
+    p = tmp_path / "shard-1.json"
+    p.write_bytes(content)
+    with pytest.raises(InputError) as e:
+        read_report(str(p))
+    assert e.value.path == str(p) and words in e.value.reason and e.value.line == line
+
+
+# ---------------------------------------------------------------- CLI
+
+
+def compact(*args):
+    return CliRunner().invoke(cli, ["compact", *args], catch_exceptions=False)
+
+
+def report(*args):
+    return CliRunner().invoke(cli, ["report", *args], catch_exceptions=False)
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    d = tmp_path / "sessions"
+    d.mkdir()
+    for i in range(7):
+        fmt = ("pi", "claude", "messages")[i % 3]
+        make_session(d, fmt, 4 + i, name=f"s{i}-{fmt}.jsonl")
+    return d
+
+
+def test_report_of_a_sharded_run_equals_the_unsharded_run(corpus, tmp_path):
+    whole = tmp_path / "whole"
+    shutil.copytree(corpus, whole)
+    r = compact("--keep-recent-tokens", "900", "--no-backup", "--json", str(whole))
+    want = json.loads(r.stdout)["totals"]
+    outs = []
+    for i in (1, 2, 3):
+        r = compact("--keep-recent-tokens", "900", "--no-backup", "--json", "--shard", f"{i}/3", str(corpus))
+        assert r.exit_code == 0, r.output
+        out = tmp_path / f"shard-{i}.json"
+        out.write_text(r.stdout)
+        outs.append(str(out))
+    r = report("--json", *outs)
+    assert r.exit_code == 0, r.output
+    m = json.loads(r.stdout)
+    assert m["files"] == want["files"] == 7 and m["missing_shards"] == [] and m["ok"]
+    assert (m["tokens_before"], m["tokens_after"]) == (want["tokens_before"], want["tokens_after"])
+    assert m["compacted"] == want.get("compacted", 0) and m["skipped"] == want.get("skipped", 0)
+    r = report(*outs)  # piped: plain text
+    assert r.exit_code == 0
+    assert "shards" in r.stdout and "1/3" in r.stdout and "3/3" in r.stdout and "\x1b[" not in r.stdout
+    assert f"7 file(s) in 3 report(s): {want['compacted']} compacted" in r.stdout
+    r = report(*outs[:2])
+    assert r.exit_code == 1 and "1 of 3 shards missing: 3/3" in r.output
+
+
+def test_report_bad_inputs(tmp_path, corpus):
+    good = tmp_path / "shard-1.json"
+    good.write_text(compact("--keep-recent-tokens", "900", "--json", "-n", "--shard", "1/1", str(corpus)).stdout)
+    bad = tmp_path / "shard-2.json"
+    bad.write_text("Error: something went wrong\n")
+    r = report(str(good), str(bad))
+    assert r.exit_code == 1 and f"{bad}:1: not JSON" in r.output and "Traceback" not in r.output
+    r = report(str(bad), str(tmp_path / "missing.json"))
+    assert r.exit_code == 3 and "missing.json: cannot read" in r.output
+    r = report("--json", str(bad))
+    assert r.exit_code == 3 and json.loads(r.stdout)["unreadable"][0]["path"] == str(bad)
+    r = report(str(tmp_path))  # a folder of reports
+    assert "shard-1.json" in r.output and "shard-2.json" in r.output
