@@ -65,6 +65,16 @@ class WriteError(CtxError):
     """Writing the output, the backup or the temp file failed."""
 
 
+class FileChanged(WriteError):
+    """The file was replaced, shrank or was rewritten in place while ctxtool was rewriting
+    it (appends are carried over, not refused); nothing was written. ``retry`` is True
+    when planning again from the file as it is now would succeed."""
+
+    def __init__(self, message: str, *, path: str | None = None, retry: bool = False):
+        self.retry = retry
+        super().__init__(message, path=path)
+
+
 class ConfigError(CtxError):
     """A configuration file could not be read or has invalid values."""
 

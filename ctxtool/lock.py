@@ -2,8 +2,18 @@
 
 OpenClaw creates ``<realpath(dir)>/<basename>.lock`` with O_EXCL and writes
 ``{"pid", "createdAt", "starttime"?}``. ctxtool takes the same lock while it writes,
-so a running gateway and ctxtool never write the same file at once; it waits for a
-live holder up to a timeout and never removes a stale lock unless asked to.
+so a running gateway and ctxtool never write the same file at once. Who waits for whom:
+
+* a live holder: waited for up to the timeout (OpenClaw's backoff), then a failure naming it;
+* a holder that is gone (dead pid, pid reused by a later process, our own pid without a
+  start time): the lock is taken over at once, with a one-line notice;
+* a lock file with no usable pid (empty or garbage: a writer killed between creating and
+  filling it): judged by its mtime. Untouched for ``GARBAGE_STALE_MS`` (5 s; a writer fills
+  its lock microseconds after creating it) it is taken over; younger, it is waited for;
+* a live holder older than ``STALE_MS`` (30 min, OpenClaw's staleMs): removed only with
+  ``break_stale`` (``--break-stale-lock``), otherwise waited for like any live holder.
+
+Pids are judged on this host, as OpenClaw does.
 """
 
 from __future__ import annotations
@@ -17,7 +27,10 @@ from datetime import datetime, timezone
 from .errors import LockError, LockTimeout, StaleLock
 
 STALE_MS = 30 * 60 * 1000  # OpenClaw staleMs: 30 min
+GARBAGE_STALE_MS = 5_000  # a lock file with no usable pid, untouched this long, is a crash leftover
 DEFAULT_TIMEOUT = 10.0  # OpenClaw acquire timeout: 10 s
+GONE = {"dead-pid": "is not running", "recycled-pid": "now belongs to another process",
+        "orphan-self-pid": "is this process, which does not hold it"}
 
 
 def lock_path(path: str) -> str:
@@ -39,6 +52,19 @@ def process_starttime(pid: int) -> int | None:
         return None
 
 
+def process_start_epoch(pid: int) -> float | None:
+    """When process ``pid`` started (epoch seconds, from /proc); None when unknown."""
+    ticks = process_starttime(pid)
+    if ticks is None:
+        return None
+    try:
+        with open("/proc/stat", "rb") as f:
+            btime = next(int(line.split()[1]) for line in f if line.startswith(b"btime "))
+    except (OSError, StopIteration, ValueError, IndexError):
+        return None
+    return btime + ticks / os.sysconf("SC_CLK_TCK")
+
+
 def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -51,6 +77,15 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
+def pid_gone(pid: int, since: float) -> bool:
+    """True when the process that ran as ``pid`` at time ``since`` (epoch seconds) is gone:
+    the pid is dead, or belongs to a process started later (recycled)."""
+    if not pid_alive(pid):
+        return True
+    started = process_start_epoch(pid)
+    return started is not None and started > since + 1  # /proc/stat btime has 1 s resolution
+
+
 @dataclass
 class LockInfo:
     path: str
@@ -59,20 +94,35 @@ class LockInfo:
     starttime: int | None
     age_ms: float
     stale_reasons: list[str] = field(default_factory=list)
+    ino: int | None = None  # the lock file's inode: a takeover removes only the lock it inspected
 
     @property
     def holder(self) -> str:
         return f"pid={self.pid if self.pid is not None else '?'} {self.path}"
 
     @property
-    def reclaimable(self) -> bool:
-        """Stale in a way OpenClaw itself would reclaim."""
-        if not self.stale_reasons:
-            return False
-        weak = {"missing-pid", "invalid-createdAt"}
-        if set(self.stale_reasons) <= weak:
-            return self.age_ms > STALE_MS
-        return True
+    def gone(self) -> str | None:
+        """The reason the holder no longer holds the lock (dead, recycled, orphan), or None."""
+        return next((r for r in self.stale_reasons if r in GONE), None)
+
+    @property
+    def garbage(self) -> bool:
+        """No usable pid: an empty or unparseable lock file, or one without a pid."""
+        return "missing-pid" in self.stale_reasons
+
+    def takeover(self, break_stale: bool = False) -> str | None:
+        """Why this lock may be removed now (the one-line notice), or None when it must be waited for."""
+        if self.gone:
+            return f"took over stale lock {self.path} ({self.gone}: holder pid {self.pid} {GONE[self.gone]})"
+        if self.garbage:
+            if self.age_ms > GARBAGE_STALE_MS:
+                return (f"took over stale lock {self.path} (no pid in it, untouched for {self.age_ms / 1000:.0f} s: "
+                        "left by a writer that stopped while creating it)")
+            return None
+        if break_stale and "too-old" in self.stale_reasons:
+            return (f"removed stale lock {self.path} (too-old: held for {self.age_ms / 60000:.0f} min by live pid "
+                    f"{self.pid}; --break-stale-lock)")
+        return None
 
 
 def inspect_lock(path: str, *, now: float | None = None) -> LockInfo | None:
@@ -82,11 +132,12 @@ def inspect_lock(path: str, *, now: float | None = None) -> LockInfo | None:
     try:
         with open(lp, "rb") as f:
             data = f.read()
-        mtime = os.stat(lp).st_mtime
+            st = os.fstat(f.fileno())
     except FileNotFoundError:
         return None
     except OSError:
         return LockInfo(lp, None, None, None, 0.0, ["unreadable"])
+    mtime = st.st_mtime
     try:
         payload = json.loads(data.decode("utf-8"))
         if not isinstance(payload, dict):
@@ -114,7 +165,7 @@ def inspect_lock(path: str, *, now: float | None = None) -> LockInfo | None:
         reasons.append("too-old")
     if set(reasons) <= {"missing-pid", "invalid-createdAt"}:
         age_ms = (now - mtime) * 1000
-    return LockInfo(lp, pid, created, starttime, age_ms, reasons)
+    return LockInfo(lp, pid, created, starttime, age_ms, reasons, st.st_ino)
 
 
 def _parse_iso(text: str) -> float | None:
@@ -128,8 +179,9 @@ class SessionLock:
     """Hold ``<file>.lock`` while writing ``path``; a context manager.
 
     Waits for a live holder up to ``timeout`` seconds (backoff min(1 s, 50 ms x attempt)),
-    then raises LockTimeout naming the holder. A stale lock raises StaleLock unless
-    ``break_stale`` is set, in which case it is removed and acquisition retried.
+    then raises LockTimeout naming the holder (StaleLock when that holder has held it for
+    more than 30 min and ``break_stale`` is not set). A lock whose holder is gone is taken
+    over at once (module doc); ``broken`` is the lock taken over and ``notice`` says why.
     """
 
     def __init__(self, path: str, *, timeout: float = DEFAULT_TIMEOUT, break_stale: bool = False):
@@ -138,6 +190,7 @@ class SessionLock:
         self.timeout = timeout
         self.break_stale = break_stale
         self.broken: LockInfo | None = None
+        self.notice: str | None = None
         self._held = False
 
     def __enter__(self) -> "SessionLock":
@@ -162,26 +215,13 @@ class SessionLock:
                 info = inspect_lock(self.path)
                 if info is None:
                     continue
-                if info.stale_reasons and (info.reclaimable or "dead-pid" in info.stale_reasons):
-                    if not self.break_stale:
-                        raise StaleLock(
-                            f"stale lock ({', '.join(info.stale_reasons)}): {info.holder}; "
-                            "rerun with --break-stale-lock to remove it",
-                            path=self.path,
-                        )
-                    try:
-                        os.unlink(self.lock_path)
-                    except FileNotFoundError:
-                        pass
-                    except OSError as e:
-                        raise LockError(f"cannot remove stale lock {self.lock_path}: {e.strerror}", path=self.path) from None
-                    self.broken = info
+                why = info.takeover(self.break_stale)
+                if why is not None:
+                    self._remove(info)
+                    self.broken, self.notice = info, why
                     continue
                 if time.monotonic() >= deadline:
-                    raise LockTimeout(
-                        f"session file locked (timeout {int(self.timeout * 1000)}ms): {info.holder}",
-                        path=self.path,
-                    )
+                    raise self._timeout(info)
                 time.sleep(min(1.0, 0.05 * attempt, max(0.0, deadline - time.monotonic())))
                 continue
             payload = {
@@ -195,6 +235,26 @@ class SessionLock:
                 f.write(json.dumps(payload, indent=2))
             self._held = True
             return
+
+    def _timeout(self, info: LockInfo) -> LockError:
+        if "too-old" in info.stale_reasons:
+            return StaleLock(f"session file locked for {info.age_ms / 60000:.0f} min (over {STALE_MS // 60000} min) by "
+                             f"live {info.holder}; rerun with --break-stale-lock to remove it", path=self.path)
+        if info.garbage:
+            return LockTimeout(f"lock file {self.lock_path} has no pid and was modified {info.age_ms / 1000:.1f} s ago "
+                               f"(taken over once untouched for {GARBAGE_STALE_MS // 1000} s); rerun", path=self.path)
+        return LockTimeout(f"session file locked (timeout {int(self.timeout * 1000)}ms): {info.holder}", path=self.path)
+
+    def _remove(self, info: LockInfo) -> None:
+        """Remove the stale lock ``info`` describes, unless another writer replaced it meanwhile."""
+        try:
+            if os.stat(self.lock_path).st_ino != info.ino:
+                return  # someone else took it over first: look again
+            os.unlink(self.lock_path)
+        except FileNotFoundError:
+            pass
+        except OSError as e:
+            raise LockError(f"cannot remove stale lock {self.lock_path}: {e.strerror}", path=self.path) from None
 
     def release(self) -> None:
         if self._held:
@@ -222,6 +282,11 @@ class SessionLocks:
     @property
     def broken(self) -> LockInfo | None:
         return next((lk.broken for lk in self.locks if lk.broken is not None), None)
+
+    @property
+    def notices(self) -> list[str]:
+        """One line per lock taken over."""
+        return [lk.notice for lk in self.locks if lk.notice]
 
     def __enter__(self) -> "SessionLocks":
         self.acquire()

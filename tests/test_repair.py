@@ -126,19 +126,34 @@ def test_live_lock_times_out_naming_the_holder(tmp_path):
         holder.wait()
 
 
-def test_stale_lock_is_reported_and_only_removed_when_asked(tmp_path):
+def test_lock_of_a_dead_holder_is_taken_over_with_a_notice(tmp_path):
     path = fixture(tmp_path, "pi-torn-tail")
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     with open(path + ".lock", "w") as f:
         json.dump({"pid": dead.pid, "createdAt": "2026-01-01T00:00:00.000Z"}, f)
-    with pytest.raises(StaleLock) as e:
-        repair_file(path)
-    assert "dead-pid" in str(e.value) and "--break-stale-lock" in str(e.value)
-    assert os.path.exists(path + ".lock")
-    report = repair_file(path, break_stale_lock=True)
-    assert report.written and "dead-pid" in report.lock_broken
+    report = repair_file(path)
+    assert report.written and "dead-pid" in report.lock_broken and f"holder pid {dead.pid}" in report.lock_broken
+    assert report.lock_broken in report.notices
     assert not os.path.exists(path + ".lock")
+
+
+def test_too_old_lock_of_a_live_holder_is_only_removed_when_asked(tmp_path):
+    path = fixture(tmp_path, "pi-torn-tail")
+    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        with open(path + ".lock", "w") as f:
+            json.dump({"pid": holder.pid, "createdAt": "2026-01-01T00:00:00.000Z"}, f)
+        with pytest.raises(StaleLock) as e:
+            repair_file(path, lock_timeout=0.2)
+        assert f"live pid={holder.pid}" in str(e.value) and "--break-stale-lock" in str(e.value)
+        assert os.path.exists(path + ".lock")
+        report = repair_file(path, break_stale_lock=True)
+        assert report.written and "too-old" in report.lock_broken
+        assert not os.path.exists(path + ".lock")
+    finally:
+        holder.kill()
+        holder.wait()
 
 
 def test_lock_file_is_openclaw_shaped_while_writing(tmp_path, monkeypatch):
@@ -146,14 +161,14 @@ def test_lock_file_is_openclaw_shaped_while_writing(tmp_path, monkeypatch):
 
     path = fixture(tmp_path, "pi-torn-tail")
     seen = {}
-    real = mod.atomic_write
+    real = mod.commit.commit
 
-    def spy(dest, chunks, mode=None):
+    def spy(snap, chunks, **kw):
         with open(path + ".lock", encoding="utf-8") as f:
             seen.update(json.load(f))
-        return real(dest, chunks, mode=mode)
+        return real(snap, chunks, **kw)
 
-    monkeypatch.setattr(mod, "atomic_write", spy)
+    monkeypatch.setattr(mod.commit, "commit", spy)
     repair_file(path)
     assert seen["pid"] == os.getpid() and seen["createdAt"].endswith("Z")
 
