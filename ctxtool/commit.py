@@ -241,7 +241,7 @@ class _Carry:
     def pull(self) -> int:
         """Carry the complete lines the old file has beyond ``pos``; returns how many."""
         size = os.fstat(self.old).st_size
-        if size <= self.pos:
+        if size <= self.pos or self.snap.whole:
             return 0
         data = _pread_all(self.old, self.pos, size - self.pos)
         skip = 0
@@ -314,24 +314,29 @@ def commit(snap: Snapshot, chunks: Iterable[bytes], *, relink: Relink | None = N
     shrank or was rewritten since the snapshot, ``WriteError`` when writing fails."""
     path = snap.path
     res = Committed(path)
-    old = _open(path)
+    try:
+        old = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        raise _replaced(path) from None
+    except OSError as e:
+        raise WriteError(f"cannot read: {e.strerror or e}", path=path) from None
     tmp, out, pending = None, -1, None
     try:
         st = os.fstat(old)
         if (st.st_dev, st.st_ino) != (snap.dev, snap.ino):
             raise _replaced(path)
         tmp, out, res.written = write_temp(path, chunks)
+        carry = _Carry(snap, old, out, relink)
         phase("tmp-written", path)
         _check(snap, old)
-        carry = _Carry(snap, old, out, relink)
-        if not snap.whole:
-            res.carried = carry.pull()
-        os.fsync(out)
-        os.fchmod(out, st.st_mode & 0o7777)
+        carry.pull()
         pending = _keep_old(old, path, copy=backup)
         phase("before-rename", path)
-        if identity(path) != (snap.dev, snap.ino):
-            raise _replaced(path)
+        _check(snap, old)  # once more, as close to the rename as possible
+        carry.pull()
+        res.carried = carry.lines
+        os.fsync(out)
+        os.fchmod(out, st.st_mode & 0o7777)
         os.replace(tmp, path)
         tmp = None
     except BaseException as e:
@@ -430,11 +435,7 @@ def _watch(carry: _Carry, name: str) -> list[dict]:
     delay, clean = 0.001, 0
     size = carry.pos
     while True:
-        if carry.snap.whole:
-            grown = os.fstat(carry.old).st_size != size
-        else:
-            grown = carry.pull() > 0 or os.fstat(carry.old).st_size != size
-        if grown:
+        if carry.pull() or os.fstat(carry.old).st_size != size:
             size = os.fstat(carry.old).st_size
             last, clean = time.monotonic(), 0
         writers = open_writers(st.st_dev, st.st_ino, name)
@@ -452,8 +453,7 @@ def _watch(carry: _Carry, name: str) -> list[dict]:
             break
         time.sleep(delay)
         delay = min(delay * 2, 0.02)
-    if not carry.snap.whole:
-        carry.pull()
+    carry.pull()
     return writers or []
 
 

@@ -163,8 +163,8 @@ def inspect_lock(path: str, *, now: float | None = None) -> LockInfo | None:
         reasons.append("invalid-createdAt")
     elif age_ms > STALE_MS:
         reasons.append("too-old")
-    if set(reasons) <= {"missing-pid", "invalid-createdAt"}:
-        age_ms = (now - mtime) * 1000
+    if pid is None or set(reasons) <= {"missing-pid", "invalid-createdAt"}:
+        age_ms = (now - mtime) * 1000  # no holder to ask: only the file's own age tells
     return LockInfo(lp, pid, created, starttime, age_ms, reasons, st.st_ino)
 
 
@@ -237,12 +237,12 @@ class SessionLock:
             return
 
     def _timeout(self, info: LockInfo) -> LockError:
-        if "too-old" in info.stale_reasons:
-            return StaleLock(f"session file locked for {info.age_ms / 60000:.0f} min (over {STALE_MS // 60000} min) by "
-                             f"live {info.holder}; rerun with --break-stale-lock to remove it", path=self.path)
         if info.garbage:
             return LockTimeout(f"lock file {self.lock_path} has no pid and was modified {info.age_ms / 1000:.1f} s ago "
                                f"(taken over once untouched for {GARBAGE_STALE_MS // 1000} s); rerun", path=self.path)
+        if "too-old" in info.stale_reasons:
+            return StaleLock(f"session file locked for {info.age_ms / 60000:.0f} min (over {STALE_MS // 60000} min) by "
+                             f"live {info.holder}; rerun with --break-stale-lock to remove it", path=self.path)
         return LockTimeout(f"session file locked (timeout {int(self.timeout * 1000)}ms): {info.holder}", path=self.path)
 
     def _remove(self, info: LockInfo) -> None:
