@@ -413,6 +413,7 @@ def _min_indent(text: str) -> int:
 
 def plan_apply(path: str, changes: list[dict]) -> dict:
     """Read the config and compute the new text; nothing is written. Raises ConfigError when not possible."""
+    commit.phase("before-read", path)
     try:
         with open(path, "rb") as f:
             raw = f.read()
@@ -477,6 +478,7 @@ def apply_config(plan: dict, *, lock_timeout: float = DEFAULT_TIMEOUT) -> dict:
     """Write a planned change under ``<config>.lock``: refused when the config changed since it
     was read; the backup is the file as read, made at the write; the rollback note follows."""
     path = plan["path"]
+    commit.phase("planned", path)
     with SessionLocks(path, timeout=lock_timeout) as lock:
         notices = lock.notices + commit.clean_leftovers(path)
         done = commit.commit(plan["snapshot"], [plan["new"]], backup=True)
