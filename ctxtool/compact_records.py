@@ -36,7 +36,7 @@ from .errors import CtxError, InputError
 from .formats import claude as claude_fmt
 from .formats import pi as pi_fmt
 from .jsonl import READ_BUFFER, dumps
-from .lock import DEFAULT_TIMEOUT, SessionLocks
+from .lock import DEFAULT_TIMEOUT, SessionLocks, clear_stale
 from .model import js_len
 from .repair import plan_repair
 from .summarize import Settings, SummaryResult, summarize_plan
@@ -295,8 +295,8 @@ def compact_file(path: str, summarizer, opts: Options | None = None) -> FileResu
 def _compact(path: str, summarizer, opts: Options, res: FileResult) -> None:
     if not os.path.exists(path):
         raise InputError("no such file", path=path)
-    if not opts.dry_run:
-        res.notices += commit.clean_leftovers(path)
+    if not opts.dry_run:  # what a killed run left: its lock, temp file, pending backup
+        res.notices += clear_stale(path) + commit.clean_leftovers(path)
     res.notices += commit.late_writes(path)
     ident = commit.identity(path)
     commit.phase("before-read", path)

@@ -265,6 +265,19 @@ class SessionLock:
                 pass
 
 
+def clear_stale(path: str) -> list[str]:
+    """Remove the locks of ``path`` (see SessionLocks) whose holder is gone, as taking them would;
+    a run that ends up not writing still leaves no dead run's lock behind. One notice per lock."""
+    notices = []
+    for lk in SessionLocks(path).locks:
+        info = inspect_lock(lk.path)
+        why = info.takeover() if info is not None else None
+        if why is not None:
+            lk._remove(info)
+            notices.append(why.replace("took over", "removed", 1))
+    return notices
+
+
 class SessionLocks:
     """The locks to hold for ``path``: the agent's lock for the path it writes
     (``<realpath(dir)>/<basename>.lock``, OpenClaw's rule) and, when the session file
