@@ -53,6 +53,7 @@ TAIL_BYTES = 64 << 10  # the end of what was read, hashed: an in-place rewrite o
 WATCH_MAX = 1.0  # seconds the old file is watched after the rename while a writer still has it open
 SETTLE = 0.05  # without /proc: the old file is let go after this long without growth
 WRITERS = ".writers"  # <backup>.writers: a writer still held the old file open when ctxtool let it go
+LISTING_TTL = 10.0  # seconds a directory's leftover names are reused (a batch in a 10,000-file folder lists it rarely)
 LINK_FIELDS = {"pi": ("parentId", "id"), "claude": ("parentUuid", "uuid")}
 
 #: test seam: callables ``(phase, path)`` run at each phase of a rewrite (see ``phase``)
@@ -484,6 +485,7 @@ def _settle_backup(res: Committed, snap: Snapshot, carry: _Carry, pending: str |
             marker = {"file": snap.path, "size": max(carry.pos, snap.size), "at": _now_iso(), "writers": res.writers}
             with open(res.backup + WRITERS, "w", encoding="utf-8") as f:
                 json.dump(marker, f)
+            _listed(os.path.dirname(snap.path), add=os.path.basename(res.backup) + WRITERS)
 
 
 def _now_iso() -> str:
@@ -547,10 +549,7 @@ def clean_leftovers(path: str) -> list[str]:
     ``<backup>.writers`` records whose writers are gone and whose backup did not grow go too."""
     real = os.path.realpath(path)
     directory, base = os.path.split(real)
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        return []
+    names = [n for n in _listed(directory) if n.startswith("." + base + ".ctxtool-") or n.startswith(base + ".bak-")]
     try:
         current = identity(real)
     except InputError:
@@ -564,6 +563,7 @@ def clean_leftovers(path: str) -> list[str]:
             if pid == os.getpid() or not pid_gone(pid, ms / 1000):
                 continue
             try:
+                _listed(directory, drop=name)
                 if m["kind"] == "tmp":
                     os.unlink(full)
                     notices.append(f"removed {full}, a temp file of an interrupted ctxtool run (pid {pid})")
@@ -588,6 +588,7 @@ def clean_leftovers(path: str) -> list[str]:
                 grown = False
                 data["writers"] = []
             if not grown and not _alive(data["writers"]):
+                _listed(directory, drop=name)
                 try:
                     os.unlink(full)
                 except OSError:
@@ -600,10 +601,7 @@ def late_writes(path: str) -> list[str]:
     replaced it (a writer with a persistent handle; see ``<backup>.writers``)."""
     real = os.path.realpath(path)
     directory, base = os.path.split(real)
-    try:
-        names = [n for n in os.listdir(directory) if n.startswith(base + ".bak-") and n.endswith(WRITERS)]
-    except OSError:
-        return []
+    names = [n for n in _listed(directory) if n.startswith(base + ".bak-") and n.endswith(WRITERS)]
     out = []
     for name in sorted(names):
         record = _writers_record(os.path.join(directory, name))
@@ -625,6 +623,27 @@ def late_writes(path: str) -> list[str]:
             out.append(f"{who} still has the old copy of this file open for writing since ctxtool replaced it "
                        f"({data.get('at')}): what it writes goes to {backup}, not to this file")
     return out
+
+
+_listings: dict[str, tuple[float, set]] = {}
+
+
+def _listed(directory: str, *, add: str | None = None, drop: str | None = None) -> set:
+    """The names in ``directory`` that can be ctxtool's leftovers or writer records, listed at most
+    every LISTING_TTL seconds; ``add``/``drop`` keep the list current for what this process does."""
+    now = time.monotonic()
+    entry = _listings.get(directory)
+    if entry is None or now - entry[0] > LISTING_TTL:
+        try:
+            names = {n for n in os.listdir(directory) if ".ctxtool-" in n or n.endswith(WRITERS)}
+        except OSError:
+            names = set()
+        entry = _listings[directory] = (now, names)
+    if add:
+        entry[1].add(add)
+    if drop:
+        entry[1].discard(drop)
+    return set(entry[1])
 
 
 def _writers_record(marker: str) -> tuple[str, dict] | None:
