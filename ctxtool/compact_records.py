@@ -103,9 +103,11 @@ class FileResult:
 # ---------------------------------------------------------------- helpers
 
 
-def _copy_file(path: str, add_eol: bytes | None, size: int):
-    """The first ``size`` bytes of ``path`` (what was read; later appends are the commit's)."""
-    with open(path, "rb") as f:
+def _copy_file(t: Transcript):
+    """The bytes of ``t`` that were read (lines appended later are the commit's to carry), with a
+    newline added to a last record missing it (compact refuses torn lines)."""
+    size, add_eol = t.size, t.eol if t.last_eol == b"" else None
+    with open(t.path, "rb") as f:
         while size > 0:
             block = f.read(min(READ_BUFFER, size))
             if not block:
@@ -151,7 +153,7 @@ def pi_chunks(t: Transcript, plan: cp.Plan, summary: str, *, truncate: bool = Fa
     line = dumps(entry) + t.eol
     relink = commit.relink_for("pi", entry["parentId"], entry["id"])
     if not truncate:
-        return [_copy_file(t.path, t.eol if t.last_eol == b"" else None, t.size), [line]], set(), relink
+        return [_copy_file(t), [line]], set(), relink
     path = plan.context.path
     pos = next(i for i, e in enumerate(path) if e.index == plan.first_kept_entry.index)
     removed = {e.id for e in path[:pos] if e.type == "message" and e.id}
@@ -236,7 +238,7 @@ def claude_chunks(t: Transcript, plan: cp.Plan, summary: str, rng=None) -> tuple
     objs = claude_lines(t, plan, summary, rng)
     lines = [dumps(o) + t.eol for o in objs]
     relink = commit.relink_for("claude", objs[0]["logicalParentUuid"], objs[-1]["uuid"])
-    return [_copy_file(t.path, t.eol if t.last_eol == b"" else None, t.size), lines], relink
+    return [_copy_file(t), lines], relink
 
 
 # ---------------------------------------------------------------- messages

@@ -147,6 +147,16 @@ def install(hooks, *pairs):
         hooks.append(h)
 
 
+def with_agent(hooks, p: str, fmt: str, mode: str, phase: str, rewrite):
+    """Run ``rewrite(p)`` while an agent appends two lines when it reaches ``phase``."""
+    agent = Agent(p, fmt, mode)
+    install(hooks, (phase, agent.append))
+    try:
+        return agent, rewrite(p)
+    finally:
+        agent.close()
+
+
 def broken_session(tmp_path, fmt: str) -> str:
     """A session with one garbage line in the middle: repair has something to rewrite."""
     p = make_session(tmp_path, fmt, 8, size=200)
@@ -170,12 +180,7 @@ def no_structure_left_to_fix(path):
 @pytest.mark.parametrize("phase", PHASES)
 def test_repair_loses_no_appended_line(tmp_path, hooks, fmt, mode, phase):
     p = broken_session(tmp_path, fmt)
-    agent = Agent(p, fmt, mode)
-    install(hooks, (phase, agent.append))
-    try:
-        report = repair_file(p)
-    finally:
-        agent.close()
+    agent, report = with_agent(hooks, p, fmt, mode, phase, repair_file)
     assert report.written and any(c.kind == "bad-line" for c in report.changes)
     agent.check(p)
     if phase != "before-read" and not (phase == "after-rename" and mode == "open-per-line"):
@@ -210,12 +215,7 @@ def test_repair_plans_again_when_an_appended_line_hangs_under_an_entry_it_remove
 
 def test_a_persistent_writer_after_the_commit_is_reported_not_silently_lost(tmp_path, hooks):
     p = broken_session(tmp_path, "pi")
-    agent = Agent(p, "pi", "persistent-handle")
-    install(hooks, ("committed", agent.append))
-    try:
-        report = repair_file(p)
-    finally:
-        agent.close()
+    agent, report = with_agent(hooks, p, "pi", "persistent-handle", "committed", repair_file)
     assert any("still has the replaced file open" in n for n in report.notices)
     in_file = {r.get("id") for r in records(p)}
     assert not set(agent.written) & in_file  # written to the old file: nothing can bring them over
@@ -240,12 +240,7 @@ def compacted(p: str, keep: int = 600):
 @pytest.mark.parametrize("phase", PHASES)
 def test_compact_loses_no_appended_line_and_hangs_it_under_the_compaction(tmp_path, hooks, fmt, mode, phase):
     p = make_session(tmp_path, fmt, 10, size=300)
-    agent = Agent(p, fmt, mode)
-    install(hooks, (phase, agent.append))
-    try:
-        res = compacted(p)
-    finally:
-        agent.close()
+    agent, res = with_agent(hooks, p, fmt, mode, phase, compacted)
     recs = records(p)
     if fmt == "pi":
         new_leaf = next(r["id"] for r in recs if r.get("type") == "compaction")

@@ -109,21 +109,25 @@ def test_no_backup_option(tmp_path):
     assert sorted(os.listdir(tmp_path)) == [os.path.basename(path)]
 
 
-def test_live_lock_times_out_naming_the_holder(tmp_path):
-    path = fixture(tmp_path, "pi-torn-tail")
+@pytest.fixture
+def live_pid():
+    """The pid of a running process (a lock holder that is alive)."""
     holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
-    try:
-        with open(path + ".lock", "w") as f:
-            json.dump({"pid": holder.pid, "createdAt": "2099-01-01T00:00:00.000Z"}, f)
-        before = open(path, "rb").read()
-        with pytest.raises(LockTimeout) as e:
-            repair_file(path, lock_timeout=0.3)
-        assert f"pid={holder.pid}" in str(e.value) and "session file locked (timeout 300ms)" in str(e.value)
-        assert open(path, "rb").read() == before
-        assert os.path.exists(path + ".lock")
-    finally:
-        holder.kill()
-        holder.wait()
+    yield holder.pid
+    holder.kill()
+    holder.wait()
+
+
+def test_live_lock_times_out_naming_the_holder(tmp_path, live_pid):
+    path = fixture(tmp_path, "pi-torn-tail")
+    with open(path + ".lock", "w") as f:
+        json.dump({"pid": live_pid, "createdAt": "2099-01-01T00:00:00.000Z"}, f)
+    before = open(path, "rb").read()
+    with pytest.raises(LockTimeout) as e:
+        repair_file(path, lock_timeout=0.3)
+    assert f"pid={live_pid}" in str(e.value) and "session file locked (timeout 300ms)" in str(e.value)
+    assert open(path, "rb").read() == before
+    assert os.path.exists(path + ".lock")
 
 
 def test_lock_of_a_dead_holder_is_taken_over_with_a_notice(tmp_path):
@@ -138,22 +142,17 @@ def test_lock_of_a_dead_holder_is_taken_over_with_a_notice(tmp_path):
     assert not os.path.exists(path + ".lock")
 
 
-def test_too_old_lock_of_a_live_holder_is_only_removed_when_asked(tmp_path):
+def test_too_old_lock_of_a_live_holder_is_only_removed_when_asked(tmp_path, live_pid):
     path = fixture(tmp_path, "pi-torn-tail")
-    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
-    try:
-        with open(path + ".lock", "w") as f:
-            json.dump({"pid": holder.pid, "createdAt": "2026-01-01T00:00:00.000Z"}, f)
-        with pytest.raises(StaleLock) as e:
-            repair_file(path, lock_timeout=0.2)
-        assert f"live pid={holder.pid}" in str(e.value) and "--break-stale-lock" in str(e.value)
-        assert os.path.exists(path + ".lock")
-        report = repair_file(path, break_stale_lock=True)
-        assert report.written and "too-old" in report.lock_broken
-        assert not os.path.exists(path + ".lock")
-    finally:
-        holder.kill()
-        holder.wait()
+    with open(path + ".lock", "w") as f:
+        json.dump({"pid": live_pid, "createdAt": "2026-01-01T00:00:00.000Z"}, f)
+    with pytest.raises(StaleLock) as e:
+        repair_file(path, lock_timeout=0.2)
+    assert f"live pid={live_pid}" in str(e.value) and "--break-stale-lock" in str(e.value)
+    assert os.path.exists(path + ".lock")
+    report = repair_file(path, break_stale_lock=True)
+    assert report.written and "too-old" in report.lock_broken
+    assert not os.path.exists(path + ".lock")
 
 
 def test_lock_file_is_openclaw_shaped_while_writing(tmp_path, monkeypatch):
