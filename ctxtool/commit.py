@@ -549,7 +549,8 @@ def clean_leftovers(path: str) -> list[str]:
     ``<backup>.writers`` records whose writers are gone and whose backup did not grow go too."""
     real = os.path.realpath(path)
     directory, base = os.path.split(real)
-    names = [n for n in _listed(directory) if n.startswith("." + base + ".ctxtool-") or n.startswith(base + ".bak-")]
+    names = [n for n in _listed(directory) if n.startswith(("." + base + ".ctxtool-", "." + base + ".lock.ctxtool-",
+                                                             base + ".bak-"))]
     try:
         current = identity(real)
     except InputError:
@@ -558,9 +559,9 @@ def clean_leftovers(path: str) -> list[str]:
     for name in names:
         full = os.path.join(directory, name)
         m = TEMP_NAME.match(name)
-        if m is not None and m["name"] == base:
+        if m is not None and m["name"] in (base, base + ".lock"):
             pid, ms = int(m["pid"]), int(m["ms"])
-            if pid == os.getpid() or not pid_gone(pid, ms / 1000):
+            if pid == os.getpid() or not pid_gone(pid, ms / 1000) or (m["name"] != base and m["kind"] != "tmp"):
                 continue
             try:
                 _listed(directory, drop=name)

@@ -8,7 +8,7 @@ so a running gateway and ctxtool never write the same file at once. Who waits fo
 * a holder that is gone (dead pid, pid reused by a later process, our own pid without a
   start time): the lock is taken over at once, with a one-line notice;
 * a lock file with no usable pid (empty or garbage: a writer killed between creating and
-  filling it): judged by its mtime. Untouched for ``GARBAGE_STALE_MS`` (5 s; a writer fills
+  filling it; ctxtool's own lock is linked into place already filled, never empty): judged by its mtime. Untouched for ``GARBAGE_STALE_MS`` (5 s; a writer fills
   its lock microseconds after creating it) it is taken over; younger, it is waited for;
 * a live holder older than ``STALE_MS`` (30 min, OpenClaw's staleMs): removed only with
   ``break_stale`` (``--break-stale-lock``), otherwise waited for like any live holder.
@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from .errors import LockError, LockTimeout, StaleLock
+from .jsonl import discard, temp_path
 
 STALE_MS = 30 * 60 * 1000  # OpenClaw staleMs: 30 min
 GARBAGE_STALE_MS = 5_000  # a lock file with no usable pid, untouched this long, is a crash leftover
@@ -203,15 +204,13 @@ class SessionLock:
     def acquire(self) -> None:
         deadline = time.monotonic() + self.timeout
         attempt = 0
-        while True:
-            attempt += 1
-            try:
-                fd = os.open(self.lock_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            except FileNotFoundError:
-                raise LockError(f"cannot create lock {self.lock_path}: directory does not exist", path=self.path) from None
-            except PermissionError as e:
-                raise LockError(f"cannot create lock {self.lock_path}: {e.strerror} (is the directory writable?)", path=self.path) from None
-            except FileExistsError:
+        filled = self._filled()
+        try:
+            while True:
+                attempt += 1
+                if self._create(filled):
+                    self._held = True
+                    return
                 info = inspect_lock(self.path)
                 if info is None:
                     continue
@@ -223,18 +222,54 @@ class SessionLock:
                 if time.monotonic() >= deadline:
                     raise self._timeout(info)
                 time.sleep(min(1.0, 0.05 * attempt, max(0.0, deadline - time.monotonic())))
-                continue
-            payload = {
-                "pid": os.getpid(),
-                "createdAt": datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-            }
-            st = process_starttime(os.getpid())
-            if st is not None:
-                payload["starttime"] = st
+        finally:
+            discard(filled)
+
+    def _fail(self, e: OSError) -> LockError:
+        if isinstance(e, FileNotFoundError):
+            return LockError(f"cannot create lock {self.lock_path}: directory does not exist", path=self.path)
+        if isinstance(e, PermissionError):
+            return LockError(f"cannot create lock {self.lock_path}: {e.strerror} (is the directory writable?)", path=self.path)
+        return LockError(f"cannot create lock {self.lock_path}: {e.strerror or e}", path=self.path)
+
+    def _filled(self) -> str:
+        """The lock's content, written beside it under a temp name: linked into place whole, a lock
+        from ctxtool is never seen empty (a run killed while taking it leaves no garbage lock)."""
+        payload = {
+            "pid": os.getpid(),
+            "createdAt": datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        }
+        st = process_starttime(os.getpid())
+        if st is not None:
+            payload["starttime"] = st
+        tmp = temp_path(self.lock_path)
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(json.dumps(payload, indent=2))
-            self._held = True
-            return
+        except OSError as e:
+            discard(tmp)
+            raise self._fail(e) from None
+        return tmp
+
+    def _create(self, filled: str) -> bool:
+        """Put the lock in place unless one exists (link(2) fails on an existing name, like O_EXCL)."""
+        try:
+            os.link(filled, self.lock_path)
+            return True
+        except FileExistsError:
+            return False
+        except OSError:
+            pass  # no hard links here: create with O_EXCL and fill it
+        try:
+            fd = os.open(self.lock_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            return False
+        except OSError as e:
+            raise self._fail(e) from None
+        with open(filled, "rb") as src, os.fdopen(fd, "wb") as f:
+            f.write(src.read())
+        return True
 
     def _timeout(self, info: LockInfo) -> LockError:
         if info.garbage:

@@ -308,6 +308,7 @@ def test_leftovers_of_a_dead_run_are_cleaned_and_a_live_runs_are_kept(tmp_path):
     os.link(p, never)  # pending backup of a run killed before its rename: it still is the file
     old = write(tmp_path / f".s.jsonl.ctxtool-{dead}-{ms + 2}.bak", b"the file before a rewrite that happened\n")
     other = write(tmp_path / f".t.jsonl.ctxtool-{dead}-{ms}.tmp", b"another file's")
+    lock_tmp = write(tmp_path / f".s.jsonl.lock.ctxtool-{dead}-{ms}.tmp", b'{"pid": 1}')  # a lock being taken
     live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:
         mine = write(tmp_path / f".s.jsonl.ctxtool-{live.pid}-{ms}.tmp", b"being written")
@@ -315,11 +316,11 @@ def test_leftovers_of_a_dead_run_are_cleaned_and_a_live_runs_are_kept(tmp_path):
     finally:
         live.kill()
         live.wait()
-    assert not os.path.exists(tmp) and not os.path.exists(never)
+    assert not os.path.exists(tmp) and not os.path.exists(never) and not os.path.exists(lock_tmp)
     kept = f"{os.path.realpath(p)}.bak-{dead}-{ms + 2}"
     assert open(kept, "rb").read() == b"the file before a rewrite that happened\n" and not os.path.exists(old)
     assert os.path.exists(mine) and os.path.exists(other)
-    assert len(notes) == 3 and any(kept in n for n in notes)
+    assert len(notes) == 4 and any(kept in n for n in notes)
     assert open(p, "rb").read() == ORIGINAL
 
 
@@ -376,3 +377,20 @@ def test_a_live_holder_blocks_and_a_too_old_one_only_yields_to_break_stale(tmp_p
     assert "--break-stale-lock" in str(e.value)
     with SessionLock(p, timeout=0, break_stale=True) as lk:
         assert "too-old" in lk.notice
+
+
+def test_a_lock_is_put_in_place_whole(tmp_path, monkeypatch):
+    p = write(tmp_path / "s.jsonl", ORIGINAL)
+    seen = []
+    real_link = os.link
+
+    def link(src, dst, *a, **k):  # the moment the lock appears, it already holds its pid
+        if dst.endswith(".lock"):
+            seen.append(json.loads(open(src).read())["pid"])
+        return real_link(src, dst, *a, **k)
+
+    monkeypatch.setattr(os, "link", link)
+    with SessionLock(p, timeout=0):
+        assert json.load(open(p + ".lock"))["pid"] == os.getpid()
+        assert sorted(os.listdir(tmp_path)) == ["s.jsonl", "s.jsonl.lock"]
+    assert seen == [os.getpid()] and os.listdir(tmp_path) == ["s.jsonl"]
