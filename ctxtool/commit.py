@@ -239,6 +239,7 @@ class _Carry:
         self.relinked: str | None = None
         self.gone: set | None = None
         self.notes: list[str] = []
+        self.interleaved = False
 
     def pull(self) -> int:
         """Carry the complete lines the old file has beyond ``pos``; returns how many."""
@@ -254,13 +255,14 @@ class _Carry:
         if k < skip:
             self.pos += skip
             return 0
-        lines = data[skip:k + 1].splitlines(keepends=True)
+        lines = [ln + b"\n" for ln in data[skip:k].split(b"\n")]
         first_at = self.pos + skip
         self.pos += k + 1
         if first_at < self.snap.size:  # the first line completes a torn line read at the end
             lines[0] = self._torn(lines[0], first_at)
         out = [self._line(line) for line in lines]
-        if os.fstat(self.out).st_size != self.expect:
+        if os.fstat(self.out).st_size != self.expect and not self.interleaved:
+            self.interleaved = True
             self.notes.append(f"{len(out)} line(s) that reached the old file after the rename were appended after lines "
                               "another writer had already added to the new file")
         _write_all(self.out, b"".join(out))
@@ -298,7 +300,7 @@ class _Carry:
         if self.linked:
             return line
         self.linked = True
-        if parent is None or parent != r.old or r.new == r.old:
+        if parent is None or parent != r.old or r.new is None or r.new == r.old:
             return line
         self.relinked = obj.get(r.id_field)
         return relink_line(line, obj, r.field, r.new)
