@@ -3,9 +3,11 @@ comparison with an OpenClaw config, a JSON patch (RFC 6902) and a safe apply.
 
 Applying edits the config text minimally (only the changed values, or new keys
 inserted beside their siblings), so JSON5 comments, key order and formatting are
-kept; the result is parsed again and checked before anything is written. A
-byte-identical backup (``<file>.bak-<pid>-<ms>``) is taken first and a rollback
-note (``<backup>.rollback.txt``) is written beside it.
+kept; the result is parsed again and checked before anything is written. The write
+goes through the commit protocol (``ctxtool.commit``) under ``<config>.lock``: a config
+that changed in any way since it was read (grown, shrunk, replaced, edited) is refused;
+the backup (``<file>.bak-<pid>-<ms>``, the file as read) is made only when the write
+happens, and a rollback note (``<backup>.rollback.txt``) is written beside it.
 """
 
 from __future__ import annotations
@@ -16,9 +18,11 @@ import os
 import re
 import time
 
+from . import commit
 from . import config as cfgmod
-from .errors import ConfigError, WriteError
-from .jsonl import atomic_write, make_backup
+from .errors import ConfigError, CtxError, WriteError
+from .jsonl import atomic_write
+from .lock import DEFAULT_TIMEOUT, SessionLocks
 
 SETTINGS = (
     {
@@ -409,9 +413,11 @@ def _min_indent(text: str) -> int:
 
 def plan_apply(path: str, changes: list[dict]) -> dict:
     """Read the config and compute the new text; nothing is written. Raises ConfigError when not possible."""
+    commit.phase("before-read", path)
     try:
         with open(path, "rb") as f:
             raw = f.read()
+            st = os.fstat(f.fileno())
     except FileNotFoundError:
         raise ConfigError("no such config file", path=path) from None
     except OSError as e:
@@ -424,8 +430,12 @@ def plan_apply(path: str, changes: list[dict]) -> dict:
     cfg = cfgmod.loads(text, path=path)
     new = edit_text(text, cfg, changes) if changes else text
     data = (b"\xef\xbb\xbf" if bom else b"") + new.encode("utf-8")
+    try:  # what was read: the commit refuses a config that is not this file any more
+        snap = commit.snapshot(path, len(raw), expect=(st.st_dev, st.st_ino), whole=True)
+    except CtxError as e:
+        raise ConfigError(e.reason, path=path) from None
     return {"path": os.path.abspath(path), "old": raw, "new": data, "comments": has_comments(text),
-            "json5": _is_json5(text), "changes": changes}
+            "json5": _is_json5(text), "changes": changes, "snapshot": snap}
 
 
 def _is_json5(text: str) -> bool:
@@ -464,21 +474,23 @@ def rollback_note(path: str, backup: str, changes: list[dict], when: str) -> str
     return "\n".join(lines)
 
 
-def apply_config(plan: dict) -> dict:
-    """Write a planned change: backup first, rollback note beside it, then an atomic write keeping the mode."""
+def apply_config(plan: dict, *, lock_timeout: float = DEFAULT_TIMEOUT) -> dict:
+    """Write a planned change under ``<config>.lock``: refused when the config changed since it
+    was read; the backup is the file as read, made at the write; the rollback note follows."""
     path = plan["path"]
-    with open(path, "rb") as f:
-        if f.read() != plan["old"]:
-            raise WriteError("the config changed since it was read; nothing was written (run again)", path=path)
-    backup = make_backup(path)
-    with open(backup, "rb") as f:
-        if f.read() != plan["old"]:
-            raise WriteError(f"backup {backup} does not match the original; nothing was written", path=path)
+    commit.phase("planned", path)
+    with SessionLocks(path, timeout=lock_timeout) as lock:
+        notices = lock.notices + commit.clean_leftovers(path)
+        done = commit.commit(plan["snapshot"], [plan["new"]], backup=True)
+    backup = done.backup
     when = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     note_path = backup + ".rollback.txt"
     note = rollback_note(path, backup, plan["changes"], when)
-    atomic_write(note_path, [note.encode("utf-8")], mode=0o600)
-    mode = os.stat(path).st_mode & 0o7777
-    atomic_write(path, [plan["new"]], mode=mode)
-    return {"file": path, "backup": backup, "rollback_note": note_path, "mode": oct(mode),
-            "changed": [{"path": c["path"], "from": c["current"], "to": c["recommended"]} for c in plan["changes"]]}
+    try:
+        atomic_write(note_path, [note.encode("utf-8")], mode=0o600)
+    except WriteError as e:
+        raise WriteError(f"the config was changed (backup {backup}) but the rollback note could not be written: {e.reason}",
+                         path=path) from None
+    return {"file": path, "backup": backup, "rollback_note": note_path, "mode": oct(os.stat(path).st_mode & 0o7777),
+            "changed": [{"path": c["path"], "from": c["current"], "to": c["recommended"]} for c in plan["changes"]],
+            "notices": notices + done.notices}

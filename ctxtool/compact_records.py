@@ -13,8 +13,11 @@
   boundary, so the kept recent messages must be there. Original lines are untouched.
 * Messages JSONL: rewritten as one summary user message followed by the kept lines.
 
-The summarizer runs without the lock; the lock is taken for the write only, and the
-write is refused if the file changed meanwhile. Atomic write, backup as ``repair``.
+The summarizer runs without the lock; the lock is taken for the write only, which goes
+through the commit protocol (``ctxtool.commit``): lines the agent appended while it was
+summarized or written are carried over after the new records, the first re-linked under
+the compaction (pi) or the last re-appended message (Claude Code); a file replaced,
+shrunk or rewritten meanwhile is refused. Backup only when written, as ``repair``.
 """
 
 from __future__ import annotations
@@ -26,12 +29,13 @@ import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
 
+from . import commit
 from . import compact as cp
-from .errors import CtxError, InputError, WriteError
+from .errors import CtxError, InputError
 from .formats import claude as claude_fmt
 from .formats import pi as pi_fmt
-from .jsonl import READ_BUFFER, atomic_write, dumps, make_backup
-from .lock import DEFAULT_TIMEOUT, SessionLocks
+from .jsonl import READ_BUFFER, dumps
+from .lock import DEFAULT_TIMEOUT, SessionLocks, clear_stale
 from .model import js_len
 from .repair import plan_repair
 from .summarize import Settings, SummaryResult, summarize_plan
@@ -80,6 +84,8 @@ class FileResult:
     summary: str | None = None
     window: int = 0
     window_source: str | None = None
+    carried: int = 0  # lines the agent appended meanwhile, copied after the new records
+    notices: list = field(default_factory=list)  # one line each: lock taken over, leftovers removed, late writes
 
     @property
     def ok(self) -> bool:
@@ -96,12 +102,16 @@ class FileResult:
 # ---------------------------------------------------------------- helpers
 
 
-def _copy_file(path: str, add_eol: bytes | None):
-    with open(path, "rb") as f:
-        while True:
-            block = f.read(READ_BUFFER)
+def _copy_file(t: Transcript):
+    """The bytes of ``t`` that were read (lines appended later are the commit's to carry), with a
+    newline added to a last record missing it (compact refuses torn lines)."""
+    size, add_eol = t.size, t.eol if t.last_eol == b"" else None
+    with open(t.path, "rb") as f:
+        while size > 0:
+            block = f.read(min(READ_BUFFER, size))
             if not block:
                 break
+            size -= len(block)
             yield block
     if add_eol:
         yield add_eol
@@ -135,13 +145,14 @@ def pi_compaction_entry(plan: cp.Plan, summary: str, taken: set, rng=None) -> di
     }
 
 
-def pi_chunks(t: Transcript, plan: cp.Plan, summary: str, *, truncate: bool = False, rng=None) -> tuple[list, int]:
-    """(chunks of the new file, entries removed)."""
+def pi_chunks(t: Transcript, plan: cp.Plan, summary: str, *, truncate: bool = False, rng=None) -> tuple[list, set, commit.Relink]:
+    """(chunks of the new file, ids of the entries removed, how lines appended meanwhile hang on)."""
     taken = {e.id for e in t.entries if e.id}
     entry = pi_compaction_entry(plan, summary, taken, rng)
     line = dumps(entry) + t.eol
+    relink = commit.relink_for("pi", entry["parentId"], entry["id"])
     if not truncate:
-        return [_copy_file(t.path, t.eol if t.last_eol == b"" else None), [line]], 0
+        return [_copy_file(t), [line]], set(), relink
     path = plan.context.path
     pos = next(i for i, e in enumerate(path) if e.index == plan.first_kept_entry.index)
     removed = {e.id for e in path[:pos] if e.type == "message" and e.id}
@@ -176,7 +187,7 @@ def pi_chunks(t: Transcript, plan: cp.Plan, summary: str, *, truncate: bool = Fa
                     yield t.raw(e, f) + (e.eol or t.eol)
         yield line
 
-    return [gen()], len(removed)
+    return [gen()], removed, replace(relink, gone=frozenset(removed))
 
 
 # ---------------------------------------------------------------- claude
@@ -216,9 +227,11 @@ def claude_lines(t: Transcript, plan: cp.Plan, summary: str, rng=None) -> list[d
     return [boundary, summ]
 
 
-def claude_chunks(t: Transcript, plan: cp.Plan, summary: str, rng=None) -> list:
-    lines = [dumps(o) + t.eol for o in claude_lines(t, plan, summary, rng)]
-    return [_copy_file(t.path, t.eol if t.last_eol == b"" else None), lines]
+def claude_chunks(t: Transcript, plan: cp.Plan, summary: str, rng=None) -> tuple[list, commit.Relink]:
+    objs = claude_lines(t, plan, summary, rng)
+    lines = [dumps(o) + t.eol for o in objs]
+    relink = commit.relink_for("claude", objs[0]["logicalParentUuid"], objs[-1]["uuid"])
+    return [_copy_file(t), lines], relink
 
 
 # ---------------------------------------------------------------- messages
@@ -237,12 +250,16 @@ def messages_chunks(t: Transcript, plan: cp.Plan, summary: str) -> list:
     return [gen()]
 
 
-def write_chunks(t: Transcript, plan: cp.Plan, summary: str, *, truncate: bool = False, rng=None) -> tuple[list, int]:
+def write_chunks(t: Transcript, plan: cp.Plan, summary: str, *, truncate: bool = False,
+                 rng=None) -> tuple[list, int, commit.Relink | None]:
+    """(chunks of the new file, entries removed, how lines appended meanwhile hang on)."""
     if plan.format == "pi":
-        return pi_chunks(t, plan, summary, truncate=truncate, rng=rng)
+        chunks, removed, relink = pi_chunks(t, plan, summary, truncate=truncate, rng=rng)
+        return chunks, len(removed), relink
     if plan.format == "claude":
-        return claude_chunks(t, plan, summary, rng), 0
-    return messages_chunks(t, plan, summary), 0
+        chunks, relink = claude_chunks(t, plan, summary, rng)
+        return chunks, 0, relink
+    return messages_chunks(t, plan, summary), 0, None
 
 
 def _flatten(chunks):
@@ -270,16 +287,16 @@ def compact_file(path: str, summarizer, opts: Options | None = None) -> FileResu
     return res
 
 
-def _stamp(path: str) -> tuple:
-    st = os.stat(path)
-    return st.st_size, st.st_mtime_ns, st.st_ino
-
-
 def _compact(path: str, summarizer, opts: Options, res: FileResult) -> None:
     if not os.path.exists(path):
         raise InputError("no such file", path=path)
-    stamp = _stamp(path)
+    if not opts.dry_run:  # what a killed run left: its lock, temp file, pending backup
+        res.notices += clear_stale(path) + commit.clean_leftovers(path)
+    res.notices += commit.late_writes(path)
+    ident = commit.identity(path)
+    commit.phase("before-read", path)
     t = scan(path, opts.fmt)
+    snap = commit.snapshot(path, t.size, expect=ident)
     res.format = t.format_name
     bad = [b for b in t.bad if not b.blank]
     if bad:
@@ -325,15 +342,15 @@ def _compact(path: str, summarizer, opts: Options, res: FileResult) -> None:
         res.status = "failed"
         res.error = "summarizer failed: " + (summ.errors[-1] if summ.errors else "no summary") + " (file left unchanged)"
         return
+    commit.phase("planned", path)
     rng = random.Random()
-    chunks, removed = write_chunks(t, plan, summ.text, truncate=opts.truncate and plan.format == "pi", rng=rng)
+    chunks, removed, relink = write_chunks(t, plan, summ.text, truncate=opts.truncate and plan.format == "pi", rng=rng)
     lock = SessionLocks(path, timeout=opts.lock_timeout, break_stale=opts.break_stale_lock)
     with lock:
-        if _stamp(path) != stamp:
-            raise WriteError("session changed while it was being summarized (the agent wrote to it); rerun compact", path=path)
-        if opts.backup:
-            res.backup = make_backup(path)
-        atomic_write(path, _flatten(chunks), mode=os.stat(path).st_mode & 0o7777)
+        res.notices += lock.notices
+        done = commit.commit(snap, _flatten(chunks), relink=relink, backup=opts.backup)
+    res.backup, res.carried = done.backup, done.carried + done.carried_late
+    res.notices += done.notices
     res.removed_entries = removed
     res.tokens_after = summary_tokens(plan.format, summ.text) + plan.tokens_kept
     if summ.fallback == "text":

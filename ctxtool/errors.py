@@ -69,6 +69,16 @@ class BatchStateError(CtxError):
     """The resume state of a ``compact --batch`` run is unusable: another run's, in use, unreadable."""
 
 
+class FileChanged(WriteError):
+    """The file was replaced, shrank or was rewritten in place while ctxtool was rewriting
+    it (appends are carried over, not refused); nothing was written. ``retry`` is True
+    when planning again from the file as it is now would succeed."""
+
+    def __init__(self, message: str, *, path: str | None = None, retry: bool = False):
+        self.retry = retry
+        super().__init__(message, path=path)
+
+
 class ConfigError(CtxError):
     """A configuration file could not be read or has invalid values."""
 

@@ -5,15 +5,17 @@ loop opens the file with ``open_binary`` and parses with orjson directly) and ke
 each line's number and byte offset, so it can come back to any line later
 (``read_at``). ``parse`` says why a line cannot be used rather than skipping it.
 
-Writing is atomic: a temp file in the same directory, fsync, rename over the
-target, fsync of the directory. The original is kept as a backup (a hard link
-where possible, so a 1 GB file costs nothing to back up) and its mode is kept.
+Writing is atomic: a temp file in the same directory (``.<name>.ctxtool-<pid>-<ms>.tmp``,
+a name the next run recognizes and removes once that pid is gone), fsync, rename over
+the target, fsync of the directory. Rewriting a session in place goes through
+``ctxtool.commit``, which adds the checks and carry-over a live file needs and the backup.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from typing import Iterable
 
@@ -133,68 +135,83 @@ def backup_path(path: str) -> str:
     return f"{path}.bak-{os.getpid()}-{timestamp_ms()}"
 
 
-def make_backup(path: str) -> str:
-    """Keep the original bytes beside the file, with its mode; returns the backup path.
+#: ctxtool's own leftovers beside a file: temp files (``tmp``) and backups not yet named (``bak``)
+TEMP_NAME = re.compile(r"^\.(?P<name>.+)\.ctxtool-(?P<pid>\d+)-(?P<ms>\d+)\.(?P<kind>tmp|bak)$")
 
-    A hard link is used when the filesystem allows it: the atomic rename that follows
-    replaces the directory entry, not the inode, so the link keeps the original bytes.
-    """
-    path = os.path.realpath(path)  # back up the real file, beside it, never a symlink
-    dest = backup_path(path)
+
+def temp_path(path: str, kind: str = "tmp") -> str:
+    """``<dir>/.<name>.ctxtool-<pid>-<ms>.<kind>`` beside ``path`` (see TEMP_NAME)."""
+    directory, name = os.path.split(path)
+    return os.path.join(directory, f".{name}.ctxtool-{os.getpid()}-{timestamp_ms()}.{kind}")
+
+
+def write_temp(path: str, chunks: Iterable[bytes]) -> tuple[str, int, int]:
+    """Write ``chunks`` to a new temp file beside ``path`` (mode 0600) and fsync it.
+
+    Returns ``(temp path, fd, bytes written)``; the fd stays open for appending (O_APPEND),
+    the caller closes it. On any error the temp file is removed (OSError becomes WriteError)."""
+    tmp = temp_path(path)
+    written = 0
+    fd = -1
     try:
-        os.link(path, dest)
-        return dest
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
+        with os.fdopen(fd, "wb", buffering=READ_BUFFER, closefd=False) as out:
+            for chunk in chunks:
+                out.write(chunk)
+                written += len(chunk)
+        os.fsync(fd)
+    except BaseException as e:
+        discard(tmp, fd)
+        if isinstance(e, OSError):
+            raise WriteError(f"cannot write: {e.strerror or e}", path=path) from None
+        raise
+    return tmp, fd, written
+
+
+def discard(tmp: str, fd: int = -1) -> None:
+    """Close ``fd`` (when open) and remove ``tmp``, ignoring errors: the cleanup after a failed write."""
+    if fd >= 0:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    try:
+        os.unlink(tmp)
     except OSError:
         pass
-    import shutil
-
-    try:
-        shutil.copy2(path, dest)
-    except OSError as e:
-        raise WriteError(f"cannot write backup {dest}: {e.strerror or e}", path=path) from None
-    return dest
 
 
 def atomic_write(path: str, chunks: Iterable[bytes], *, mode: int | None = None) -> int:
     """Write ``chunks`` to ``path`` atomically; returns the number of bytes written.
 
-    ``mode`` defaults to the existing file's mode (or 0o600 for a new file, as
-    OpenClaw creates session files). A symlink is written through: the real file
-    is replaced and the link stays. On any error the temp file is removed and
-    the target is left as it was.
+    For new files and outputs (``-o``, patches, notes); a live session is rewritten with
+    ``ctxtool.commit``. ``mode`` defaults to the existing file's mode (or 0o600 for a new
+    file, as OpenClaw creates session files). A symlink is written through: the real file
+    is replaced and the link stays. On any error the temp file is removed and the target
+    is left as it was.
     """
     path = os.path.realpath(path)
-    directory = os.path.dirname(path)
     if mode is None:
         try:
             mode = os.stat(path).st_mode & 0o7777
         except FileNotFoundError:
             mode = 0o600
-    tmp = os.path.join(directory, f".{os.path.basename(path)}.ctxtool-{os.getpid()}-{timestamp_ms()}.tmp")
-    written = 0
+    tmp, fd, written = write_temp(path, chunks)
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb", buffering=READ_BUFFER) as out:
-            for chunk in chunks:
-                out.write(chunk)
-                written += len(chunk)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(tmp, mode)
+        os.fchmod(fd, mode)
+        os.close(fd)
+        fd = -1
         os.replace(tmp, path)
     except BaseException as e:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        discard(tmp, fd)
         if isinstance(e, OSError):
             raise WriteError(f"cannot write: {e.strerror or e}", path=path) from None
         raise
-    _fsync_dir(directory)
+    fsync_dir(os.path.dirname(path))
     return written
 
 
-def _fsync_dir(directory: str) -> None:
+def fsync_dir(directory: str) -> None:
     try:
         fd = os.open(directory, os.O_RDONLY)
     except OSError:

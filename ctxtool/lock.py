@@ -2,8 +2,18 @@
 
 OpenClaw creates ``<realpath(dir)>/<basename>.lock`` with O_EXCL and writes
 ``{"pid", "createdAt", "starttime"?}``. ctxtool takes the same lock while it writes,
-so a running gateway and ctxtool never write the same file at once; it waits for a
-live holder up to a timeout and never removes a stale lock unless asked to.
+so a running gateway and ctxtool never write the same file at once. Who waits for whom:
+
+* a live holder: waited for up to the timeout (OpenClaw's backoff), then a failure naming it;
+* a holder that is gone (dead pid, pid reused by a later process, our own pid without a
+  start time): the lock is taken over at once, with a one-line notice;
+* a lock file with no usable pid (empty or garbage: a writer killed between creating and
+  filling it; ctxtool's own lock is linked into place already filled, never empty): judged by its mtime. Untouched for ``GARBAGE_STALE_MS`` (5 s; a writer fills
+  its lock microseconds after creating it) it is taken over; younger, it is waited for;
+* a live holder older than ``STALE_MS`` (30 min, OpenClaw's staleMs): removed only with
+  ``break_stale`` (``--break-stale-lock``), otherwise waited for like any live holder.
+
+Pids are judged on this host, as OpenClaw does.
 """
 
 from __future__ import annotations
@@ -15,9 +25,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from .errors import LockError, LockTimeout, StaleLock
+from .jsonl import discard, temp_path
 
 STALE_MS = 30 * 60 * 1000  # OpenClaw staleMs: 30 min
+GARBAGE_STALE_MS = 5_000  # a lock file with no usable pid, untouched this long, is a crash leftover
 DEFAULT_TIMEOUT = 10.0  # OpenClaw acquire timeout: 10 s
+GONE = {"dead-pid": "is not running", "recycled-pid": "now belongs to another process",
+        "orphan-self-pid": "is this process, which does not hold it"}
 
 
 def lock_path(path: str) -> str:
@@ -39,6 +53,19 @@ def process_starttime(pid: int) -> int | None:
         return None
 
 
+def process_start_epoch(pid: int) -> float | None:
+    """When process ``pid`` started (epoch seconds, from /proc); None when unknown."""
+    ticks = process_starttime(pid)
+    if ticks is None:
+        return None
+    try:
+        with open("/proc/stat", "rb") as f:
+            btime = next(int(line.split()[1]) for line in f if line.startswith(b"btime "))
+    except (OSError, StopIteration, ValueError, IndexError):
+        return None
+    return btime + ticks / os.sysconf("SC_CLK_TCK")
+
+
 def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -51,6 +78,15 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
+def pid_gone(pid: int, since: float) -> bool:
+    """True when the process that ran as ``pid`` at time ``since`` (epoch seconds) is gone:
+    the pid is dead, or belongs to a process started later (recycled)."""
+    if not pid_alive(pid):
+        return True
+    started = process_start_epoch(pid)
+    return started is not None and started > since + 1  # /proc/stat btime has 1 s resolution
+
+
 @dataclass
 class LockInfo:
     path: str
@@ -59,20 +95,35 @@ class LockInfo:
     starttime: int | None
     age_ms: float
     stale_reasons: list[str] = field(default_factory=list)
+    ino: int | None = None  # the lock file's inode: a takeover removes only the lock it inspected
 
     @property
     def holder(self) -> str:
         return f"pid={self.pid if self.pid is not None else '?'} {self.path}"
 
     @property
-    def reclaimable(self) -> bool:
-        """Stale in a way OpenClaw itself would reclaim."""
-        if not self.stale_reasons:
-            return False
-        weak = {"missing-pid", "invalid-createdAt"}
-        if set(self.stale_reasons) <= weak:
-            return self.age_ms > STALE_MS
-        return True
+    def gone(self) -> str | None:
+        """The reason the holder no longer holds the lock (dead, recycled, orphan), or None."""
+        return next((r for r in self.stale_reasons if r in GONE), None)
+
+    @property
+    def garbage(self) -> bool:
+        """No usable pid: an empty or unparseable lock file, or one without a pid."""
+        return "missing-pid" in self.stale_reasons
+
+    def takeover(self, break_stale: bool = False) -> str | None:
+        """Why this lock may be removed now (the one-line notice), or None when it must be waited for."""
+        if self.gone:
+            return f"took over stale lock {self.path} ({self.gone}: holder pid {self.pid} {GONE[self.gone]})"
+        if self.garbage:
+            if self.age_ms > GARBAGE_STALE_MS:
+                return (f"took over stale lock {self.path} (no pid in it, untouched for {self.age_ms / 1000:.0f} s: "
+                        "left by a writer that stopped while creating it)")
+            return None
+        if break_stale and "too-old" in self.stale_reasons:
+            return (f"removed stale lock {self.path} (too-old: held for {self.age_ms / 60000:.0f} min by live pid "
+                    f"{self.pid}; --break-stale-lock)")
+        return None
 
 
 def inspect_lock(path: str, *, now: float | None = None) -> LockInfo | None:
@@ -82,11 +133,12 @@ def inspect_lock(path: str, *, now: float | None = None) -> LockInfo | None:
     try:
         with open(lp, "rb") as f:
             data = f.read()
-        mtime = os.stat(lp).st_mtime
+            st = os.fstat(f.fileno())
     except FileNotFoundError:
         return None
     except OSError:
         return LockInfo(lp, None, None, None, 0.0, ["unreadable"])
+    mtime = st.st_mtime
     try:
         payload = json.loads(data.decode("utf-8"))
         if not isinstance(payload, dict):
@@ -112,9 +164,9 @@ def inspect_lock(path: str, *, now: float | None = None) -> LockInfo | None:
         reasons.append("invalid-createdAt")
     elif age_ms > STALE_MS:
         reasons.append("too-old")
-    if set(reasons) <= {"missing-pid", "invalid-createdAt"}:
-        age_ms = (now - mtime) * 1000
-    return LockInfo(lp, pid, created, starttime, age_ms, reasons)
+    if pid is None or set(reasons) <= {"missing-pid", "invalid-createdAt"}:
+        age_ms = (now - mtime) * 1000  # no holder to ask: only the file's own age tells
+    return LockInfo(lp, pid, created, starttime, age_ms, reasons, st.st_ino)
 
 
 def _parse_iso(text: str) -> float | None:
@@ -128,8 +180,9 @@ class SessionLock:
     """Hold ``<file>.lock`` while writing ``path``; a context manager.
 
     Waits for a live holder up to ``timeout`` seconds (backoff min(1 s, 50 ms x attempt)),
-    then raises LockTimeout naming the holder. A stale lock raises StaleLock unless
-    ``break_stale`` is set, in which case it is removed and acquisition retried.
+    then raises LockTimeout naming the holder (StaleLock when that holder has held it for
+    more than 30 min and ``break_stale`` is not set). A lock whose holder is gone is taken
+    over at once (module doc); ``broken`` is the lock taken over and ``notice`` says why.
     """
 
     def __init__(self, path: str, *, timeout: float = DEFAULT_TIMEOUT, break_stale: bool = False):
@@ -138,6 +191,7 @@ class SessionLock:
         self.timeout = timeout
         self.break_stale = break_stale
         self.broken: LockInfo | None = None
+        self.notice: str | None = None
         self._held = False
 
     def __enter__(self) -> "SessionLock":
@@ -150,51 +204,92 @@ class SessionLock:
     def acquire(self) -> None:
         deadline = time.monotonic() + self.timeout
         attempt = 0
-        while True:
-            attempt += 1
-            try:
-                fd = os.open(self.lock_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            except FileNotFoundError:
-                raise LockError(f"cannot create lock {self.lock_path}: directory does not exist", path=self.path) from None
-            except PermissionError as e:
-                raise LockError(f"cannot create lock {self.lock_path}: {e.strerror} (is the directory writable?)", path=self.path) from None
-            except FileExistsError:
+        filled = self._filled()
+        try:
+            while True:
+                attempt += 1
+                if self._create(filled):
+                    self._held = True
+                    return
                 info = inspect_lock(self.path)
                 if info is None:
                     continue
-                if info.stale_reasons and (info.reclaimable or "dead-pid" in info.stale_reasons):
-                    if not self.break_stale:
-                        raise StaleLock(
-                            f"stale lock ({', '.join(info.stale_reasons)}): {info.holder}; "
-                            "rerun with --break-stale-lock to remove it",
-                            path=self.path,
-                        )
-                    try:
-                        os.unlink(self.lock_path)
-                    except FileNotFoundError:
-                        pass
-                    except OSError as e:
-                        raise LockError(f"cannot remove stale lock {self.lock_path}: {e.strerror}", path=self.path) from None
-                    self.broken = info
+                why = info.takeover(self.break_stale)
+                if why is not None:
+                    self._remove(info)
+                    self.broken, self.notice = info, why
                     continue
                 if time.monotonic() >= deadline:
-                    raise LockTimeout(
-                        f"session file locked (timeout {int(self.timeout * 1000)}ms): {info.holder}",
-                        path=self.path,
-                    )
+                    raise self._timeout(info)
                 time.sleep(min(1.0, 0.05 * attempt, max(0.0, deadline - time.monotonic())))
-                continue
-            payload = {
-                "pid": os.getpid(),
-                "createdAt": datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-            }
-            st = process_starttime(os.getpid())
-            if st is not None:
-                payload["starttime"] = st
+        finally:
+            discard(filled)
+
+    def _fail(self, e: OSError) -> LockError:
+        if isinstance(e, FileNotFoundError):
+            return LockError(f"cannot create lock {self.lock_path}: directory does not exist", path=self.path)
+        if isinstance(e, PermissionError):
+            return LockError(f"cannot create lock {self.lock_path}: {e.strerror} (is the directory writable?)", path=self.path)
+        return LockError(f"cannot create lock {self.lock_path}: {e.strerror or e}", path=self.path)
+
+    def _filled(self) -> str:
+        """The lock's content, written beside it under a temp name: linked into place whole, a lock
+        from ctxtool is never seen empty (a run killed while taking it leaves no garbage lock)."""
+        payload = {
+            "pid": os.getpid(),
+            "createdAt": datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        }
+        st = process_starttime(os.getpid())
+        if st is not None:
+            payload["starttime"] = st
+        tmp = temp_path(self.lock_path)
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(json.dumps(payload, indent=2))
-            self._held = True
-            return
+        except OSError as e:
+            discard(tmp)
+            raise self._fail(e) from None
+        return tmp
+
+    def _create(self, filled: str) -> bool:
+        """Put the lock in place unless one exists (link(2) fails on an existing name, like O_EXCL)."""
+        try:
+            os.link(filled, self.lock_path)
+            return True
+        except FileExistsError:
+            return False
+        except OSError:
+            pass  # no hard links here: create with O_EXCL and fill it
+        try:
+            fd = os.open(self.lock_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            return False
+        except OSError as e:
+            raise self._fail(e) from None
+        with open(filled, "rb") as src, os.fdopen(fd, "wb") as f:
+            f.write(src.read())
+        return True
+
+    def _timeout(self, info: LockInfo) -> LockError:
+        if info.garbage:
+            return LockTimeout(f"lock file {self.lock_path} has no pid and was modified {info.age_ms / 1000:.1f} s ago "
+                               f"(taken over once untouched for {GARBAGE_STALE_MS // 1000} s); rerun", path=self.path)
+        if "too-old" in info.stale_reasons:
+            return StaleLock(f"session file locked for {info.age_ms / 60000:.0f} min (over {STALE_MS // 60000} min) by "
+                             f"live {info.holder}; rerun with --break-stale-lock to remove it", path=self.path)
+        return LockTimeout(f"session file locked (timeout {int(self.timeout * 1000)}ms): {info.holder}", path=self.path)
+
+    def _remove(self, info: LockInfo) -> None:
+        """Remove the stale lock ``info`` describes, unless another writer replaced it meanwhile."""
+        try:
+            if os.stat(self.lock_path).st_ino != info.ino:
+                return  # someone else took it over first: look again
+            os.unlink(self.lock_path)
+        except FileNotFoundError:
+            pass
+        except OSError as e:
+            raise LockError(f"cannot remove stale lock {self.lock_path}: {e.strerror}", path=self.path) from None
 
     def release(self) -> None:
         if self._held:
@@ -203,6 +298,19 @@ class SessionLock:
                 os.unlink(self.lock_path)
             except FileNotFoundError:
                 pass
+
+
+def clear_stale(path: str) -> list[str]:
+    """Remove the locks of ``path`` (see SessionLocks) whose holder is gone, as taking them would;
+    a run that ends up not writing still leaves no dead run's lock behind. One notice per lock."""
+    notices = []
+    for lk in SessionLocks(path).locks:
+        info = inspect_lock(lk.path)
+        why = info.takeover() if info is not None else None
+        if why is not None:
+            lk._remove(info)
+            notices.append(why.replace("took over", "removed", 1))
+    return notices
 
 
 class SessionLocks:
@@ -222,6 +330,11 @@ class SessionLocks:
     @property
     def broken(self) -> LockInfo | None:
         return next((lk.broken for lk in self.locks if lk.broken is not None), None)
+
+    @property
+    def notices(self) -> list[str]:
+        """One line per lock taken over."""
+        return [lk.notice for lk in self.locks if lk.notice]
 
     def __enter__(self) -> "SessionLocks":
         self.acquire()

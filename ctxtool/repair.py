@@ -28,9 +28,10 @@ import random
 import re
 from dataclasses import dataclass, field
 
-from .errors import InputError
+from . import commit
+from .errors import FileChanged, InputError
 from .formats import pi as pi_fmt
-from .jsonl import atomic_write, dumps, make_backup
+from .jsonl import atomic_write, dumps
 from .lock import DEFAULT_TIMEOUT, SessionLocks
 from .model import COMPACTION, HEADER, MESSAGE, Entry
 from .transcript import Transcript, make_entry, no_gc, scan
@@ -63,6 +64,8 @@ class RepairReport:
     backup: str | None = None
     written: bool = False
     lock_broken: str | None = None
+    carried: int = 0  # lines an agent appended during the rewrite, copied onto the new file
+    notices: list[str] = field(default_factory=list)  # one line each: lock taken over, leftovers removed, late writes
 
     @property
     def changed(self) -> bool:
@@ -89,6 +92,8 @@ class RepairReport:
             "violations_before": [v.to_dict() for v in self.before] if self.before is not None else None,
             "violations_after": [v.to_dict() for v in self.after],
             "lock_broken": self.lock_broken,
+            "carried": self.carried,
+            "notices": self.notices,
         }
 
 
@@ -884,6 +889,9 @@ def plan_repair(t: Transcript, *, trim_trailing: bool = False) -> Plan:
     return Plan(t, p, order, final, p.changes)
 
 
+REPLANS = 3  # plans made again when lines appended meanwhile point at entries the repair removes
+
+
 def repair_file(
     path: str,
     *,
@@ -899,54 +907,83 @@ def repair_file(
     """Plan and (unless ``check``) write the repair of one file.
 
     In place, a symlinked session is repaired at its real path (the link stays a link),
-    under the real file's lock, as the agent that writes it would see it.
-    ``violations_before=False`` skips validating the input (``report.before`` is then None):
-    a whole pass over the view that only the JSON report shows."""
+    under the real file's lock, as the agent that writes it would see it, through the
+    commit protocol (``ctxtool.commit``: lines an agent appends meanwhile are carried over;
+    a file replaced or shrunk meanwhile is refused). The backup is made only when the file
+    is written. ``violations_before=False`` skips validating the input (``report.before``
+    is then None): a whole pass over the view that only the JSON report shows."""
     in_place = not check and (output is None or os.path.realpath(output) == os.path.realpath(path))
     lock = None
+    notices = []
     if in_place:
         if not os.path.exists(path):
             raise InputError("no such file", path=path)
         real = os.path.realpath(path)
         lock = SessionLocks(path, timeout=lock_timeout, break_stale=break_stale_lock)
         lock.acquire()
+        notices = lock.notices + commit.clean_leftovers(real)
     try:
         with no_gc():
-            report = _repair(real if in_place else path, fmt, check, None if in_place else output,
-                             backup, trim_trailing, in_place, lock, violations_before)
+            for attempt in range(REPLANS):
+                try:
+                    report = _repair(real if in_place else path, fmt, check, None if in_place else output,
+                                     backup, trim_trailing, in_place, violations_before)
+                    break
+                except FileChanged as e:
+                    if not e.retry or attempt == REPLANS - 1:
+                        raise
         if in_place and report.path != path:
             report.path = path
+        if lock is not None and lock.broken is not None:
+            report.lock_broken = lock.notices[0]
+        report.notices[:0] = notices + commit.late_writes(path)
         return report
     finally:
         if lock is not None:
             lock.release()
 
 
-def _repair(path, fmt, check, output, backup, trim_trailing, in_place, lock, with_before) -> RepairReport:
+def _repair(path, fmt, check, output, backup, trim_trailing, in_place, with_before) -> RepairReport:
     """Scan, plan, validate before and after, and write (unless checking)."""
+    ident = commit.identity(path) if in_place else None
+    commit.phase("before-read", path)
     t = scan(path, fmt, stats=False)  # structure only: no character counts
+    snap = commit.snapshot(path, t.size, expect=ident) if in_place else None
+    old_leaf = _last_id(t.entries)  # before planning: the planner renames ids in place
     # before planning: the planner re-links entries in place
     before = validate_entries(t.format_name, t.entries) if with_before else None
     plan = plan_repair(t, trim_trailing=trim_trailing)
     report = RepairReport(path, t.format_name, plan.changes, t.lines, len(plan.order))
-    if lock is not None and lock.broken is not None:
-        report.lock_broken = f"removed stale lock ({', '.join(lock.broken.stale_reasons)}): {lock.broken.holder}"
     report.before = before
     # nothing changed: the view pairing walked is the final one (Claude Code's costs a pass to build)
     same = plan.planner.claude_view if not plan.changes else None
     report.after = validate_entries(t.format_name, plan.final_entries, context=same)
+    commit.phase("planned", path)
     if check:
         return report
     dest = output or path
     if not plan.changes and os.path.abspath(dest) == os.path.abspath(path):
         return report
-    if in_place and backup:
-        report.backup = make_backup(path)
-    mode = os.stat(path).st_mode & 0o7777
-    atomic_write(dest, plan.chunks(), mode=mode)
+    if in_place:
+        dropped = plan.planner.dropped
+
+        def gone() -> set:
+            return {e.id for e in t.entries if e.index in dropped and e.id} - {e.id for e in plan.final_entries if e.id}
+
+        relink = commit.relink_for(t.format_name, old_leaf, _last_id(plan.final_entries), gone if dropped else frozenset())
+        done = commit.commit(snap, plan.chunks(), relink=relink, backup=backup)
+        report.backup, report.carried = done.backup, done.carried + done.carried_late
+        report.notices += done.notices
+    else:
+        atomic_write(dest, plan.chunks(), mode=os.stat(path).st_mode & 0o7777)
     report.output = dest
     report.written = True
     return report
+
+
+def _last_id(entries: list[Entry]) -> str | None:
+    """The id of the last entry that has one (not a header): the leaf an agent appends under."""
+    return next((e.id for e in reversed(entries) if e.id and e.kind != HEADER), None)
 
 
 def _seed(path: str) -> int:

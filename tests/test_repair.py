@@ -109,35 +109,49 @@ def test_no_backup_option(tmp_path):
     assert sorted(os.listdir(tmp_path)) == [os.path.basename(path)]
 
 
-def test_live_lock_times_out_naming_the_holder(tmp_path):
-    path = fixture(tmp_path, "pi-torn-tail")
+@pytest.fixture
+def live_pid():
+    """The pid of a running process (a lock holder that is alive)."""
     holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
-    try:
-        with open(path + ".lock", "w") as f:
-            json.dump({"pid": holder.pid, "createdAt": "2099-01-01T00:00:00.000Z"}, f)
-        before = open(path, "rb").read()
-        with pytest.raises(LockTimeout) as e:
-            repair_file(path, lock_timeout=0.3)
-        assert f"pid={holder.pid}" in str(e.value) and "session file locked (timeout 300ms)" in str(e.value)
-        assert open(path, "rb").read() == before
-        assert os.path.exists(path + ".lock")
-    finally:
-        holder.kill()
-        holder.wait()
+    yield holder.pid
+    holder.kill()
+    holder.wait()
 
 
-def test_stale_lock_is_reported_and_only_removed_when_asked(tmp_path):
+def test_live_lock_times_out_naming_the_holder(tmp_path, live_pid):
+    path = fixture(tmp_path, "pi-torn-tail")
+    with open(path + ".lock", "w") as f:
+        json.dump({"pid": live_pid, "createdAt": "2099-01-01T00:00:00.000Z"}, f)
+    before = open(path, "rb").read()
+    with pytest.raises(LockTimeout) as e:
+        repair_file(path, lock_timeout=0.3)
+    assert f"pid={live_pid}" in str(e.value) and "session file locked (timeout 300ms)" in str(e.value)
+    assert open(path, "rb").read() == before
+    assert os.path.exists(path + ".lock")
+
+
+def test_lock_of_a_dead_holder_is_taken_over_with_a_notice(tmp_path):
     path = fixture(tmp_path, "pi-torn-tail")
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     with open(path + ".lock", "w") as f:
         json.dump({"pid": dead.pid, "createdAt": "2026-01-01T00:00:00.000Z"}, f)
+    report = repair_file(path)
+    assert report.written and "dead-pid" in report.lock_broken and f"holder pid {dead.pid}" in report.lock_broken
+    assert report.lock_broken in report.notices
+    assert not os.path.exists(path + ".lock")
+
+
+def test_too_old_lock_of_a_live_holder_is_only_removed_when_asked(tmp_path, live_pid):
+    path = fixture(tmp_path, "pi-torn-tail")
+    with open(path + ".lock", "w") as f:
+        json.dump({"pid": live_pid, "createdAt": "2026-01-01T00:00:00.000Z"}, f)
     with pytest.raises(StaleLock) as e:
-        repair_file(path)
-    assert "dead-pid" in str(e.value) and "--break-stale-lock" in str(e.value)
+        repair_file(path, lock_timeout=0.2)
+    assert f"live pid={live_pid}" in str(e.value) and "--break-stale-lock" in str(e.value)
     assert os.path.exists(path + ".lock")
     report = repair_file(path, break_stale_lock=True)
-    assert report.written and "dead-pid" in report.lock_broken
+    assert report.written and "too-old" in report.lock_broken
     assert not os.path.exists(path + ".lock")
 
 
@@ -146,14 +160,14 @@ def test_lock_file_is_openclaw_shaped_while_writing(tmp_path, monkeypatch):
 
     path = fixture(tmp_path, "pi-torn-tail")
     seen = {}
-    real = mod.atomic_write
+    real = mod.commit.commit
 
-    def spy(dest, chunks, mode=None):
+    def spy(snap, chunks, **kw):
         with open(path + ".lock", encoding="utf-8") as f:
             seen.update(json.load(f))
-        return real(dest, chunks, mode=mode)
+        return real(snap, chunks, **kw)
 
-    monkeypatch.setattr(mod, "atomic_write", spy)
+    monkeypatch.setattr(mod.commit, "commit", spy)
     repair_file(path)
     assert seen["pid"] == os.getpid() and seen["createdAt"].endswith("Z")
 

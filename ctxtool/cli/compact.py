@@ -77,7 +77,7 @@ def _shard(ctx, param, value):
 @click.option("--on-error", type=click.Choice(["fallback", "skip"]), default="fallback", show_default=True,
               help="When the summarizer fails: write OpenClaw's fallback text plus the extractive summary, or leave the file.")
 @click.option("--lock-timeout", type=click.FloatRange(min=0), default=DEFAULT_TIMEOUT, show_default=True, help="Seconds to wait for the agent's <file>.lock.")
-@click.option("--break-stale-lock", is_flag=True, help="Remove a stale lock (dead or recycled pid, too old) instead of failing.")
+@click.option("--break-stale-lock", is_flag=True, help="Also remove a lock held for over 30 min by a live process (a dead or recycled holder's lock is always taken over).")
 @click.option("--show-summary", is_flag=True, help="Print each summary (and include it in --json).")
 @format_option
 @json_option
@@ -262,6 +262,10 @@ def _render(results, failures, dry_run, wall, show_summary):
             err.print(f"Error: {r.path}: {r.error}", markup=False)
         elif r.status == "fallback":
             err.print(f"Warning: {r.path}: {r.error}", markup=False)
+        if r.carried:
+            con.print(f"{r.path}: carried over {r.carried} line(s) the agent appended meanwhile", markup=False)
+        for n in r.notices:
+            con.print(f"note: {r.path}: {n}", markup=False)
         if show_summary and r.summary:
             con.print(f"--- summary for {r.path} ---\n{r.summary}", markup=False)
     t = _totals(results)

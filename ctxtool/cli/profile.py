@@ -157,6 +157,8 @@ def profile(paths, config_path, window, patch_path, apply_, yes, fmt, json_):
             if not json_:
                 con.print(f"Applied. Backup: {res['backup']}", markup=False)
                 con.print(f"Rollback note: {res['rollback_note']}", markup=False)
+                for n in res["notices"]:
+                    con.print(f"note: {n}", markup=False)
                 con.print("Restart the OpenClaw gateway (or let it reload its config) for the new values to take effect.", markup=False)
     if json_:
         emit_json(out)

@@ -11,7 +11,7 @@ from ..lock import DEFAULT_TIMEOUT
 from ..repair import repair_file
 from ..validate import errors as error_violations
 from ..validate import validate_file
-from .. import render
+from .. import commit, render
 from . import cli
 from .common import CONTEXT_SETTINGS, collect, each_with_progress, emit_json, failure, format_option, json_option
 
@@ -23,7 +23,7 @@ from .common import CONTEXT_SETTINGS, collect, each_with_progress, emit_json, fa
 @click.option("--no-backup", is_flag=True, help="Do not keep <file>.bak-<pid>-<ms> beside a file repaired in place.")
 @click.option("--trim-trailing-assistant", is_flag=True, help="Also drop a trailing assistant message (avoids the prefill 400).")
 @click.option("--lock-timeout", type=click.FloatRange(min=0), default=DEFAULT_TIMEOUT, show_default=True, help="Seconds to wait for the agent's <file>.lock.")
-@click.option("--break-stale-lock", is_flag=True, help="Remove a stale lock (dead or recycled pid, too old) instead of failing.")
+@click.option("--break-stale-lock", is_flag=True, help="Also remove a lock held for over 30 min by a live process (a dead or recycled holder's lock is always taken over).")
 @click.option("-v", "--verbose", is_flag=True, help="List every change, not just the counts.")
 @format_option
 @json_option
@@ -33,7 +33,9 @@ def repair(paths, check, output, no_backup, trim_trailing_assistant, lock_timeou
     Drops torn and unparseable lines, rebuilds a missing pi header, re-links broken
     parent chains and fixes tool_use/tool_result pairing. Lines not involved are kept
     byte for byte; the original is kept as <file>.bak-<pid>-<ms>; the agent's lock is
-    honoured. Every dropped line and every change is listed (--json for all of them).
+    honoured (a lock whose holder is gone is taken over); lines an agent appends while
+    the file is rewritten are carried over. Every dropped line and every change is
+    listed (--json for all of them).
 
     \b
     Example:
@@ -94,8 +96,10 @@ def _render(reports, failures, check, verbose):
             con.print(f"written to: {r.output} ({r.path} is unchanged)", markup=False)
         if r.backup:
             con.print(f"backup: {r.backup}", markup=False)
-        if r.lock_broken:
-            con.print(r.lock_broken, markup=False)
+        if r.carried:
+            con.print(f"carried over: {r.carried} line(s) the agent appended while the file was rewritten", markup=False)
+        for n in r.notices:
+            con.print(f"note: {r.path}: {n}", markup=False)
         if verbose or len(reports) == 1:
             for c in r.changes[: None if verbose else 30]:
                 where = f"line {c.line}" if c.line else "new line"
@@ -126,7 +130,9 @@ def validate(paths, fmt, json_):
     results = []
     for path in each_with_progress(files, "validate", enabled=not json_):
         try:
-            results.append(validate_file(path, fmt))
+            result = validate_file(path, fmt)
+            result["notices"] = commit.late_writes(path)
+            results.append(result)
         except CtxError as e:
             failures.append(failure(path, e))
     if json_:
@@ -157,6 +163,8 @@ def validate(paths, fmt, json_):
                          if bad else ""), markup=False)
             for v in r["violations"]:
                 con.print(f"  {v['severity']} lines {v['lines']}: {v['api_error']}", markup=False)
+            for n in r["notices"]:
+                con.print(f"  note: {n}", markup=False)
     bad = any(any(v["severity"] == "error" for v in r["violations"]) or r["bad_lines"] for r in results)
     if failures:
         raise SystemExit(EXIT_FAILED if not results else EXIT_FINDINGS)

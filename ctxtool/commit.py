@@ -1,0 +1,700 @@
+"""The commit protocol for rewriting a live session file.
+
+Agents append to their session files while ctxtool works on them: pi and OpenClaw with a
+fresh ``open`` per line (``appendFileSync``), Claude Code and Codex without any lock. Every
+rewrite (``repair``, ``compact``, ``profile --apply``) goes through ``commit``, so that no
+appended line is lost and no other writer's file is overwritten:
+
+1. ``snapshot`` remembers what the plan was made from: the file's identity (st_dev,
+   st_ino), the bytes read, a hash of the last 64 KiB of them, and where lines appended
+   later begin (a last line without its newline is *pending*: a torn line is carried once
+   it is complete, a complete record only waits for its newline).
+2. The new content is written to ``.<name>.ctxtool-<pid>-<ms>.tmp`` beside the file.
+3. Under the agent's lock (held by the caller), just before the rename, a file that was
+   replaced, shrank or was rewritten in place is refused (``FileChanged``): nothing is
+   written. Complete lines appended since the snapshot are copied onto the temp file byte
+   for byte; the first one that links to a parent is re-linked from the old leaf to the new
+   one when the rewrite changed the leaf (``Relink``: pi ``parentId``, Claude Code
+   ``parentUuid``), and only that line changes. An unfinished last line stays pending.
+4. The old file is hard-linked as ``.<name>.ctxtool-<pid>-<ms>.bak`` and the temp file is
+   renamed over the path.
+5. A writer that opened the path before the rename writes to the old file. It is watched
+   through the handle ctxtool holds on it, and lines arriving there are appended to the
+   new file, until no process has it open for writing (``/proc``; without ``/proc``: until
+   it has been quiet for ``SETTLE``), at most ``WATCH_MAX`` seconds.
+6. The pending backup becomes ``<file>.bak-<pid>-<ms>`` (OpenClaw's backup name), or is
+   removed when no backup was asked for. It is the file as it was before the rewrite, the
+   carried lines included. A process that still holds the old file open for writing (a
+   persistent handle) writes its next lines there, out of reach: the backup is then kept
+   even without ``backup``, ``<backup>.writers`` records how far the new file has it and
+   who holds it, and ``late_writes`` (run by the next read) reports lines found after that.
+
+A run killed at any point leaves the file untouched or fully rewritten; ``clean_leftovers``
+(run by the next write) removes temp files whose pid is gone, removes a pending backup when
+the rewrite never happened (it still is the file) and names it as a backup when it did.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+import orjson
+
+from .errors import FileChanged, InputError, WriteError
+from .jsonl import TEMP_NAME, backup_path, discard, dumps, fsync_dir, temp_path, write_temp
+from .lock import pid_gone, process_starttime
+
+TAIL_BYTES = 64 << 10  # the end of what was read, hashed: an in-place rewrite of the same size shows there
+WATCH_MAX = 1.0  # seconds the old file is watched after the rename while a writer still has it open
+SETTLE = 0.05  # without /proc: the old file is let go after this long without growth
+WRITERS = ".writers"  # <backup>.writers: a writer still held the old file open when ctxtool let it go
+LISTING_TTL = 10.0  # seconds a directory's leftover names are reused (a batch in a 10,000-file folder lists it rarely)
+LINK_FIELDS = {"pi": ("parentId", "id"), "claude": ("parentUuid", "uuid")}
+
+#: test seam: callables ``(phase, path)`` run at each phase of a rewrite (see ``phase``)
+hooks: list[Callable[[str, str], None]] = []
+
+
+def phase(name: str, path: str) -> None:
+    """A writer reached ``name``: before-read, planned (repair, compact), tmp-written,
+    before-rename, after-rename, committed (commit)."""
+    for hook in list(hooks):
+        hook(name, path)
+
+
+# ---------------------------------------------------------------- what was read
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What a plan was made from (plain data)."""
+
+    path: str  # the real path
+    dev: int
+    ino: int
+    size: int  # bytes read
+    tail: str  # sha256 of the last TAIL_BYTES read (whole: of all of them)
+    start: int  # where lines appended later begin
+    skip_eol: bool = False  # the read ended in a complete record missing its newline
+    whole: bool = False  # not an append-only file (a config): any change refuses
+
+
+def identity(path: str) -> tuple[int, int]:
+    """(st_dev, st_ino) of the file ``path`` names now."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise InputError("no such file", path=path) from None
+    return st.st_dev, st.st_ino
+
+
+def snapshot(path: str, size: int, *, expect: tuple[int, int] | None = None, whole: bool = False) -> Snapshot:
+    """The snapshot of ``path`` after its first ``size`` bytes were read (``Transcript.size``).
+
+    ``expect``: the identity taken before reading; a file replaced while it was read raises
+    ``FileChanged(retry=True)``. ``whole``: a file that is rewritten, never appended to."""
+    real = os.path.realpath(path)
+    fd = _open(real)
+    try:
+        st = os.fstat(fd)
+        if expect is not None and (st.st_dev, st.st_ino) != expect:
+            raise FileChanged("was replaced by another file while it was read; read it again", path=path, retry=True)
+        if st.st_size < size:
+            raise FileChanged(f"shrank from {size} to {st.st_size} bytes while it was read", path=path)
+        tail = _digest(fd, size, whole)
+        start, skip = (size, False) if whole else _pending_start(fd, size)
+    finally:
+        os.close(fd)
+    return Snapshot(real, st.st_dev, st.st_ino, size, tail, start, skip, whole)
+
+
+def _open(path: str) -> int:
+    try:
+        return os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        raise InputError("no such file", path=path) from None
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror or e}", path=path) from None
+
+
+def _pread_all(fd: int, offset: int, length: int) -> bytes:
+    parts = []
+    while length > 0:
+        block = os.pread(fd, min(length, 8 << 20), offset)
+        if not block:
+            break
+        parts.append(block)
+        offset += len(block)
+        length -= len(block)
+    return b"".join(parts)
+
+
+def _digest(fd: int, size: int, whole: bool) -> str:
+    begin = 0 if whole else max(0, size - TAIL_BYTES)
+    return hashlib.sha256(_pread_all(fd, begin, size - begin)).hexdigest()
+
+
+def _pending_start(fd: int, size: int) -> tuple[int, bool]:
+    """Where appended lines begin: after the last newline read. A last line without its
+    newline is pending: a complete record (it parses) only lacks its newline, so carrying
+    starts after it and a newline arriving first is its own; a torn line is carried whole
+    once a writer completes it."""
+    end = size
+    while end > 0:
+        begin = max(0, end - TAIL_BYTES)
+        block = os.pread(fd, end - begin, begin)
+        k = block.rfind(b"\n")
+        if k >= 0:
+            end = begin + k + 1
+            break
+        end = begin
+    if end == size:
+        return size, False
+    return (size, True) if _record(_pread_all(fd, end, size - end)) is not None else (end, False)
+
+
+def _record(line: bytes):
+    """The JSON object of a line, or None."""
+    try:
+        obj = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+# ---------------------------------------------------------------- re-linking
+
+
+@dataclass(frozen=True)
+class Relink:
+    """How carried-over lines hang on the rewritten file. The agent appends children of its
+    leaf ``old``; the rewrite made ``new`` the leaf (e.g. the compaction record), so the first
+    carried line that links to a parent is moved from ``old`` to ``new``. A carried line whose
+    parent the rewrite removed (``gone``: a set, or a function computing it on first need)
+    cannot be carried as it is: ``FileChanged(retry=True)``, the caller plans again or refuses."""
+
+    field: str  # pi parentId, Claude Code parentUuid
+    id_field: str  # pi id, Claude Code uuid
+    old: str | None
+    new: str | None
+    gone: frozenset | Callable[[], set] = frozenset()
+
+
+def relink_for(fmt_name: str, old: str | None, new: str | None, gone=frozenset()) -> Relink | None:
+    """The Relink of a format with parent links (pi, Claude Code); None for the others."""
+    fields = LINK_FIELDS.get(fmt_name)
+    return Relink(fields[0], fields[1], old, new, gone) if fields else None
+
+
+def relink_line(line: bytes, obj: dict, key: str, new: str | None) -> bytes:
+    """``line`` with its top-level ``key`` set to ``new``; every other byte kept when the value
+    can be swapped in place (verified by parsing), else the line re-serialized."""
+    body = line.rstrip(b"\r\n")
+    eol = line[len(body):]
+    want = {**obj, key: new}
+    name = dumps(key) + b":"
+    old_value = name + dumps(obj[key])
+    i = body.find(old_value)
+    if i >= 0:
+        swapped = body[:i] + name + dumps(new) + body[i + len(old_value):]
+        if _record(swapped) == want:
+            return swapped + eol
+    return dumps(want) + (eol or b"\n")
+
+
+# ---------------------------------------------------------------- the commit
+
+
+@dataclass
+class Committed:
+    """What a commit did."""
+
+    path: str
+    written: int = 0  # bytes of the new content
+    carried: int = 0  # appended lines copied over before the rename
+    carried_late: int = 0  # lines that reached the old file after the rename, copied over
+    relinked: str | None = None  # id of the carried line re-linked to the new leaf
+    backup: str | None = None
+    writers: list = field(default_factory=list)  # processes still holding the old file open for writing
+    notices: list[str] = field(default_factory=list)
+
+
+class _Carry:
+    """Copies complete lines appended to the old file (``old``, a read handle) onto ``out``."""
+
+    def __init__(self, snap: Snapshot, old: int, out: int, relink: Relink | None):
+        self.snap, self.old, self.out, self.relink = snap, old, out, relink
+        self.pos = snap.start
+        self.skip_eol = snap.skip_eol
+        self.lines = 0
+        self.strict = True  # before the rename a line that cannot be carried as it is refuses the commit
+        self.expect = os.fstat(out).st_size  # what ctxtool wrote to out: more means another writer appended too
+        self.linked = False  # the first carried line with a parent link was seen
+        self.relinked: str | None = None
+        self.gone: set | None = None
+        self.notes: list[str] = []
+        self.interleaved = False
+
+    def pull(self) -> int:
+        """Carry the complete lines the old file has beyond ``pos``; returns how many."""
+        size = os.fstat(self.old).st_size
+        if size <= self.pos or self.snap.whole:
+            return 0
+        data = _pread_all(self.old, self.pos, size - self.pos)
+        skip = 0
+        if self.skip_eol:
+            skip = 2 if data.startswith(b"\r\n") else 1 if data.startswith(b"\n") else 0
+            self.skip_eol = False
+        k = data.rfind(b"\n")
+        if k < skip:
+            self.pos += skip
+            return 0
+        lines = [ln + b"\n" for ln in data[skip:k].split(b"\n")]
+        first_at = self.pos + skip
+        self.pos += k + 1
+        if first_at < self.snap.size:  # the first line completes a torn line read at the end
+            lines[0] = self._torn(lines[0], first_at)
+        out = [self._line(line) for line in lines]
+        if os.fstat(self.out).st_size != self.expect and not self.interleaved:
+            self.interleaved = True
+            self.notes.append(f"{len(out)} line(s) that reached the old file after the rename were appended after lines "
+                              "another writer had already added to the new file")
+        _write_all(self.out, b"".join(out))
+        self.expect = os.fstat(self.out).st_size
+        self.lines += len(out)
+        return len(out)
+
+    def _torn(self, line: bytes, at: int) -> bytes:
+        """A torn last line with a new line glued to it (the torn writer never finished):
+        carry the new line on its own; the torn bytes stay in the backup."""
+        cut = self.snap.size - at
+        if _record(line) is None and _record(line[cut:]) is not None:
+            self.notes.append(f"an unfinished line at byte {at} was never completed; the line appended after it "
+                              "is carried on its own (the unfinished bytes are in the backup)")
+            return line[cut:]
+        return line
+
+    def _line(self, line: bytes) -> bytes:
+        r = self.relink
+        if r is None or (self.linked and not r.gone):
+            return line
+        obj = _record(line)
+        if obj is None or r.field not in obj:
+            return line
+        parent = obj[r.field]
+        if r.gone and parent is not None:
+            if self.gone is None:
+                self.gone = set(r.gone() if callable(r.gone) else r.gone)
+            if parent in self.gone and not self.strict:
+                self.notes.append(f"a line that reached the old file after the rename ({r.id_field} {obj.get(r.id_field)}) "
+                                  f"points at {parent}, which the rewrite removed; it is kept as written")
+            elif parent in self.gone:
+                raise FileChanged(f"a line appended meanwhile ({r.id_field} {obj.get(r.id_field)}) points at {parent}, "
+                                  "which this rewrite removes; nothing was written: run again", path=self.snap.path, retry=True)
+        if self.linked:
+            return line
+        self.linked = True
+        if parent is None or parent != r.old or r.new is None or r.new == r.old:
+            return line
+        self.relinked = obj.get(r.id_field)
+        return relink_line(line, obj, r.field, r.new)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def commit(snap: Snapshot, chunks: Iterable[bytes], *, relink: Relink | None = None, backup: bool = True) -> Committed:
+    """Replace ``snap.path`` with ``chunks`` (the caller holds the agent's lock): the protocol
+    in the module doc. Raises ``FileChanged`` (nothing written) when the file was replaced,
+    shrank or was rewritten since the snapshot, ``WriteError`` when writing fails."""
+    path = snap.path
+    res = Committed(path)
+    try:
+        old = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        raise _replaced(path) from None
+    except OSError as e:
+        raise WriteError(f"cannot read: {e.strerror or e}", path=path) from None
+    tmp, out, pending = None, -1, None
+    try:
+        st = os.fstat(old)
+        if (st.st_dev, st.st_ino) != (snap.dev, snap.ino):
+            raise _replaced(path)
+        tmp, out, res.written = write_temp(path, chunks)
+        carry = _Carry(snap, old, out, relink)
+        phase("tmp-written", path)
+        _check(snap, old)
+        carry.pull()
+        pending = _keep_old(old, path, copy=backup)
+        phase("before-rename", path)
+        _check(snap, old)  # once more, as close to the rename as possible
+        carry.pull()
+        res.carried = carry.lines
+        os.fsync(out)
+        os.fchmod(out, st.st_mode & 0o7777)
+        os.replace(tmp, path)
+        tmp = None
+    except BaseException as e:
+        if tmp is not None:
+            discard(tmp, out)
+        elif out >= 0:
+            os.close(out)
+        if pending is not None:
+            discard(pending)
+        os.close(old)
+        if isinstance(e, OSError):
+            raise WriteError(f"cannot write: {e.strerror or e}", path=path) from None
+        raise
+    carry.strict = False
+    try:
+        phase("after-rename", path)
+        res.writers = _watch(carry, os.path.basename(path))
+        res.carried_late = carry.lines - res.carried
+        os.fsync(out)
+        res.relinked = carry.relinked
+        res.notices += carry.notes
+        _settle_backup(res, snap, carry, pending, backup)
+        phase("committed", path)
+    except OSError as e:
+        raise WriteError(f"the file was rewritten, but watching its old copy failed: {e.strerror or e} "
+                         f"(the old copy is {pending})", path=path) from None
+    finally:
+        os.close(out)
+        os.close(old)
+    fsync_dir(os.path.dirname(path))
+    return res
+
+
+def _replaced(path: str) -> FileChanged:
+    what = "was replaced by another file" if os.path.exists(path) else "was removed"
+    return FileChanged(f"{what} while ctxtool was rewriting it; nothing was written (run again)", path=path)
+
+
+def _check(snap: Snapshot, old: int) -> None:
+    """Refuse a file that is no longer what was read, appends aside."""
+    path = snap.path
+    if identity(path) != (snap.dev, snap.ino):
+        raise _replaced(path)
+    size = os.fstat(old).st_size
+    if snap.whole and size != snap.size:
+        raise FileChanged(f"changed since it was read ({snap.size} -> {size} bytes); nothing was written (run again)", path=path)
+    if size < snap.size:
+        raise FileChanged(f"shrank from {snap.size} to {size} bytes while ctxtool was rewriting it (another program "
+                          "truncated or rewrote it); nothing was written (run again)", path=path)
+    if _digest(old, snap.size, snap.whole) != snap.tail:
+        raise FileChanged("was rewritten in place while ctxtool was rewriting it (the bytes read differ now); "
+                          "nothing was written (run again)", path=path)
+
+
+def _keep_old(old: int, path: str, *, copy: bool) -> str | None:
+    """Link the old file (the inode ctxtool read) under a pending backup name; where hard links
+    are not possible, copy it when a backup is wanted. Returns the pending name or None."""
+    pending = temp_path(path, "bak")
+    directory = os.open(os.path.dirname(path), os.O_RDONLY)
+    try:  # linkat(AT_SYMLINK_FOLLOW) on /proc/self/fd: exactly the inode read, whatever the path names now
+        os.link(f"/proc/self/fd/{old}", pending, src_dir_fd=directory, follow_symlinks=True)
+        return pending
+    except OSError:
+        pass
+    finally:
+        os.close(directory)
+    try:
+        os.link(path, pending)
+        st = os.fstat(old)
+        if identity(pending) == (st.st_dev, st.st_ino):
+            return pending
+        os.unlink(pending)
+    except OSError:
+        pass
+    if not copy:
+        return None
+    out = os.open(pending, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        size, offset = os.fstat(old).st_size, 0
+        while offset < size:
+            offset += os.sendfile(out, old, offset, size - offset) or size
+        os.fchmod(out, os.fstat(old).st_mode & 0o7777)
+        os.fsync(out)
+    except OSError as e:
+        discard(pending, out)
+        raise WriteError(f"cannot write backup {pending}: {e.strerror or e}", path=path) from None
+    os.close(out)
+    return pending
+
+
+def _watch(carry: _Carry, name: str) -> list[dict]:
+    """After the rename: carry what writers that opened the old file still write to it, until
+    none has it open for writing (two looks in a row) or, without /proc, until it is quiet."""
+    st = os.fstat(carry.old)
+    start = last = time.monotonic()
+    delay, clean = 0.001, 0
+    size = carry.pos
+    while True:
+        if carry.pull() or os.fstat(carry.old).st_size != size:
+            size = os.fstat(carry.old).st_size
+            last, clean = time.monotonic(), 0
+        writers = writers_of(carry.old, st, name)
+        now = time.monotonic()
+        if writers is None:
+            if now - last >= SETTLE:
+                break
+        elif not writers:
+            clean += 1
+            if clean >= 2:
+                break
+        else:
+            clean = 0
+        if now - start >= WATCH_MAX:
+            break
+        time.sleep(delay)
+        delay = min(delay * 2, 0.02)
+    carry.pull()
+    return writers or []
+
+
+def _settle_backup(res: Committed, snap: Snapshot, carry: _Carry, pending: str | None, backup: bool) -> None:
+    """Name the pending backup (or remove it), and say what the new file does not have."""
+    end = os.fstat(carry.old).st_size
+    if snap.whole:
+        left = end != snap.size
+    else:
+        left = end > max(carry.pos, snap.size)  # bytes that arrived after the read and were not carried
+    who = ", ".join(f"pid {w['pid']} ({w['name']})" for w in res.writers)
+    if pending is not None:
+        if backup or res.writers or left:
+            res.backup = backup_path(snap.path)
+            os.rename(pending, res.backup)
+        else:
+            os.unlink(pending)
+    where = res.backup or "nowhere (no backup could be kept)"
+    if snap.whole and left:
+        res.notices.append(f"the file changed while it was being replaced; that change is only in {where}")
+    elif left:
+        res.notices.append(f"an unfinished line ({end - max(carry.pos, snap.size)} bytes, no newline yet) reached the "
+                           f"old file after it was read; it is in {where}")
+    if res.writers:
+        res.notices.append(f"{who} still has the replaced file open for writing: what it writes from now on goes to "
+                           f"{where}, not to the file (ctxtool repair/validate will report it)")
+        if res.backup:
+            marker = {"file": snap.path, "size": max(carry.pos, snap.size), "at": _now_iso(), "writers": res.writers}
+            with open(res.backup + WRITERS, "w", encoding="utf-8") as f:
+                json.dump(marker, f)
+            _listed(os.path.dirname(snap.path), add=os.path.basename(res.backup) + WRITERS)
+
+
+def _now_iso() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+
+# ---------------------------------------------------------------- who still writes to the old file
+
+
+def writers_of(fd: int, st: os.stat_result, name: str) -> list[dict] | None:
+    """Processes that have the file open for writing; None when that cannot be told.
+
+    First the kernel's own answer, in O(1): a read lease (``F_SETLEASE``) is granted only when no
+    process has the file open for writing. Only when there is one is /proc searched, to name it."""
+    lease = _lease_free(fd)
+    if lease:
+        return []
+    found = open_writers(st.st_dev, st.st_ino, name)
+    if lease is False and not found:  # the kernel says someone writes; /proc does not show whom
+        return [{"pid": 0, "name": "a process of another user", "starttime": None}]
+    return found
+
+
+def _lease_free(fd: int) -> bool | None:
+    """True when no process has ``fd``'s file open for writing, False when one has, None when the
+    filesystem or the process cannot take leases."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
+    except (ImportError, AttributeError):
+        return None
+    except OSError as e:
+        return False if e.errno == errno.EAGAIN else None
+    fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
+    return True
+
+
+def open_writers(dev: int, ino: int, name: str) -> list[dict] | None:
+    """Processes that have the file (dev, ino) open for writing, from /proc (only this user's
+    processes are visible); None when /proc cannot tell. ``name`` (the file's base name)
+    narrows the search to descriptors whose path mentions it."""
+    try:
+        pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return None
+    if not pids:
+        return None
+    found = []
+    for pid in pids:
+        fd_dir = f"/proc/{pid}/fd"
+        try:
+            fds = os.listdir(fd_dir)
+        except OSError:
+            continue
+        for n in fds:
+            try:
+                if name not in os.readlink(f"{fd_dir}/{n}"):
+                    continue
+                st = os.stat(f"{fd_dir}/{n}")
+                if (st.st_dev, st.st_ino) != (dev, ino):
+                    continue
+                with open(f"/proc/{pid}/fdinfo/{n}", "rb") as f:
+                    flags = next(int(line.split()[1], 8) for line in f if line.startswith(b"flags:"))
+            except (OSError, StopIteration, ValueError, IndexError):
+                continue
+            if flags & 3:  # O_WRONLY or O_RDWR
+                found.append({"pid": int(pid), "name": _comm(pid), "starttime": process_starttime(int(pid))})
+                break
+    return found
+
+
+def _comm(pid: str) -> str:
+    try:
+        with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as f:
+            return f.read().strip()
+    except OSError:
+        return "?"
+
+
+# ---------------------------------------------------------------- the next run
+
+
+def clean_leftovers(path: str) -> list[str]:
+    """Remove what an interrupted ctxtool run left beside ``path``; one notice per file.
+
+    Only ctxtool's own names (``.<name>.ctxtool-<pid>-<ms>.tmp|bak``) of processes that are
+    gone: a temp file is removed; a pending backup is removed when it still is the file (the
+    rewrite never happened) and named ``<file>.bak-<pid>-<ms>`` when the file was replaced.
+    ``<backup>.writers`` records whose writers are gone and whose backup did not grow go too."""
+    real = os.path.realpath(path)
+    directory, base = os.path.split(real)
+    names = [n for n in _listed(directory) if n.startswith(("." + base + ".ctxtool-", "." + base + ".lock.ctxtool-",
+                                                             base + ".bak-"))]
+    try:
+        current = identity(real)
+    except InputError:
+        current = None
+    notices = []
+    for name in names:
+        full = os.path.join(directory, name)
+        m = TEMP_NAME.match(name)
+        if m is not None and m["name"] in (base, base + ".lock"):
+            pid, ms = int(m["pid"]), int(m["ms"])
+            if pid == os.getpid() or not pid_gone(pid, ms / 1000) or (m["name"] != base and m["kind"] != "tmp"):
+                continue
+            try:
+                _listed(directory, drop=name)
+                if m["kind"] == "tmp":
+                    os.unlink(full)
+                    notices.append(f"removed {full}, a temp file of an interrupted ctxtool run (pid {pid})")
+                elif identity(full) == current:
+                    os.unlink(full)
+                    notices.append(f"removed {full}, the backup link of an interrupted ctxtool run (pid {pid}) "
+                                   "that never replaced the file")
+                else:
+                    kept = f"{real}.bak-{pid}-{ms}"
+                    os.rename(full, kept)
+                    notices.append(f"kept the file from before an interrupted ctxtool run (pid {pid}) as {kept}")
+            except (OSError, InputError):
+                continue
+        elif name.startswith(base + ".bak-") and name.endswith(WRITERS):
+            record = _writers_record(full)
+            if record is None:
+                continue
+            backup, data = record
+            try:
+                grown = os.stat(backup).st_size > data["size"]
+            except OSError:
+                grown = False
+                data["writers"] = []
+            if not grown and not _alive(data["writers"]):
+                _listed(directory, drop=name)
+                try:
+                    os.unlink(full)
+                except OSError:
+                    pass
+    return notices
+
+
+def late_writes(path: str) -> list[str]:
+    """What the next read says about lines written to the old copy of ``path`` after ctxtool
+    replaced it (a writer with a persistent handle; see ``<backup>.writers``)."""
+    real = os.path.realpath(path)
+    directory, base = os.path.split(real)
+    names = [n for n in _listed(directory) if n.startswith(base + ".bak-") and n.endswith(WRITERS)]
+    out = []
+    for name in sorted(names):
+        record = _writers_record(os.path.join(directory, name))
+        if record is None:
+            continue
+        backup, data = record
+        who = ", ".join(f"pid {w.get('pid')} ({w.get('name')})" for w in data["writers"]) or "a writer"
+        try:
+            with open(backup, "rb") as f:
+                f.seek(data["size"])
+                extra = f.read()
+        except OSError:
+            continue
+        if extra:
+            lines = extra.count(b"\n")
+            out.append(f"{lines} line(s) ({len(extra)} bytes) were written to the old copy of this file by "
+                       f"{who} after ctxtool replaced it ({data.get('at')}): they are only in {backup}")
+        elif _alive(data["writers"]):
+            out.append(f"{who} still has the old copy of this file open for writing since ctxtool replaced it "
+                       f"({data.get('at')}): what it writes goes to {backup}, not to this file")
+    return out
+
+
+_listings: dict[str, tuple[float, set]] = {}
+
+
+def _listed(directory: str, *, add: str | None = None, drop: str | None = None) -> set:
+    """The names in ``directory`` that can be ctxtool's leftovers or writer records, listed at most
+    every LISTING_TTL seconds; ``add``/``drop`` keep the list current for what this process does."""
+    now = time.monotonic()
+    entry = _listings.get(directory)
+    if entry is None or now - entry[0] > LISTING_TTL:
+        try:
+            names = {n for n in os.listdir(directory) if ".ctxtool-" in n or n.endswith(WRITERS)}
+        except OSError:
+            names = set()
+        entry = _listings[directory] = (now, names)
+    if add:
+        entry[1].add(add)
+    if drop:
+        entry[1].discard(drop)
+    return set(entry[1])
+
+
+def _writers_record(marker: str) -> tuple[str, dict] | None:
+    try:
+        with open(marker, encoding="utf-8") as f:
+            data = json.load(f)
+        if not isinstance(data, dict) or not isinstance(data.get("size"), int):
+            return None
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data.get("writers"), list):
+        data["writers"] = []
+    return marker[: -len(WRITERS)], data
+
+
+def _alive(writers: list) -> bool:
+    for w in writers:
+        pid = w.get("pid") if isinstance(w, dict) else None
+        if isinstance(pid, int) and process_starttime(pid) is not None and process_starttime(pid) == w.get("starttime"):
+            return True
+    return False

@@ -1,0 +1,377 @@
+"""Agents append while ctxtool rewrites: no appended line is ever lost.
+
+An agent appends without a lock, either opening the file for every line (pi, Claude Code)
+or through one handle kept open. ``ctxtool.commit.hooks`` makes each append land at a
+chosen phase of repair, compact and ``profile --apply`` (before the read, after the plan,
+with the temp file written, just before and just after the rename, after the commit), so
+every phase is hit on purpose rather than by timing luck; one short stress run at the end
+appends from another process while the rewrite runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from ctxtool import commit
+from ctxtool.cli import cli
+from ctxtool.compact_records import STRUCTURAL, Options, compact_file
+from ctxtool.repair import repair_file
+from ctxtool.summarize import ExtractiveSummarizer
+from ctxtool.synth import write_session
+from tests.support import pi_agent
+from tests.test_compact_support import make_session
+
+PHASES = ["before-read", "planned", "tmp-written", "before-rename", "after-rename"]
+MODES = ["open-per-line", "persistent-handle"]
+EXTRACTIVE = ExtractiveSummarizer()
+PROFILE_FIXTURE = os.path.join(os.path.dirname(__file__), "..", "fixtures", "profile", "tool_heavy.jsonl")
+
+
+@pytest.fixture(autouse=True)
+def _short_watch(monkeypatch):
+    # a persistent handle keeps the old file open: the watch would wait its full second
+    monkeypatch.setattr(commit, "WATCH_MAX", 0.15)
+
+
+def records(path) -> list[dict]:
+    """The parseable lines of ``path``."""
+    out = []
+    for ln in open(path, "rb").read().splitlines():
+        try:
+            out.append(orjson.loads(ln))
+        except orjson.JSONDecodeError:
+            continue
+    return out
+
+
+class Agent:
+    """Appends messages under its own leaf, as a live agent does, without taking the lock."""
+
+    def __init__(self, path: str, fmt: str, mode: str):
+        self.path, self.fmt, self.mode = path, fmt, mode
+        self.key, self.link = ("id", "parentId") if fmt == "pi" else ("uuid", "parentUuid")
+        self.leaf = next(r[self.key] for r in reversed(records(path)) if r.get(self.key) and r.get("type") != "session")
+        self.first_parent = self.leaf
+        self.written: list[str] = []
+        self.handle = open(path, "ab") if mode == "persistent-handle" else None
+        self.pending = None  # open-per-line: opened, not yet written
+
+    def line(self) -> bytes:
+        n = len(self.written)
+        role = "user" if n % 2 == 0 else "assistant"
+        ident = f"ad{n:06x}" if self.fmt == "pi" else f"00000000-0000-4000-8000-ad{n:010d}"
+        if self.fmt == "pi":
+            msg = {"role": role, "content": [{"type": "text", "text": f"appended {n}"}], "timestamp": 1}
+            if role == "assistant":
+                msg.update(api="anthropic-messages", provider="anthropic", model="claude-x", stopReason="stop",
+                           usage={"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2})
+            obj = {"type": "message", "id": ident, "parentId": self.leaf, "timestamp": "2026-03-01T11:00:00.000Z", "message": msg}
+        else:
+            obj = {"parentUuid": self.leaf, "isSidechain": False, "userType": "external", "cwd": "/w/app", "sessionId": "S1",
+                   "version": "2.1.39", "type": role, "uuid": ident, "timestamp": "2026-03-01T11:00:00.000Z"}
+            obj["message"] = ({"role": "user", "content": f"appended {n}"} if role == "user" else
+                              {"model": "claude-x", "id": f"msg_ad{n}", "type": "message", "role": "assistant",
+                               "content": [{"type": "text", "text": f"appended {n}"}], "stop_reason": "end_turn",
+                               "usage": {"input_tokens": 1, "output_tokens": 1}})
+        self.leaf = ident
+        self.written.append(ident)
+        return json.dumps(obj, separators=(",", ":")).encode() + b"\n"
+
+    def append(self, n: int = 2) -> None:
+        for _ in range(n):
+            data = self.line()
+            if self.handle is not None:
+                self.handle.write(data)
+                self.handle.flush()
+            else:
+                with open(self.path, "ab") as f:
+                    f.write(data)
+
+    def open_line(self) -> None:
+        """An open-per-line writer that has opened the file and not written yet."""
+        self.pending = open(self.path, "ab")
+
+    def finish_line(self) -> None:
+        self.pending.write(self.line())
+        self.pending.close()
+
+    def close(self):
+        if self.handle is not None:
+            self.handle.close()
+
+    def check(self, path: str, new_leaf: str | None = None) -> None:
+        """Every appended line is in the file once, in order, chained; the first hangs under
+        the leaf the agent knew or under the rewrite's new leaf."""
+        recs = records(path)
+        ids = [r.get(self.key) for r in recs]
+        lost = [i for i in self.written if i not in ids]
+        assert lost == [], f"{len(lost)} appended line(s) lost"
+        assert [i for i in ids if i in set(self.written)] == self.written  # once each, in order
+        mine = [r for r in recs if r.get(self.key) in set(self.written)]
+        assert [r[self.link] for r in mine[1:]] == self.written[:-1]
+        assert mine[0][self.link] in {self.first_parent, new_leaf}
+
+
+def at(phase: str, action):
+    """Run ``action`` once, when a rewrite reaches ``phase``."""
+    done = []
+
+    def hook(name, path):
+        if name == phase and not done:
+            done.append(name)
+            action()
+
+    return hook
+
+
+@pytest.fixture
+def hooks():
+    added = []
+    yield added
+    for h in added:
+        commit.hooks.remove(h)
+
+
+def install(hooks, *pairs):
+    for phase, action in pairs:
+        h = at(phase, action)
+        commit.hooks.append(h)
+        hooks.append(h)
+
+
+def with_agent(hooks, p: str, fmt: str, mode: str, phase: str, rewrite):
+    """Run ``rewrite(p)`` while an agent appends two lines when it reaches ``phase``."""
+    agent = Agent(p, fmt, mode)
+    install(hooks, (phase, agent.append))
+    try:
+        return agent, rewrite(p)
+    finally:
+        agent.close()
+
+
+def broken_session(tmp_path, fmt: str) -> str:
+    """A session with one garbage line in the middle: repair has something to rewrite."""
+    p = make_session(tmp_path, fmt, 8, size=200)
+    lines = open(p, "rb").read().splitlines(keepends=True)
+    lines.insert(len(lines) // 2, b'{"type":"message","id":"garbage","mess\n')
+    open(p, "wb").write(b"".join(lines))
+    return p
+
+
+def no_structure_left_to_fix(path):
+    """Nothing for repair to do: no line broken, no dangling or forward parent, no duplicate."""
+    changes = repair_file(path, check=True).changes
+    assert [c for c in changes if c.kind in STRUCTURAL | {"bad-line", "blank-line"}] == []
+
+
+# ---------------------------------------------------------------- repair
+
+
+@pytest.mark.parametrize("fmt", ["pi", "claude"])
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("phase", PHASES)
+def test_repair_loses_no_appended_line(tmp_path, hooks, fmt, mode, phase):
+    p = broken_session(tmp_path, fmt)
+    agent, report = with_agent(hooks, p, fmt, mode, phase, repair_file)
+    assert report.written and any(c.kind == "bad-line" for c in report.changes)
+    agent.check(p)
+    if phase != "before-read" and not (phase == "after-rename" and mode == "open-per-line"):
+        assert report.carried == 2  # the two lines reached the file ctxtool had read
+    backup = records(report.backup)
+    assert [r.get(agent.key) for r in backup if r.get(agent.key) in set(agent.written)] == (
+        agent.written if report.carried or phase == "before-read" else [])
+    no_structure_left_to_fix(p)
+
+
+def test_an_open_per_line_writer_that_opened_before_the_rename_loses_nothing(tmp_path, hooks):
+    p = broken_session(tmp_path, "pi")
+    agent = Agent(p, "pi", "open-per-line")
+    install(hooks, ("before-rename", agent.open_line), ("after-rename", agent.finish_line))
+    report = repair_file(p)
+    agent.check(p)
+    assert report.carried == 1
+
+
+def test_repair_plans_again_when_an_appended_line_hangs_under_an_entry_it_removes(tmp_path, hooks):
+    p = make_session(tmp_path, "pi", 6, size=100)  # ends with an assistant message: --trim-trailing-assistant drops it
+    agent = Agent(p, "pi", "open-per-line")
+    trimmed = agent.leaf
+    install(hooks, ("planned", lambda: agent.append(1)))  # a user line under the assistant the plan trims
+    report = repair_file(p, trim_trailing=True)
+    agent.check(p)
+    recs = records(p)
+    assert trimmed in [r.get("id") for r in recs]  # planned again: no longer trailing, so kept
+    assert recs[-1]["id"] == agent.written[0] and recs[-1]["parentId"] == trimmed
+    assert report.carried == 0
+
+
+def test_a_persistent_writer_after_the_commit_is_reported_not_silently_lost(tmp_path, hooks):
+    p = broken_session(tmp_path, "pi")
+    agent, report = with_agent(hooks, p, "pi", "persistent-handle", "committed", repair_file)
+    assert any("still has the replaced file open" in n for n in report.notices)
+    in_file = {r.get("id") for r in records(p)}
+    assert not set(agent.written) & in_file  # written to the old file: nothing can bring them over
+    assert [r["id"] for r in records(report.backup)[-2:]] == agent.written  # ... they are in the backup
+    nxt = repair_file(p, check=True)  # and the next read says so
+    assert any("2 line(s)" in n and report.backup in n for n in nxt.notices)
+    r = CliRunner().invoke(cli, ["validate", p])
+    assert "2 line(s)" in r.output and report.backup in r.output
+
+
+# ---------------------------------------------------------------- compact
+
+
+def compacted(p: str, keep: int = 600):
+    res = compact_file(p, EXTRACTIVE, Options(keep_recent_tokens=keep))
+    assert res.status == "compacted", res.error
+    return res
+
+
+@pytest.mark.parametrize("fmt", ["pi", "claude"])
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("phase", PHASES)
+def test_compact_loses_no_appended_line_and_hangs_it_under_the_compaction(tmp_path, hooks, fmt, mode, phase):
+    p = make_session(tmp_path, fmt, 10, size=300)
+    agent, res = with_agent(hooks, p, fmt, mode, phase, compacted)
+    recs = records(p)
+    if fmt == "pi":
+        new_leaf = next(r["id"] for r in recs if r.get("type") == "compaction")
+    else:
+        boundary = next(i for i, r in enumerate(recs) if r.get("subtype") == "compact_boundary")
+        new_leaf = [r for r in recs[boundary:] if r.get("uuid") not in set(agent.written)][-1]["uuid"]
+    agent.check(p, new_leaf)
+    first = next(r for r in recs if r.get(agent.key) == agent.written[0])
+    carried = phase != "before-read" and not (phase == "after-rename" and mode == "open-per-line")
+    if carried:
+        assert res.carried == 2
+        assert first[agent.link] == new_leaf  # re-linked: pi resumes through the compaction
+    position = [r.get(agent.key) for r in recs].index(agent.written[0])
+    assert (position > [r.get(agent.key) for r in recs].index(new_leaf)) == (phase != "before-read")
+    no_structure_left_to_fix(p)
+
+
+def test_compact_truncate_carries_appends_under_the_compaction(tmp_path, hooks):
+    p = make_session(tmp_path, "pi", 10, size=300)
+    agent = Agent(p, "pi", "open-per-line")
+    install(hooks, ("tmp-written", agent.append))
+    res = compact_file(p, EXTRACTIVE, Options(keep_recent_tokens=600, truncate=True))
+    assert res.status == "compacted" and res.removed_entries > 0 and res.carried == 2
+    comp = next(r["id"] for r in records(p) if r.get("type") == "compaction")
+    agent.check(p, comp)
+    no_structure_left_to_fix(p)
+
+
+@pytest.mark.pi
+@pytest.mark.skipif(not pi_agent.pi_available(), reason=pi_agent.pi_unavailable_reason() or "pi unavailable")
+def test_real_pi_resumes_through_the_compaction_onto_the_carried_lines(tmp_path, hooks):
+    p = make_session(tmp_path, "pi", 10, size=300)
+    agent = Agent(p, "pi", "open-per-line")
+    install(hooks, ("planned", lambda: agent.append(4)))  # the agent kept talking while it was summarized
+    compacted(p)
+    out = pi_agent.load_with_pi(p)
+    assert out["leafId"] == agent.written[-1]
+    msgs = out["messages"]
+    assert msgs[0]["role"] == "compactionSummary"
+    texts = [json.dumps(m.get("content")) for m in msgs[-4:]]
+    assert all(f"appended {n}" in t for n, t in enumerate(texts))
+
+
+# ---------------------------------------------------------------- profile --apply (a config: refused, never overwritten)
+
+
+CONFIG = '{\n  // mine\n  agents: { defaults: {} },\n}\n'
+
+
+def apply_config(cfg):
+    return CliRunner().invoke(cli, ["profile", PROFILE_FIXTURE, "--config", str(cfg), "--apply", "--yes"])
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("phase", PHASES)
+def test_profile_apply_never_overwrites_a_config_that_changed(tmp_path, hooks, mode, phase):
+    cfg = tmp_path / "openclaw.json"
+    cfg.write_text(CONFIG)
+    handle = open(cfg, "ab") if mode == "persistent-handle" else None
+    edit = b"// edited meanwhile\n"
+
+    def append():
+        if handle is not None:
+            handle.write(edit)
+            handle.flush()
+        else:
+            with open(cfg, "ab") as f:
+                f.write(edit)
+
+    install(hooks, (phase, append))
+    try:
+        r = apply_config(cfg)
+    finally:
+        if handle is not None:
+            handle.close()
+    backups = [n for n in os.listdir(tmp_path) if ".bak-" in n and not n.endswith((".rollback.txt", commit.WRITERS))]
+    leftovers = [n for n in os.listdir(tmp_path) if ".ctxtool-" in n or n.endswith(".lock")]
+    assert leftovers == []
+    if phase in ("planned", "tmp-written", "before-rename"):
+        assert r.exit_code == 3 and "changed since it was read" in r.output, r.output
+        assert cfg.read_bytes() == CONFIG.encode() + edit and backups == []
+    elif phase == "after-rename" and mode == "persistent-handle":  # it wrote to the replaced file: kept and said
+        assert r.exit_code == 0 and "changed while it was being replaced" in r.output
+        assert open(tmp_path / backups[0], "rb").read() == CONFIG.encode() + edit
+    else:
+        assert r.exit_code == 0, r.output
+        assert "edited meanwhile" in cfg.read_text() and "// mine" in cfg.read_text()
+
+
+# ---------------------------------------------------------------- stress: another process appends while ctxtool runs
+
+APPENDER = r"""
+import json, sys, time
+path, fmt, mode, leaf, n, gap = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), float(sys.argv[6])
+handle = open(path, "ab") if mode == "persistent-handle" else None
+print("ready", flush=True)
+for k in range(n):
+    ident = "st%06x" % k
+    obj = {"type": "message", "id": ident, "parentId": leaf, "timestamp": "2026-03-01T11:00:00.000Z",
+           "message": {"role": "user", "content": [{"type": "text", "text": "stress %d" % k}], "timestamp": 1}}
+    data = json.dumps(obj, separators=(",", ":")).encode() + b"\n"
+    if handle is not None:
+        handle.write(data); handle.flush()
+    else:
+        with open(path, "ab") as f:
+            f.write(data)
+    leaf = ident
+    time.sleep(gap)
+if handle is not None:
+    handle.close()
+"""
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("writer", ["repair", "compact"])
+def test_stress_appends_from_another_process_are_never_lost(tmp_path, monkeypatch, mode, writer):
+    monkeypatch.setattr(commit, "WATCH_MAX", 2.0)  # the appender closes its handle well before this
+    lost = carried = 0
+    n = 150
+    for run in range(2):
+        p = str(tmp_path / f"run{run}.jsonl")  # 6 MB: the rewrite takes about as long as the appender
+        write_session(p, "pi", seed=run, target_bytes=6 << 20, corruptions=("bad_control_char",) if writer == "repair" else ())
+        proc = subprocess.Popen([sys.executable, "-c", APPENDER, p, "pi", mode, records(p)[-1]["id"], str(n), "0.001"],
+                                stdout=subprocess.PIPE, text=True)
+        assert proc.stdout.readline().strip() == "ready"
+        if writer == "repair":
+            carried += repair_file(p).carried
+        else:
+            carried += compacted(p, keep=20000).carried
+        assert proc.wait(timeout=60) == 0
+        ids = {r.get("id") for r in records(p)}
+        lost += sum(1 for k in range(n) if "st%06x" % k not in ids)
+        no_structure_left_to_fix(p)
+    assert lost == 0
+    assert carried > 0  # the appends did land while the file was being rewritten
