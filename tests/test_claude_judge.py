@@ -197,3 +197,34 @@ def test_compacted_file_resumes_with_the_summary_and_each_kept_message_once(src,
     assert well_paired(resume_payload(str(path))["messages"]) == []
     kept_ids = json.loads(path.read_text().splitlines()[-2])["compactMetadata"]["preservedMessages"]["uuids"]
     assert len(kept_ids) >= 1
+
+
+def test_line_appended_while_compacting_is_sent_after_the_kept_messages(tmp_path):
+    """Claude Code appends with no lock: a prompt written while compact renames its file is
+    carried over under the new records, and the client sends it after the kept messages."""
+    from ctxtool import commit
+
+    path = tmp_path / "parallel.jsonl"
+    shutil.copy(REC / "parallel.jsonl", path)
+    lines = path.read_text().splitlines()
+    prompt = next(json.loads(x) for x in lines if '"Now run the app."' in x and '"type":"user"' in x)
+    leaf = [json.loads(x) for x in lines if '"uuid"' in x][-1]["uuid"]
+    prompt.update(uuid="22222222-3333-4444-8555-666666666666", parentUuid=leaf,
+                  message={"role": "user", "content": "appended while compacting"})
+
+    def append(name, p):
+        if name == "before-rename":
+            with open(path, "a", encoding="utf-8") as f:  # as the client writes: no lock, one line
+                f.write(json.dumps(prompt, separators=(",", ":")) + "\n")
+
+    commit.hooks.append(append)
+    try:
+        r = compact_file(str(path), ExtractiveSummarizer(), Options(keep_recent_tokens=600, backup=False))
+    finally:
+        commit.hooks.remove(append)
+    assert r.status == "compacted", r.error
+    sent = conversation(resume_payload(str(path))["messages"])
+    assert ours(path) == sent
+    assert sent[0][1][0][1].startswith("This session is being continued")
+    assert sent[-2] == ["user", [("text", "appended while compacting")]]  # last, once; the client replies after it
+    assert [b for _, bl in sent for b in bl].count(("text", "appended while compacting")) == 1
