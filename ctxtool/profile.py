@@ -314,7 +314,7 @@ class SessionProfiler:
             self._assistant(e)
             return
         if e.role == "user" and not e.results and not e.get("compact_summary") and not e.get("is_meta") \
-                and not e.get("interrupt"):
+                and not e.get("interrupt") and not e.get("context"):
             self.user_turns += 1
         self._add(self._pairs(e), e)
 

@@ -156,7 +156,9 @@ def load_units(fmt_name: str, entries: list[Entry]) -> list[Unit]:
             else:
                 rest.append(b)
         if rest or not e.results:
-            src = e.role if e.role in ("custom", "bashExecution", "compactionSummary", "branchSummary") else "user"
+            # Claude Code's rendered attachments are context the client adds, not a turn the user took
+            src = e.role if e.role in ("custom", "bashExecution", "compactionSummary", "branchSummary") \
+                else ("context" if e.get("context") else "user")
             base = None if result_chars is None else max(0, e.chars - result_chars)
             units.append(Unit("user", src, rest, [e.lineno], [e], base_chars=base))
     return units

@@ -169,3 +169,51 @@ def test_heal_is_the_clients_pairing_fix():
     assert out[5]["content"][0]["text"] == NO_RESPONSE
     assert well_paired(out) == []
     assert msgs[2]["content"][1]["content"] == "again"  # the input is not changed
+
+
+def _payload_chars(messages) -> int:
+    """Characters of what was sent: text, thinking, tool names and JSON arguments, result text."""
+    n = 0
+    for m in messages:
+        c = m["content"]
+        if isinstance(c, str):
+            n += len(c)
+            continue
+        for b in c:
+            t = b.get("type")
+            if t == "text":
+                n += len(b["text"])
+            elif t == "thinking":
+                n += len(b.get("thinking", ""))
+            elif t == "tool_use":
+                n += len(b["name"]) + len(json.dumps(b.get("input"), separators=(",", ":"), ensure_ascii=False))
+            elif t == "tool_result":
+                r = b.get("content")
+                n += len(r) if isinstance(r, str) else sum(len(x.get("text", "")) for x in r or [] if isinstance(x, dict))
+    return n
+
+
+@pytest.mark.parametrize("name", MAINS)
+def test_heuristic_total_is_the_payloads_own_characters(name, capsys):
+    """estimate (pi's chars/4 rules) counts what the client sent: within 5% of the payload's own
+    characters / 4 on every recorded file (before the client's rendered attachments were counted it was 6–8x under:
+    507 tokens for parallel.jsonl, 403 for compacted.jsonl)."""
+    from ctxtool.estimate import Options, estimate_file
+
+    src = str(REC / f"{name.removesuffix('.payload')}.jsonl")
+    tokens = estimate_file(src, Options())["tokens"]
+    sent = -(-_payload_chars(payload(name)) // 4)
+    with capsys.disabled():
+        print(f"\n  {name.removesuffix('.payload')}: heuristic {tokens:,} vs payload chars/4 {sent:,} ({tokens / sent:.3f})", end="")
+    assert abs(tokens / sent - 1) <= 0.05
+
+
+def test_prune_and_profile_count_prompts_not_the_clients_reminders():
+    from ctxtool.profile import profile_session
+    from ctxtool.prune import load_units
+
+    t = scan(str(REC / "parallel.jsonl"), keep=True)
+    units = load_units("claude", t.entries)
+    assert sum(1 for u in units if u.src == "user") == 2  # two typed prompts
+    assert sum(1 for u in units if u.src == "context") >= 8  # the reminders the client rendered
+    assert profile_session(str(REC / "parallel.jsonl"))["user_turns"] == 2
