@@ -129,8 +129,9 @@ class _Planner:
         self.client_heals_pairing = self.name == "claude"
         self.claude_view: list[Entry] | None = None  # what pairing walked: the view when nothing changed
         # a subagent's own file (all sidechain), whose links may point into its parent session
-        self.side_file = self.name == "claude" and all(
-            e.get("sidechain") for e in t.entries if e.kind == MESSAGE)
+        self.side_file = self.name == "claude" and (
+            os.path.basename(t.path).startswith("agent-")
+            or all(e.get("sidechain") for e in t.entries if e.kind == MESSAGE))
 
     # ------------------------------------------------------------ helpers
     @property
