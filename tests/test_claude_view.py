@@ -34,7 +34,8 @@ def payload(name):
 
 def test_recordings_present():
     assert {m.removesuffix(".payload") for m in MAINS} == {
-        "api_error", "compacted", "interrupted", "interrupted_resumed", "long_output", "parallel", "rewound", "subagent"}
+        "api_error", "auto_compacted", "compacted", "interrupted", "interrupted_resumed", "long_output", "parallel",
+        "rewound", "subagent"}
     assert any(".agent-" in n for n in ALL)  # the subagent's own file
 
 

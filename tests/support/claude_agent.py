@@ -231,7 +231,23 @@ def resume_payload(path: str, *, session_id: str | None = None,
             raise AssertionError(f"Claude Code sent no request for {path}: rc={run.returncode} "
                                  f"stdout={run.stdout[:500]!r} stderr={run.stderr[:500]!r}")
         body = reqs[0].body
-        return {"messages": strip_prompt(body["messages"]), "raw": body, "run": run}
+        msgs = body["messages"]
+        if _compaction_request(msgs):
+            # the recorded context is past the client's auto-compact threshold: its first request
+            # summarizes the file's conversation, followed by its compaction instruction
+            return {"messages": msgs[:-1], "raw": body, "run": run, "compacting": True}
+        return {"messages": strip_prompt(msgs), "raw": body, "run": run, "compacting": False}
+
+
+COMPACTION_INSTRUCTION = "CRITICAL: Respond with TEXT ONLY. Do NOT call any tools."
+
+
+def _compaction_request(messages: list) -> bool:
+    last = messages[-1] if messages else {}
+    content = last.get("content")
+    text = content if isinstance(content, str) else next(
+        (b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text"), "")
+    return last.get("role") == "user" and text.startswith(COMPACTION_INSTRUCTION)
 
 
 def _is_uuid(value) -> bool:
