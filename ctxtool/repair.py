@@ -111,7 +111,7 @@ class _Planner:
         self._taken_ids: set | None = None
         # the tool calls and results still kept, for entries where some were dropped (others: e.calls, e.results)
         self.live_calls: dict[int, list] = {}
-        self.live_results: dict[int, list] = {}
+        self.live_results: dict[int, dict] = {}  # by block index: dropping one result is O(1)
         self._next_synth = -1
         self.rng = random.Random(_seed(t.path))
         self.rename_counter: dict[str, int] = {}
@@ -133,7 +133,7 @@ class _Planner:
 
     def results_of(self, e: Entry):
         live = self.live_results.get(e.index)
-        return e.results if live is None else live
+        return e.results if live is None else tuple(live.values())
 
     def key(self, e: Entry) -> tuple:
         """Where ``e`` goes in the output file: its own place unless moved or inserted."""
@@ -357,9 +357,9 @@ class _Planner:
         pos = {e.index: k for k, e in enumerate(order)}
         keys = [self.key(e) for e in order]
         for comp_index, target in self.first_kept.items():
-            comp = next((e for e in order if e.index == comp_index), None)
-            if comp is None:
+            if comp_index not in pos:
                 continue
+            comp = order[pos[comp_index]]
             if target.index in pos:
                 new = target
             else:
@@ -430,7 +430,7 @@ class _Planner:
         ids = set()
         for k in range(n):
             c, s = calls[k], span[k]
-            rs = live.get(s.index, s.results)
+            rs = s.results if s.index not in live else self.results_of(s)
             if len(rs) != 1 or s.nblocks != 1 or s.index in dropped:
                 return False
             r = rs[0]
@@ -488,13 +488,20 @@ class _Planner:
             by_call_id.setdefault(c.id, []).append(k)
         # match results to calls, first untaken call with the same original id
         taken: dict[int, tuple[Entry, object]] = {}
+        cursor: dict[str, int] = {}  # by call id: how many of its calls are taken
         first_remainder = None
-        moved_entries = []
+        moved_entries: dict[int, Entry] = {}  # by index, in the order found
         for pos, s in enumerate(span):
             results = self.results_of(s)
             has_other = s.nblocks > len(results) or not results
             for r in list(results):
-                k = next((k for k in by_call_id.get(r.id, ()) if k not in taken), None)
+                ks = by_call_id.get(r.id)
+                k = None
+                if ks is not None:  # calls of an id are taken in order: a cursor finds the first untaken one
+                    j = cursor.get(r.id, 0)
+                    if j < len(ks):
+                        k = ks[j]
+                        cursor[r.id] = j + 1
                 if k is None:
                     if r.id in by_call_id:
                         self._drop_result(s, r, "duplicate-result", "second result for the same tool call in this turn")
@@ -509,8 +516,8 @@ class _Planner:
                 if final_id[k] != r.id:
                     self.edit(s).setdefault("rename_results", {})[r.idx] = final_id[k]
                     self.change("reused-id", "rewritten", s, r.id, f"result renamed {final_id[k]} with its tool call")
-                if first_remainder is not None and s not in moved_entries:
-                    moved_entries.append(s)
+                if first_remainder is not None:
+                    moved_entries.setdefault(s.index, s)
             if first_remainder is None and has_other and self.alive(s) and not self.results_of(s):
                 first_remainder = pos
         # the anchor: the last span entry before the first remainder message (or the unit)
@@ -522,7 +529,7 @@ class _Planner:
         base = self.key(anchor)
         sub = base[1]
         order_ids = [final_id[k] for k in range(len(calls))]
-        for s in moved_entries:
+        for s in moved_entries.values():
             if not self.alive(s):
                 continue
             if s.nblocks > len(self.results_of(s)):
@@ -541,6 +548,7 @@ class _Planner:
             return
         host = anchor if (anchor is not unit[-1] and self.name != "pi" and self.results_of(anchor)
                           and anchor.nblocks > len(self.results_of(anchor))) else None
+        loaded: dict[int, dict] = {}  # each calling line read once, however many of its calls lack a result
         for k in missing:
             u, c = calls[k]
             fid = final_id[k]
@@ -551,7 +559,10 @@ class _Planner:
                 self.edit(host)["results_first"] = order_ids
                 self.change("missing-result", "inserted", host, fid, f"synthetic error result for tool call {c.name} added to this message")
                 continue
-            obj = self.fmt.synthetic_result(self.t.load(u), fid, c.name, ts=u.ts, with_ids=u.id is not None or self.name == "claude", taken=self.taken_ids, rng=self.rng)
+            call_obj = loaded.get(u.index)
+            if call_obj is None:
+                call_obj = loaded[u.index] = self.t.load(u)
+            obj = self.fmt.synthetic_result(call_obj, fid, c.name, ts=u.ts, with_ids=u.id is not None or self.name == "claude", taken=self.taken_ids, rng=self.rng)
             sub += 1
             self._synth_entry(obj, key=(base[0], sub))
             self.change("missing-result", "inserted", None, fid,
@@ -574,9 +585,8 @@ class _Planner:
     def _drop_result(self, s: Entry, r, kind, detail):
         live = self.live_results.get(s.index)
         if live is None:
-            live = self.live_results[s.index] = list(s.results)
-        if r in live:
-            live.remove(r)
+            live = self.live_results[s.index] = {x.idx: x for x in s.results}
+        live.pop(r.idx, None)
         remaining = s.nblocks - len(self.edits.get(s.index, {}).get("drop_blocks", set())) - 1
         if self.name == "pi" or remaining <= 0:
             self.drop(s, kind, detail, r.id)
