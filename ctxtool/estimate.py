@@ -37,8 +37,8 @@ from typing import Iterable
 import orjson
 
 from . import tokenizers
-from .errors import ApiError, CtxError, EXIT_FAILED
-from .formats.common import CALL_TYPES
+from .errors import ApiError, CtxError, EXIT_FAILED, unexpected
+from .formats.common import CALL_TYPES, ignored_notes
 from .model import BOUNDARY, COMPACTION, IMAGE_CHARS, MESSAGE
 from .tokens import (
     HeuristicSum,
@@ -650,7 +650,7 @@ def anthropic_count(messages: list, tools: list, model: str, *, timeout: float =
     except anthropic.APIStatusError as e:
         msg = _one_line(_api_error_message(e))
         raise ApiError(f"count_tokens failed: HTTP {e.status_code}: {msg}") from None
-    except Exception as e:  # noqa: BLE001 - never a traceback for a network estimate
+    except Exception as e:  # never a traceback for a network estimate
         raise ApiError(f"count_tokens failed: {type(e).__name__}: {_one_line(e)}") from None
 
 
@@ -1030,6 +1030,7 @@ def estimate_file(path: str, opts: Options | None = None) -> dict:
     })
     if n_comp >= 3:
         notes.append(f"{n_comp} compactions in the file: summaries stack (each cycle raises the floor)")
+    notes += ignored_notes(t.entries)
     if opts.calibrate:
         res["calibration"] = calibration(ix, opts, names)
     res["notes"] = notes
@@ -1052,9 +1053,9 @@ def estimate_many(paths: Iterable[str], opts: Options | None = None) -> dict:
     for p in paths:
         try:
             files.append(estimate_file(p, opts))
-        except CtxError as e:
-            failures.append({"path": p, "error": e.reason, "line": e.line, "message": str(e) if e.path else f"{p}: {e.reason}",
-                             "exit_code": e.exit_code})
+        except Exception as exc:  # any failure is this file's, one line naming it
+            e = unexpected(exc, path=p)
+            failures.append({"path": p, "error": e.reason, "line": e.line, "message": str(e), "exit_code": e.exit_code})
     return {"files": files, "failures": failures, "totals": totals(files)}
 
 

@@ -76,6 +76,18 @@ def parse(line: Line) -> tuple[object, str | None]:
 _INVALID = object()
 
 
+def loads(raw: bytes):
+    """The object of a line the scan accepted, read again: the same parsers as ``parse``
+    (orjson, then the fallback for numbers beyond double range and lone surrogates)."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as e:
+        obj = _strict_fallback(raw)
+        if obj is _INVALID:
+            raise ValueError(f"line no longer parses ({e})") from None
+        return obj
+
+
 def _reject_constant(name):
     raise ValueError(f"{name} is not JSON")
 

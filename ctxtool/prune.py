@@ -40,7 +40,7 @@ import orjson
 from . import config
 from . import window as window_rule
 from .errors import ConfigError, InputError, TokenizerUnavailable
-from .formats.common import args_chars, new_uuid, scan_anthropic_blocks
+from .formats.common import args_chars, ms_to_seconds, new_uuid, scan_anthropic_blocks
 from .model import IMAGE_CHARS, Entry, js_len
 from .view import context_entries, merges
 
@@ -802,9 +802,9 @@ def cache_touch(entries: list[Entry], provider: str | None = None, model: str | 
             continue
         if model is not None and e.get("model") != model:
             continue
-        ts = e.get("data_ts")
-        if isinstance(ts, (int, float)) and not isinstance(ts, bool) and math.isfinite(ts) and ts > 0:
-            return ts / 1000.0
+        ts = ms_to_seconds(e.get("data_ts"))
+        if ts is not None and ts > 0:
+            return ts
     return None
 
 

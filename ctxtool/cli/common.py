@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
 
 import click
 import orjson
 
 from .. import formats, render
-from ..errors import ConfigError, CtxError
+from ..errors import ConfigError, unexpected
 from ..paths import expand
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -23,29 +24,51 @@ format_option = click.option(
 
 def emit_json(data) -> None:
     try:
-        sys.stdout.buffer.write(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n")
+        try:
+            out = orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+        except orjson.JSONEncodeError:  # lone surrogates, numbers beyond 64 bits read from a session
+            out = json.dumps(data, indent=2, ensure_ascii=True, default=str).encode("ascii")
+        sys.stdout.buffer.write(out + b"\n")
         sys.stdout.flush()
     except BrokenPipeError:  # `| head`: finish quietly, the exit code still reports the result
         render.silence_stdout()
 
 
+CURRENT = "ctxtool.path"  # ctx.meta key: the file being processed (the command group's last-resort error names it)
+TARGETS = "ctxtool.targets"
+
+
+def working_on(path: str) -> None:
+    """Record the file being processed, for an error that escapes the command."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.meta[CURRENT] = path
+
+
 def collect(targets) -> tuple[list[str], list[dict]]:
     """Expand targets; problems become per-target failure records (never fatal alone)."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.meta[TARGETS] = list(targets)
     files, problems = expand(list(targets))
     failures = [{"path": t, "error": why, "line": None, "message": f"{t}: {why}"} for t, why in problems]
     return files, failures
 
 
 
-def failure(path: str, e: CtxError) -> dict:
-    return {"path": path, "error": e.reason if e.path else str(e), "line": e.line, "message": str(e)}
+def failure(path: str, e: Exception) -> dict:
+    """The failure record of one file of a batch; any exception becomes one line naming the file."""
+    e = unexpected(e, path=path)
+    return {"path": path, "error": e.reason, "line": e.line, "message": str(e)}
 
 
 def each_with_progress(items, label: str, *, enabled: bool):
     """Iterate ``items``, drawing a rich progress bar on stderr when it is a terminal."""
     items = list(items)
     if not enabled or len(items) < 2 or not sys.stderr.isatty():
-        yield from items
+        for item in items:
+            working_on(item)
+            yield item
         return
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -54,6 +77,7 @@ def each_with_progress(items, label: str, *, enabled: bool):
                   console=Console(file=sys.stderr), transient=True) as bar:
         task = bar.add_task(label, total=len(items))
         for item in items:
+            working_on(item)
             yield item
             bar.advance(task)
 

@@ -11,7 +11,7 @@ from ..jsonl import atomic_write
 from ..transcript import scan
 from ..window import Evidence, configured_window, resolve_window
 from . import cli
-from .common import CONTEXT_SETTINGS, emit_json, format_option, in_config, json_option
+from .common import CONTEXT_SETTINGS, emit_json, format_option, in_config, json_option, working_on
 
 MAX_ROWS = 40
 
@@ -155,6 +155,7 @@ def prune(path, strategy, compare, window, tokenizer, config_path, preset, ttl, 
     counter = lib.get_counter(tokenizer)
     lib.openclaw_settings(pruning)  # validate early: a bad setting is a usage error even for other strategies
 
+    working_on(path)
     t = scan(path, fmt, keep=True)
     ev = Evidence.of(t.entries)
     win = resolve_window(ev, override=window, configured=configured_window(cfg, ev.model))

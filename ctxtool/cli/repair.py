@@ -6,7 +6,7 @@ import os
 
 import click
 
-from ..errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK, CtxError
+from ..errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK
 from ..lock import DEFAULT_TIMEOUT
 from ..repair import repair_file
 from ..validate import errors as error_violations
@@ -52,7 +52,7 @@ def repair(paths, check, output, no_backup, trim_trailing_assistant, lock_timeou
                 trim_trailing=trim_trailing_assistant, lock_timeout=lock_timeout, break_stale_lock=break_stale_lock,
                 violations_before=json_,  # only the JSON report shows them
             ))
-        except CtxError as e:
+        except Exception as e:  # any failure is this file's, one line naming it
             failures.append(failure(path, e))
     if json_:
         emit_json({"check": check, "files": [r.to_dict() for r in reports], "failures": failures})
@@ -127,7 +127,7 @@ def validate(paths, fmt, json_):
     for path in each_with_progress(files, "validate", enabled=not json_):
         try:
             results.append(validate_file(path, fmt))
-        except CtxError as e:
+        except Exception as e:  # any failure is this file's, one line naming it
             failures.append(failure(path, e))
     if json_:
         emit_json({"files": results, "failures": failures})
