@@ -397,8 +397,8 @@ class Extraction:
         }
 
 
-def _norm_tool(name: str | None) -> str:
-    return (name or "").strip().lower().replace("-", "_").split("__")[-1]
+def _norm_tool(name) -> str:
+    return (name if isinstance(name, str) else "").strip().lower().replace("-", "_").split("__")[-1]
 
 
 def _path_of(args) -> str | None:
@@ -486,7 +486,8 @@ def extract(units: list[Unit], *, previous_read=(), previous_modified=()) -> Ext
             if t == "tool_use":
                 ex.tool_calls += 1
                 name = _norm_tool(b.get("name"))
-                call_names[b.get("id")] = b.get("name") or "tool"
+                if isinstance(b.get("id"), str):
+                    call_names[b["id"]] = b.get("name") if isinstance(b.get("name"), str) and b["name"] else "tool"
                 args = b.get("input")
                 p = _path_of(args)
                 if name in READ_TOOLS and p:
@@ -517,7 +518,8 @@ def extract(units: list[Unit], *, previous_read=(), previous_modified=()) -> Ext
                     for r in u.first.results:
                         if r.id == b.get("tool_use_id"):
                             name = r.name
-                    name = name or call_names.get(b.get("tool_use_id")) or "tool"
+                    tid = b.get("tool_use_id")
+                    name = name or (call_names.get(tid) if isinstance(tid, str) else None) or "tool"
                     ex.errors.append(ToolError(name, _first_line(text_of(b.get("content")), 240)))
     ex.modified_files = sorted(modified)
     ex.read_files = sorted(read - modified)

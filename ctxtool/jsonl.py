@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from typing import Iterable
 
@@ -134,6 +135,92 @@ def dumps(obj: object) -> bytes:
     except (TypeError, orjson.JSONEncodeError):
         # lone surrogates or out-of-range numbers read by the fallback parser
         return json.dumps(obj, separators=(",", ":"), ensure_ascii=True, allow_nan=True).replace("Infinity", "1e999").encode("ascii")
+
+
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_STRUCTURE = re.compile(rb'["{}\[\]]')
+_SCALAR = re.compile(rb'[^,}\]\s]+')
+_SPACE = re.compile(rb'[ \t\r\n]*')
+
+
+def _value_end(raw: bytes, i: int) -> int:
+    """Where the JSON value starting at ``i`` ends (-1 if it does not), without parsing it:
+    strings and brackets are skipped by pattern, so nesting depth costs nothing."""
+    c = raw[i:i + 1]
+    if c == b'"':
+        m = _STRING.match(raw, i)
+        return m.end() if m else -1
+    if c not in (b"{", b"["):
+        m = _SCALAR.match(raw, i)
+        return m.end() if m else -1
+    depth, pos = 0, i
+    while True:
+        m = _STRUCTURE.search(raw, pos)
+        if m is None:
+            return -1
+        ch = m.group()
+        if ch == b'"':
+            s = _STRING.match(raw, m.start())
+            if s is None:
+                return -1
+            pos = s.end()
+            continue
+        depth += 1 if ch in b"{[" else -1
+        pos = m.end()
+        if depth == 0:
+            return pos
+
+
+def set_top_level(raw: bytes, values: dict) -> bytes | None:
+    """``raw`` (one JSON object) with the top-level keys of ``values`` set (replaced in place,
+    or added at the end), every other byte as it was; None when ``raw`` is not a plain object.
+
+    How repair re-links or renames a line without re-serializing it: numbers, escapes, key
+    order and spacing stay as written, and a line nested deeper than any serializer goes
+    is still edited."""
+    spans: dict[str, tuple[int, int]] = {}
+    i = _SPACE.match(raw, 0).end()
+    if raw[i:i + 1] != b"{":
+        return None
+    i = _SPACE.match(raw, i + 1).end()
+    if raw[i:i + 1] != b"}":
+        while True:
+            m = _STRING.match(raw, i)
+            if m is None:
+                return None
+            try:
+                key = orjson.loads(m.group())
+            except orjson.JSONDecodeError:
+                return None
+            i = _SPACE.match(raw, m.end()).end()
+            if raw[i:i + 1] != b":":
+                return None
+            i = _SPACE.match(raw, i + 1).end()
+            end = _value_end(raw, i)
+            if end < 0:
+                return None
+            spans[key] = (i, end)  # a key written twice: the last one counts, as in JSON.parse
+            i = _SPACE.match(raw, end).end()
+            if raw[i:i + 1] == b",":
+                i = _SPACE.match(raw, i + 1).end()
+                continue
+            if raw[i:i + 1] == b"}":
+                break
+            return None
+    close = i
+    if raw[close + 1:].strip():
+        return None
+    edits = sorted((spans[k][0], spans[k][1], dumps(v)) for k, v in values.items() if k in spans)
+    added = [dumps(k) + b":" + dumps(v) for k, v in values.items() if k not in spans]
+    out, pos = [], 0
+    for start, end, new in edits:
+        out += [raw[pos:start], new]
+        pos = end
+    out.append(raw[pos:close])
+    if added:
+        out.append((b"," if spans else b"") + b",".join(added))
+    out.append(raw[close:])
+    return b"".join(out)
 
 
 def timestamp_ms() -> int:

@@ -555,8 +555,8 @@ def openclaw_chars(u: Unit) -> int:
                 c = b.get("content")
                 if isinstance(c, str):
                     n += cjk_len(c)
-                else:
-                    for x in c or []:
+                elif isinstance(c, list):
+                    for x in c:
                         if isinstance(x, dict) and x.get("type") == "text":
                             n += cjk_len(str(x.get("text") or ""))
                         elif isinstance(x, dict) and x.get("type") == "image":

@@ -288,8 +288,18 @@ def blank_user_fixed(content):
     blocks removed, and an array left empty becomes one "(continue)" text block."""
     if isinstance(content, str):
         return BLANK_USER_FALLBACK_TEXT
-    kept = [b for b in content or [] if not (isinstance(b, dict) and b.get("type") == "text" and not str(b.get("text") or "").strip())]
+    # content that is no list (an object, a number) or holds no block objects is empty, as the API sees it
+    kept = [b for b in content if isinstance(b, dict) and not is_blank_text(b)] if isinstance(content, list) else []
     return kept or [{"type": "text", "text": BLANK_USER_FALLBACK_TEXT}]
+
+
+def is_blank_text(block: dict) -> bool:
+    """A text block the API refuses ("text content blocks must be non-empty"): its text empty,
+    whitespace or not a string (as ``scan_anthropic_blocks`` reads it)."""
+    if block.get("type") != "text":
+        return False
+    text = block.get("text")
+    return not (isinstance(text, str) and text.strip())
 
 
 def error_turn_content() -> list:
