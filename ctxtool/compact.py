@@ -30,7 +30,7 @@ import orjson
 
 from . import window as window_rule
 from .errors import InputError
-from .model import COMPACTION, HEADER, MESSAGE, META, Entry, text_of
+from .model import COMPACTION, HEADER, MESSAGE, META, Entry, as_text, text_of
 from .tokens import heuristic_entries, heuristic_entry
 from .transcript import Transcript
 from .view import claude_segment, pi_segment, sendable
@@ -470,7 +470,7 @@ def extract(units: list[Unit], *, previous_read=(), previous_modified=()) -> Ext
         if u.role in USER_TURN_ROLES:
             if u.first.role == "bashExecution":
                 obj = (u.first.obj or {}).get("message") or {}
-                cmd = str(obj.get("command") or "")
+                cmd = as_text(obj.get("command"))
                 if keep_command(cmd):
                     ex.commands.append(cmd.strip())
                 continue
@@ -507,7 +507,7 @@ def extract(units: list[Unit], *, previous_read=(), previous_modified=()) -> Ext
                     if cmd and keep_command(cmd):
                         ex.commands.append(cmd)
             elif t == "text" and u.role == "assistant":
-                txt = str(b.get("text") or "").strip()
+                txt = as_text(b.get("text")).strip()
                 if txt:
                     ex.assistant_texts.append(txt)
                     id_texts.append(txt)
@@ -561,9 +561,9 @@ def serialize(units: list[Unit]) -> str:
                     continue
                 t = b.get("type")
                 if t == "thinking" and b.get("thinking"):
-                    thinking.append(str(b["thinking"]))
+                    thinking.append(as_text(b["thinking"]))
                 elif t == "text" and b.get("text"):
-                    texts.append(str(b["text"]))
+                    texts.append(as_text(b["text"]))
                 elif t == "tool_use":
                     calls.append(f"{b.get('name')}({_fmt_args(b.get('input'))})")
             if thinking:
@@ -581,7 +581,7 @@ def serialize(units: list[Unit]) -> str:
                     if text:
                         parts.append("[Tool result]: " + text)
                 elif isinstance(b, dict) and b.get("type") == "text" and b.get("text"):
-                    parts.append("[User]: " + str(b["text"]))
+                    parts.append("[User]: " + as_text(b["text"]))
         else:
             text = text_of(u.blocks())
             if text:

@@ -249,8 +249,9 @@ class _Planner:
                     why = "points to itself" if p == e.id else ("points forward (cycle)" if kind == "cycle" else "points to no entry")
                     self._set_parent(e, new_parent)
                     self.change(kind, "relinked", e, e.id, f"parent {p} {why}; re-linked to {new_parent}")
-            # a line written twice; not when the first copy was just re-linked (the second one's link may be the sound one)
-            if e.id in resolve and first_entry[e.id].index not in self.edits and self._same_line(first_entry[e.id], e):
+            # a line written twice; not when either copy was just re-linked (then they stand in different places)
+            if (e.id in resolve and first_entry[e.id].index not in self.edits and e.index not in self.edits
+                    and self._same_line(first_entry[e.id], e)):
                 self.drop(e, "duplicate-line", f"the same line as line {first_line[e.id]}, written twice")
                 self.copies[e.index] = first_entry[e.id]
                 continue

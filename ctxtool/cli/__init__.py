@@ -13,7 +13,7 @@ import click
 
 from .. import render
 from ..errors import EXIT_USAGE, CtxError, unexpected
-from .common import CONTEXT_SETTINGS, CURRENT, TARGETS
+from .common import CONTEXT_SETTINGS, CURRENT, TARGETS, shown
 
 
 # command -> module that defines it: a command's module (and what it imports: rich,
@@ -44,9 +44,9 @@ class CtxGroup(click.Group):
             return super().invoke(ctx)
         except CtxError as e:
             e = unexpected(e, path=ctx.meta.get(CURRENT))  # a message without a file gets the one being processed
-            click.echo(f"Error: {e}", err=True)
+            click.echo(shown(ctx, f"Error: {e}"), err=True)
             if json_mode:
-                _json_error(str(e), e.exit_code, path=e.path, line=e.line, reason=e.reason)
+                _json_error(shown(ctx, str(e)), e.exit_code, path=e.path and shown(ctx, e.path), line=e.line, reason=e.reason)
             ctx.exit(e.exit_code)
         except click.ClickException as e:
             if json_mode:
@@ -63,9 +63,10 @@ class CtxGroup(click.Group):
         except Exception as e:  # last resort, never a traceback: one line naming the file being processed
             where = ctx.meta.get(CURRENT) or ", ".join(ctx.meta.get(TARGETS) or ()) or None
             err = unexpected(e, path=where)
-            click.echo(f"Error: {err}", err=True)
+            click.echo(shown(ctx, f"Error: {err}"), err=True)
             if json_mode:
-                _json_error(str(err), err.exit_code, path=err.path, line=err.line, reason=err.reason)
+                _json_error(shown(ctx, str(err)), err.exit_code, path=err.path and shown(ctx, err.path), line=err.line,
+                            reason=err.reason)
             ctx.exit(err.exit_code)
 
 

@@ -11,7 +11,7 @@ import orjson
 
 from .. import formats, render
 from ..errors import ConfigError, unexpected
-from ..paths import expand
+from ..paths import Spool, expand
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -36,6 +36,7 @@ def emit_json(data) -> None:
 
 CURRENT = "ctxtool.path"  # ctx.meta key: the file being processed (the command group's last-resort error names it)
 TARGETS = "ctxtool.targets"
+NAMES = "ctxtool.names"  # temp file of spooled input -> the name the user gave (<stdin>, /dev/fd/63)
 
 
 def working_on(path: str) -> None:
@@ -46,14 +47,68 @@ def working_on(path: str) -> None:
 
 
 def collect(targets) -> tuple[list[str], list[dict]]:
-    """Expand targets; problems become per-target failure records (never fatal alone)."""
+    """Expand targets; problems become per-target failure records (never fatal alone).
+
+    Standard input (``-``, ``/dev/stdin``) and named pipes are spooled to temp files, deleted
+    when the command ends; output shows them under the name the user gave."""
     ctx = click.get_current_context(silent=True)
+    spool = None
     if ctx is not None:
         ctx.meta[TARGETS] = list(targets)
-    files, problems = expand(list(targets))
+        spool = Spool()
+        ctx.call_on_close(spool.close)
+    files, problems = expand(list(targets), spool)
+    if spool is not None and spool.names:
+        _show_names(ctx, dict(spool.names))
     failures = [{"path": t, "error": why, "line": None, "message": f"{t}: {why}"} for t, why in problems]
     return files, failures
 
+
+
+def spooled(path: str) -> str | None:
+    """The name the user gave for a spooled input (``<stdin>``), or None for a real file."""
+    ctx = click.get_current_context(silent=True)
+    return (ctx.meta.get(NAMES) or {}).get(path) if ctx is not None else None
+
+
+def shown(ctx, text: str) -> str:
+    """``text`` with spooled temp files under the names the user gave."""
+    for tmp, name in (ctx.meta.get(NAMES) or {}).items():
+        text = text.replace(tmp, name)
+    return text
+
+
+class _Renaming:
+    """A text stream (and its byte buffer) that writes spooled temp files' paths as the names
+    the user gave, so every message and report names ``<stdin>`` rather than a temp file."""
+
+    def __init__(self, stream, names: dict, binary: bool = False):
+        self._stream = stream
+        self._pairs = [(k.encode(), v.encode()) if binary else (k, v) for k, v in names.items()]
+        self._names = names
+
+    def write(self, s):
+        for tmp, name in self._pairs:
+            s = s.replace(tmp, name)
+        return self._stream.write(s)
+
+    @property
+    def buffer(self):
+        return _Renaming(self._stream.buffer, self._names, binary=True)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _show_names(ctx, names: dict) -> None:
+    ctx.meta[NAMES] = names
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _Renaming(sys.stdout, names), _Renaming(sys.stderr, names)
+
+    def restore():
+        sys.stdout, sys.stderr = saved
+
+    ctx.call_on_close(restore)
 
 
 def failure(path: str, e: Exception) -> dict:

@@ -12,12 +12,12 @@ import click
 from .. import render
 from ..compact import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_PARTS, DEFAULT_RESERVE_TOKENS, DEFAULT_WINDOW
 from ..compact_records import Options, compact_batch
-from ..errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK
+from ..errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK, InputError
 from ..lock import DEFAULT_TIMEOUT
 from ..paths import shard as shard_files
 from ..summarize import DEFAULT_CALL_TIMEOUT, DEFAULT_MODEL, DEFAULT_OVERALL_TIMEOUT, Settings, make_summarizer
 from . import cli
-from .common import CONTEXT_SETTINGS, collect, emit_json, format_option, json_option
+from .common import CONTEXT_SETTINGS, collect, emit_json, failure, format_option, json_option, spooled
 
 
 def _shard(ctx, param, value):
@@ -85,6 +85,10 @@ def compact(paths, summarizer, model, command, keep_recent_tokens, reserve_token
     if summarizer == "command" and not command:
         raise click.UsageError("--summarizer command needs --summarizer-command CMD")
     files, failures = collect(paths)
+    if not dry_run:  # compaction writes the file back: a spooled copy of standard input would be lost
+        failures += [failure(f, InputError("standard input or a pipe cannot be compacted in place; use --dry-run", path=f))
+                     for f in files if spooled(f)]
+        files = [f for f in files if not spooled(f)]
     files = shard_files(files, shard)
     opts = Options(fmt=fmt, keep_recent_tokens=keep_recent_tokens,
                    settings=Settings(window=window or DEFAULT_WINDOW, reserve_tokens=reserve_tokens, parts=parts, overall_timeout=overall_timeout),

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import orjson
 
-from ..model import IMAGE_CHARS, Call, Kinds, Result, js_len
+from ..model import IMAGE_CHARS, Call, Kinds, Result, as_text, js_len
 
 CALL_TYPES = {"toolCall", "toolUse", "functionCall", "tool_use", "tool_call", "function_call"}
 NAME_RE = re.compile(r"^[A-Za-z0-9_:.-]+$")
@@ -183,7 +183,7 @@ def result_content_chars(content) -> tuple[int, int]:
             if isinstance(b, dict):
                 t = b.get("type")
                 if t == "text":
-                    text += js_len(str(b.get("text") or ""))
+                    text += js_len(as_text(b.get("text")))
                 elif t == "image":
                     images += 1
     return text, images
@@ -220,7 +220,7 @@ def scan_anthropic_blocks(entry, blocks: list, role: str, stats: bool = True) ->
                 entry.blank_text = True
         elif t in ("thinking", "redacted_thinking"):
             if stats and role == "assistant":
-                n = js_len(str(b.get("thinking") or "")) if t == "thinking" else 0
+                n = js_len(as_text(b.get("thinking"))) if t == "thinking" else 0
                 chars += n
                 k_think += n
             if b.get("signature") or b.get("thinkingSignature") or t == "redacted_thinking":

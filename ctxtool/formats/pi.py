@@ -12,7 +12,7 @@ import os
 import re
 from datetime import datetime, timezone
 
-from ..model import COMPACTION, EMPTY, HEADER, IMAGE_CHARS, MESSAGE, META, Kinds, Result, Usage, js_len
+from ..model import COMPACTION, EMPTY, HEADER, IMAGE_CHARS, MESSAGE, META, Kinds, Result, Usage, as_text, js_len
 from .common import (
     REPAIR_TEXT,
     blank_user_fixed,
@@ -131,8 +131,8 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
             e.empty = False
             return
         if role == "bashExecution":
-            cmd = str(mget("command") or "")
-            out = str(mget("output") or "")
+            cmd = as_text(mget("command"))
+            out = as_text(mget("output"))
             text = f"Ran `{cmd}`\n" + (f"```\n{out}\n```" if out else "(no output)")
             e.blocks = [{"type": "text", "text": text}]
             e.chars = js_len(cmd) + js_len(out)
