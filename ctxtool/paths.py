@@ -107,7 +107,7 @@ def expand(targets: list[str], spool: Spool | None = None) -> tuple[list[str], l
                 problems.append((target, NOT_REGULAR))
                 continue
             try:
-                files.append(spool.add(target))
+                add(spool.add(target))
             except OSError as e:
                 problems.append((target, f"cannot read: {e.strerror or e}"))
         elif os.path.isdir(target):
