@@ -19,7 +19,7 @@ from ctxtool.cli import cli
 from ctxtool.validate import validate_file
 from tests.support import fuzz
 
-FUZZ_CASES = 240
+FUZZ_CASES = 300
 SEED = int(os.environ.get("CTXTOOL_FUZZ_SEED", "20260417"))
 N = int(os.environ.get("CTXTOOL_FUZZ_N", FUZZ_CASES))
 CASE_SECONDS = 30

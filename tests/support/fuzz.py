@@ -1,7 +1,7 @@
 """Mutated session files for the fuzz test (``tests/test_fuzz.py``).
 
 ``cases(seed, n)`` yields ``(name, bytes)``: real fixtures and generated sessions
-(``ctxtool.synth``), each changed by one to three mutations: byte flips, truncations,
+(``ctxtool.synth``, clean and with its own corruptions), each changed by one to three mutations: byte flips, truncations,
 line deletions and duplications, and values replaced inside a parsed line by odd types,
 absurd numbers (``1e400``, 39 digits, ``1`` and 400 zeros), lone surrogates and deep
 nesting. Values JSON libraries cannot write (``1e400``, ``\\ud800``) are spliced in as
@@ -20,6 +20,7 @@ from ctxtool import synth
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 FIXTURES = os.path.join(ROOT, "fixtures")
 MAX_FIXTURE_BYTES = 64 << 10  # small files: the cases stay fast
+SYNTH_BYTES = 30_000
 
 # raw JSON texts spliced in for a value
 ODD_VALUES = (
@@ -46,6 +47,10 @@ def sources() -> list[tuple[str, bytes]]:
                     out.append((os.path.relpath(p, FIXTURES), f.read()))
     for fmt in synth.FORMATS:
         out.append((f"synth-{fmt}", b"".join(synth.generate(fmt, seed=7, turns=6))))
+        damage = [c for c in sorted(synth.CORRUPTIONS) if fmt in synth.CORRUPTIONS[c] and c != "missing_header"]
+        for k in range(0, len(damage), 3):  # the generator's own damage, three kinds per session
+            data = synth.generate(fmt, seed=7, target_bytes=SYNTH_BYTES, corruptions=damage[k:k + 3])
+            out.append((f"synth-{fmt}-damaged{k // 3}", b"".join(data)))
     return out
 
 
