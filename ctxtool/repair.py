@@ -590,6 +590,8 @@ class _Planner:
             call_obj = loaded.get(u.index)
             if call_obj is None:
                 call_obj = loaded[u.index] = self.t.load(u)
+                if u.id is not None:
+                    self.fmt.set_id(call_obj, u.id)  # as planned: a renamed duplicate id is the result's parent
             obj = self.fmt.synthetic_result(call_obj, fid, c.name, ts=u.ts, with_ids=u.id is not None or self.name == "claude", taken=self.taken_ids, rng=self.rng)
             sub += 1
             self._synth_entry(obj, key=(base[0], sub))

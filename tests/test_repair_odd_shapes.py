@@ -128,3 +128,21 @@ def test_synthetic_results_come_before_a_moved_message_with_text(tmp_path):
     out = repaired_and_final(tmp_path, write(tmp_path, objs))
     got = [orjson.loads(x) for x in open(out, "rb").read().splitlines()]
     assert [b.get("tool_use_id") for m in got[1:3] for b in m["content"] if b["type"] == "tool_result"] == ["t2", "t1"]
+
+
+def test_synthetic_result_hangs_under_the_renamed_id_of_its_call(tmp_path):
+    env = {"isSidechain": False, "userType": "external", "cwd": "/w", "sessionId": SESSION, "version": "2.1.39"}
+    u1 = {**env, "parentUuid": None, "type": "user", "message": {"role": "user", "content": "go"},
+          "uuid": "00000000-0000-4000-8000-000000000001", "timestamp": "2026-03-01T09:00:00.000Z"}
+    a1 = {**env, "parentUuid": u1["uuid"], "type": "assistant", "uuid": "00000000-0000-4000-8000-000000000002",
+          "timestamp": "2026-03-01T09:00:01.000Z", "requestId": "r1",
+          "message": {"id": "m1", "role": "assistant", "model": "claude-opus-4-6", "stop_reason": "end_turn",
+                      "content": [{"type": "text", "text": "sure"}]}}
+    u2 = {**u1, "parentUuid": a1["uuid"], "uuid": "00000000-0000-4000-8000-000000000003", "message": {"role": "user", "content": "read it"}}
+    a2 = {**a1, "parentUuid": u2["uuid"], "requestId": "r2",  # the same uuid as a1, written again
+          "message": {**a1["message"], "id": "m2", "stop_reason": "tool_use",
+                      "content": [{"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "/a"}}]}}
+    out = repaired_and_final(tmp_path, write(tmp_path, [u1, a1, u2, a2]))
+    got = [orjson.loads(x) for x in open(out, "rb").read().splitlines()]
+    assert got[3]["uuid"] != a1["uuid"] and got[4]["message"]["content"][0]["tool_use_id"] == "toolu_1"
+    assert got[4]["parentUuid"] == got[3]["uuid"]
