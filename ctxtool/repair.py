@@ -806,19 +806,7 @@ class _Planner:
         re-serialize the line."""
         ed = self.edits.get(e.index) if e.index >= 0 else None
         if ed and ed.keys() <= self.TOP_LEVEL_EDITS:
-            values: dict = {}
-            if "set_id" in ed:
-                if e.kind == HEADER:
-                    values["id"] = ed["set_id"]
-                else:
-                    self.fmt.set_id(values, ed["set_id"])
-            if "set_parent" in ed:
-                self.fmt.set_parent(values, ed["set_parent"])
-            if "set_first_kept" in ed:
-                values["firstKeptEntryId"] = ed["set_first_kept"]
-            if "set_first_kept_index" in ed:
-                values["firstKeptEntryIndex"] = ed["set_first_kept_index"]
-            line = set_top_level(self.t.raw(e, f), values)
+            line = set_top_level(self.t.raw(e, f), self._top_level(e, ed, {}))
             if line is not None:
                 return line
         obj = self.materialize(e, f)
@@ -837,12 +825,7 @@ class _Planner:
         ed = self.edits.get(e.index)
         if not ed:
             return None
-        obj = self.t.load(e, f)
-        if "set_id" in ed:
-            if e.kind == HEADER:
-                obj["id"] = ed["set_id"]
-            else:
-                self.fmt.set_id(obj, ed["set_id"])
+        obj = self._top_level(e, ed, self.t.load(e, f))
         content = _content_ref(self.name, obj)
         if ed.get("rename_calls"):
             for idx, new in ed["rename_calls"].items():
@@ -865,6 +848,15 @@ class _Planner:
             self.fmt.add_result_blocks(obj, ed["add_results"])
         if ed.get("results_first"):
             _results_first(self.name, obj, ed["results_first"])
+        return obj
+
+    def _top_level(self, e: Entry, ed: dict, obj: dict) -> dict:
+        """The id, link and firstKept edits of ``e`` set on ``obj`` (its loaded line, or {} for ``set_top_level``)."""
+        if "set_id" in ed:
+            if e.kind == HEADER:
+                obj["id"] = ed["set_id"]
+            else:
+                self.fmt.set_id(obj, ed["set_id"])
         if "set_parent" in ed:
             self.fmt.set_parent(obj, ed["set_parent"])
         if "set_first_kept" in ed:

@@ -65,12 +65,17 @@ def test_codex_rollout_is_named(tmp_path):
     assert "Codex CLI rollout" in str(e.value) and "refusing --format pi" in str(e.value)
 
 
-def test_json_array_lines_are_named(tmp_path):
+def _refusal(tmp_path, data: bytes) -> str:
+    """Why ``scan`` refuses a file holding ``data``."""
     path = tmp_path / "a.jsonl"
-    path.write_bytes(b'[{"role": "user", "content": "hi"}]\n[1, 2]\n')
+    path.write_bytes(data)
     with pytest.raises(InputError) as e:
         scan(str(path))
-    assert "JSON array values, not objects" in str(e.value)
+    return str(e.value)
+
+
+def test_json_array_lines_are_named(tmp_path):
+    assert "JSON array values, not objects" in _refusal(tmp_path, b'[{"role": "user", "content": "hi"}]\n[1, 2]\n')
 
 
 @pytest.mark.parametrize("compress,name", [("gzip", "gzip"), ("bz2", "bzip2"), ("lzma", "xz")])
@@ -106,11 +111,7 @@ def test_pretty_printed_json_is_named(tmp_path, shape, monkeypatch):
 
 
 def test_jsonl_whose_lines_are_all_broken_is_not_called_pretty_printed(tmp_path):
-    path = tmp_path / "s.jsonl"
-    path.write_bytes(b'{"type":"session",\n{"type":"message"\n')
-    with pytest.raises(InputError) as e:
-        scan(str(path))
-    assert "no parseable JSON lines" in str(e.value)
+    assert "no parseable JSON lines" in _refusal(tmp_path, b'{"type":"session",\n{"type":"message"\n')
 
 
 def test_compact_refuses_broken_structure_and_leaves_the_file(tmp_path):
