@@ -617,7 +617,13 @@ class _Planner:
         if live is None:
             live = self.live_results[s.index] = {x.idx: x for x in s.results}
         live.pop(r.idx, None)
-        remaining = s.nblocks - len(self.edits.get(s.index, {}).get("drop_blocks", set())) - 1
+        gone = self.edits.get(s.index, {}).get("drop_blocks", set())
+        remaining = s.nblocks - len(gone) - 1
+        if remaining > 0 and not live and self.name != "pi":
+            # its last result goes: is anything the API counts as content left (not a stray value, not blank text)?
+            content = _content_ref(self.name, self.t.load(s))
+            if not any(isinstance(b, dict) and not is_blank_text(b) for i, b in enumerate(content) if i != r.idx and i not in gone):
+                remaining = 0
         if self.name == "pi" or remaining <= 0:
             self.drop(s, kind, detail, r.id)
         else:

@@ -146,3 +146,13 @@ def test_synthetic_result_hangs_under_the_renamed_id_of_its_call(tmp_path):
     got = [orjson.loads(x) for x in open(out, "rb").read().splitlines()]
     assert got[3]["uuid"] != a1["uuid"] and got[4]["message"]["content"][0]["tool_use_id"] == "toolu_1"
     assert got[4]["parentUuid"] == got[3]["uuid"]
+
+
+def test_line_left_with_no_content_after_its_orphan_result_goes_is_dropped(tmp_path):
+    objs = [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "hi"},
+            {"role": "user", "content": [True, {"type": "tool_result", "tool_use_id": "gone", "content": "x"}]},
+            {"role": "user", "content": "more"}]
+    path = write(tmp_path, objs)
+    assert [(c.kind, c.action, c.line) for c in repair_file(path, check=True).changes] == [("orphan-result", "dropped", 3)]
+    out = repaired_and_final(tmp_path, path)
+    assert [orjson.loads(x)["content"] for x in open(out, "rb").read().splitlines()] == ["hello", "hi", "more"]
