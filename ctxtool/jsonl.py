@@ -13,6 +13,7 @@ where possible, so a 1 GB file costs nothing to back up) and its mode is kept.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import time
@@ -128,13 +129,45 @@ def read_at(path: str, offset: int, length: int, f=None) -> bytes:
         return fh.read(length)
 
 
+_INF, _NINF = "\x00ctxtool:+inf\x00", "\x00ctxtool:-inf\x00"  # stand-ins while the fallback serializer writes
+
+
+def _infinities(obj) -> list:
+    """(container, key) of every infinite float in ``obj`` (numbers like 1e400 the fallback parser read)."""
+    found, stack = [], [obj]
+    while stack:
+        c = stack.pop()
+        for k, v in (c.items() if type(c) is dict else enumerate(c)):
+            t = type(v)
+            if t is float:
+                if v in (math.inf, -math.inf):
+                    found.append((c, k))
+            elif t is dict or t is list:
+                stack.append(v)
+    return found
+
+
 def dumps(obj: object) -> bytes:
-    """Serialize one record compactly, keeping key order and non-ASCII text as is."""
+    """Serialize one record compactly, keeping key order and non-ASCII text as is.
+
+    What orjson cannot write (lone surrogates, integers beyond 64 bits) or would write wrongly
+    (it writes an infinity as null) goes through the standard library: surrogates escaped, an
+    infinity as 1e999, which JSON.parse reads as Infinity again."""
+    spots = _infinities(obj) if type(obj) in (dict, list) else []
+    if not spots:
+        try:
+            return orjson.dumps(obj)
+        except (TypeError, orjson.JSONEncodeError):
+            pass
+    saved = [(c, k, c[k]) for c, k in spots]
     try:
-        return orjson.dumps(obj)
-    except (TypeError, orjson.JSONEncodeError):
-        # lone surrogates or out-of-range numbers read by the fallback parser
-        return json.dumps(obj, separators=(",", ":"), ensure_ascii=True, allow_nan=True).replace("Infinity", "1e999").encode("ascii")
+        for c, k, v in saved:
+            c[k] = _INF if v > 0 else _NINF
+        text = json.dumps(obj, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+    finally:
+        for c, k, v in saved:
+            c[k] = v
+    return text.replace(json.dumps(_INF), "1e999").replace(json.dumps(_NINF), "-1e999").encode("ascii")
 
 
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)

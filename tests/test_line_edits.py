@@ -155,3 +155,26 @@ def test_relinked_line_keeps_its_own_spacing_and_numbers(tmp_path):
     chunk = list(plan.chunks())[k]
     prev = orjson.loads(lines[k - 1])["id"].encode()
     assert chunk == lines[k].replace(b'"parentId": "gone' + obj["parentId"].encode() + b'"', b'"parentId": "' + prev + b'"') + b"\n"
+
+
+def test_dumps_writes_infinities_and_keeps_strings_that_say_infinity():
+    from ctxtool.jsonl import dumps
+
+    obj = loads(b'{"a":1e400,"b":[-1e400,"To Infinity \\ud800"],"n":' + b"1" + b"0" * 30 + b"}")
+    assert dumps(obj) == b'{"a":1e999,"b":[-1e999,"To Infinity \\ud800"],"n":1' + b"0" * 30 + b"}"
+    assert obj["a"] == float("inf") and obj["b"][0] == float("-inf")  # the object is left as it was
+    assert loads(dumps(obj)) == obj
+
+
+def test_rewritten_call_whose_input_is_1e400_keeps_it(tmp_path):
+    """orjson writes an infinity as null: the call would have lost its input and become invalid."""
+    lines = [b'{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"a","input":{}}]}',
+             b'{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"}]}',
+             b'{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"b","input":1e400}]}',  # id reused
+             b'{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"}]}']
+    path = write(tmp_path, lines)
+    out = tmp_path / "out.jsonl"
+    r = run("repair", "-o", out, path)
+    assert r.exit_code == 0, r.output
+    assert b'"input":1e999' in out.read_bytes().splitlines()[2]
+    assert run("repair", "--check", out).exit_code == 0
