@@ -650,7 +650,7 @@ def anthropic_count(messages: list, tools: list, model: str, *, timeout: float =
     except anthropic.APIStatusError as e:
         msg = _one_line(_api_error_message(e))
         raise ApiError(f"count_tokens failed: HTTP {e.status_code}: {msg}") from None
-    except Exception as e:  # never a traceback for a network estimate
+    except Exception as e:  # noqa: BLE001 - never a traceback for a network estimate
         raise ApiError(f"count_tokens failed: {type(e).__name__}: {_one_line(e)}") from None
 
 

@@ -7,8 +7,8 @@ import click
 from .. import config, render
 from .. import prune as lib
 from ..errors import EXIT_FINDINGS, EXIT_OK, InputError
-from ..paths import is_stream
 from ..jsonl import atomic_write
+from ..paths import is_stream
 from ..transcript import scan
 from ..window import Evidence, configured_window, resolve_window
 from . import cli
