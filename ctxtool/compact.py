@@ -30,7 +30,7 @@ import orjson
 
 from . import window as window_rule
 from .errors import InputError
-from .model import COMPACTION, HEADER, MESSAGE, META, Entry, text_of
+from .model import COMPACTION, HEADER, MESSAGE, META, Entry, as_text, text_of
 from .tokens import heuristic_entries, heuristic_entry
 from .transcript import Transcript
 from .view import claude_segment, pi_segment, sendable
@@ -397,8 +397,8 @@ class Extraction:
         }
 
 
-def _norm_tool(name: str | None) -> str:
-    return (name or "").strip().lower().replace("-", "_").split("__")[-1]
+def _norm_tool(name) -> str:
+    return (name if isinstance(name, str) else "").strip().lower().replace("-", "_").split("__")[-1]
 
 
 def _path_of(args) -> str | None:
@@ -470,7 +470,7 @@ def extract(units: list[Unit], *, previous_read=(), previous_modified=()) -> Ext
         if u.role in USER_TURN_ROLES:
             if u.first.role == "bashExecution":
                 obj = (u.first.obj or {}).get("message") or {}
-                cmd = str(obj.get("command") or "")
+                cmd = as_text(obj.get("command"))
                 if keep_command(cmd):
                     ex.commands.append(cmd.strip())
                 continue
@@ -486,7 +486,8 @@ def extract(units: list[Unit], *, previous_read=(), previous_modified=()) -> Ext
             if t == "tool_use":
                 ex.tool_calls += 1
                 name = _norm_tool(b.get("name"))
-                call_names[b.get("id")] = b.get("name") or "tool"
+                if isinstance(b.get("id"), str):
+                    call_names[b["id"]] = b.get("name") if isinstance(b.get("name"), str) and b["name"] else "tool"
                 args = b.get("input")
                 p = _path_of(args)
                 if name in READ_TOOLS and p:
@@ -506,7 +507,7 @@ def extract(units: list[Unit], *, previous_read=(), previous_modified=()) -> Ext
                     if cmd and keep_command(cmd):
                         ex.commands.append(cmd)
             elif t == "text" and u.role == "assistant":
-                txt = str(b.get("text") or "").strip()
+                txt = as_text(b.get("text")).strip()
                 if txt:
                     ex.assistant_texts.append(txt)
                     id_texts.append(txt)
@@ -517,7 +518,8 @@ def extract(units: list[Unit], *, previous_read=(), previous_modified=()) -> Ext
                     for r in u.first.results:
                         if r.id == b.get("tool_use_id"):
                             name = r.name
-                    name = name or call_names.get(b.get("tool_use_id")) or "tool"
+                    tid = b.get("tool_use_id")
+                    name = name or (call_names.get(tid) if isinstance(tid, str) else None) or "tool"
                     ex.errors.append(ToolError(name, _first_line(text_of(b.get("content")), 240)))
     ex.modified_files = sorted(modified)
     ex.read_files = sorted(read - modified)
@@ -559,9 +561,9 @@ def serialize(units: list[Unit]) -> str:
                     continue
                 t = b.get("type")
                 if t == "thinking" and b.get("thinking"):
-                    thinking.append(str(b["thinking"]))
+                    thinking.append(as_text(b["thinking"]))
                 elif t == "text" and b.get("text"):
-                    texts.append(str(b["text"]))
+                    texts.append(as_text(b["text"]))
                 elif t == "tool_use":
                     calls.append(f"{b.get('name')}({_fmt_args(b.get('input'))})")
             if thinking:
@@ -579,7 +581,7 @@ def serialize(units: list[Unit]) -> str:
                     if text:
                         parts.append("[Tool result]: " + text)
                 elif isinstance(b, dict) and b.get("type") == "text" and b.get("text"):
-                    parts.append("[User]: " + str(b["text"]))
+                    parts.append("[User]: " + as_text(b["text"]))
         else:
             text = text_of(u.blocks())
             if text:

@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 from . import commit
 from . import compact as cp
-from .errors import CtxError, InputError
+from .errors import CtxError, InputError, unexpected
 from .formats import claude as claude_fmt
 from .formats import pi as pi_fmt
 from .jsonl import READ_BUFFER, dumps
@@ -283,6 +283,9 @@ def compact_file(path: str, summarizer, opts: Options | None = None) -> FileResu
     except OSError as e:
         res.status = "failed"
         res.error = f"{type(e).__name__}: {e.strerror or e}"
+    except Exception as e:  # a bug met on this file: its result says so, the batch goes on
+        res.status = "failed"
+        res.error = str(unexpected(e))
     res.seconds = time.monotonic() - t0
     return res
 

@@ -97,3 +97,37 @@ class TokenizerUnavailable(CtxError):
     """A tokenizer encoding is not installed; the message says what to install."""
 
     exit_code = EXIT_USAGE
+
+
+class InternalError(CtxError):
+    """ctxtool met something it did not expect while processing a file (a bug): still one line
+    naming the file (and line where known), never a traceback."""
+
+
+MAX_DETAIL = 200
+
+
+def unexpected(exc: BaseException, *, path: str | None = None, line: int | None = None) -> CtxError:
+    """The one-line error for an exception that escaped while processing ``path``.
+
+    A CtxError keeps its message and gets the path (and line) when it had none; an OSError
+    says what the system said; anything else becomes an InternalError naming its type.
+    With CTXTOOL_DEBUG set, the original exception is raised again (for a traceback)."""
+    if isinstance(exc, CtxError):
+        if exc.path is None and path is not None:
+            exc.path = path
+            if exc.line is None:
+                exc.line = line
+            exc.args = (exc.format(),)
+        return exc
+    import os
+
+    if os.environ.get("CTXTOOL_DEBUG"):
+        raise exc
+    detail = str(exc)
+    if len(detail) > MAX_DETAIL:
+        detail = detail[:MAX_DETAIL] + "..."
+    if isinstance(exc, OSError):
+        return InputError(f"cannot read or write: {exc.strerror or detail}", path=path, line=line)
+    return InternalError(f"internal error: {type(exc).__name__}: {detail} (set CTXTOOL_DEBUG=1 for a traceback)",
+                         path=path, line=line)

@@ -37,9 +37,9 @@ from typing import Iterable
 import orjson
 
 from . import tokenizers
-from .errors import ApiError, CtxError, EXIT_FAILED
-from .formats.common import CALL_TYPES
-from .model import BOUNDARY, COMPACTION, IMAGE_CHARS, MESSAGE
+from .errors import ApiError, CtxError, EXIT_FAILED, unexpected
+from .formats.common import CALL_TYPES, ignored_notes
+from .model import BOUNDARY, COMPACTION, IMAGE_CHARS, MESSAGE, as_text
 from .tokens import (
     HeuristicSum,
     heuristic_per_entry,
@@ -354,7 +354,7 @@ def entry_pieces(e, names: dict) -> list[tuple[str, str | None, str, int]]:
                 out.append(("summary" if summary else "text", None, text, 0))
         elif t == "thinking":
             if role == "assistant":
-                out.append(("thinking", None, str(b.get("thinking") or ""), 0))
+                out.append(("thinking", None, as_text(b.get("thinking")), 0))
         elif t in CALL_TYPES:
             key = "input" if "input" in b else "arguments"
             name = b.get("name") if isinstance(b.get("name"), str) else ""
@@ -386,7 +386,7 @@ def entry_pieces(e, names: dict) -> list[tuple[str, str | None, str, int]]:
 
 
 def _block_text(blocks) -> str:
-    return "\n".join(str(b.get("text") or "") for b in blocks or [] if isinstance(b, dict) and b.get("type") == "text")
+    return "\n".join(as_text(b.get("text")) for b in blocks or [] if isinstance(b, dict) and b.get("type") == "text")
 
 
 def _result_text(content) -> tuple[str, int]:
@@ -400,7 +400,7 @@ def _result_text(content) -> tuple[str, int]:
             if isinstance(b, dict):
                 t = b.get("type")
                 if t == "text":
-                    parts.append(str(b.get("text") or ""))
+                    parts.append(as_text(b.get("text")))
                 elif t == "image":
                     images += 1
     return "\n".join(parts), images
@@ -1030,6 +1030,7 @@ def estimate_file(path: str, opts: Options | None = None) -> dict:
     })
     if n_comp >= 3:
         notes.append(f"{n_comp} compactions in the file: summaries stack (each cycle raises the floor)")
+    notes += ignored_notes(t.entries)
     if opts.calibrate:
         res["calibration"] = calibration(ix, opts, names)
     res["notes"] = notes
@@ -1052,9 +1053,9 @@ def estimate_many(paths: Iterable[str], opts: Options | None = None) -> dict:
     for p in paths:
         try:
             files.append(estimate_file(p, opts))
-        except CtxError as e:
-            failures.append({"path": p, "error": e.reason, "line": e.line, "message": str(e) if e.path else f"{p}: {e.reason}",
-                             "exit_code": e.exit_code})
+        except Exception as exc:  # any failure is this file's, one line naming it
+            e = unexpected(exc, path=p)
+            failures.append({"path": p, "error": e.reason, "line": e.line, "message": str(e), "exit_code": e.exit_code})
     return {"files": files, "failures": failures, "totals": totals(files)}
 
 

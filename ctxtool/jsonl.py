@@ -14,6 +14,7 @@ the target, fsync of the directory. Rewriting a session in place goes through
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import time
@@ -78,6 +79,18 @@ def parse(line: Line) -> tuple[object, str | None]:
 _INVALID = object()
 
 
+def loads(raw: bytes):
+    """The object of a line the scan accepted, read again: the same parsers as ``parse``
+    (orjson, then the fallback for numbers beyond double range and lone surrogates)."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as e:
+        obj = _strict_fallback(raw)
+        if obj is _INVALID:
+            raise ValueError(f"line no longer parses ({e})") from None
+        return obj
+
+
 def _reject_constant(name):
     raise ValueError(f"{name} is not JSON")
 
@@ -117,13 +130,131 @@ def read_at(path: str, offset: int, length: int, f=None) -> bytes:
         return fh.read(length)
 
 
+_INF, _NINF = "\x00ctxtool:+inf\x00", "\x00ctxtool:-inf\x00"  # stand-ins while the fallback serializer writes
+
+
+def _infinities(obj) -> list:
+    """(container, key) of every infinite float in ``obj`` (numbers like 1e400 the fallback parser read)."""
+    found, stack = [], [obj]
+    while stack:
+        c = stack.pop()
+        for k, v in (c.items() if type(c) is dict else enumerate(c)):
+            t = type(v)
+            if t is float:
+                if v in (math.inf, -math.inf):
+                    found.append((c, k))
+            elif t is dict or t is list:
+                stack.append(v)
+    return found
+
+
 def dumps(obj: object) -> bytes:
-    """Serialize one record compactly, keeping key order and non-ASCII text as is."""
+    """Serialize one record compactly, keeping key order and non-ASCII text as is.
+
+    What orjson cannot write (lone surrogates, integers beyond 64 bits) or would write wrongly
+    (it writes an infinity as null) goes through the standard library: surrogates escaped, an
+    infinity as 1e999, which JSON.parse reads as Infinity again."""
+    spots = _infinities(obj) if type(obj) in (dict, list) else []
+    if not spots:
+        try:
+            return orjson.dumps(obj)
+        except (TypeError, orjson.JSONEncodeError):
+            pass
+    saved = [(c, k, c[k]) for c, k in spots]
     try:
-        return orjson.dumps(obj)
-    except (TypeError, orjson.JSONEncodeError):
-        # lone surrogates or out-of-range numbers read by the fallback parser
-        return json.dumps(obj, separators=(",", ":"), ensure_ascii=True, allow_nan=True).replace("Infinity", "1e999").encode("ascii")
+        for c, k, v in saved:
+            c[k] = _INF if v > 0 else _NINF
+        text = json.dumps(obj, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+    finally:
+        for c, k, v in saved:
+            c[k] = v
+    return text.replace(json.dumps(_INF), "1e999").replace(json.dumps(_NINF), "-1e999").encode("ascii")
+
+
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_STRUCTURE = re.compile(rb'["{}\[\]]')
+_SCALAR = re.compile(rb'[^,}\]\s]+')
+_SPACE = re.compile(rb'[ \t\r\n]*')
+
+
+def _value_end(raw: bytes, i: int) -> int:
+    """Where the JSON value starting at ``i`` ends (-1 if it does not), without parsing it:
+    strings and brackets are skipped by pattern, so nesting depth costs nothing."""
+    c = raw[i:i + 1]
+    if c == b'"':
+        m = _STRING.match(raw, i)
+        return m.end() if m else -1
+    if c not in (b"{", b"["):
+        m = _SCALAR.match(raw, i)
+        return m.end() if m else -1
+    depth, pos = 0, i
+    while True:
+        m = _STRUCTURE.search(raw, pos)
+        if m is None:
+            return -1
+        ch = m.group()
+        if ch == b'"':
+            s = _STRING.match(raw, m.start())
+            if s is None:
+                return -1
+            pos = s.end()
+            continue
+        depth += 1 if ch in b"{[" else -1
+        pos = m.end()
+        if depth == 0:
+            return pos
+
+
+def set_top_level(raw: bytes, values: dict) -> bytes | None:
+    """``raw`` (one JSON object) with the top-level keys of ``values`` set (replaced in place,
+    or added at the end), every other byte as it was; None when ``raw`` is not a plain object.
+
+    How repair re-links or renames a line without re-serializing it: numbers, escapes, key
+    order and spacing stay as written, and a line nested deeper than any serializer goes
+    is still edited."""
+    spans: dict[str, tuple[int, int]] = {}
+    i = _SPACE.match(raw, 0).end()
+    if raw[i:i + 1] != b"{":
+        return None
+    i = _SPACE.match(raw, i + 1).end()
+    if raw[i:i + 1] != b"}":
+        while True:
+            m = _STRING.match(raw, i)
+            if m is None:
+                return None
+            try:
+                key = orjson.loads(m.group())
+            except orjson.JSONDecodeError:
+                return None
+            i = _SPACE.match(raw, m.end()).end()
+            if raw[i:i + 1] != b":":
+                return None
+            i = _SPACE.match(raw, i + 1).end()
+            end = _value_end(raw, i)
+            if end < 0:
+                return None
+            spans[key] = (i, end)  # a key written twice: the last one counts, as in JSON.parse
+            i = _SPACE.match(raw, end).end()
+            if raw[i:i + 1] == b",":
+                i = _SPACE.match(raw, i + 1).end()
+                continue
+            if raw[i:i + 1] == b"}":
+                break
+            return None
+    close = i
+    if raw[close + 1:].strip():
+        return None
+    edits = sorted((spans[k][0], spans[k][1], dumps(v)) for k, v in values.items() if k in spans)
+    added = [dumps(k) + b":" + dumps(v) for k, v in values.items() if k not in spans]
+    out, pos = [], 0
+    for start, end, new in edits:
+        out += [raw[pos:start], new]
+        pos = end
+    out.append(raw[pos:close])
+    if added:
+        out.append((b"," if spans else b"") + b",".join(added))
+    out.append(raw[close:])
+    return b"".join(out)
 
 
 def timestamp_ms() -> int:

@@ -274,6 +274,18 @@ _STR_BASE = _str_base()
 _CPYTHON = platform.python_implementation() == "CPython" and _STR_BASE > 0
 
 
+def as_text(value) -> str:
+    """A block field read as text: a string as is; a number as written; anything else (null, an
+    object, an array: content the API refuses) as "" - never ``str()`` of a nested value, which a
+    line nested a thousand levels deep would turn into a RecursionError."""
+    t = type(value)
+    if t is str:
+        return value
+    if t in (int, float) and value:
+        return str(value)
+    return ""
+
+
 def text_of(content) -> str:
     """Plain text of a content value (string or list of blocks), images as markers."""
     if content is None:
@@ -287,7 +299,7 @@ def text_of(content) -> str:
                 continue
             t = b.get("type")
             if t == "text":
-                parts.append(str(b.get("text", "")))
+                parts.append(as_text(b.get("text")))
             elif t == "image":
                 parts.append("[image]")
             elif t == "tool_result":

@@ -5,6 +5,10 @@ from __future__ import annotations
 import glob
 import os
 import re
+import shutil
+import stat
+import sys
+import tempfile
 
 # Files that live beside sessions but are not live sessions (ours and OpenClaw's): backups,
 # temp files, locks, archives, and compaction checkpoints (<id>.checkpoint.<uuid>.jsonl,
@@ -19,8 +23,70 @@ def is_artifact(path: str) -> bool:
     return bool(ARTIFACT_RE.search(os.path.basename(path)))
 
 
-def expand(targets: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
-    """(session files in a stable order, [(target, problem)] for targets that gave none)."""
+NOT_REGULAR = "not a regular file"
+STDIN_TARGETS = ("-", "/dev/stdin")  # the explicit ways to read standard input
+STDIN_NAME = "<stdin>"
+FD_DIRS = ("/dev/fd/", "/proc/self/fd/")  # bash's <(...) and the like: a pipe with a name
+
+
+def regular(path: str) -> bool:
+    """A regular file (a FIFO, socket or device is never opened: reading one may block forever)."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def is_stream(target: str) -> bool:
+    """Standard input, or a pipe passed by name (``<(cat s.jsonl)`` is ``/dev/fd/63``)."""
+    if target in STDIN_TARGETS:
+        return True
+    return target.startswith(FD_DIRS) and os.path.exists(target) and not regular(target)
+
+
+class Spool:
+    """Input that cannot be read twice (standard input, a pipe) copied to a temp file first:
+    every command reads a session more than once (by offset, in parts). ``names`` maps each
+    temp file to the name messages show (``<stdin>``, ``/dev/fd/63``); ``close`` deletes them."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, str] = {}
+        self._by_target: dict[str, str] = {}
+
+    def add(self, target: str) -> str:
+        if target in self._by_target:
+            return self._by_target[target]
+        fd, tmp = tempfile.mkstemp(prefix="ctxtool-", suffix=".jsonl")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                if target in STDIN_TARGETS:
+                    shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
+                else:
+                    with open(target, "rb") as src:
+                        shutil.copyfileobj(src, out, 1 << 20)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+        self.names[tmp] = STDIN_NAME if target in STDIN_TARGETS else target
+        self._by_target[target] = tmp
+        return tmp
+
+    def close(self) -> None:
+        for tmp in self.names:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        self.names.clear()
+        self._by_target.clear()
+
+
+def expand(targets: list[str], spool: Spool | None = None) -> tuple[list[str], list[tuple[str, str]]]:
+    """(session files in a stable order, [(target, problem)] for targets that gave none).
+
+    Only regular files are read. Standard input (``-``, ``/dev/stdin``) and named pipes such as
+    ``/dev/fd/63`` are copied by ``spool`` (without one they are refused, as is any other file
+    that is not a regular file)."""
     files: list[str] = []
     problems: list[tuple[str, str]] = []
     seen: dict[str, int] = {}
@@ -36,7 +102,15 @@ def expand(targets: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
             files[seen[key]] = p
 
     for target in targets:
-        if os.path.isdir(target):
+        if is_stream(target):
+            if spool is None:
+                problems.append((target, NOT_REGULAR))
+                continue
+            try:
+                add(spool.add(target))
+            except OSError as e:
+                problems.append((target, f"cannot read: {e.strerror or e}"))
+        elif os.path.isdir(target):
             found = []
             for root, dirs, names in os.walk(target):
                 dirs.sort()
@@ -46,9 +120,15 @@ def expand(targets: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
             if not found:
                 problems.append((target, "directory holds no *.jsonl session files"))
             for p in found:
-                add(p)
+                if regular(p):
+                    add(p)
+                else:
+                    problems.append((p, NOT_REGULAR))
         elif os.path.exists(target):
-            add(target)
+            if regular(target):
+                add(target)
+            else:
+                problems.append((target, NOT_REGULAR))
         elif any(ch in target for ch in "*?["):
             matches = sorted(p for p in glob.glob(target, recursive=True) if os.path.isfile(p) and not is_artifact(p))
             if not matches:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 from array import array
 
+from .formats.common import ignored_notes
 from .model import BOUNDARY, COMPACTION, MESSAGE
 from .tokens import CHARS_PER_TOKEN
 from .transcript import scan
@@ -547,10 +548,13 @@ def profile_session(path: str, fmt: str | None = None, *, window: int | None = N
     prof = SessionProfiler()
     models: dict = {}
     ev = Evidence()
+    flagged = []  # entries with absurd numbers read as missing
 
     def on_entry(e):
         if e.model:
             models[e.model] = models.get(e.model, 0) + 1
+        if e.extra and "ignored" in e.extra:
+            flagged.append(e)
         ev.add(e)
         prof(e)
 
@@ -561,6 +565,7 @@ def profile_session(path: str, fmt: str | None = None, *, window: int | None = N
     out["window_basis"] = win.basis
     out = {"path": path, "size": t.size, "lines": t.lines, "bad_lines": len(t.bad), "model": model, **out}
     out["format"] = t.format_name
+    out["notes"] = ignored_notes(flagged)
     return out
 
 

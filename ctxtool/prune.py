@@ -40,8 +40,8 @@ import orjson
 from . import config
 from . import window as window_rule
 from .errors import ConfigError, InputError, TokenizerUnavailable
-from .formats.common import args_chars, new_uuid, scan_anthropic_blocks
-from .model import IMAGE_CHARS, Entry, js_len
+from .formats.common import args_chars, ms_to_seconds, new_uuid, scan_anthropic_blocks
+from .model import IMAGE_CHARS, Entry, as_text, js_len
 from .view import context_entries, merges
 
 STRATEGIES = ("openclaw", "aceclaw", "history-turns", "history-share", "spacebot")
@@ -305,11 +305,11 @@ def message_text(msg: dict, *, images: bool = False) -> tuple[str, int]:
             continue
         t = b.get("type")
         if t == "text":
-            parts.append(str(b.get("text") or ""))
+            parts.append(as_text(b.get("text")))
         elif t == "thinking":
-            parts.append(str(b.get("thinking") or ""))
+            parts.append(as_text(b.get("thinking")))
         elif t == "tool_use":
-            parts.append(str(b.get("name") or ""))
+            parts.append(as_text(b.get("name")))
             parts.append(orjson.dumps(b.get("input")).decode("utf-8") if b.get("input") is not None else "")
         elif t == "tool_result":
             c = b.get("content")
@@ -318,7 +318,7 @@ def message_text(msg: dict, *, images: bool = False) -> tuple[str, int]:
             else:
                 for x in c or []:
                     if isinstance(x, dict) and x.get("type") == "text":
-                        parts.append(str(x.get("text") or ""))
+                        parts.append(as_text(x.get("text")))
                     elif isinstance(x, dict) and x.get("type") == "image":
                         n_images += 1
         elif t == "image" and images:
@@ -550,17 +550,17 @@ def openclaw_chars(u: Unit) -> int:
                 continue
             t = b.get("type")
             if t == "text":
-                n += cjk_len(str(b.get("text") or ""))
+                n += cjk_len(as_text(b.get("text")))
             elif t == "image":
                 n += OC_IMAGE_CHARS
             elif t == "tool_result":
                 c = b.get("content")
                 if isinstance(c, str):
                     n += cjk_len(c)
-                else:
-                    for x in c or []:
+                elif isinstance(c, list):
+                    for x in c:
                         if isinstance(x, dict) and x.get("type") == "text":
-                            n += cjk_len(str(x.get("text") or ""))
+                            n += cjk_len(as_text(x.get("text")))
                         elif isinstance(x, dict) and x.get("type") == "image":
                             n += OC_IMAGE_CHARS
         return n
@@ -571,11 +571,11 @@ def openclaw_chars(u: Unit) -> int:
                 continue
             t = b.get("type")
             if t == "text":
-                n += cjk_len(str(b.get("text") or ""))
+                n += cjk_len(as_text(b.get("text")))
             elif t == "thinking":
-                n += cjk_len(str(b.get("thinking") or "")) + len(str(b.get("signature") or ""))
+                n += cjk_len(as_text(b.get("thinking"))) + len(as_text(b.get("signature")))
             elif t == "redacted_thinking":
-                n += len(str(b.get("data") or ""))
+                n += len(as_text(b.get("data")))
             elif t == "tool_use":
                 n += args_chars(b.get("input") if b.get("input") is not None else {})
         return n
@@ -707,7 +707,7 @@ def _result_parts(b: dict) -> tuple[list[str], bool]:
     parts, images = [], False
     for x in c or []:
         if isinstance(x, dict) and x.get("type") == "text":
-            parts.append(str(x.get("text") or ""))
+            parts.append(as_text(x.get("text")))
         elif isinstance(x, dict) and x.get("type") == "image":
             parts.append(IMAGE_REMOVED_TEXT)
             images = True
@@ -804,9 +804,9 @@ def cache_touch(entries: list[Entry], provider: str | None = None, model: str | 
             continue
         if model is not None and e.get("model") != model:
             continue
-        ts = e.get("data_ts")
-        if isinstance(ts, (int, float)) and not isinstance(ts, bool) and math.isfinite(ts) and ts > 0:
-            return ts / 1000.0
+        ts = ms_to_seconds(e.get("data_ts"))
+        if ts is not None and ts > 0:
+            return ts
     return None
 
 

@@ -30,8 +30,10 @@ from dataclasses import dataclass, field
 
 from . import commit
 from .errors import FileChanged, InputError
+from .formats import SNIFF_LINES
 from .formats import pi as pi_fmt
-from .jsonl import atomic_write, dumps
+from .formats.common import is_blank_text
+from .jsonl import atomic_write, dumps, set_top_level
 from .lock import DEFAULT_TIMEOUT, SessionLocks
 from .model import COMPACTION, HEADER, MESSAGE, Entry
 from .transcript import Transcript, make_entry, no_gc, scan
@@ -116,12 +118,13 @@ class _Planner:
         self._taken_ids: set | None = None
         # the tool calls and results still kept, for entries where some were dropped (others: e.calls, e.results)
         self.live_calls: dict[int, list] = {}
-        self.live_results: dict[int, list] = {}
+        self.live_results: dict[int, dict] = {}  # by block index: dropping one result is O(1)
         self._next_synth = -1
         self.rng = random.Random(_seed(t.path))
         self.rename_counter: dict[str, int] = {}
         self.active_path: list[Entry] = []  # pi: root-to-leaf path after the structure fixes
         self.structure_changed = False  # fix_structure found links or ids to look at
+        self.copies: dict[int, Entry] = {}  # index of a dropped duplicate line -> its kept first copy
         self.linear_path: list[Entry] | None = None  # pi: set when the entries form one chain in file order
         # Claude Code heals pairing itself when it resumes (claude_chain.heal): a call without a
         # result, an orphan or a second result are not damage it sends; repair leaves them as they
@@ -147,7 +150,7 @@ class _Planner:
 
     def results_of(self, e: Entry):
         live = self.live_results.get(e.index)
-        return e.results if live is None else live
+        return e.results if live is None else tuple(live.values())
 
     def key(self, e: Entry) -> tuple:
         """Where ``e`` goes in the output file: its own place unless moved or inserted."""
@@ -266,8 +269,11 @@ class _Planner:
                         why = "points to itself" if p == e.id else ("points forward (cycle)" if kind == "cycle" else "points to no entry")
                         self._set_parent(e, new_parent)
                         self.change(kind, "relinked", e, e.id, f"parent {p} {why}; re-linked to {new_parent}")
-            if e.id in resolve and self._same_line(first_entry[e.id], e):
+            # a line written twice; not when either copy was just re-linked (then they stand in different places)
+            if (e.id in resolve and first_entry[e.id].index not in self.edits and e.index not in self.edits
+                    and self._same_line(first_entry[e.id], e)):
                 self.drop(e, "duplicate-line", f"the same line as line {first_line[e.id]}, written twice")
+                self.copies[e.index] = first_entry[e.id]
                 continue
             if e.id in resolve:
                 new = self.fmt.new_id(self.taken_ids, self.rng)
@@ -337,13 +343,29 @@ class _Planner:
             elif e.role == "user" and e.blank_text:
                 self.edit(e)["fix_blank_user"] = True
                 self.change("blank-user", "rewritten", e, e.id, "blank user text replaced by the fallback \"(continue)\"")
+            elif e.role == "user" and e.empty and not e.results:
+                self.edit(e)["fix_blank_user"] = True
+                self.change("blank-user", "rewritten", e, e.id, "user message with no content (none, or not text blocks) "
+                            "given the fallback \"(continue)\"")
+            elif e.role == "assistant" and e.blank_text and not e.empty:
+                blank = {i for i, b in enumerate(_content_ref(self.name, self.t.load(e)))
+                         if isinstance(b, dict) and is_blank_text(b)}
+                self.edit(e).setdefault("drop_blocks", set()).update(blank)
+                self.change("blank-text", "dropped", e, e.id, f"{len(blank)} empty text block(s) removed from the assistant message")
 
     # ------------------------------------------------------------ pairing
     def segment(self) -> list[Entry]:
         if self.name == "pi":
             # walk through dropped entries too: their children are re-linked to the
             # nearest kept ancestor, which lies on this same path
-            path, start, _ = pi_segment(self.entries, self.linear_path)
+            known = self.linear_path
+            if self.dropped and known is None:
+                kept = [e for e in self.entries if e.kind != HEADER and e.index not in self.dropped]
+                if all(e.id is None for e in kept):
+                    known = kept  # version 1 once the dropped lines (which had ids) are gone: a linear list
+            path, start, _ = pi_segment(self.entries, known)
+            if self.copies:  # a line written twice reads the same either way: its kept first copy stands on the path
+                path = [self.copies.get(e.index, e) for e in path]
             self.active_path = path  # links do not change again before relink(): reused there
             dropped = self.dropped
             return [e for e in path[start:] if e.index not in dropped] if dropped else path[start:]
@@ -378,9 +400,9 @@ class _Planner:
         pos = {e.index: k for k, e in enumerate(order)}
         keys = [self.key(e) for e in order]
         for comp_index, target in self.first_kept.items():
-            comp = next((e for e in order if e.index == comp_index), None)
-            if comp is None:
+            if comp_index not in pos:
                 continue
+            comp = order[pos[comp_index]]
             if target.index in pos:
                 new = target
             else:
@@ -451,7 +473,7 @@ class _Planner:
         ids = set()
         for k in range(n):
             c, s = calls[k], span[k]
-            rs = live.get(s.index, s.results)
+            rs = s.results if s.index not in live else self.results_of(s)
             if len(rs) != 1 or s.nblocks != 1 or s.index in dropped:
                 return False
             r = rs[0]
@@ -514,13 +536,20 @@ class _Planner:
             by_call_id.setdefault(c.id, []).append(k)
         # match results to calls, first untaken call with the same original id
         taken: dict[int, tuple[Entry, object]] = {}
+        cursor: dict[str, int] = {}  # by call id: how many of its calls are taken
         first_remainder = None
-        moved_entries = []
+        moved_entries: dict[int, Entry] = {}  # by index, in the order found
         for pos, s in enumerate(span):
             results = self.results_of(s)
             has_other = s.nblocks > len(results) or not results
             for r in list(results):
-                k = next((k for k in by_call_id.get(r.id, ()) if k not in taken), None)
+                ks = by_call_id.get(r.id)
+                k = None
+                if ks is not None:  # calls of an id are taken in order: a cursor finds the first untaken one
+                    j = cursor.get(r.id, 0)
+                    if j < len(ks):
+                        k = ks[j]
+                        cursor[r.id] = j + 1
                 if k is None:
                     if self.client_heals_pairing:
                         continue
@@ -537,8 +566,8 @@ class _Planner:
                 if final_id[k] != r.id:
                     self.edit(s).setdefault("rename_results", {})[r.idx] = final_id[k]
                     self.change("reused-id", "rewritten", s, r.id, f"result renamed {final_id[k]} with its tool call")
-                if first_remainder is not None and s not in moved_entries:
-                    moved_entries.append(s)
+                if first_remainder is not None:
+                    moved_entries.setdefault(s.index, s)
             if first_remainder is None and has_other and self.alive(s) and not self.results_of(s):
                 first_remainder = pos
         # the anchor: the last span entry before the first remainder message (or the unit)
@@ -550,7 +579,14 @@ class _Planner:
         base = self.key(anchor)
         sub = base[1]
         order_ids = [final_id[k] for k in range(len(calls))]
-        for s in moved_entries:
+        missing = [k for k in range(len(calls)) if k not in taken]
+        host = anchor if (missing and anchor is not unit[-1] and self.name != "pi" and self.results_of(anchor)
+                          and anchor.nblocks > len(self.results_of(anchor))) else None
+        synth_sub = None  # synthetic results go after the moved ones, unless a moved message holds more than results
+        if missing and host is None and any(self.alive(s) and s.nblocks > len(self.results_of(s)) for s in moved_entries.values()):
+            synth_sub = sub  # then right after the anchor, so that every result of the turn comes before that text
+            sub += len(missing)
+        for s in moved_entries.values():
             if not self.alive(s):
                 continue
             if s.nblocks > len(self.results_of(s)):
@@ -564,11 +600,11 @@ class _Planner:
             if self.alive(s) and s.nblocks > len(self.results_of(s)) and self._results_not_first(s):
                 self.edit(s)["results_first"] = order_ids
                 self.change("moved-result", "rewritten", s, None, "tool_result blocks moved before the other blocks of the message")
-        missing = [k for k in range(len(calls)) if k not in taken]
         if not missing or self.client_heals_pairing:
             return
-        host = anchor if (anchor is not unit[-1] and self.name != "pi" and self.results_of(anchor)
-                          and anchor.nblocks > len(self.results_of(anchor))) else None
+        if synth_sub is not None:
+            sub = synth_sub
+        loaded: dict[int, dict] = {}  # each calling line read once, however many of its calls lack a result
         for k in missing:
             u, c = calls[k]
             fid = final_id[k]
@@ -579,7 +615,12 @@ class _Planner:
                 self.edit(host)["results_first"] = order_ids
                 self.change("missing-result", "inserted", host, fid, f"synthetic error result for tool call {c.name} added to this message")
                 continue
-            obj = self.fmt.synthetic_result(self.t.load(u), fid, c.name, ts=u.ts, with_ids=u.id is not None or self.name == "claude", taken=self.taken_ids, rng=self.rng)
+            call_obj = loaded.get(u.index)
+            if call_obj is None:
+                call_obj = loaded[u.index] = self.t.load(u)
+                if u.id is not None:
+                    self.fmt.set_id(call_obj, u.id)  # as planned: a renamed duplicate id is the result's parent
+            obj = self.fmt.synthetic_result(call_obj, fid, c.name, ts=u.ts, with_ids=u.id is not None or self.name == "claude", taken=self.taken_ids, rng=self.rng)
             sub += 1
             self._synth_entry(obj, key=(base[0], sub))
             self.change("missing-result", "inserted", None, fid,
@@ -602,10 +643,15 @@ class _Planner:
     def _drop_result(self, s: Entry, r, kind, detail):
         live = self.live_results.get(s.index)
         if live is None:
-            live = self.live_results[s.index] = list(s.results)
-        if r in live:
-            live.remove(r)
-        remaining = s.nblocks - len(self.edits.get(s.index, {}).get("drop_blocks", set())) - 1
+            live = self.live_results[s.index] = {x.idx: x for x in s.results}
+        live.pop(r.idx, None)
+        gone = self.edits.get(s.index, {}).get("drop_blocks", set())
+        remaining = s.nblocks - len(gone) - 1
+        if remaining > 0 and not live and self.name != "pi":
+            # its last result goes: is anything the API counts as content left (not a stray value, not blank text)?
+            content = _content_ref(self.name, self.t.load(s))
+            if not any(isinstance(b, dict) and not is_blank_text(b) for i, b in enumerate(content) if i != r.idx and i not in gone):
+                remaining = 0
         if self.name == "pi" or remaining <= 0:
             self.drop(s, kind, detail, r.id)
         else:
@@ -672,6 +718,8 @@ class _Planner:
         on_path: set[int] = set()
         if self.name == "pi":
             self._relink_path(order, on_path)
+        if self.keys:
+            self._relink_forward(order, on_path)
         # only a parent that was dropped can need a new link: look at those entries alone
         suspects = {e.id for e in self.entries if e.index in self.dropped and e.id} if self.dropped else set()
         if not suspects:
@@ -697,6 +745,26 @@ class _Planner:
             e.parent = want
             self.edit(e)["set_parent"] = want
             self.change("parent", "relinked", e, e.id, f"parent {old} was removed; linked to its nearest kept ancestor {want}")
+
+    def _relink_forward(self, order: list[Entry], on_path: set[int]):
+        """A parent comes before its child in the file: an entry moved ahead of its parent (a result
+        moved back to its call) points at the entry now before it, as the structure repair would."""
+        ids = {e.id for e in order if e.id is not None}
+        seen: set = set()
+        prev = None
+        for e in order:
+            p = e.parent
+            if p is not None and p not in seen and p in ids and e.index not in on_path and e.kind != HEADER:
+                want = prev.id if prev is not None else None
+                e.parent = want
+                if e.index < 0:
+                    self.fmt.set_parent(self.synthetic_obj(e), want)
+                else:
+                    self.edit(e)["set_parent"] = want
+                    self.change("parent", "relinked", e, e.id, f"parent {p} now comes after it; linked to the entry before it {want}")
+            if e.id is not None:
+                seen.add(e.id)
+                prev = e
 
     def _relink_path(self, order: list[Entry], on_path: set[int]):
         on_path.update(e.index for e in self.active_path)
@@ -764,6 +832,26 @@ class _Planner:
             e.results = tuple(r.renamed(renames[r.idx]) if r.idx in renames else r for r in e.results)
         return e
 
+    TOP_LEVEL_EDITS = {"set_id", "set_parent", "set_first_kept", "set_first_kept_index"}
+
+    def rewritten(self, e: Entry, f=None) -> bytes | None:
+        """The output bytes of ``e`` (without line ending), or None when its original bytes are kept.
+        Edits of top-level keys only (ids, links) are set in the original bytes; other edits
+        re-serialize the line."""
+        ed = self.edits.get(e.index) if e.index >= 0 else None
+        if ed and ed.keys() <= self.TOP_LEVEL_EDITS:
+            line = set_top_level(self.t.raw(e, f), self._top_level(e, ed, {}))
+            if line is not None:
+                return line
+        obj = self.materialize(e, f)
+        if obj is None:
+            return None
+        try:
+            return dumps(obj)
+        except RecursionError:
+            raise InputError("nested too deeply to rewrite (this change cannot be made without re-serializing "
+                             "the line); nothing written", path=self.t.path, line=e.lineno or None) from None
+
     def materialize(self, e: Entry, f=None) -> dict | None:
         """The edited object of ``e``, or None when its original bytes are kept."""
         if e.index < 0:
@@ -771,12 +859,7 @@ class _Planner:
         ed = self.edits.get(e.index)
         if not ed:
             return None
-        obj = self.t.load(e, f)
-        if "set_id" in ed:
-            if e.kind == HEADER:
-                obj["id"] = ed["set_id"]
-            else:
-                self.fmt.set_id(obj, ed["set_id"])
+        obj = self._top_level(e, ed, self.t.load(e, f))
         content = _content_ref(self.name, obj)
         if ed.get("rename_calls"):
             for idx, new in ed["rename_calls"].items():
@@ -799,6 +882,15 @@ class _Planner:
             self.fmt.add_result_blocks(obj, ed["add_results"])
         if ed.get("results_first"):
             _results_first(self.name, obj, ed["results_first"])
+        return obj
+
+    def _top_level(self, e: Entry, ed: dict, obj: dict) -> dict:
+        """The id, link and firstKept edits of ``e`` set on ``obj`` (its loaded line, or {} for ``set_top_level``)."""
+        if "set_id" in ed:
+            if e.kind == HEADER:
+                obj["id"] = ed["set_id"]
+            else:
+                self.fmt.set_id(obj, ed["set_id"])
         if "set_parent" in ed:
             self.fmt.set_parent(obj, ed["set_parent"])
         if "set_first_kept" in ed:
@@ -812,8 +904,8 @@ def _content_ref(name: str, obj: dict) -> list:
     if name == "messages":
         c = obj.get("content")
     else:
-        m = obj.get("message") or {}
-        c = m.get("content")
+        m = obj.get("message")
+        c = m.get("content") if isinstance(m, dict) else None
     return c if isinstance(c, list) else []
 
 
@@ -842,11 +934,11 @@ class Plan:
         eol = t.eol
         with open(t.path, "rb") as f:
             for e in self.order:
-                obj = self.planner.materialize(e, f)
-                if obj is None:
+                line = self.planner.rewritten(e, f)
+                if line is None:
                     yield t.raw(e, f) + (e.eol or eol)
                 else:
-                    yield dumps(obj) + eol
+                    yield line + eol
 
 
 def plan_repair(t: Transcript, *, trim_trailing: bool = False) -> Plan:
@@ -871,6 +963,7 @@ def plan_repair(t: Transcript, *, trim_trailing: bool = False) -> Plan:
         p.fix_first_kept(order)
     if order and not order[-1].eol and order[-1].index >= 0 and not p.edits.get(order[-1].index):
         p.changes.append(Change("final-newline", "added", order[-1].lineno, None, "last line had no line ending"))
+    _refuse_unreadable(t, p, order)
     final = []
     edits = p.edits
     with open(t.path, "rb") as f:
@@ -891,6 +984,23 @@ def plan_repair(t: Transcript, *, trim_trailing: bool = False) -> Plan:
 
 
 REPLANS = 3  # plans made again when lines appended meanwhile point at entries the repair removes
+
+
+def _refuse_unreadable(t: Transcript, p: _Planner, order: list[Entry]) -> None:
+    """Repair never writes a file that ctxtool (or the agent) would refuse: none at all when every
+    line goes, and none whose first lines no longer look like the file's format (how it is detected)."""
+    if not order:
+        why = sorted({c.kind for c in p.changes if c.action == "dropped"})
+        raise InputError(f"repair would remove every line ({', '.join(why)}): nothing would be left that ctxtool "
+                         "or the agent can read; the file is left as it is", path=t.path)
+    head = order[:SNIFF_LINES]
+    if all(e.index == k and k not in p.edits for k, e in enumerate(head)) and len(head) == min(len(t.entries), SNIFF_LINES):
+        return  # the first lines are the input's own, untouched: detected as before
+    with open(t.path, "rb") as f:
+        objs = [p.materialize(e, f) or t.load(e, f) for e in head]
+    if sum(t.fmt.sniff(o) for o in objs) <= 0:
+        raise InputError(f"after repair, none of the first lines would look like a {t.format_name} transcript, so the "
+                         "repaired file could not be read; the file is left as it is", path=t.path)
 
 
 def repair_file(

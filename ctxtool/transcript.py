@@ -18,9 +18,10 @@ from typing import Callable
 import orjson
 
 from . import formats, parallel
-from .errors import InputError
-from .jsonl import BOM, Line, open_binary, parse, read_at
+from .errors import InputError, unexpected
+from .jsonl import BOM, Line, loads, open_binary, parse, read_at
 from .model import Entry
+from .paths import NOT_REGULAR, regular
 
 
 @dataclass(slots=True)
@@ -65,7 +66,10 @@ class Transcript:
         """The parsed object of ``e`` (re-read from disk when it was released)."""
         if e.obj is not None:
             return e.obj
-        return orjson.loads(self.raw(e, f))
+        try:
+            return loads(self.raw(e, f))
+        except ValueError as err:
+            raise InputError(f"{err}: the file changed while it was read", path=self.path, line=e.lineno) from None
 
     def reload(self, e: Entry, f=None) -> Entry:
         """``e`` with its object and blocks restored (a fresh normalization)."""
@@ -80,8 +84,16 @@ def make_entry(fmt, obj, index: int, lineno: int, offset: int, length: int, eol:
                stats: bool = True) -> Entry:
     e = Entry(index, lineno, offset, length, eol, "meta", "?")
     e.obj = obj
-    fmt.normalize(obj, e, blocks, stats)
+    try:
+        fmt.normalize(obj, e, blocks, stats)
+    except Exception as exc:  # a bug met on this line: one error naming it (the caller adds the file)
+        raise unexpected(exc, line=lineno or None) from None
     return e
+
+
+COMPRESSED = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"), (b"\x28\xb5\x2f\xfd", "zstd"),
+              (b"PK\x03\x04", "zip"))
+PRETTY_CHECK_BYTES = 16 << 20  # a failed file this small is parsed whole to tell a pretty-printed JSON document
 
 
 def _check_binary(path: str) -> None:
@@ -90,6 +102,9 @@ def _check_binary(path: str) -> None:
             head = f.read(8192)
     except OSError:
         return
+    for magic, name in COMPRESSED:
+        if head.startswith(magic):
+            raise InputError(f"{name}-compressed file: decompress it first", path=path)
     nontext = sum(1 for b in head if b < 9 or 13 < b < 32 or b == 127)
     if head and nontext > len(head) * 0.3:
         raise InputError("binary file, not a JSONL transcript", path=path)
@@ -124,6 +139,8 @@ def scan(
     """
     if os.path.isdir(path):
         raise InputError("is a directory", path=path)
+    if os.path.exists(path) and not regular(path):  # a FIFO with no writer would block the read forever
+        raise InputError(NOT_REGULAR, path=path)
     _check_binary(path)
     t = Transcript(path, None)
     pending: list[tuple[Line, object]] = []
@@ -164,10 +181,44 @@ def scan(
             t.entries.append(e)
 
     with no_gc():
-        _scan_lines(t, path, pending, module, emit)
+        try:
+            _scan_lines(t, path, pending, module, emit)
+        except InputError:  # FormatError too: say what the file is when it is a known other thing
+            if not t.entries and _pretty_json(path):
+                raise InputError("a pretty-printed JSON document, not JSONL (one JSON object per line); "
+                                 "convert it first, e.g. with jq -c", path=path) from None
+            raise
     if len(t.bad) > 1:  # non-object lines read before the format was known are reported late: line order, as a parallel scan
         t.bad.sort(key=_lineno)
     return t
+
+
+def _pretty_json(path: str) -> bool:
+    """A file that is one JSON document spread over lines (``json.dump(..., indent=2)``), not JSONL:
+    its first line opens an object or array it does not close, and the whole file parses (a large
+    one: its next line is indented, as pretty-printers write)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(1 << 16)
+            if head.startswith(BOM):
+                head = head[3:]
+            text = head.lstrip()
+            first, _, rest = text.partition(b"\n")
+            if first[:1] not in (b"{", b"[") or not rest.strip():
+                return False
+            try:
+                orjson.loads(first)
+                return False  # a whole value on its first line: JSONL (its problem is another one)
+            except orjson.JSONDecodeError:
+                pass
+            size = os.fstat(f.fileno()).st_size
+            if size > PRETTY_CHECK_BYTES:
+                return first.strip() in (b"{", b"[") and rest[:1] in (b" ", b"\t")
+            f.seek(0)
+            orjson.loads(f.read().removeprefix(BOM))
+            return True
+    except (OSError, orjson.JSONDecodeError):
+        return False
 
 
 def _lineno(b: "BadLine") -> int:

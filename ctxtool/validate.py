@@ -238,7 +238,8 @@ def _check(out: list, n: int, prev, cur, nxt, seen_calls: dict) -> None:
         present = {r.id for _, _, r in nsm.results} if nsm is not None else set()
         missing = [i for i in ids if i not in present]
         if missing:
-            lines = sorted({e.lineno for _, e, c in sm.calls if c.id in missing})
+            unanswered = set(missing)
+            lines = sorted({e.lineno for _, e, c in sm.calls if c.id in unanswered})
             out.append(Violation("missing-tool-result", ERROR, n, lines,
                                  f"messages.{n}: `tool_use` ids were found without `tool_result` blocks immediately after: "
                                  f"{', '.join(missing)}. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",

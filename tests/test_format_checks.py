@@ -65,12 +65,53 @@ def test_codex_rollout_is_named(tmp_path):
     assert "Codex CLI rollout" in str(e.value) and "refusing --format pi" in str(e.value)
 
 
-def test_json_array_lines_are_named(tmp_path):
+def _refusal(tmp_path, data: bytes) -> str:
+    """Why ``scan`` refuses a file holding ``data``."""
     path = tmp_path / "a.jsonl"
-    path.write_bytes(b'[{"role": "user", "content": "hi"}]\n[1, 2]\n')
+    path.write_bytes(data)
     with pytest.raises(InputError) as e:
         scan(str(path))
-    assert "JSON array values, not objects" in str(e.value)
+    return str(e.value)
+
+
+def test_json_array_lines_are_named(tmp_path):
+    assert "JSON array values, not objects" in _refusal(tmp_path, b'[{"role": "user", "content": "hi"}]\n[1, 2]\n')
+
+
+@pytest.mark.parametrize("compress,name", [("gzip", "gzip"), ("bz2", "bzip2"), ("lzma", "xz")])
+def test_compressed_session_is_named(tmp_path, compress, name):
+    import importlib
+
+    raw = open(os.path.join(FIX, "repair", "pi-clean.jsonl"), "rb").read()
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(importlib.import_module(compress).compress(raw))
+    with pytest.raises(InputError) as e:
+        scan(str(path))
+    assert str(e.value) == f"{path}: {name}-compressed file: decompress it first"
+    r = CliRunner().invoke(cli, ["repair", "--check", str(path)])
+    assert r.exit_code == 3 and r.stderr.strip() == f"Error: {path}: {name}-compressed file: decompress it first"
+
+
+@pytest.mark.parametrize("shape", ["array", "object", "big-array"])
+def test_pretty_printed_json_is_named(tmp_path, shape, monkeypatch):
+    import json
+
+    from ctxtool import transcript
+
+    objs = [orjson.loads(x) for x in open(os.path.join(FIX, "repair", "pi-clean.jsonl"), "rb").read().splitlines()]
+    if shape == "big-array":  # above the size parsed whole: told by its indented second line
+        monkeypatch.setattr(transcript, "PRETTY_CHECK_BYTES", 100)
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps(objs[1] if shape == "object" else objs, indent=2))
+    for args in (["validate"], ["estimate"], ["repair", "--check"]):
+        r = CliRunner().invoke(cli, [*args, str(path)])
+        assert r.exit_code == 3
+        assert r.stderr.strip() == (f"Error: {path}: a pretty-printed JSON document, not JSONL (one JSON object per line); "
+                                    "convert it first, e.g. with jq -c")
+
+
+def test_jsonl_whose_lines_are_all_broken_is_not_called_pretty_printed(tmp_path):
+    assert "no parseable JSON lines" in _refusal(tmp_path, b'{"type":"session",\n{"type":"message"\n')
 
 
 def test_compact_refuses_broken_structure_and_leaves_the_file(tmp_path):

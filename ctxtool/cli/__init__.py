@@ -7,14 +7,13 @@ validator found violations, some files in a batch failed); 2 usage error;
 
 from __future__ import annotations
 
-import os
 import sys
 
 import click
 
 from .. import render
-from ..errors import EXIT_FAILED, EXIT_USAGE, CtxError
-from .common import CONTEXT_SETTINGS
+from ..errors import EXIT_USAGE, CtxError, unexpected
+from .common import CONTEXT_SETTINGS, CURRENT, TARGETS, shown
 
 
 # command -> module that defines it: a command's module (and what it imports: rich,
@@ -40,12 +39,14 @@ class CtxGroup(click.Group):
         # `--json` anywhere before a `--`: a failure that stops the command is still JSON on stdout
         raw = [*getattr(ctx, "_protected_args", []), *ctx.args]
         json_mode = "--json" in (raw[:raw.index("--")] if "--" in raw else raw)
+        _tolerant_output()
         try:
             return super().invoke(ctx)
         except CtxError as e:
-            click.echo(f"Error: {e}", err=True)
+            e = unexpected(e, path=ctx.meta.get(CURRENT))  # a message without a file gets the one being processed
+            click.echo(shown(ctx, f"Error: {e}"), err=True)
             if json_mode:
-                _json_error(str(e), e.exit_code, path=e.path, line=e.line, reason=e.reason)
+                _json_error(shown(ctx, str(e)), e.exit_code, path=e.path and shown(ctx, e.path), line=e.line, reason=e.reason)
             ctx.exit(e.exit_code)
         except click.ClickException as e:
             if json_mode:
@@ -59,14 +60,24 @@ class CtxGroup(click.Group):
         except BrokenPipeError:
             render.silence_stdout()
             ctx.exit(0)
-        except Exception as e:  # never show a traceback to users
-            if os.environ.get("CTXTOOL_DEBUG"):
-                raise
-            msg = f"internal error: {type(e).__name__}: {e}"
-            click.echo(f"Error: {msg} (set CTXTOOL_DEBUG=1 for a traceback)", err=True)
+        except Exception as e:  # last resort, never a traceback: one line naming the file being processed
+            where = ctx.meta.get(CURRENT) or ", ".join(ctx.meta.get(TARGETS) or ()) or None
+            err = unexpected(e, path=where)
+            click.echo(shown(ctx, f"Error: {err}"), err=True)
             if json_mode:
-                _json_error(msg, EXIT_FAILED)
-            ctx.exit(EXIT_FAILED)
+                _json_error(shown(ctx, str(err)), err.exit_code, path=err.path and shown(ctx, err.path), line=err.line,
+                            reason=err.reason)
+            ctx.exit(err.exit_code)
+
+
+def _tolerant_output() -> None:
+    """Text read from a session can hold lone surrogates (JSON allows them; so do file names
+    with invalid UTF-8): written as escapes rather than failing the command after its work."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError, OSError):  # not a TextIOWrapper: leave it
+            pass
 
 
 def _json_error(message: str, exit_code: int, *, path=None, line=None, reason=None) -> None:

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
 
 import click
 import orjson
 
 from .. import formats, render
-from ..errors import ConfigError, CtxError
-from ..paths import expand
+from ..errors import ConfigError, unexpected
+from ..paths import Spool, expand
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -23,29 +24,106 @@ format_option = click.option(
 
 def emit_json(data) -> None:
     try:
-        sys.stdout.buffer.write(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS) + b"\n")
+        try:
+            out = orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+        except orjson.JSONEncodeError:  # lone surrogates, numbers beyond 64 bits read from a session
+            out = json.dumps(data, indent=2, ensure_ascii=True, default=str).encode("ascii")
+        sys.stdout.buffer.write(out + b"\n")
         sys.stdout.flush()
     except BrokenPipeError:  # `| head`: finish quietly, the exit code still reports the result
         render.silence_stdout()
 
 
+CURRENT = "ctxtool.path"  # ctx.meta key: the file being processed (the command group's last-resort error names it)
+TARGETS = "ctxtool.targets"
+NAMES = "ctxtool.names"  # temp file of spooled input -> the name the user gave (<stdin>, /dev/fd/63)
+
+
+def working_on(path: str) -> None:
+    """Record the file being processed, for an error that escapes the command."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.meta[CURRENT] = path
+
+
 def collect(targets) -> tuple[list[str], list[dict]]:
-    """Expand targets; problems become per-target failure records (never fatal alone)."""
-    files, problems = expand(list(targets))
+    """Expand targets; problems become per-target failure records (never fatal alone).
+
+    Standard input (``-``, ``/dev/stdin``) and named pipes are spooled to temp files, deleted
+    when the command ends; output shows them under the name the user gave."""
+    ctx = click.get_current_context(silent=True)
+    spool = None
+    if ctx is not None:
+        ctx.meta[TARGETS] = list(targets)
+        spool = Spool()
+        ctx.call_on_close(spool.close)
+    files, problems = expand(list(targets), spool)
+    if spool is not None and spool.names:
+        _show_names(ctx, dict(spool.names))
     failures = [{"path": t, "error": why, "line": None, "message": f"{t}: {why}"} for t, why in problems]
     return files, failures
 
 
 
-def failure(path: str, e: CtxError) -> dict:
-    return {"path": path, "error": e.reason if e.path else str(e), "line": e.line, "message": str(e)}
+def spooled(path: str) -> str | None:
+    """The name the user gave for a spooled input (``<stdin>``), or None for a real file."""
+    ctx = click.get_current_context(silent=True)
+    return (ctx.meta.get(NAMES) or {}).get(path) if ctx is not None else None
+
+
+def shown(ctx, text: str) -> str:
+    """``text`` with spooled temp files under the names the user gave."""
+    for tmp, name in (ctx.meta.get(NAMES) or {}).items():
+        text = text.replace(tmp, name)
+    return text
+
+
+class _Renaming:
+    """A text stream (and its byte buffer) that writes spooled temp files' paths as the names
+    the user gave, so every message and report names ``<stdin>`` rather than a temp file."""
+
+    def __init__(self, stream, names: dict, binary: bool = False):
+        self._stream = stream
+        self._pairs = [(k.encode(), v.encode()) if binary else (k, v) for k, v in names.items()]
+        self._names = names
+
+    def write(self, s):
+        for tmp, name in self._pairs:
+            s = s.replace(tmp, name)
+        return self._stream.write(s)
+
+    @property
+    def buffer(self):
+        return _Renaming(self._stream.buffer, self._names, binary=True)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _show_names(ctx, names: dict) -> None:
+    ctx.meta[NAMES] = names
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _Renaming(sys.stdout, names), _Renaming(sys.stderr, names)
+
+    def restore():
+        sys.stdout, sys.stderr = saved
+
+    ctx.call_on_close(restore)
+
+
+def failure(path: str, e: Exception) -> dict:
+    """The failure record of one file of a batch; any exception becomes one line naming the file."""
+    e = unexpected(e, path=path)
+    return {"path": path, "error": e.reason, "line": e.line, "message": str(e)}
 
 
 def each_with_progress(items, label: str, *, enabled: bool):
     """Iterate ``items``, drawing a rich progress bar on stderr when it is a terminal."""
     items = list(items)
     if not enabled or len(items) < 2 or not sys.stderr.isatty():
-        yield from items
+        for item in items:
+            working_on(item)
+            yield item
         return
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -54,6 +132,7 @@ def each_with_progress(items, label: str, *, enabled: bool):
                   console=Console(file=sys.stderr), transient=True) as bar:
         task = bar.add_task(label, total=len(items))
         for item in items:
+            working_on(item)
             yield item
             bar.advance(task)
 

@@ -15,12 +15,12 @@ from ..compact import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_PARTS, DEFAULT_RESERVE
 from ..batch_compact import DEFAULT_BATCH_SIZE, BatchOptions, PollPolicy, run_batch
 from ..batch_state import default_path, run_key
 from ..compact_records import Options, compact_batch
-from ..errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK
+from ..errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK, InputError
 from ..lock import DEFAULT_TIMEOUT
 from ..paths import shard as shard_files
 from ..summarize import DEFAULT_CALL_TIMEOUT, DEFAULT_MODEL, DEFAULT_OVERALL_TIMEOUT, PlanOnly, Settings, make_summarizer
 from . import cli
-from .common import CONTEXT_SETTINGS, collect, emit_json, format_option, json_option
+from .common import CONTEXT_SETTINGS, collect, emit_json, failure, format_option, json_option, spooled
 
 
 def _shard(ctx, param, value):
@@ -107,6 +107,10 @@ def compact(paths, summarizer, model, command, keep_recent_tokens, reserve_token
     if batch and summarizer != "anthropic":
         raise click.UsageError("--batch needs --summarizer anthropic (the Message Batches API)")
     files, failures = collect(paths)
+    if not dry_run:  # compaction writes the file back: a spooled copy of standard input would be lost
+        failures += [failure(f, InputError("standard input or a pipe cannot be compacted in place; use --dry-run", path=f))
+                     for f in files if spooled(f)]
+        files = [f for f in files if not spooled(f)]
     files = shard_files(files, shard)
     opts = Options(fmt=fmt, keep_recent_tokens=keep_recent_tokens,
                    settings=Settings(window=window or DEFAULT_WINDOW, reserve_tokens=reserve_tokens, parts=parts, overall_timeout=overall_timeout),

@@ -11,7 +11,7 @@ import orjson
 
 from .. import advice, render
 from .. import config as cfgmod
-from ..errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, CtxError
+from ..errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
 from ..jsonl import atomic_write
 from ..profile import (
     BURST_MIN_CALLS, BURSTY_MIN_BURST_CALL_SHARE, BURSTY_MIN_GAP_CV, BURSTY_MIN_IDLE_GAPS, BURSTY_MIN_IDLE_SHARE,
@@ -88,7 +88,7 @@ def profile(paths, config_path, window, patch_path, apply_, yes, fmt, json_):
     for path in each_with_progress(files, "profile", enabled=not json_):
         try:
             profiles.append(profile_session(path, fmt, window=window, cfg=cfg))
-        except CtxError as e:
+        except Exception as e:  # any failure is this file's, one line naming it
             failures.append(failure(path, e))
     if not profiles:
         for f in failures:
@@ -302,6 +302,8 @@ def _render_session(con, p):
                   + ("; summaries are stacking (each one larger than the last)" if cp["stacking"] else "; not stacking"), markup=False)
     else:
         con.print("Compactions: none", markup=False)
+    for n in p.get("notes") or []:
+        con.print(f"note: {n}", markup=False)
     con.print("", markup=False)
     tl = p["timeline"]
     if tl["points"]:

@@ -6,12 +6,13 @@ import click
 
 from .. import config, render
 from .. import prune as lib
-from ..errors import EXIT_FINDINGS, EXIT_OK
+from ..errors import EXIT_FINDINGS, EXIT_OK, InputError
 from ..jsonl import atomic_write
+from ..paths import is_stream
 from ..transcript import scan
 from ..window import Evidence, configured_window, resolve_window
 from . import cli
-from .common import CONTEXT_SETTINGS, emit_json, format_option, in_config, json_option
+from .common import CONTEXT_SETTINGS, collect, emit_json, format_option, in_config, json_option, working_on
 
 MAX_ROWS = 40
 
@@ -155,6 +156,12 @@ def prune(path, strategy, compare, window, tokenizer, config_path, preset, ttl, 
     counter = lib.get_counter(tokenizer)
     lib.openclaw_settings(pruning)  # validate early: a bad setting is a usage error even for other strategies
 
+    if is_stream(path):  # standard input or a pipe: read from a spooled copy
+        files, failures = collect([path])
+        if not files:
+            raise InputError(failures[0]["error"], path=path)
+        path = files[0]
+    working_on(path)
     t = scan(path, fmt, keep=True)
     ev = Evidence.of(t.entries)
     win = resolve_window(ev, override=window, configured=configured_window(cfg, ev.model))

@@ -6,14 +6,14 @@ import os
 
 import click
 
-from ..errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK, CtxError
+from ..errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK, InputError
 from ..lock import DEFAULT_TIMEOUT
 from ..repair import repair_file
 from ..validate import errors as error_violations
 from ..validate import validate_file
 from .. import commit, render
 from . import cli
-from .common import CONTEXT_SETTINGS, collect, each_with_progress, emit_json, failure, format_option, json_option
+from .common import CONTEXT_SETTINGS, collect, each_with_progress, emit_json, failure, format_option, json_option, spooled
 
 
 @cli.command(context_settings=CONTEXT_SETTINGS)
@@ -43,18 +43,24 @@ def repair(paths, check, output, no_backup, trim_trailing_assistant, lock_timeou
       ctxtool repair session.jsonl              # in place, with backup
       ctxtool repair -o fixed.jsonl broken.jsonl --json
     """
-    files, failures = collect(paths)
-    if output and (len(files) != 1 or len(paths) != 1):
+    if output and len(paths) != 1:
         raise click.UsageError("-o/--output takes exactly one input file")
+    files, failures = collect(paths)  # one target that is missing or unreadable: its own error below
+    if output and len(files) > 1:
+        raise click.UsageError("-o/--output takes exactly one input file (a directory of several was given)")
     reports = []
     for path in each_with_progress(files, "repair", enabled=not json_):
+        if spooled(path) and not check and not output:
+            failures.append(failure(path, InputError("standard input or a pipe cannot be repaired in place; "
+                                                     "use -o FILE (or --check)", path=path)))
+            continue
         try:
             reports.append(repair_file(
                 path, fmt=fmt, check=check, output=output, backup=not no_backup,
                 trim_trailing=trim_trailing_assistant, lock_timeout=lock_timeout, break_stale_lock=break_stale_lock,
                 violations_before=json_,  # only the JSON report shows them
             ))
-        except CtxError as e:
+        except Exception as e:  # any failure is this file's, one line naming it
             failures.append(failure(path, e))
     if json_:
         emit_json({"check": check, "files": [r.to_dict() for r in reports], "failures": failures})
@@ -133,7 +139,7 @@ def validate(paths, fmt, json_):
             result = validate_file(path, fmt)
             result["notices"] = commit.late_writes(path)
             results.append(result)
-        except CtxError as e:
+        except Exception as e:  # any failure is this file's, one line naming it
             failures.append(failure(path, e))
     if json_:
         emit_json({"files": results, "failures": failures})

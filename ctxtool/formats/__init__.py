@@ -59,7 +59,7 @@ def _what(dicts: list, sample: list, scores: dict, best: str) -> str:
     if not dicts:
         kinds = sorted({JSON_KINDS.get(type(o), "other") for o in sample})
         return f"its lines hold JSON {'/'.join(kinds)} values, not objects (one JSON object per line expected)"
-    if sum(1 for o in dicts if o.get("type") in CODEX_TYPES and isinstance(o.get("payload"), dict)) * 2 >= len(dicts):
+    if sum(1 for o in dicts if isinstance(o.get("type"), str) and o["type"] in CODEX_TYPES and isinstance(o.get("payload"), dict)) * 2 >= len(dicts):
         return "it is an OpenAI Codex CLI rollout file, which ctxtool does not support"
     if scores[best] > 0:
         return f"it looks like {best}"

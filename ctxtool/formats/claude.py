@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from ..model import BOUNDARY, MESSAGE, META, Usage
-from .common import REPAIR_TEXT, blank_user_fixed, error_turn_content, new_uuid, parse_ts, scan_anthropic_blocks
+from .common import REPAIR_TEXT, blank_user_fixed, count_field, error_turn_content, new_uuid, scan_anthropic_blocks, set_extra, ts_field
 
 NAME = "claude"
 KNOWN = {"user", "assistant", "system", "progress", "attachment", "file-history-snapshot", "queue-operation", "summary", "custom-title", "ai-title", "last-prompt", "tag", "mode", "pr-link", "content-replacement"}
@@ -25,6 +25,8 @@ ENVELOPE = ("isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch
 
 def sniff(obj: dict) -> int:
     t = obj.get("type")
+    if not isinstance(t, str):
+        return 0
     if t in ("user", "assistant") and isinstance(obj.get("message"), dict) and ("uuid" in obj or "sessionId" in obj):
         return 5
     if t in KNOWN and ("uuid" in obj or "sessionId" in obj or "leafUuid" in obj or "messageId" in obj):
@@ -39,11 +41,12 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
     e.id = u if isinstance(u, str) else None
     p = obj.get("parentUuid")
     e.parent = p if isinstance(p, str) else None
-    e.ts = parse_ts(obj.get("timestamp"))
+    e.ts = ts_field(e, obj.get("timestamp"))
     if t == "system" and obj.get("subtype") == "compact_boundary":
         e.kind = BOUNDARY
         meta = obj.get("compactMetadata") if isinstance(obj.get("compactMetadata"), dict) else {}
-        e.extra = {"logical_parent": obj.get("logicalParentUuid"), "tokens_before": meta.get("preTokens") or 0, "trigger": meta.get("trigger")}
+        set_extra(e, {"logical_parent": obj.get("logicalParentUuid"), "tokens_before": count_field(e, meta, "preTokens", "compactMetadata"),
+                      "trigger": meta.get("trigger")})
         kept = meta.get("preservedMessages") if isinstance(meta.get("preservedMessages"), dict) else {}
         uuids = kept.get("uuids")
         if isinstance(uuids, list) and uuids:
@@ -57,7 +60,7 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
     if t not in ("user", "assistant") or not isinstance(m, dict):
         e.kind = META
         if t == "system":
-            e.extra = {"subtype": obj.get("subtype")}
+            set_extra(e, {"subtype": obj.get("subtype")})
         return
     e.kind = MESSAGE
     e.role = t
@@ -87,14 +90,16 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
         us = m.get("usage") if stats else None
         if isinstance(us, dict) and e.model != "<synthetic>":
             e.usage = Usage(
-                _int(us.get("input_tokens")), _int(us.get("output_tokens")), _int(us.get("cache_read_input_tokens")),
-                _int(us.get("cache_creation_input_tokens")), 0, placeholder=stop is None,
+                count_field(e, us, "input_tokens", "usage"), count_field(e, us, "output_tokens", "usage"),
+                count_field(e, us, "cache_read_input_tokens", "usage"), count_field(e, us, "cache_creation_input_tokens", "usage"),
+                0, placeholder=stop is None,
             )
     if e.results:
         src = obj.get("sourceToolUseID")
         if isinstance(src, str):
             extra["source_tool_use"] = src
-    e.extra = extra or None
+    if extra:
+        set_extra(e, extra)
 
 
 def _attachment(obj: dict, e, stats: bool) -> None:
@@ -108,7 +113,7 @@ def _attachment(obj: dict, e, stats: bool) -> None:
     kind = att.get("type") if isinstance(att, dict) and isinstance(att.get("type"), str) else "attachment"
     if not texts:
         e.kind = META
-        e.extra = {"attachment": kind}
+        set_extra(e, {"attachment": kind})
         return
     e.kind = MESSAGE
     e.role = "user"
@@ -116,7 +121,7 @@ def _attachment(obj: dict, e, stats: bool) -> None:
     e.blocks = blocks
     scan_anthropic_blocks(e, blocks, "user", stats)
     role = obj.get("renderedRole")
-    e.extra = {"attachment": kind, "context": role if role in ("system", "user") else "user"}
+    set_extra(e, {"attachment": kind, "context": role if role in ("system", "user") else "user"})
     if obj.get("isSidechain"):
         e.extra["sidechain"] = True
 
@@ -129,9 +134,6 @@ def _interrupt_marker(content) -> bool:
 
 def _has_results(blocks) -> bool:
     return any(isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks)
-
-
-from .pi import _int  # noqa: E402  (one integer reader for all formats)
 
 
 def iso(ts: float | None = None) -> str:

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import orjson
 
-from ..model import IMAGE_CHARS, Call, Kinds, Result, js_len
+from ..model import IMAGE_CHARS, Call, Kinds, Result, as_text, js_len
 
 CALL_TYPES = {"toolCall", "toolUse", "functionCall", "tool_use", "tool_call", "function_call"}
 NAME_RE = re.compile(r"^[A-Za-z0-9_:.-]+$")
@@ -20,16 +20,80 @@ STREAM_ERROR_FALLBACK_TEXT = "[assistant turn failed before producing content]"
 BLANK_USER_FALLBACK_TEXT = "(continue)"
 
 
+# Absurd numbers (fuzzed or damaged lines) are treated as missing, never computed with:
+MAX_COUNT = 2**53 - 1  # JavaScript's Number.MAX_SAFE_INTEGER: no token count is larger (nor exact beyond it)
+MAX_EPOCH_MS = 253402300799999  # 9999-12-31T23:59:59.999Z, the last instant a datetime holds
+MIN_EPOCH_MS = -62135596800000  # 0001-01-01T00:00:00Z
+
+
+def count(value) -> int | None:
+    """A recorded count (tokens, sizes): an int, or a float truncated, in 0..MAX_COUNT; 0 when it
+    is absent or not a number; None when it is an absurd number (negative, infinite, NaN, huge)."""
+    t = type(value)
+    if t is int:
+        return value if 0 <= value <= MAX_COUNT else None
+    if t is float:
+        return int(value) if 0 <= value <= MAX_COUNT else None  # NaN fails both comparisons
+    return 0
+
+
+def ms_to_seconds(value) -> float | None:
+    """Epoch milliseconds as epoch seconds; None unless a number between years 1 and 9999."""
+    if type(value) not in (int, float) or not MIN_EPOCH_MS <= value <= MAX_EPOCH_MS:
+        return None
+    return value / 1000.0
+
+
 def parse_ts(value) -> float | None:
-    """Epoch seconds of a timestamp: epoch milliseconds, or an ISO-8601 string; None if unreadable."""
-    if isinstance(value, (int, float)):
-        return value / 1000.0
+    """Epoch seconds of a timestamp: epoch milliseconds, or an ISO-8601 string; None if unreadable
+    or absurd (see ``ms_to_seconds``)."""
+    if type(value) in (int, float):
+        return ms_to_seconds(value)
     if isinstance(value, str):
         try:
             return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
         except ValueError:
             return None
     return None
+
+
+def note_ignored(entry, field: str) -> None:
+    """Record that ``field`` of this entry held an absurd number, read as missing: commands
+    with notes say so (``ignored_notes``). The rest of the entry is read as usual."""
+    x = entry.extra
+    entry.extra = {**x, "ignored": (*x.get("ignored", ()), field)} if x else {"ignored": (field,)}
+
+
+def set_extra(entry, values: dict) -> None:
+    """Set ``entry.extra``, keeping what normalizing the entry already noted there."""
+    entry.extra = {**entry.extra, **values} if entry.extra else values
+
+
+def count_field(entry, d: dict, key: str, where: str) -> int:
+    """``count(d[key])``, noting an absurd value on the entry (as ``where.key``) and reading it as 0."""
+    n = count(d.get(key))
+    if n is None:
+        note_ignored(entry, f"{where}.{key}")
+        return 0
+    return n
+
+
+def ts_field(entry, value, where: str = "timestamp") -> float | None:
+    """``parse_ts(value)``, noting a number outside years 1..9999 on the entry."""
+    ts = parse_ts(value)
+    if ts is None and type(value) in (int, float):
+        note_ignored(entry, where)
+    return ts
+
+
+def ignored_notes(entries, limit: int = 3) -> list[str]:
+    """One note for the absurd values the entries held (read as missing), with their lines."""
+    found = [(e.lineno, f) for e in entries if e.extra and e.extra.get("ignored") for f in e.extra["ignored"]]
+    if not found:
+        return []
+    shown = ", ".join(f"line {n} {f}" for n, f in found[:limit]) + (f" and {len(found) - limit} more" if len(found) > limit else "")
+    return [f"{len(found)} absurd number(s) read as missing (negative, infinite or beyond 2^53 counts; times outside "
+            f"years 1-9999): {shown}"]
 
 
 def new_uuid(rng=None) -> str:
@@ -119,7 +183,7 @@ def result_content_chars(content) -> tuple[int, int]:
             if isinstance(b, dict):
                 t = b.get("type")
                 if t == "text":
-                    text += js_len(str(b.get("text") or ""))
+                    text += js_len(as_text(b.get("text")))
                 elif t == "image":
                     images += 1
     return text, images
@@ -141,6 +205,8 @@ def scan_anthropic_blocks(entry, blocks: list, role: str, stats: bool = True) ->
         if not isinstance(b, dict):
             continue
         t = b.get("type")
+        if type(t) is not str:  # not a block type: content the API refuses, counted as "other"
+            t = None
         if t == "text":
             text = b.get("text")
             text = text if isinstance(text, str) else ""
@@ -154,7 +220,7 @@ def scan_anthropic_blocks(entry, blocks: list, role: str, stats: bool = True) ->
                 entry.blank_text = True
         elif t in ("thinking", "redacted_thinking"):
             if stats and role == "assistant":
-                n = js_len(str(b.get("thinking") or "")) if t == "thinking" else 0
+                n = js_len(as_text(b.get("thinking"))) if t == "thinking" else 0
                 chars += n
                 k_think += n
             if b.get("signature") or b.get("thinkingSignature") or t == "redacted_thinking":
@@ -222,8 +288,18 @@ def blank_user_fixed(content):
     blocks removed, and an array left empty becomes one "(continue)" text block."""
     if isinstance(content, str):
         return BLANK_USER_FALLBACK_TEXT
-    kept = [b for b in content or [] if not (isinstance(b, dict) and b.get("type") == "text" and not str(b.get("text") or "").strip())]
+    # content that is no list (an object, a number) or holds no block objects is empty, as the API sees it
+    kept = [b for b in content if isinstance(b, dict) and not is_blank_text(b)] if isinstance(content, list) else []
     return kept or [{"type": "text", "text": BLANK_USER_FALLBACK_TEXT}]
+
+
+def is_blank_text(block: dict) -> bool:
+    """A text block the API refuses ("text content blocks must be non-empty"): its text empty,
+    whitespace or not a string (as ``scan_anthropic_blocks`` reads it)."""
+    if block.get("type") != "text":
+        return False
+    text = block.get("text")
+    return not (isinstance(text, str) and text.strip())
 
 
 def error_turn_content() -> list:

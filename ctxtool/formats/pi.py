@@ -12,16 +12,18 @@ import os
 import re
 from datetime import datetime, timezone
 
-from ..model import COMPACTION, EMPTY, HEADER, IMAGE_CHARS, MESSAGE, META, Kinds, Result, Usage, js_len
+from ..model import COMPACTION, EMPTY, HEADER, IMAGE_CHARS, MESSAGE, META, Kinds, Result, Usage, as_text, js_len
 from .common import (
     REPAIR_TEXT,
     blank_user_fixed,
     error_turn_content,
+    count_field,
     new_uuid,
-    parse_ts,
     result_content_chars,
     scan_anthropic_blocks,
+    set_extra,
     text_only,
+    ts_field,
 )
 
 NAME = "pi"
@@ -37,6 +39,8 @@ UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{
 
 def sniff(obj: dict) -> int:
     t = obj.get("type")
+    if not isinstance(t, str):
+        return 0
     if t == "session":
         return 10
     if t in ENTRY_TYPES:
@@ -92,12 +96,14 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
         role = m.get("role") if isinstance(m, dict) else None
         if not isinstance(role, str):
             e.kind = META
-            e.ts = parse_ts(get("timestamp"))
-            e.extra = {"malformed": "message entry without a message object with a role (pi's buildSessionContext throws on it)"}
+            e.ts = ts_field(e, get("timestamp"))
+            set_extra(e, {"malformed": "message entry without a message object with a role (pi's buildSessionContext throws on it)"})
             return
         mget = m.get
         mts = mget("timestamp")
-        e.ts = mts / 1000.0 if type(mts) in (int, float) else parse_ts(get("timestamp"))
+        e.ts = ts_field(e, mts, "message.timestamp") if type(mts) in (int, float) else None
+        if e.ts is None:
+            e.ts = ts_field(e, get("timestamp"))
         e.kind = MESSAGE
         if role == "hookMessage":
             role = "custom"
@@ -125,15 +131,15 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
             e.empty = False
             return
         if role == "bashExecution":
-            cmd = str(mget("command") or "")
-            out = str(mget("output") or "")
+            cmd = as_text(mget("command"))
+            out = as_text(mget("output"))
             text = f"Ran `{cmd}`\n" + (f"```\n{out}\n```" if out else "(no output)")
             e.blocks = [{"type": "text", "text": text}]
             e.chars = js_len(cmd) + js_len(out)
             e.kinds = Kinds(text=e.chars)
             e.nblocks = 1
             if mget("excludeFromContext"):
-                e.extra = {"exclude": True}
+                set_extra(e, {"exclude": True})
                 e.chars = 0
                 e.kinds = EMPTY
             return
@@ -153,13 +159,14 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
             u = mget("usage") if stats else None
             if isinstance(u, dict):
                 e.usage = Usage(
-                    _int(u.get("input")), _int(u.get("output")), _int(u.get("cacheRead")),
-                    _int(u.get("cacheWrite")), _int(u.get("totalTokens")),
+                    count_field(e, u, "input", "usage"), count_field(e, u, "output", "usage"),
+                    count_field(e, u, "cacheRead", "usage"), count_field(e, u, "cacheWrite", "usage"),
+                    count_field(e, u, "totalTokens", "usage"),
                 )
             if e.model and mget("provider") == "openclaw":
-                e.extra = {"synthetic_model": e.model}
+                set_extra(e, {"synthetic_model": e.model})
         return
-    e.ts = parse_ts(obj.get("timestamp"))
+    e.ts = ts_field(e, obj.get("timestamp"))
     if t == "session":
         e.kind = HEADER
         return
@@ -172,12 +179,12 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
         e.kinds = Kinds(summary=e.chars)
         e.nblocks = 1
         first = obj.get("firstKeptEntryId")
-        e.extra = {
+        set_extra(e, {
             "first_kept": first if isinstance(first, str) else None,
             "first_kept_index": obj.get("firstKeptEntryIndex") if type(obj.get("firstKeptEntryIndex")) is int else None,  # pi ignores true/false
-            "tokens_before": _int(obj.get("tokensBefore")),
+            "tokens_before": count_field(e, obj, "tokensBefore", "compaction"),
             "summary_chars": len(summary),
-        }
+        })
         return
     if t == "branch_summary":
         summary = obj.get("summary") if isinstance(obj.get("summary"), str) else ""
@@ -202,24 +209,19 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
         return
     e.kind = META
     if not isinstance(t, str):
-        e.extra = {"malformed": "entry without a type (pi cannot place it; as the last line it would hide the whole history)"}
+        set_extra(e, {"malformed": "entry without a type (pi cannot place it; as the last line it would hide the whole history)"})
         return
     data = obj.get("data")
     if not isinstance(data, dict):
         data = EMPTY
     if t == "custom":
-        e.extra = {"custom_type": obj.get("customType"), "data_ts": data.get("timestamp"), "provider": data.get("provider"),
-                   "model": data.get("modelId")}
+        set_extra(e, {"custom_type": obj.get("customType"), "data_ts": data.get("timestamp"), "provider": data.get("provider"),
+                      "model": data.get("modelId")})
     elif t == "model_change":
-        e.extra = {"provider": obj.get("provider"), "model": obj.get("modelId")}
+        set_extra(e, {"provider": obj.get("provider"), "model": obj.get("modelId")})
     window = obj.get("contextWindow") or data.get("contextWindow")
     if window is not None:  # a recorded context window (ctxtool.window reads it from the index)
         e.extra = dict(e.extra or (), context_window=window)
-
-
-def _int(v) -> int:
-    t = type(v)
-    return v if t is int else (int(v) if t is float else 0)
 
 
 # ---------------------------------------------------------------- builders

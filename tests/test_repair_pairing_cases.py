@@ -1,7 +1,6 @@
-"""Review findings for `ctxtool repair` / `ctxtool validate`: one failing test per bug.
-
-Each test reproduces a bug found in review; all are fixed and stay as regression tests.
-"""
+"""Repair and validate on pairing cases across formats: a pi orphan at the first kept entry, a v1
+file without header, Claude Code sidechains, duplicated result lines and split message chunks,
+consecutive Messages assistants; an unwritable directory is a clean one-line error."""
 
 from __future__ import annotations
 

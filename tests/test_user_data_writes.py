@@ -1,8 +1,5 @@
-"""Review findings for the commands that write user data (`ctxtool compact`, `ctxtool profile --apply`).
-
-One failing test per confirmed bug, each marked xfail(strict=True) so the suite stays green
-until the bug is fixed (then the marker must be removed).
-"""
+"""Commands that write user data: compact on Claude Code files with sidechain lines, and compact
+and profile --apply through symlinks (the real file is written, the link stays)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,166 @@
+"""Where a session is read from: regular files only; standard input and pipes spooled to a temp file.
+
+A FIFO named *.jsonl with no writer used to block every command forever; ``<(cat s.jsonl)``
+was read twice from a pipe (line 1 unparseable, wrong counts); ``repair -o`` said "not seekable".
+"""
+
+import glob
+import os
+import subprocess
+import sys
+import tempfile
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from ctxtool.cli import cli
+from ctxtool.errors import InputError
+from ctxtool.paths import NOT_REGULAR, Spool, expand
+from ctxtool.transcript import scan
+
+FIX = os.path.join(os.path.dirname(__file__), "..", "fixtures")
+CLAUDE = os.path.join(FIX, "demo", "claude-code-interrupted.jsonl")
+COMMANDS = (["validate"], ["repair", "--check"], ["estimate"], ["profile"], ["prune"], ["compact", "-n"])
+ROOT = os.path.join(os.path.dirname(__file__), "..")
+
+
+def run(*args, **kw):
+    return CliRunner().invoke(cli, [str(a) for a in args], **kw)
+
+
+def spooled_left() -> list[str]:
+    return glob.glob(os.path.join(tempfile.gettempdir(), "ctxtool-*.jsonl"))
+
+
+@pytest.fixture
+def fifo(tmp_path):
+    path = tmp_path / "waiting.jsonl"
+    os.mkfifo(path)
+    return path
+
+
+# ---------------------------------------------------------------- FIFOs and devices
+
+
+@pytest.mark.parametrize("args", COMMANDS, ids=lambda a: " ".join(a))
+def test_fifo_named_jsonl_is_refused_in_one_line_without_blocking(fifo, args):
+    r = run(*args, fifo)  # would block forever if the FIFO were opened (no writer)
+    assert r.exit_code == 3, r.output
+    assert r.stderr.strip().splitlines() == [f"Error: {fifo}: {NOT_REGULAR}"]
+
+
+def test_fifo_in_a_directory_is_reported_and_the_rest_processed(fifo, tmp_path):
+    real = tmp_path / "real.jsonl"
+    real.write_bytes(open(os.path.join(FIX, "repair", "pi-clean.jsonl"), "rb").read())
+    files, problems = expand([str(tmp_path)])
+    assert files == [str(real)] and problems == [(str(fifo), NOT_REGULAR)]
+    r = run("validate", tmp_path)
+    assert r.exit_code == 1, r.output  # one file failed, one was checked
+    assert f"Error: {fifo}: {NOT_REGULAR}" in r.stderr and str(real) in r.stdout
+
+
+def test_scan_refuses_what_is_not_a_regular_file(fifo):
+    with pytest.raises(InputError, match=NOT_REGULAR):
+        scan(str(fifo))
+
+
+# ---------------------------------------------------------------- pipes and standard input
+
+
+def _bash(cmd: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, cwd=ROOT, timeout=60)
+
+
+CTX = f"{sys.executable} -m ctxtool"
+
+
+def test_process_substitution_reads_like_the_file():
+    piped = _bash(f"{CTX} estimate --json <(cat {CLAUDE})")
+    direct = _bash(f"{CTX} estimate --json {CLAUDE}")
+    assert piped.returncode == direct.returncode == 0, piped.stderr
+    a, b = orjson.loads(piped.stdout)["files"][0], orjson.loads(direct.stdout)["files"][0]
+    assert a["path"].startswith("/dev/fd/")
+    assert (a["tokens"], a["bad_lines"], a["messages"]) == (b["tokens"], b["bad_lines"], b["messages"])
+    v = _bash(f"{CTX} validate --json <(cat {CLAUDE})")
+    assert orjson.loads(v.stdout)["files"][0]["bad_lines"] == orjson.loads(_bash(f"{CTX} validate --json {CLAUDE}").stdout)["files"][0]["bad_lines"]
+
+
+def test_repair_output_from_a_pipe(tmp_path):
+    out = tmp_path / "fixed.jsonl"
+    r = _bash(f"{CTX} repair -o {out} <(cat {CLAUDE})")
+    assert r.returncode == 0, r.stderr
+    assert "not seekable" not in r.stderr
+    again = run("repair", "--check", out)
+    assert again.exit_code == 0, again.output
+
+
+@pytest.mark.parametrize("name", ["-", "/dev/stdin"])
+def test_standard_input_is_spooled_and_named_stdin(name):
+    data = open(CLAUDE, "rb").read()
+    before = set(spooled_left())
+    r = run("validate", "--json", name, input=data)
+    assert r.exit_code == 1, r.output  # the fixture has one API error and one bad line
+    f = orjson.loads(r.stdout)["files"][0]
+    assert f["path"] == "<stdin>" and f["bad_lines"] == [84]
+    assert set(spooled_left()) == before  # the temp copy is deleted
+
+
+def test_errors_on_standard_input_name_stdin():
+    r = run("validate", "-", input=b"not json at all\n")
+    assert r.exit_code == 3
+    assert r.stderr.startswith("Error: <stdin>:1: no parseable JSON lines") and "ctxtool-" not in r.output
+
+
+def test_repair_in_place_of_standard_input_is_refused_and_output_works(tmp_path):
+    data = open(CLAUDE, "rb").read()
+    r = run("repair", "-", input=data)
+    assert r.exit_code == 3
+    assert r.stderr.strip() == "Error: <stdin>: standard input or a pipe cannot be repaired in place; use -o FILE (or --check)"
+    out = tmp_path / "out.jsonl"
+    r = run("repair", "-o", out, "-", input=data)
+    assert r.exit_code == 0, r.output
+    assert f"written to: {out} (<stdin> is unchanged)" in r.stdout
+    assert run("validate", out).exit_code == 0
+
+
+def test_compact_writes_nothing_for_standard_input_but_plans_it():
+    data = open(os.path.join(FIX, "repair", "pi-clean.jsonl"), "rb").read()
+    r = run("compact", "-", input=data)
+    assert r.exit_code == 3 and "<stdin>: standard input or a pipe cannot be compacted in place" in r.stderr
+    assert run("compact", "-n", "-", input=data).exit_code == 0
+
+
+def test_prune_reads_standard_input():
+    r = run("prune", "--json", "-", input=open(CLAUDE, "rb").read())
+    assert r.exit_code == 0, r.output
+    assert orjson.loads(r.stdout)["path"] == "<stdin>"
+
+
+def test_spool_copies_once_and_deletes(tmp_path, monkeypatch):
+    import io
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b'{"role":"user","content":"hi"}\n')))
+    spool = Spool()
+    files, problems = expand(["-", "-"], spool)
+    assert problems == [] and len(files) == 1 and spool.names == {files[0]: "<stdin>"}
+    assert open(files[0], "rb").read() == b'{"role":"user","content":"hi"}\n'
+    spool.close()
+    assert not os.path.exists(files[0])
+    assert expand(["-"]) == ([], [("-", NOT_REGULAR)])  # no spool: refused rather than read twice
+
+
+# ---------------------------------------------------------------- missing files
+
+
+def test_repair_output_of_a_missing_file_says_no_such_file(tmp_path):
+    missing = tmp_path / "missing.jsonl"
+    r = run("repair", "-o", tmp_path / "out.jsonl", missing)
+    assert r.exit_code == 3
+    assert r.stderr.strip() == f"Error: {missing}: no such file or directory"
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_repair_output_still_takes_one_input(tmp_path):
+    r = run("repair", "-o", tmp_path / "out.jsonl", CLAUDE, CLAUDE)
+    assert r.exit_code == 2 and "exactly one input file" in r.output

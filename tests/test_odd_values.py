@@ -1,0 +1,186 @@
+"""Odd types and absurd numbers in a session line: read as missing (with a note), never an internal error.
+
+The minimal inputs of the fuzz findings: ``{"type":[]}``, a pi timestamp of 1 and 400 zeros,
+usage of 1e400, a 39-digit cacheRead / output_tokens, block types that are not strings.
+"""
+
+import math
+import os
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from ctxtool.cli import cli
+from ctxtool.formats.common import count, ms_to_seconds, parse_ts
+from ctxtool.transcript import scan
+
+FIX = os.path.join(os.path.dirname(__file__), "..", "fixtures")
+PI_CLEAN = os.path.join(FIX, "repair", "pi-clean.jsonl")
+COMMANDS = (["validate"], ["repair", "--check"], ["estimate"], ["profile"], ["prune"], ["compact", "-n"])
+HUGE = "9" * 39
+
+
+def run(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def pi_lines() -> list[bytes]:
+    with open(PI_CLEAN, "rb") as f:
+        return f.read().splitlines()
+
+
+def first_assistant(lines: list[bytes]) -> int:
+    return next(i for i, ln in enumerate(lines) if b'"role":"assistant"' in ln and b'"usage"' in ln)
+
+
+def with_value(tmp_path, key: str, raw: str, name="s.jsonl") -> tuple[str, int]:
+    """pi-clean with the first assistant's ``key`` (in usage or the message) set to the raw JSON text ``raw``."""
+    lines = pi_lines()
+    k = first_assistant(lines)
+    obj = orjson.loads(lines[k])
+    holder = obj["message"]["usage"] if key in obj["message"]["usage"] else obj["message"]
+    holder[key] = "\x00value\x00"
+    lines[k] = orjson.dumps(obj).replace(b'"\\u0000value\\u0000"', raw.encode())
+    path = tmp_path / name
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return str(path), k + 1
+
+
+# ---------------------------------------------------------------- pure helpers
+
+
+@pytest.mark.parametrize("value,expected", [
+    (12, 12), (12.9, 12), (0, 0), (None, 0), ("12", 0), (True, 0), ([], 0),
+    (-1, None), (float("inf"), None), (float("nan"), None), (10 ** 38, None), (2 ** 53, None), (1e300, None),
+])
+def test_count_reads_absurd_numbers_as_none_and_non_numbers_as_zero(value, expected):
+    assert count(value) == expected
+
+
+@pytest.mark.parametrize("value", [10 ** 400, float("inf"), float("-inf"), float("nan"), 253402300800000, -62135596800001, True])
+def test_epoch_ms_outside_years_1_to_9999_is_no_timestamp(value):
+    assert ms_to_seconds(value) is None
+    assert parse_ts(value) is None
+
+
+def test_epoch_ms_in_range_still_read():
+    assert ms_to_seconds(1776393581000) == 1776393581.0
+    assert parse_ts("2026-04-17T02:39:41Z") == 1776393581.0
+
+
+# ---------------------------------------------------------------- every command
+
+
+@pytest.mark.parametrize("line", [b'{"type":[]}', b'{"type":{}}'])
+@pytest.mark.parametrize("args", COMMANDS, ids=lambda a: " ".join(a))
+def test_type_that_is_not_a_string_is_no_internal_error(tmp_path, line, args):
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\n".join(pi_lines() + [line]) + b"\n")
+    r = run(*args, path)
+    assert r.exit_code in (0, 1, 3), r.output
+    assert "internal error" not in r.output
+    if r.exit_code == 3:  # compact refuses what repair would change: one line naming the file
+        assert r.stderr.startswith(f"Error: {path}: ")
+
+
+@pytest.mark.parametrize("line", [b'{"type":[]}', b'{"type":{}}'])
+def test_repair_drops_an_entry_whose_type_is_not_a_string(tmp_path, line):
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\n".join(pi_lines() + [line]) + b"\n")
+    out = tmp_path / "out.jsonl"
+    r = run("repair", "-o", out, path)
+    assert r.exit_code == 0, r.output
+    assert "malformed-entry" in r.output
+    assert out.read_bytes() == open(PI_CLEAN, "rb").read()
+
+
+@pytest.mark.parametrize("args", COMMANDS, ids=lambda a: " ".join(a))
+@pytest.mark.parametrize("key,raw", [("timestamp", "1" + "0" * 400), ("input", "1e400"), ("cacheRead", HUGE),
+                                     ("output", "-5"), ("totalTokens", "1e400")])
+def test_absurd_numbers_never_stop_a_command(tmp_path, args, key, raw):
+    path, _ = with_value(tmp_path, key, raw)
+    r = run(*args, path)
+    assert r.exit_code == 0, r.output
+    assert "internal error" not in r.output and not r.stderr
+
+
+def test_absurd_usage_is_read_as_missing_with_a_note(tmp_path):
+    path, line = with_value(tmp_path, "input", "1e400")
+    clean = run("estimate", "--json", "-t", "usage", PI_CLEAN)
+    r = run("estimate", "--json", "-t", "usage", path)
+    assert r.exit_code == 0, r.output
+    f = orjson.loads(r.stdout)["files"][0]
+    assert f["notes"] == [f"1 absurd number(s) read as missing (negative, infinite or beyond 2^53 counts; times outside "
+                          f"years 1-9999): line {line} usage.input"]
+    assert f["tokens"] == orjson.loads(clean.stdout)["files"][0]["tokens"]  # the last usage is another turn's
+
+
+def test_absurd_count_in_profile_is_a_note(tmp_path):
+    path, line = with_value(tmp_path, "cacheRead", HUGE)
+    r = run("profile", path)
+    assert r.exit_code == 0, r.output
+    assert "note: 1 absurd number(s) read as missing" in r.stdout and f"line {line} usage.cacheRead" in r.stdout
+
+
+def test_absurd_message_timestamp_falls_back_to_the_entry_timestamp(tmp_path):
+    path, line = with_value(tmp_path, "timestamp", "1" + "0" * 400)
+    t = scan(path)
+    e = next(e for e in t.entries if e.lineno == line)
+    assert e.ts == parse_ts(orjson.loads(pi_lines()[line - 1])["timestamp"])
+    assert e.extra["ignored"] == ("message.timestamp",)
+
+
+def test_claude_output_tokens_of_39_digits(tmp_path):
+    src = os.path.join(FIX, "claude-shapes", "split_parallel.jsonl")
+    lines = open(src, "rb").read().splitlines()
+    k = next(i for i, ln in enumerate(lines) if b'"output_tokens"' in ln)
+    obj = orjson.loads(lines[k])
+    obj["message"]["usage"]["output_tokens"] = 0
+    lines[k] = orjson.dumps(obj).replace(b'"output_tokens":0', b'"output_tokens":' + HUGE.encode())
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    for args in (["profile"], ["estimate", "-t", "usage", "--calibrate"]):
+        r = run(*args, path)
+        assert r.exit_code == 0, r.output
+        assert f"line {k + 1} usage.output_tokens" in r.stdout
+
+
+def test_absurd_line_is_kept_byte_for_byte_by_repair(tmp_path):
+    path, line = with_value(tmp_path, "input", "1e400")
+    lines = open(path, "rb").read().splitlines()
+    lines.append(lines[-1].replace(b'"parentId":"', b'"parentId":"gone', 1))  # something to repair elsewhere
+    broken = tmp_path / "broken.jsonl"
+    broken.write_bytes(b"\n".join(lines) + b"\n")
+    out = tmp_path / "out.jsonl"
+    r = run("repair", "-o", out, broken)
+    assert r.exit_code == 0, r.output
+    assert lines[line - 1] in out.read_bytes().splitlines()
+
+
+def test_block_type_that_is_not_a_string_counts_as_other_content(tmp_path):
+    path = tmp_path / "m.jsonl"
+    path.write_bytes(b'{"role":"user","content":[{"type":[]},{"type":"text","text":"hi"}]}\n'
+                     b'{"role":"assistant","content":[{"type":{}}]}\n')
+    t = scan(str(path))
+    assert [e.nblocks for e in t.entries] == [2, 1]
+    assert not t.entries[1].empty
+    assert run("validate", path).exit_code == 0
+
+
+def test_deeply_nested_text_is_no_recursion_error(tmp_path):
+    deep = '{"a":' * 1000 + "1" + "}" * 1000
+    path = tmp_path / "m.jsonl"
+    path.write_text('{"role":"user","content":"go"}\n'
+                    '{"role":"assistant","content":[{"type":"text","text":' + deep + '},{"type":"text","text":"ok"}]}\n'
+                    '{"role":"user","content":"next"}\n')
+    for args in COMMANDS:
+        r = run(*args, path)
+        assert r.exit_code in (0, 1), (args, r.output)
+        assert "internal error" not in r.output
+
+
+def test_notes_stay_finite_numbers(tmp_path):
+    path, _ = with_value(tmp_path, "input", "1e400")
+    f = orjson.loads(run("profile", "--json", path).stdout)["sessions"][0]
+    assert all(math.isfinite(v) for v in f["figures"].values() if isinstance(v, float))

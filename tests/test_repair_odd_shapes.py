@@ -1,0 +1,179 @@
+"""Repair on odd shapes found by fuzzing: the output is always a file ctxtool reads, valid and final.
+
+Repair wrote a 0-byte file for a lone Claude Code tool result (every command then refused it
+as "empty session file"); content that is an object (pi) or ``"message":{}`` (Claude Code)
+left API errors and a second repair still wanted changes.
+"""
+
+import os
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from ctxtool.cli import cli
+from ctxtool.errors import InputError
+from ctxtool.repair import plan_repair, repair_file
+from ctxtool.transcript import scan
+from ctxtool.validate import errors, validate_file
+
+FIX = os.path.join(os.path.dirname(__file__), "..", "fixtures")
+SESSION = "35a622be-d00c-4830-9238-851a6eff39f1"
+ASK_ANSWER = {
+    "parentUuid": "b76e9ebb-51d9-4595-8b26-97576cd45c05", "isSidechain": False, "userType": "external", "cwd": "/w",
+    "sessionId": SESSION, "version": "2.1.39", "type": "user",
+    "message": {"role": "user", "content": [{"tool_use_id": "toolu_01Ask", "type": "tool_result",
+                                             "content": "User has answered your questions: \"Which database?\"=\"Postgres\""}]},
+    "uuid": "0c5f2a7e-8f1b-4a53-9d7e-1d2c3b4a5f60", "timestamp": "2026-03-01T09:00:05.000Z",
+    "toolUseResult": {"questions": [{"question": "Which database?"}], "answers": {"Which database?": "Postgres"}},
+}
+
+
+def write(tmp_path, objs, name="s.jsonl") -> str:
+    path = tmp_path / name
+    path.write_bytes(b"".join(orjson.dumps(o) + b"\n" for o in objs))
+    return str(path)
+
+
+def repaired_and_final(tmp_path, path) -> str:
+    """Repair to a new file; assert it validates and a second repair finds nothing."""
+    out = str(tmp_path / "out.jsonl")
+    report = repair_file(path, output=out)
+    assert report.written and not errors(report.after)
+    v = validate_file(out)
+    assert not [x for x in v["violations"] if x["severity"] == "error"] and not v["bad_lines"]
+    assert not repair_file(out, check=True).changes
+    return out
+
+
+def test_lone_tool_result_line_is_refused_not_written_empty(tmp_path):
+    path = write(tmp_path, [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "gone", "content": "x"}]}])
+    out = tmp_path / "out.jsonl"
+    with pytest.raises(InputError) as e:
+        repair_file(path, output=str(out))
+    assert str(e.value) == (f"{path}: repair would remove every line (orphan-result): nothing would be left that ctxtool "
+                            "or the agent can read; the file is left as it is")
+    assert not out.exists()
+    r = CliRunner().invoke(cli, ["repair", "-o", str(out), path])
+    assert r.exit_code == 3 and r.stderr.strip() == f"Error: {e.value}"
+    before = open(path, "rb").read()
+    r = CliRunner().invoke(cli, ["repair", path])
+    assert r.exit_code == 3 and open(path, "rb").read() == before
+
+
+def test_lone_claude_tool_result_is_left_as_the_client_reads_it(tmp_path):
+    """The real case (a lone AskUserQuestion answer): Claude Code drops the orphan result when it
+    resumes, so repair leaves the line where it is and validate names it as a warning."""
+    path = write(tmp_path, [ASK_ANSWER])
+    assert repair_file(path, check=True).changes == []
+    v = validate_file(path)["violations"]
+    assert [(x["kind"], x["severity"]) for x in v] == [("unexpected-tool-result", "warning")]
+
+
+def test_output_whose_first_lines_no_longer_show_the_format_is_refused(tmp_path):
+    lines = [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "gone", "content": "x"}]},
+             {"note": "not a message"}]  # the kept line does not say "Messages"
+    path = write(tmp_path, lines)
+    with pytest.raises(InputError, match="none of the first lines would look like a messages transcript"):
+        plan_repair(scan(path, stats=False))
+
+
+@pytest.mark.parametrize("content", [{}, {"a": 1}, 7, [], [1, "x", None], [{"type": "text", "text": [1, "x"]}]])
+def test_pi_user_content_that_is_no_text_gets_the_fallback_once(tmp_path, content):
+    lines = [orjson.loads(x) for x in open(os.path.join(FIX, "repair", "pi-clean.jsonl"), "rb").read().splitlines()]
+    k = next(i for i, o in enumerate(lines) if o.get("message", {}).get("role") == "user")
+    lines[k]["message"]["content"] = content
+    out = repaired_and_final(tmp_path, write(tmp_path, lines))
+    fixed = orjson.loads(open(out, "rb").read().splitlines()[k])
+    assert fixed["message"]["content"] == [{"type": "text", "text": "(continue)"}]
+
+
+@pytest.mark.parametrize("role", ["user", "assistant"])
+def test_claude_line_with_an_empty_message_object(tmp_path, role):
+    lines = [orjson.loads(x) for x in open(os.path.join(FIX, "claude-shapes", "interrupted.jsonl"), "rb").read().splitlines()]
+    k = next(i for i, o in enumerate(lines) if o.get("type") == role and i > 0)
+    lines[k]["message"] = {}
+    repaired_and_final(tmp_path, write(tmp_path, lines))
+
+
+def test_blank_text_block_in_an_assistant_message_is_removed(tmp_path):
+    objs = [{"role": "user", "content": "go"},
+            {"role": "assistant", "content": [{"type": "text", "text": ""}, {"type": "text", "text": "done"}]},
+            {"role": "user", "content": "thanks"}]
+    path = write(tmp_path, objs)
+    report = repair_file(path, check=True)
+    assert [(c.kind, c.action, c.line) for c in report.changes] == [("blank-text", "dropped", 2)]
+    out = repaired_and_final(tmp_path, path)
+    assert orjson.loads(open(out, "rb").read().splitlines()[1])["content"] == [{"type": "text", "text": "done"}]
+
+
+def test_duplicate_last_line_keeps_pi_where_it_was(tmp_path):
+    """The last line written twice: pi resumes at that entry (its first copy), so repair keeps it there."""
+    lines = open(os.path.join(FIX, "repair", "pi-separated-orphan.jsonl"), "rb").read().splitlines()
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\n".join(lines + [lines[1]]) + b"\n")
+    out = repaired_and_final(tmp_path, str(path))
+    kinds = [c.kind for c in repair_file(str(path), check=True).changes]
+    assert kinds.count("duplicate-line") == 1 and "leaf" in kinds
+    last = orjson.loads(open(out, "rb").read().splitlines()[-1])
+    assert last["customType"] == "ctxtool.repair-leaf" and last["parentId"] == orjson.loads(lines[1])["id"]
+
+
+def test_claude_result_before_its_parent_is_gathered_not_moved(tmp_path):
+    """Claude Code gathers a result to its call wherever the line is (judged): nothing to move."""
+    from ctxtool.view import sent_messages
+
+    src = os.path.join(FIX, "repair", "claude-orphan-after-boundary.jsonl")
+    lines = open(src, "rb").read().splitlines()
+    del lines[2]  # the boundary: the result now stands after its call's turn, under a lost parent
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    changes = repair_file(str(path), check=True).changes
+    assert not any(c.kind == "moved-result" for c in changes)
+    out = repaired_and_final(tmp_path, str(path))
+    sent = sent_messages(scan(out))
+    call = next(k for k, m in enumerate(sent) if m["role"] == "assistant" and any(
+        b.get("type") == "tool_use" and b.get("id") == "toolu_01Grep" for b in m["content"]))
+    assert sent[call + 1]["content"][0]["tool_use_id"] == "toolu_01Grep"
+
+
+def test_synthetic_results_come_before_a_moved_message_with_text(tmp_path):
+    objs = [{"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "a", "input": {}},
+                                              {"type": "tool_use", "id": "t2", "name": "b", "input": {}}]},
+            {"role": "user", "content": "interjection"},
+            {"role": "user", "content": [{"type": "text", "text": "slow"}, {"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}]
+    out = repaired_and_final(tmp_path, write(tmp_path, objs))
+    got = [orjson.loads(x) for x in open(out, "rb").read().splitlines()]
+    assert [b.get("tool_use_id") for m in got[1:3] for b in m["content"] if b["type"] == "tool_result"] == ["t2", "t1"]
+
+
+def test_call_under_a_renamed_duplicate_id_keeps_its_link(tmp_path):
+    env = {"isSidechain": False, "userType": "external", "cwd": "/w", "sessionId": SESSION, "version": "2.1.39"}
+    u1 = {**env, "parentUuid": None, "type": "user", "message": {"role": "user", "content": "go"},
+          "uuid": "00000000-0000-4000-8000-000000000001", "timestamp": "2026-03-01T09:00:00.000Z"}
+    a1 = {**env, "parentUuid": u1["uuid"], "type": "assistant", "uuid": "00000000-0000-4000-8000-000000000002",
+          "timestamp": "2026-03-01T09:00:01.000Z", "requestId": "r1",
+          "message": {"id": "m1", "role": "assistant", "model": "claude-opus-4-6", "stop_reason": "end_turn",
+                      "content": [{"type": "text", "text": "sure"}]}}
+    u2 = {**u1, "parentUuid": a1["uuid"], "uuid": "00000000-0000-4000-8000-000000000003", "message": {"role": "user", "content": "read it"}}
+    a2 = {**a1, "parentUuid": u2["uuid"], "requestId": "r2",  # the same uuid as a1, written again
+          "message": {**a1["message"], "id": "m2", "stop_reason": "tool_use",
+                      "content": [{"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "/a"}}]}}
+    out = repaired_and_final(tmp_path, write(tmp_path, [u1, a1, u2, a2]))
+    got = [orjson.loads(x) for x in open(out, "rb").read().splitlines()]
+    assert len(got) == 4 and got[3]["uuid"] != a1["uuid"] and got[3]["parentUuid"] == u2["uuid"]
+    # the unanswered call is the last message: the client sends its own 'interrupted' result (judged)
+    from ctxtool.claude_chain import INTERRUPTED_RESULT
+    from ctxtool.view import sent_messages
+
+    assert sent_messages(scan(out))[-2]["content"][0]["content"] == INTERRUPTED_RESULT
+
+
+def test_line_left_with_no_content_after_its_orphan_result_goes_is_dropped(tmp_path):
+    objs = [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "hi"},
+            {"role": "user", "content": [True, {"type": "tool_result", "tool_use_id": "gone", "content": "x"}]},
+            {"role": "user", "content": "more"}]
+    path = write(tmp_path, objs)
+    assert [(c.kind, c.action, c.line) for c in repair_file(path, check=True).changes] == [("orphan-result", "dropped", 3)]
+    out = repaired_and_final(tmp_path, path)
+    assert [orjson.loads(x)["content"] for x in open(out, "rb").read().splitlines()] == ["hello", "hi", "more"]
