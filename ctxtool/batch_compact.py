@@ -17,7 +17,7 @@ How a run goes
   as it is full, so the API works on the first files while later ones are still planned.
   Each batch is polled with exponential backoff (``PollPolicy``) until it ends.
 * **Writing.** When every request a file needs has its answer, the file is compacted by the
-  ordinary writer (``compact_records.compact_file``) with a summarizer that replays the
+  ordinary writer (``compact_writer.compact_file``) with a summarizer that replays the
   answers. An errored, expired or canceled request raises the same ``SummarizerError`` a
   failed direct call raises, so the fallback chain (without oversized messages, then the
   fixed text plus the extractive summary, or ``--on-error skip``) is the very code a direct
@@ -44,7 +44,7 @@ import orjson
 
 from . import compact as cp
 from .batch_state import BatchState, Submission, file_stamp
-from .compact_records import FileResult, Options, compact_file
+from .compact_writer import FileResult, Options, compact_file
 from .errors import CtxError, SummarizerError
 from .summarize import AmbiguousRequest, PlanOnly, summarize_plan
 from .transcript import scan

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxtool.compact_records import Options, compact_file
+from ctxtool.compact_writer import Options, compact_file
 from ctxtool.repair import repair_file
 from ctxtool.summarize import ExtractiveSummarizer
 from ctxtool.transcript import scan

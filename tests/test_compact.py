@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ctxtool import compact as cp
-from ctxtool.compact_records import Options, compact_file
+from ctxtool.compact_writer import Options, compact_file
 from ctxtool.summarize import ExtractiveSummarizer
 from ctxtool.transcript import scan
 from tests.test_compact_support import api_errors, make_session, pi_lines, turns, view_entries, write_jsonl

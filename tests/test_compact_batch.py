@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from ctxtool.batch_compact import BatchOptions, PollPolicy, custom_id, run_batch
 from ctxtool.batch_state import BatchState, default_path, run_key
 from ctxtool.cli import cli
-from ctxtool.compact_records import Options, compact_file
+from ctxtool.compact_writer import Options, compact_file
 from ctxtool.errors import BatchStateError
 from ctxtool.summarize import AnthropicSummarizer, Settings, SummarizerError
 from ctxtool.transcript import scan

@@ -3,7 +3,7 @@
 import os
 import shutil
 
-from ctxtool.compact_records import Options, compact_file
+from ctxtool.compact_writer import Options, compact_file
 from ctxtool.repair import repair_file
 from ctxtool.summarize import ExtractiveSummarizer
 

@@ -21,7 +21,7 @@ from click.testing import CliRunner
 
 from ctxtool import commit
 from ctxtool.cli import cli
-from ctxtool.compact_records import STRUCTURAL, Options, compact_file
+from ctxtool.compact_writer import STRUCTURAL, Options, compact_file
 from ctxtool.repair import repair_file
 from ctxtool.summarize import ExtractiveSummarizer
 from ctxtool.synth import write_session

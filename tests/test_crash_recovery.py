@@ -23,7 +23,7 @@ from click.testing import CliRunner
 
 from ctxtool import commit
 from ctxtool.cli import cli
-from ctxtool.compact_records import Options, compact_file
+from ctxtool.compact_writer import Options, compact_file
 from ctxtool.repair import repair_file
 from ctxtool.summarize import ExtractiveSummarizer
 from tests.test_compact_support import make_session

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from ctxtool.cli import cli
-from ctxtool.compact_records import Options, compact_file
+from ctxtool.compact_writer import Options, compact_file
 from ctxtool.errors import FormatError, InputError
 from ctxtool.summarize import ExtractiveSummarizer
 from ctxtool.synth import write_session

@@ -8,7 +8,7 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from ctxtool import compact_records, estimate, repair
+from ctxtool import compact_writer, estimate, repair
 from ctxtool.cli import cli
 from ctxtool.errors import InternalError, unexpected
 from ctxtool.formats import pi
@@ -85,7 +85,7 @@ def test_bug_in_estimate_and_compact_batches_names_the_file(two, monkeypatch):
     monkeypatch.setattr(estimate, "read_index", lambda *x, **k: (_ for _ in ()).throw(IndexError("bad index")))
     r = run("estimate", a)
     assert r.exit_code == 3 and r.stderr.strip() == f"Error: {a}: internal error: IndexError: bad index (set CTXTOOL_DEBUG=1 for a traceback)"
-    monkeypatch.setattr(compact_records.cp, "plan_compaction", lambda *x, **k: 1 / 0)
+    monkeypatch.setattr(compact_writer.cp, "plan_compaction", lambda *x, **k: 1 / 0)
     r = run("compact", "-n", a, b)
     assert r.exit_code == 3
     assert f"Error: {a}: internal error: ZeroDivisionError" in r.stderr and f"Error: {b}: internal error" in r.stderr

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from ctxtool import compact as cp
-from ctxtool.compact_records import Options, compact_file
+from ctxtool.compact_writer import Options, compact_file
 from ctxtool.errors import SummarizerError
 from ctxtool.summarize import (
     MERGE_INSTRUCTIONS,

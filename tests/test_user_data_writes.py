@@ -9,7 +9,7 @@ import os
 from click.testing import CliRunner
 
 from ctxtool.cli import cli
-from ctxtool.compact_records import Options, compact_file
+from ctxtool.compact_writer import Options, compact_file
 from ctxtool.summarize import make_summarizer
 from ctxtool.synth import write_session
 

@@ -14,7 +14,7 @@ from .. import render
 from ..compact import DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_PARTS, DEFAULT_RESERVE_TOKENS, DEFAULT_WINDOW
 from ..batch_compact import DEFAULT_BATCH_SIZE, BatchOptions, PollPolicy, run_batch
 from ..batch_state import default_path, run_key
-from ..compact_records import Options, compact_batch
+from ..compact_writer import Options, compact_batch
 from ..errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK, InputError
 from ..lock import DEFAULT_TIMEOUT
 from ..paths import shard as shard_files

@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from ctxtool.compact_records import Options, compact_batch  # noqa: E402
+from ctxtool.compact_writer import Options, compact_batch  # noqa: E402
 from ctxtool.summarize import AnthropicSummarizer, Settings  # noqa: E402
 from ctxtool.synth import write_session  # noqa: E402
 from tests.support.fake_anthropic import FakeAnthropic  # noqa: E402

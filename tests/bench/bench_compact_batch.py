@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from ctxtool.batch_compact import BatchOptions, PollPolicy, run_batch  # noqa: E402
 from ctxtool.batch_state import run_key  # noqa: E402
-from ctxtool.compact_records import Options  # noqa: E402
+from ctxtool.compact_writer import Options  # noqa: E402
 from ctxtool.summarize import AnthropicSummarizer  # noqa: E402
 from tests.bench.bench_compact import KEEP, TARGET_BYTES, generate, hermetic_env, publish  # noqa: E402
 from tests.support.fake_anthropic import FakeAnthropic  # noqa: E402

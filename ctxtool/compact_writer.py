@@ -7,16 +7,16 @@
   that pointed at them) and re-links what stays to its nearest kept ancestor, as
   OpenClaw's ``truncateAfterCompaction`` does.
 * Claude Code: a ``system``/``compact_boundary`` line (``parentUuid`` null,
-  ``logicalParentUuid`` = the last uuid, ``compactMetadata{trigger:"manual", preTokens}``),
-  the ``isCompactSummary`` user line, then the kept messages re-appended as new lines
-  (fresh uuids, parents re-chained): Claude Code sends only what follows the last
-  boundary, so the kept recent messages must be there. Original lines are untouched.
+  ``logicalParentUuid`` = the last uuid, ``compactMetadata{trigger:"manual", preTokens,
+  preservedSegment, preservedMessages}``) naming the kept messages by uuid, as the client
+  records them, then the ``isCompactSummary`` user line. The client sends the summary and
+  then each kept message once (judged); every original line stays byte for byte.
 * Messages JSONL: rewritten as one summary user message followed by the kept lines.
 
 The summarizer runs without the lock; the lock is taken for the write only, which goes
 through the commit protocol (``ctxtool.commit``): lines the agent appended while it was
 summarized or written are carried over after the new records, the first re-linked under
-the compaction (pi) or the last re-appended message (Claude Code); a file replaced,
+the compaction (pi) or the summary line (Claude Code); a file replaced,
 shrunk or rewritten meanwhile is refused. Backup only when written, as ``repair``.
 """
 
