@@ -357,3 +357,70 @@ class SessionLocks:
     def release(self) -> None:
         for lk in reversed(self.locks):
             lk.release()
+
+
+PROPER_LOCKFILE_STALE_MS = 10_000  # proper-lockfile's default ``stale``: a lock directory untouched this long is dead
+
+
+class DirLock:
+    """pi's lock on its ``settings.json``: the ``proper-lockfile`` package (``lockSync(path,
+    {realpath: false})`` in pi's ``FileSettingsStorage``) creates the directory ``<file>.lock``
+    with mkdir, which is atomic; a lock directory whose mtime is older than its ``stale`` (10 s)
+    is taken to be dead and removed. ctxtool takes and honours it the same way: a fresh lock is
+    waited for up to ``timeout``, a stale one is taken over with a notice. Same interface as
+    SessionLocks (``notices``)."""
+
+    def __init__(self, path: str, *, timeout: float = DEFAULT_TIMEOUT, stale_ms: int = PROPER_LOCKFILE_STALE_MS):
+        self.path = path
+        self.lock_path = path + ".lock"
+        self.timeout = timeout
+        self.stale_ms = stale_ms
+        self.notices: list[str] = []
+        self.held = False
+
+    def __enter__(self) -> "DirLock":
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+    def acquire(self) -> None:
+        deadline = time.monotonic() + self.timeout
+        delay = 0.02
+        while True:
+            try:
+                os.mkdir(self.lock_path)
+                self.held = True
+                return
+            except FileExistsError:
+                pass
+            except OSError as e:
+                raise LockError(f"cannot create lock {self.lock_path}: {e.strerror or e}", path=self.path) from None
+            try:
+                age_ms = (time.time() - os.stat(self.lock_path).st_mtime) * 1000
+            except FileNotFoundError:
+                continue  # released between the mkdir and the stat: try again at once
+            if age_ms > self.stale_ms:
+                try:
+                    os.rmdir(self.lock_path)
+                    self.notices.append(f"took over the stale lock {self.lock_path} (untouched for {age_ms / 1000:.0f} s; "
+                                        f"proper-lockfile treats a lock older than {self.stale_ms / 1000:g} s as dead)")
+                except FileNotFoundError:
+                    pass
+                except OSError as e:
+                    raise LockError(f"cannot remove the stale lock {self.lock_path}: {e.strerror or e}", path=self.path) from None
+                continue
+            if time.monotonic() >= deadline:
+                raise LockTimeout(f"the settings file is locked by another process ({self.lock_path}, "
+                                  f"{age_ms / 1000:.1f} s old); nothing was written", path=self.path)
+            time.sleep(delay)
+            delay = min(delay * 2, 0.5)
+
+    def release(self) -> None:
+        if self.held:
+            self.held = False
+            try:
+                os.rmdir(self.lock_path)
+            except FileNotFoundError:
+                pass

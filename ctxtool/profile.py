@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 from array import array
 
+from . import agents
 from .model import BOUNDARY, COMPACTION, MESSAGE
 from .tokens import CHARS_PER_TOKEN
 from .transcript import scan
@@ -547,10 +548,14 @@ def profile_session(path: str, fmt: str | None = None, *, window: int | None = N
     prof = SessionProfiler()
     models: dict = {}
     ev = Evidence()
+    openclaw_marks = 0
 
     def on_entry(e):
+        nonlocal openclaw_marks
         if e.model:
             models[e.model] = models.get(e.model, 0) + 1
+        if e.extra is not None and str(e.extra.get("custom_type") or "").startswith("openclaw."):
+            openclaw_marks += 1
         ev.add(e)
         prof(e)
 
@@ -561,6 +566,8 @@ def profile_session(path: str, fmt: str | None = None, *, window: int | None = N
     out["window_basis"] = win.basis
     out = {"path": path, "size": t.size, "lines": t.lines, "bad_lines": len(t.bad), "model": model, **out}
     out["format"] = t.format_name
+    name, basis = agents.detect(t.format_name, path, openclaw_marks)
+    out["agent"] = {"name": name, "label": agents.AGENTS[name].label, "basis": basis}
     return out
 
 
