@@ -13,6 +13,7 @@ import html
 import os
 
 from .jsonl import atomic_write
+from .render import fmt_duration, fmt_int, fmt_pct
 from .profile import (
     BURSTY_MIN_BURST_CALL_SHARE, BURSTY_MIN_GAP_CV, BURSTY_MIN_IDLE_GAPS, BURSTY_MIN_IDLE_SHARE,
     CONVERSATIONAL_MAX_CALLS_PER_TURN, CONVERSATIONAL_MAX_SHARE, IDLE_GAP_MIN, PRESSURE_LEVELS,
@@ -39,12 +40,9 @@ def _e(x) -> str:
     return html.escape("" if x is None else str(x), quote=True)
 
 
-def _pct(x) -> str:
-    return "-" if x is None else f"{x * 100:.1f}%"
-
-
-def _tok(n) -> str:
-    return "-" if n is None else f"{int(n):,}"
+_pct = fmt_pct
+_tok = fmt_int
+_dur = fmt_duration
 
 
 def _val(v) -> str:
@@ -53,16 +51,6 @@ def _val(v) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     return f'"{v}"' if isinstance(v, str) else f"{v:,}" if isinstance(v, int) else str(v)
-
-
-def _dur(s) -> str:
-    if s is None:
-        return "-"
-    if s < 120:
-        return f"{s:.0f} s"
-    if s < 7200:
-        return f"{s / 60:.0f} min"
-    return f"{s / 3600:.1f} h"
 
 
 # ------------------------------------------------------------------ charts

@@ -176,7 +176,18 @@ def _parse_iso(text: str) -> float | None:
         return None
 
 
-class SessionLock:
+class _Held:
+    """A lock used as a context manager: ``acquire`` on entry, ``release`` on exit."""
+
+    def __enter__(self):
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+class SessionLock(_Held):
     """Hold ``<file>.lock`` while writing ``path``; a context manager.
 
     Waits for a live holder up to ``timeout`` seconds (backoff min(1 s, 50 ms x attempt)),
@@ -193,13 +204,6 @@ class SessionLock:
         self.broken: LockInfo | None = None
         self.notice: str | None = None
         self._held = False
-
-    def __enter__(self) -> "SessionLock":
-        self.acquire()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.release()
 
     def acquire(self) -> None:
         deadline = time.monotonic() + self.timeout
@@ -313,7 +317,7 @@ def clear_stale(path: str) -> list[str]:
     return notices
 
 
-class SessionLocks:
+class SessionLocks(_Held):
     """The locks to hold for ``path``: the agent's lock for the path it writes
     (``<realpath(dir)>/<basename>.lock``, OpenClaw's rule) and, when the session file
     is a symlink, the real file's lock too. Same interface as SessionLock."""
@@ -336,13 +340,6 @@ class SessionLocks:
         """One line per lock taken over."""
         return [lk.notice for lk in self.locks if lk.notice]
 
-    def __enter__(self) -> "SessionLocks":
-        self.acquire()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.release()
-
     def acquire(self) -> None:
         held = []
         try:
@@ -362,7 +359,7 @@ class SessionLocks:
 PROPER_LOCKFILE_STALE_MS = 10_000  # proper-lockfile's default ``stale``: a lock directory untouched this long is dead
 
 
-class DirLock:
+class DirLock(_Held):
     """pi's lock on its ``settings.json``: the ``proper-lockfile`` package (``lockSync(path,
     {realpath: false})`` in pi's ``FileSettingsStorage``) creates the directory ``<file>.lock``
     with mkdir, which is atomic; a lock directory whose mtime is older than its ``stale`` (10 s)
@@ -377,13 +374,6 @@ class DirLock:
         self.stale_ms = stale_ms
         self.notices: list[str] = []
         self.held = False
-
-    def __enter__(self) -> "DirLock":
-        self.acquire()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.release()
 
     def acquire(self) -> None:
         deadline = time.monotonic() + self.timeout

@@ -75,12 +75,17 @@ def changes_for(agent: str, text: str, pattern: str = "tool-heavy", window: int 
     return cfg, cmp["change"]
 
 
-def apply(tmp_path, name, text, agent, pattern="tool-heavy"):
+def planned(tmp_path, name, text, agent, pattern="tool-heavy"):
+    """The file written, its settings, the changes and the planned apply (nothing written yet)."""
     f = tmp_path / name
     f.write_text(text)
     cfg, ch = changes_for(agent, text, pattern)
-    res = advice.apply_config(advice.plan_apply(str(f), ch, agent))
-    return f, cfg, ch, res
+    return f, cfg, ch, advice.plan_apply(str(f), ch, agent)
+
+
+def apply(tmp_path, name, text, agent, pattern="tool-heavy"):
+    f, cfg, ch, plan = planned(tmp_path, name, text, agent, pattern)
+    return f, cfg, ch, advice.apply_config(plan)
 
 
 def rolled_back(f, res, original: str) -> None:
@@ -182,12 +187,15 @@ def test_pi_settings(tmp_path):
     rolled_back(f, res, PI_SETTINGS)
 
 
+def pi_plan_while_locked(tmp_path):
+    """A planned change of pi's settings.json while pi holds its lock (proper-lockfile: a directory)."""
+    f, _cfg, _ch, plan = planned(tmp_path, "settings.json", PI_SETTINGS, "pi")
+    os.mkdir(str(f) + ".lock")
+    return f, plan
+
+
 def test_pi_lock_is_waited_for(tmp_path):
-    f = tmp_path / "settings.json"
-    f.write_text(PI_SETTINGS)
-    cfg, ch = changes_for("pi", PI_SETTINGS)
-    plan = advice.plan_apply(str(f), ch, "pi")
-    os.mkdir(str(f) + ".lock")  # pi holds its lock (proper-lockfile: a directory)
+    f, plan = pi_plan_while_locked(tmp_path)
 
     def release():
         time.sleep(0.3)
@@ -202,11 +210,7 @@ def test_pi_lock_is_waited_for(tmp_path):
 
 
 def test_pi_fresh_lock_times_out_and_nothing_is_written(tmp_path):
-    f = tmp_path / "settings.json"
-    f.write_text(PI_SETTINGS)
-    cfg, ch = changes_for("pi", PI_SETTINGS)
-    plan = advice.plan_apply(str(f), ch, "pi")
-    os.mkdir(str(f) + ".lock")
+    f, plan = pi_plan_while_locked(tmp_path)
     with pytest.raises(LockTimeout):
         advice.apply_config(plan, lock_timeout=0.2)
     assert f.read_text() == PI_SETTINGS
@@ -214,12 +218,8 @@ def test_pi_fresh_lock_times_out_and_nothing_is_written(tmp_path):
 
 
 def test_pi_stale_lock_is_taken_over(tmp_path):
-    f = tmp_path / "settings.json"
-    f.write_text(PI_SETTINGS)
-    cfg, ch = changes_for("pi", PI_SETTINGS)
-    plan = advice.plan_apply(str(f), ch, "pi")
+    f, plan = pi_plan_while_locked(tmp_path)
     lock = str(f) + ".lock"
-    os.mkdir(lock)
     old = time.time() - 60
     os.utime(lock, (old, old))
     res = advice.apply_config(plan, lock_timeout=0.2)
@@ -242,10 +242,7 @@ def test_openclaw_json5_round_trip_and_rollback(tmp_path):
 
 
 def test_refused_when_the_file_changed_since_read(tmp_path):
-    f = tmp_path / "config.toml"
-    f.write_text(CODEX_TOML)
-    cfg, ch = changes_for("codex", CODEX_TOML)
-    plan = advice.plan_apply(str(f), ch, "codex")
+    f, _cfg, _ch, plan = planned(tmp_path, "config.toml", CODEX_TOML, "codex")
     f.write_text(CODEX_TOML + "# edited meanwhile\n")
     with pytest.raises(Exception):
         advice.apply_config(plan)

@@ -218,12 +218,8 @@ def _common_window(profiles) -> int:
 # ------------------------------------------------------------------ rendering
 
 
-def _pct(x) -> str:
-    return "-" if x is None else f"{x * 100:.1f}%"
-
-
-def _tok(n) -> str:
-    return "-" if n is None else f"{int(n):,}"
+_pct = render.fmt_pct
+_tok = render.fmt_int
 
 
 def _rng(row) -> str:
@@ -232,18 +228,6 @@ def _rng(row) -> str:
     if row.get("low") is not None and row.get("high") is not None and row["high"] != row["low"]:
         return f"{row['low']:,}..{row['high']:,}"
     return f"{row['tokens']:,}"
-
-
-def _dur(s) -> str:
-    if s is None:
-        return "-"
-    if s < 120:
-        return f"{s:.0f} s"
-    if s < 7200:
-        return f"{s / 60:.0f} min"
-    if s < 172800:
-        return f"{s / 3600:.1f} h"
-    return f"{s / 86400:.1f} d"
 
 
 def _figures(con, f, verdict):
@@ -282,7 +266,7 @@ def _render(con, out):
         for p in profiles:
             f = p["figures"]
             rows.append([os.path.basename(p["path"]), p["format"], p["classification"]["pattern"] + ("?" if p["classification"]["borderline"] else ""),
-                         _pct(f["tool_share"]), f"{f['calls_per_turn']:.2f}", f["idle_gaps"], _dur(p["duration_s"]),
+                         _pct(f["tool_share"]), f"{f['calls_per_turn']:.2f}", f["idle_gaps"], render.fmt_duration(p["duration_s"]),
                          _tok(p["tokens"]["context_now"]), p["compactions"]["count"]])
         render.table(con, f"{len(profiles)} sessions", ["session", "format", "style", "tool share", "calls/turn", "idle gaps",
                                                         "duration", "context now", "compactions"], rows,
@@ -313,7 +297,7 @@ def _render_session(con, p):
     _heading(con, f"Session: {p['path']}")
     con.print(f"{p['format']}, {p['size']:,} bytes, {p['transcript_messages']:,} transcript messages "
               f"({p['api_messages']:,} API messages over the session), {p['user_turns']:,} user turns, "
-              f"{p['requests']:,} requests, {p['tool_calls']:,} tool calls, {_dur(p['duration_s'])}"
+              f"{p['requests']:,} requests, {p['tool_calls']:,} tool calls, {render.fmt_duration(p['duration_s'])}"
               + (" (long session)" if p["long_session"] else ""), markup=False)
     con.print("", markup=False)
     _heading(con, f"Work style: {c['pattern'].upper()}" + ("  (borderline)" if c["borderline"] else ""))
