@@ -76,7 +76,7 @@ Example:
   ctxtool profile s.jsonl --config openclaw.json --write-patch advice.patch.json
   ctxtool profile s.jsonl --config openclaw.json --apply --yes
   ctxtool profile ~/.claude/projects/-w-app/ --config ~/.claude/settings.json --apply --yes
-  ctxtool profile rollout.jsonl --agent codex --config ~/.codex/config.toml --write-patch p.json
+  ctxtool profile session.jsonl --agent codex --config ~/.codex/config.toml --write-patch p.json
   ctxtool profile ~/.pi/agent/sessions/ --html report.html
   ctxtool profile s.jsonl --json | jq .sessions[0].classification
 """
