@@ -10,7 +10,7 @@ CLAUDE_STAMP   := $(CLAUDE_HARNESS)/node_modules/.ctxtool-installed
 DEMO_DIR   := bench-out/demo
 
 .DEFAULT_GOAL := help
-.PHONY: help install pi-harness claude-harness test test-fast demo bench lint clean
+.PHONY: help install pi-harness claude-harness browser test test-fast demo bench lint clean
 
 help:
 	@echo "make demo    repair, validate, estimate and profile the bundled broken sessions"
@@ -40,7 +40,14 @@ $(CLAUDE_STAMP): $(CLAUDE_HARNESS)/package.json $(CLAUDE_HARNESS)/package-lock.j
 
 claude-harness: $(CLAUDE_STAMP)
 
-test: $(STAMP) $(PI_STAMP) $(CLAUDE_STAMP)
+# Headless Chromium (Debian's package) for the HTML report test; best effort: without it that
+# test skips and says why.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
+	  echo "chromium not installed: the HTML report browser test will skip"
+
+test: $(STAMP) $(PI_STAMP) $(CLAUDE_STAMP) browser
 	CTXTOOL_REQUIRE_PI=1 CTXTOOL_REQUIRE_CLAUDE=1 $(PY) -m pytest -q
 
 test-fast: $(STAMP)

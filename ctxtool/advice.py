@@ -1,62 +1,39 @@
-"""Configuration advice: the four settings, the recommended values per work style,
-comparison with an OpenClaw config, a JSON patch (RFC 6902) and a safe apply.
+"""Configuration advice: the skill's four settings, the recommended values per work style,
+mapped to each agent's own knobs (``ctxtool.agents``); comparison with the agent's own file,
+a JSON patch (RFC 6902) and a safe apply.
 
-Applying edits the config text minimally (only the changed values, or new keys
-inserted beside their siblings), so JSON5 comments, key order and formatting are
-kept; the result is parsed again and checked before anything is written. The write
-goes through the commit protocol (``ctxtool.commit``) under ``<config>.lock``: a config
-that changed in any way since it was read (grown, shrunk, replaced, edited) is refused;
-the backup (``<file>.bak-<pid>-<ms>``, the file as read) is made only when the write
-happens, and a rollback note (``<backup>.rollback.txt``) is written beside it.
+Applying edits the file minimally: JSON and JSON5 (OpenClaw, pi, Claude Code) by changing
+only the values or inserting new keys beside their siblings, so comments, key order and
+formatting are kept; TOML (Codex) through ``tomlkit``, which keeps comments and layout. The
+result is parsed again and checked before anything is written. The write goes through the
+commit protocol (``ctxtool.commit``) under the agent's own lock where it has one (OpenClaw:
+``<file>.lock``; pi: proper-lockfile's ``<file>.lock`` directory): a file that changed in any
+way since it was read is refused; the backup (``<file>.bak-<pid>-<ms>``, the file as read) is
+made only when the write happens, and a rollback note (``<backup>.rollback.txt``) is written
+beside it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import os
 import re
 import time
 
+from . import agents as agentsmod
 from . import commit
 from . import config as cfgmod
 from .errors import ConfigError, CtxError, WriteError
 from .jsonl import atomic_write
-from .lock import DEFAULT_TIMEOUT, SessionLocks
+from .lock import DEFAULT_TIMEOUT, DirLock, SessionLocks
 
-SETTINGS = (
-    {
-        "key": "reserveTokensFloor",
-        "path": cfgmod.COMPACTION_PATH + ".reserveTokensFloor",
-        "title": "When to compress the conversation",
-        "practice": "How full the context gets before the agent summarises and compresses the history. "
-                    "Higher = compresses sooner: a shorter summary and more room left afterwards "
-                    "(30000 waits until nearly full; 50000 compresses at ~75%; 60000 at ~70%).",
-    },
-    {
-        "key": "ttl",
-        "path": cfgmod.PRUNING_PATH + ".ttl",
-        "title": "How quickly old tool output is cleared",
-        "practice": "After this long without a request, old command output, file reads and search results are cleared "
-                    "from the context. Shorter = more aggressive cleanup (5m rarely fires during active work; "
-                    "1m clears fast, but files may need re-reading).",
-    },
-    {
-        "key": "keepLastAssistants",
-        "path": cfgmod.PRUNING_PATH + ".keepLastAssistants",
-        "title": "How many recent exchanges are protected",
-        "practice": "When old tool output is cleared, this many of the most recent exchanges stay untouched "
-                    "(3 keeps more history visible; 1 protects only the last exchange).",
-    },
-    {
-        "key": "minPrunableToolChars",
-        "path": cfgmod.PRUNING_PATH + ".minPrunableToolChars",
-        "title": "Minimum size before tool output is trimmed",
-        "practice": "Only tool output larger than this (characters) can be cleared. Lower = more gets cleaned up "
-                    "(50000 only very large outputs; 10000 medium ones too).",
-    },
-)
+# The skill's four settings, as OpenClaw names them (the table below is in their terms).
+SETTINGS = tuple({"key": k.key, "path": k.path, "title": agentsmod.INTENTS[k.intent], "practice": k.practice}
+                 for k in agentsmod.OPENCLAW.knobs)
 KEYS = tuple(s["key"] for s in SETTINGS)
+SKILL_KEY = {v: k for k, v in agentsmod.INTENT_OF.items()}  # intent -> the skill's setting
 # The skill's table of recommended combinations by work style.
 RECOMMENDED = {
     "tool-heavy": {"reserveTokensFloor": 60000, "ttl": "1m", "keepLastAssistants": 1, "minPrunableToolChars": 10000},
@@ -66,6 +43,7 @@ RECOMMENDED = {
 }
 # Long sessions (> 2 h): one step up this ladder of compression triggers.
 FLOOR_LADDER = (30000, 50000, 60000)
+ENABLED_WHY = "automatic compaction must stay on: every work style relies on it"
 
 WHY = {
     "tool-heavy": {
@@ -115,61 +93,86 @@ def recommend(pattern: str, long_session: bool = False, duration_s: float | None
     return {"pattern": pattern, "long_session": bool(long_session), "values": values, "why": why, "adjustments": adjustments}
 
 
-def current_settings(cfg: dict | None) -> dict:
-    """The four settings as configured (source ``config``) or OpenClaw's defaults (source ``default``)."""
-    defaults = {
-        "reserveTokensFloor": cfgmod.COMPACTION_DEFAULTS["reserveTokensFloor"],
-        "ttl": cfgmod.PRUNING_DEFAULTS["ttl"],
-        "keepLastAssistants": cfgmod.PRUNING_DEFAULTS["keepLastAssistants"],
-        "minPrunableToolChars": cfgmod.PRUNING_DEFAULTS["minPrunableToolChars"],
-    }
+def _agent(name_or_agent) -> agentsmod.Agent:
+    return name_or_agent if isinstance(name_or_agent, agentsmod.Agent) else agentsmod.agent(name_or_agent)
+
+
+def current_settings(cfg: dict | None, agent="openclaw") -> dict:
+    """Each knob of ``agent`` as configured (source ``config``) or the agent's default (source ``default``)."""
+    a = _agent(agent)
     out = {}
-    for s in SETTINGS:
-        v = cfgmod.get(cfg, s["path"], _MISSING) if cfg is not None else _MISSING
+    for k in a.knobs:
+        v = cfgmod.get(cfg, k.path, _MISSING) if cfg is not None else _MISSING
         if v is _MISSING:
-            out[s["key"]] = {"value": defaults[s["key"]], "source": "default"}
+            out[k.key] = {"value": k.default, "source": "default", "default": k.default_text}
         else:
-            _check_value(s["key"], v, s["path"])
-            out[s["key"]] = {"value": v, "source": "config"}
+            _check_value(k.kind, v, k.path)
+            out[k.key] = {"value": v, "source": "config", "default": k.default_text}
     return out
 
 
 _MISSING = object()
 
 
-def _check_value(key, v, path):
-    if key == "ttl":
+def _check_value(kind, v, path):
+    if kind == "duration":
         try:
             cfgmod.duration_ms(v)
         except ConfigError as e:  # name the key: "invalid duration 'forever'" alone does not say where
             raise ConfigError(f"{path}: {e.reason}", path=e.path, line=e.line) from None
         return
+    if kind == "bool":
+        if not isinstance(v, bool):
+            raise ConfigError(f"{path} must be true or false, got {json.dumps(v)}")
+        return
+    if kind == "str-int" and isinstance(v, str):
+        try:
+            v = float(v)
+        except ValueError:
+            raise ConfigError(f"{path} must be a number (written as a string), got {json.dumps(v)}") from None
     if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
         raise ConfigError(f"{path} must be a non-negative number, got {json.dumps(v)}")
 
 
-def same_value(key: str, a, b) -> bool:
-    if key == "ttl":
+def same_value(kind: str, a, b) -> bool:
+    if kind in ("ttl", "duration"):
         try:
             return cfgmod.duration_ms(a) == cfgmod.duration_ms(b)
         except ConfigError:
             return False
+    if kind == "bool" or isinstance(a, bool) or isinstance(b, bool):
+        return a is b
     try:
         return float(a) == float(b)
     except (TypeError, ValueError):
         return False
 
 
-def compare(current: dict, rec: dict) -> dict:
-    """``right``: settings already at the recommended value; ``change``: current -> recommended and why."""
+def _at_most(a, b) -> bool:
+    try:
+        return float(a) <= float(b)
+    except (TypeError, ValueError):
+        return False
+
+
+def compare(current: dict, rec: dict, agent="openclaw", window: int | None = None) -> dict:
+    """``right``: knobs already at the recommended value; ``change``: current -> recommended and why;
+    ``practices``: what serves an intent the agent has no knob for, and the work style's habits."""
+    a = _agent(agent)
     right, change = [], []
-    for s in SETTINGS:
-        k = s["key"]
-        item = {"key": k, "path": s["path"], "title": s["title"], "practice": s["practice"],
-                "current": current[k]["value"], "source": current[k]["source"],
-                "recommended": rec["values"][k], "why": rec["why"][k]}
-        (right if same_value(k, current[k]["value"], rec["values"][k]) else change).append(item)
-    return {"right": right, "change": change}
+    for k in a.knobs:
+        cur = current[k.key]
+        want = k.recommend(rec["values"], window)
+        why = ENABLED_WHY if k.kind == "bool" else rec["why"][SKILL_KEY[k.intent]]
+        item = {"intent": k.intent, "key": k.key, "path": k.path, "title": agentsmod.INTENTS[k.intent],
+                "practice": k.practice, "default": k.default_text, "current": cur["value"], "source": cur["source"],
+                "recommended": want, "why": why}
+        ok = cur["value"] is not None and (same_value(k.kind, cur["value"], want)
+                                           or (k.at_most and _at_most(cur["value"], want)))
+        (right if ok else change).append(item)
+    practices = [{"intent": i, "title": agentsmod.INTENTS[i], "practice": p} for i, p in a.no_knob.items()]
+    practices += [{"intent": None, "title": "Practice", "practice": p} for p in a.practices.get(rec["pattern"], [])]
+    return {"right": right, "change": change, "practices": practices}
 
 
 # ------------------------------------------------------------------ JSON patch
@@ -411,8 +414,36 @@ def _min_indent(text: str) -> int:
     return best
 
 
-def plan_apply(path: str, changes: list[dict]) -> dict:
-    """Read the config and compute the new text; nothing is written. Raises ConfigError when not possible."""
+def edit_toml(text: str, changes: list[dict]) -> str:
+    """The TOML text with ``changes`` applied through tomlkit (comments and layout kept);
+    verified by parsing it again."""
+    import tomlkit
+
+    try:
+        doc = tomlkit.parse(text)
+    except tomlkit.exceptions.ParseError as e:
+        raise ConfigError(f"not valid TOML ({e})", line=getattr(e, "line", None)) from None
+    for c in changes:
+        parts = c["path"].split(".")
+        node = doc
+        for i, p in enumerate(parts[:-1]):
+            if p not in node:
+                node[p] = tomlkit.table()
+            node = node[p]
+            if not isinstance(node, dict):
+                raise ConfigError(f"{'.'.join(parts[:i + 1])} is not a table; cannot set {c['path']}")
+        node[parts[-1]] = c["recommended"]
+    out = tomlkit.dumps(doc)
+    check = cfgmod.loads_toml(out)
+    for c in changes:
+        if cfgmod.get(check, c["path"], _MISSING) != c["recommended"]:
+            raise ConfigError(f"editing the config did not set {c['path']}; nothing was written (use --write-patch)")
+    return out
+
+
+def plan_apply(path: str, changes: list[dict], agent="openclaw") -> dict:
+    """Read the agent's file and compute the new text; nothing is written. Raises ConfigError when not possible."""
+    a = _agent(agent)
     commit.phase("before-read", path)
     try:
         with open(path, "rb") as f:
@@ -427,15 +458,33 @@ def plan_apply(path: str, changes: list[dict]) -> dict:
         text = raw[3:].decode("utf-8") if bom else raw.decode("utf-8")
     except UnicodeDecodeError:
         raise ConfigError("config is not UTF-8", path=path) from None
-    cfg = cfgmod.loads(text, path=path)
-    new = edit_text(text, cfg, changes) if changes else text
+    cfg = cfgmod.loads_for(a.syntax, text, path=path)
+    with _in_file(path):
+        if a.syntax == "toml":
+            new = edit_toml(text, changes) if changes else text
+        else:
+            new = edit_text(text, cfg, changes) if changes else text
+            if a.syntax == "json" and not _is_json5(text) and _is_json5(new):
+                raise ConfigError(f"editing the config would leave JSON that {a.label} cannot read; nothing was "
+                                  "written (use --write-patch)")
     data = (b"\xef\xbb\xbf" if bom else b"") + new.encode("utf-8")
     try:  # what was read: the commit refuses a config that is not this file any more
         snap = commit.snapshot(path, len(raw), expect=(st.st_dev, st.st_ino), whole=True)
     except CtxError as e:
         raise ConfigError(e.reason, path=path) from None
-    return {"path": os.path.abspath(path), "old": raw, "new": data, "comments": has_comments(text),
-            "json5": _is_json5(text), "changes": changes, "snapshot": snap}
+    return {"path": os.path.abspath(path), "agent": a.name, "old": raw, "new": data,
+            "comments": has_comments(text) if a.syntax != "toml" else "#" in text,
+            "json5": a.syntax != "toml" and _is_json5(text), "syntax": a.syntax, "changes": changes, "snapshot": snap}
+
+
+@contextlib.contextmanager
+def _in_file(path):
+    try:
+        yield
+    except ConfigError as e:
+        if e.path is not None:
+            raise
+        raise ConfigError(e.reason, path=path, line=e.line) from None
 
 
 def _is_json5(text: str) -> bool:
@@ -447,12 +496,17 @@ def _is_json5(text: str) -> bool:
 
 
 def _show(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if v is None:
+        return "unset"
     return json.dumps(v) if isinstance(v, str) else str(v)
 
 
-def rollback_note(path: str, backup: str, changes: list[dict], when: str) -> str:
+def rollback_note(path: str, backup: str, changes: list[dict], when: str, agent="openclaw") -> str:
+    a = _agent(agent)
     lines = [
-        f"ctxtool profile --apply: configuration changed at {when}",
+        f"ctxtool profile --apply: {a.label} configuration changed at {when}",
         "",
         f"File:   {path}",
         f"Backup: {backup}",
@@ -461,36 +515,61 @@ def rollback_note(path: str, backup: str, changes: list[dict], when: str) -> str
         "Values changed:",
     ]
     for c in changes:
-        src = " (was unset: OpenClaw default)" if c.get("source") == "default" else ""
+        src = f" (was unset: {a.label} default, {c.get('default')})" if c.get("source") == "default" else ""
         lines.append(f"  {c['path']}: {_show(c['current'])}{src} -> {_show(c['recommended'])}")
     lines += [
         "",
         "To roll back, restore the backup over the file:",
         f"  cp -p '{backup}' '{path}'",
-        "then restart the OpenClaw gateway (or let it reload its config) so it reads the restored values.",
+        f"then {a.reload}.",
         "Or set only the values above back to what they were.",
         "",
     ]
     return "\n".join(lines)
 
 
+def agent_lock(path: str, agent, timeout: float = DEFAULT_TIMEOUT):
+    """The lock the agent itself takes on its settings file (a no-op when it takes none)."""
+    a = _agent(agent)
+    if a.lock == "openclaw":
+        return SessionLocks(path, timeout=timeout)
+    if a.lock == "proper-lockfile":
+        return DirLock(path, timeout=timeout)
+    return _NoLock()
+
+
+class _NoLock:
+    """Claude Code and Codex take no lock on their settings: the commit's checks and the atomic
+    rename are what guard the file."""
+
+    notices: list = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+
 def apply_config(plan: dict, *, lock_timeout: float = DEFAULT_TIMEOUT) -> dict:
-    """Write a planned change under ``<config>.lock``: refused when the config changed since it
+    """Write a planned change under the agent's lock: refused when the file changed since it
     was read; the backup is the file as read, made at the write; the rollback note follows."""
     path = plan["path"]
+    agent = plan.get("agent", "openclaw")
     commit.phase("planned", path)
-    with SessionLocks(path, timeout=lock_timeout) as lock:
-        notices = lock.notices + commit.clean_leftovers(path)
+    with agent_lock(path, agent, timeout=lock_timeout) as lock:
+        notices = list(lock.notices) + commit.clean_leftovers(path)
         done = commit.commit(plan["snapshot"], [plan["new"]], backup=True)
     backup = done.backup
     when = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     note_path = backup + ".rollback.txt"
-    note = rollback_note(path, backup, plan["changes"], when)
+    note = rollback_note(path, backup, plan["changes"], when, agent)
     try:
         atomic_write(note_path, [note.encode("utf-8")], mode=0o600)
     except WriteError as e:
         raise WriteError(f"the config was changed (backup {backup}) but the rollback note could not be written: {e.reason}",
                          path=path) from None
-    return {"file": path, "backup": backup, "rollback_note": note_path, "mode": oct(os.stat(path).st_mode & 0o7777),
+    return {"file": path, "agent": agent, "backup": backup, "rollback_note": note_path,
+            "mode": oct(os.stat(path).st_mode & 0o7777),
             "changed": [{"path": c["path"], "from": c["current"], "to": c["recommended"]} for c in plan["changes"]],
             "notices": notices + done.notices}

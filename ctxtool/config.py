@@ -1,8 +1,10 @@
-"""OpenClaw configuration: read JSON or JSON5, find settings, know the defaults.
+"""Agents' settings files: read JSON, JSON5 or TOML, find settings, know OpenClaw's defaults.
 
 OpenClaw's config (``openclaw.json``) is JSON5: comments, trailing commas,
 unquoted keys and single-quoted strings are allowed. ``load`` accepts both;
-``get`` walks dotted paths such as ``agents.defaults.contextPruning``.
+``get`` walks dotted paths such as ``agents.defaults.contextPruning``. pi and
+Claude Code keep JSON ``settings.json`` files; Codex keeps TOML (``config.toml``,
+read with ``tomlkit``: ``loads_toml``). ``load_for(path, syntax)`` reads any of them.
 """
 
 from __future__ import annotations
@@ -104,6 +106,40 @@ def loads(text: str, *, path: str | None = None) -> dict:
 
 
 def load(path: str) -> dict:
+    return load_for(path, "json5")
+
+
+def loads_toml(text: str, *, path: str | None = None) -> dict:
+    """A TOML document as plain data (tomlkit, the library that also edits it)."""
+    import tomlkit
+
+    try:
+        return tomlkit.parse(text).unwrap()
+    except tomlkit.exceptions.ParseError as e:
+        reason = str(e).split(" at line ")[0]
+        raise ConfigError(f"not valid TOML ({reason})", path=path, line=getattr(e, "line", None)) from None
+
+
+def loads_for(syntax: str, text: str, *, path: str | None = None) -> dict:
+    """``text`` read as ``syntax`` (``toml``, else JSON/JSON5), with a hint when it is the other kind."""
+    if syntax == "toml":
+        try:
+            return loads_toml(text, path=path)
+        except ConfigError as e:
+            if text.lstrip().startswith("{"):
+                raise ConfigError(f"{e.reason}: this looks like JSON, but Codex reads TOML (config.toml); "
+                                  "pass --agent for another agent", path=path, line=e.line) from None
+            raise
+    try:
+        return loads(text, path=path)
+    except ConfigError as e:
+        if path and path.endswith(".toml"):
+            raise ConfigError(f"{e.reason}: a .toml file is Codex's config; pass --agent codex", path=path,
+                              line=e.line) from None
+        raise
+
+
+def load_for(path: str, syntax: str) -> dict:
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
@@ -111,9 +147,11 @@ def load(path: str) -> dict:
         raise ConfigError("no such config file", path=path) from None
     except UnicodeDecodeError as e:
         raise ConfigError(f"cannot read config: not UTF-8 text (byte {e.start})", path=path) from None
+    except IsADirectoryError:
+        raise ConfigError("is a directory, not a config file", path=path) from None
     except OSError as e:
         raise ConfigError(f"cannot read config: {e.strerror or e}", path=path) from None
-    return loads(text, path=path)
+    return loads_for(syntax, text.lstrip("\ufeff"), path=path)
 
 
 def get(cfg: dict, dotted: str, default=None):

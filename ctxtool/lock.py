@@ -176,7 +176,18 @@ def _parse_iso(text: str) -> float | None:
         return None
 
 
-class SessionLock:
+class _Held:
+    """A lock used as a context manager: ``acquire`` on entry, ``release`` on exit."""
+
+    def __enter__(self):
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+class SessionLock(_Held):
     """Hold ``<file>.lock`` while writing ``path``; a context manager.
 
     Waits for a live holder up to ``timeout`` seconds (backoff min(1 s, 50 ms x attempt)),
@@ -193,13 +204,6 @@ class SessionLock:
         self.broken: LockInfo | None = None
         self.notice: str | None = None
         self._held = False
-
-    def __enter__(self) -> "SessionLock":
-        self.acquire()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.release()
 
     def acquire(self) -> None:
         deadline = time.monotonic() + self.timeout
@@ -313,7 +317,7 @@ def clear_stale(path: str) -> list[str]:
     return notices
 
 
-class SessionLocks:
+class SessionLocks(_Held):
     """The locks to hold for ``path``: the agent's lock for the path it writes
     (``<realpath(dir)>/<basename>.lock``, OpenClaw's rule) and, when the session file
     is a symlink, the real file's lock too. Same interface as SessionLock."""
@@ -336,13 +340,6 @@ class SessionLocks:
         """One line per lock taken over."""
         return [lk.notice for lk in self.locks if lk.notice]
 
-    def __enter__(self) -> "SessionLocks":
-        self.acquire()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.release()
-
     def acquire(self) -> None:
         held = []
         try:
@@ -357,3 +354,63 @@ class SessionLocks:
     def release(self) -> None:
         for lk in reversed(self.locks):
             lk.release()
+
+
+PROPER_LOCKFILE_STALE_MS = 10_000  # proper-lockfile's default ``stale``: a lock directory untouched this long is dead
+
+
+class DirLock(_Held):
+    """pi's lock on its ``settings.json``: the ``proper-lockfile`` package (``lockSync(path,
+    {realpath: false})`` in pi's ``FileSettingsStorage``) creates the directory ``<file>.lock``
+    with mkdir, which is atomic; a lock directory whose mtime is older than its ``stale`` (10 s)
+    is taken to be dead and removed. ctxtool takes and honours it the same way: a fresh lock is
+    waited for up to ``timeout``, a stale one is taken over with a notice. Same interface as
+    SessionLocks (``notices``)."""
+
+    def __init__(self, path: str, *, timeout: float = DEFAULT_TIMEOUT, stale_ms: int = PROPER_LOCKFILE_STALE_MS):
+        self.path = path
+        self.lock_path = path + ".lock"
+        self.timeout = timeout
+        self.stale_ms = stale_ms
+        self.notices: list[str] = []
+        self.held = False
+
+    def acquire(self) -> None:
+        deadline = time.monotonic() + self.timeout
+        delay = 0.02
+        while True:
+            try:
+                os.mkdir(self.lock_path)
+                self.held = True
+                return
+            except FileExistsError:
+                pass
+            except OSError as e:
+                raise LockError(f"cannot create lock {self.lock_path}: {e.strerror or e}", path=self.path) from None
+            try:
+                age_ms = (time.time() - os.stat(self.lock_path).st_mtime) * 1000
+            except FileNotFoundError:
+                continue  # released between the mkdir and the stat: try again at once
+            if age_ms > self.stale_ms:
+                try:
+                    os.rmdir(self.lock_path)
+                    self.notices.append(f"took over the stale lock {self.lock_path} (untouched for {age_ms / 1000:.0f} s; "
+                                        f"proper-lockfile treats a lock older than {self.stale_ms / 1000:g} s as dead)")
+                except FileNotFoundError:
+                    pass
+                except OSError as e:
+                    raise LockError(f"cannot remove the stale lock {self.lock_path}: {e.strerror or e}", path=self.path) from None
+                continue
+            if time.monotonic() >= deadline:
+                raise LockTimeout(f"the settings file is locked by another process ({self.lock_path}, "
+                                  f"{age_ms / 1000:.1f} s old); nothing was written", path=self.path)
+            time.sleep(delay)
+            delay = min(delay * 2, 0.5)
+
+    def release(self) -> None:
+        if self.held:
+            self.held = False
+            try:
+                os.rmdir(self.lock_path)
+            except FileNotFoundError:
+                pass

@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 from array import array
 
+from . import agents
 from .formats.common import ignored_notes
 from .model import BOUNDARY, COMPACTION, MESSAGE
 from .tokens import CHARS_PER_TOKEN
@@ -549,12 +550,16 @@ def profile_session(path: str, fmt: str | None = None, *, window: int | None = N
     models: dict = {}
     ev = Evidence()
     flagged = []  # entries with absurd numbers read as missing
+    openclaw_marks = 0
 
     def on_entry(e):
+        nonlocal openclaw_marks
         if e.model:
             models[e.model] = models.get(e.model, 0) + 1
         if e.extra and "ignored" in e.extra:
             flagged.append(e)
+        if e.extra is not None and str(e.extra.get("custom_type") or "").startswith("openclaw."):
+            openclaw_marks += 1
         ev.add(e)
         prof(e)
 
@@ -566,6 +571,8 @@ def profile_session(path: str, fmt: str | None = None, *, window: int | None = N
     out = {"path": path, "size": t.size, "lines": t.lines, "bad_lines": len(t.bad), "model": model, **out}
     out["format"] = t.format_name
     out["notes"] = ignored_notes(flagged)
+    name, basis = agents.detect(t.format_name, path, openclaw_marks)
+    out["agent"] = {"name": name, "label": agents.AGENTS[name].label, "basis": basis}
     return out
 
 

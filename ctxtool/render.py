@@ -79,3 +79,16 @@ def fmt_int(n) -> str:
 
 def fmt_pct(x) -> str:
     return f"{x * 100:.1f}%" if x is not None else "-"
+
+
+def fmt_duration(s) -> str:
+    """Seconds as the unit that reads best: 45 s, 12 min, 3.1 h, 2.5 d."""
+    if s is None:
+        return "-"
+    if s < 120:
+        return f"{s:.0f} s"
+    if s < 7200:
+        return f"{s / 60:.0f} min"
+    if s < 172800:
+        return f"{s / 3600:.1f} h"
+    return f"{s / 86400:.1f} d"

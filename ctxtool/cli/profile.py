@@ -9,7 +9,7 @@ import sys
 import click
 import orjson
 
-from .. import advice, render
+from .. import advice, agents, render
 from .. import config as cfgmod
 from ..errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
 from ..jsonl import atomic_write
@@ -50,13 +50,24 @@ minus the messages it covered; ranges chars/4..chars/3.5), tool results by tool,
 compaction history (stacking summaries), and a timeline of context tokens per request
 with compaction points and the {'/'.join(f'{int(p * 100)}' for p in PRESSURE_LEVELS)}% pressure lines.
 
-Recommends reserveTokensFloor, contextPruning.ttl, keepLastAssistants and
-minPrunableToolChars from the work-style table (tool-heavy 60000/1m/1/10000,
+Advises in the agent's own settings: the skill's four intents (when to
+compact, how fast old tool output is cleared, how much recent context is
+protected, from what size tool output is trimmed) mapped to each agent's knobs:
+OpenClaw reserveTokensFloor, contextPruning.ttl, keepLastAssistants and
+minPrunableToolChars (work-style table: tool-heavy 60000/1m/1/10000,
 conversational 30000/5m/3/50000, mixed 50000/2m/2/10000, bursty 50000/2m/1/10000);
-sessions longer than {LONG_SESSION_HOURS:g} h get the next higher compression trigger. With
---config the report leads with what is already right, then current -> recommended.
---apply edits the config minimally (JSON5 comments kept), after a byte-identical
-backup and a rollback note beside it.
+pi settings.json compaction.reserveTokens, keepRecentTokens, enabled; Claude Code
+settings.json env CLAUDE_AUTOCOMPACT_PCT_OVERRIDE, BASH_MAX_OUTPUT_LENGTH,
+MAX_MCP_OUTPUT_TOKENS, CLAUDE_CODE_FILE_READ_MAX_OUTPUT_TOKENS, autoCompactEnabled;
+Codex config.toml model_auto_compact_token_limit, tool_output_token_limit. Where
+an agent has no knob for an intent, the practice that serves it instead. The
+agent is detected from the session (format, OpenClaw entries, pi's file names);
+--agent overrides. Sessions longer than {LONG_SESSION_HOURS:g} h get the next higher
+compression trigger. With --config (the agent's own file: JSON, JSON5 or TOML)
+the report leads with what is already right, then current -> recommended.
+--apply edits the file minimally (comments kept), under the agent's lock where it
+has one, after a byte-identical backup and a rollback note beside it.
+--html REPORT writes a self-contained HTML report (inline SVG charts).
 
 \b
 Example:
@@ -64,30 +75,40 @@ Example:
   ctxtool profile ~/.openclaw/agents/main/sessions/ --config ~/.openclaw/openclaw.json
   ctxtool profile s.jsonl --config openclaw.json --write-patch advice.patch.json
   ctxtool profile s.jsonl --config openclaw.json --apply --yes
+  ctxtool profile ~/.claude/projects/-w-app/ --config ~/.claude/settings.json --apply --yes
+  ctxtool profile session.jsonl --agent codex --config ~/.codex/config.toml --write-patch p.json
+  ctxtool profile ~/.pi/agent/sessions/ --html report.html
   ctxtool profile s.jsonl --json | jq .sessions[0].classification
 """
 
 
 @cli.command(context_settings=CONTEXT_SETTINGS, help=HELP)
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--config", "config_path", type=click.Path(dir_okay=False, readable=False), help="OpenClaw config (JSON or JSON5) to compare with.")
+@click.option("--agent", "agent_name", type=click.Choice(agents.AGENT_NAMES), default=None, help="The agent whose settings to advise (default: detected from the sessions).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False, readable=False), help="The agent's settings file to compare with: openclaw.json (JSON5), pi or Claude Code settings.json, Codex config.toml.")
 @click.option("--window", type=click.IntRange(1000), default=None, help="Context window in tokens (default: the --config model window, a contextWindow the file records, the model (1M only when recorded usage above 200K proves it), else 200000).")
 @click.option("--write-patch", "patch_path", type=click.Path(dir_okay=False), help="Write the recommended change as a JSON patch (RFC 6902). Needs --config.")
 @click.option("--apply", "apply_", is_flag=True, help="Change the config file (shows file and values first; backup + rollback note). Needs --config.")
 @click.option("-y", "--yes", is_flag=True, help="Do not ask before --apply (required when not interactive).")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None, help="Write a self-contained HTML report (charts as inline SVG, no network).")
 @format_option
 @json_option
-def profile(paths, config_path, window, patch_path, apply_, yes, fmt, json_):
+def profile(paths, agent_name, config_path, window, patch_path, apply_, yes, html_path, fmt, json_):
     if (patch_path or apply_) and not config_path:
         raise click.UsageError("--write-patch and --apply need --config PATH (the change is computed against your file)")
-    cfg = cfgmod.load(config_path) if config_path else None
-    with in_config(config_path):
-        current = advice.current_settings(cfg)  # bad values -> ConfigError (exit 2), naming the file
+    syntax = None
+    cfg = None
+    if config_path:  # a file that cannot be read is refused before any session is read
+        syntax = agents.agent(agent_name).syntax if agent_name else ("toml" if config_path.endswith(".toml") else "json5")
+        cfg = cfgmod.load_for(config_path, syntax)
+        if agent_name:
+            with in_config(config_path):
+                advice.current_settings(cfg, agent_name)
     files, failures = collect(paths)
     profiles = []
     for path in each_with_progress(files, "profile", enabled=not json_):
-        try:
-            profiles.append(profile_session(path, fmt, window=window, cfg=cfg))
+        try:  # an OpenClaw config may name the model's window; other agents' files hold none
+            profiles.append(profile_session(path, fmt, window=window, cfg=cfg if syntax == "json5" else None))
         except Exception as e:  # any failure is this file's, one line naming it
             failures.append(failure(path, e))
     if not profiles:
@@ -100,28 +121,46 @@ def profile(paths, config_path, window, patch_path, apply_, yes, fmt, json_):
     agg = aggregate(profiles) if len(profiles) > 1 else None
     basis = agg or profiles[0]
     duration = agg["duration_s"] if agg else profiles[0]["duration_s"]
+    if agent_name:
+        chosen = (agent_name, "--agent")
+    else:
+        chosen = agents.choose([(p["agent"]["name"], p["agent"]["basis"]) for p in profiles])
+    agent = agents.agent(chosen[0])
+    if config_path and (syntax == "toml") != (agent.syntax == "toml"):
+        cfg = cfgmod.load_for(config_path, agent.syntax)  # the agent's own syntax, with a hint when it is not
+    with in_config(config_path):
+        current = advice.current_settings(cfg, agent)  # bad values -> ConfigError (exit 2), naming the file
+    win = _common_window(profiles)
     rec = advice.recommend(basis["classification"]["pattern"], basis["long_session"], duration)
-    cmp = advice.compare(current, rec)
+    cmp = advice.compare(current, rec, agent, win)
     out = {
         "sessions": profiles,
         "aggregate": agg,
+        "agent": {"name": agent.name, "label": agent.label, "basis": chosen[1], "files": list(agent.files),
+                  "syntax": agent.syntax, "window": win},
         "recommendation": rec,
         "config": {"path": os.path.abspath(config_path) if config_path else None, "current": current,
-                   "compared_with": "config" if cfg is not None else "OpenClaw defaults",
-                   "pruning_mode": cfgmod.get(cfg, cfgmod.PRUNING_PATH + ".mode") if cfg else None},
+                   "compared_with": "config" if cfg is not None else f"{agent.label} defaults",
+                   "pruning_mode": cfgmod.get(cfg, cfgmod.PRUNING_PATH + ".mode") if cfg and agent.name == "openclaw" else None},
         "already_right": cmp["right"],
         "changes": cmp["change"],
+        "practices": cmp["practices"],
         "failures": failures,
     }
     plan = None
     if config_path and (patch_path or apply_):
         out["patch"] = advice.make_patch(cfg, cmp["change"])
         if apply_ and cmp["change"]:
-            plan = advice.plan_apply(config_path, cmp["change"])
+            plan = advice.plan_apply(config_path, cmp["change"], agent)
             out["config"]["json5"] = plan["json5"]
             out["config"]["comments"] = plan["comments"]
             out["config"]["edit"] = ("minimal text edit: comments and formatting kept" if plan["comments"]
                                      else "minimal text edit")
+    if html_path:
+        from ..html_report import write_report
+
+        write_report(html_path, out)
+        out["html_file"] = os.path.abspath(html_path)
     if patch_path:
         atomic_write(patch_path, [orjson.dumps(out["patch"], option=orjson.OPT_INDENT_2) + b"\n"])
         out["patch_file"] = os.path.abspath(patch_path)
@@ -159,7 +198,7 @@ def profile(paths, config_path, window, patch_path, apply_, yes, fmt, json_):
                 con.print(f"Rollback note: {res['rollback_note']}", markup=False)
                 for n in res["notices"]:
                     con.print(f"note: {n}", markup=False)
-                con.print("Restart the OpenClaw gateway (or let it reload its config) for the new values to take effect.", markup=False)
+                con.print(f"To use the new values: {agent.reload}.", markup=False)
     if json_:
         emit_json(out)
     else:
@@ -168,15 +207,19 @@ def profile(paths, config_path, window, patch_path, apply_, yes, fmt, json_):
     raise SystemExit(EXIT_FINDINGS if failures else EXIT_OK)
 
 
+def _common_window(profiles) -> int:
+    """The window most sessions ran with (Codex's compaction limit is in tokens of it)."""
+    counts: dict = {}
+    for p in profiles:
+        counts[p["window"]] = counts.get(p["window"], 0) + 1
+    return max(counts, key=lambda w: (counts[w], w))
+
+
 # ------------------------------------------------------------------ rendering
 
 
-def _pct(x) -> str:
-    return "-" if x is None else f"{x * 100:.1f}%"
-
-
-def _tok(n) -> str:
-    return "-" if n is None else f"{int(n):,}"
+_pct = render.fmt_pct
+_tok = render.fmt_int
 
 
 def _rng(row) -> str:
@@ -185,18 +228,6 @@ def _rng(row) -> str:
     if row.get("low") is not None and row.get("high") is not None and row["high"] != row["low"]:
         return f"{row['low']:,}..{row['high']:,}"
     return f"{row['tokens']:,}"
-
-
-def _dur(s) -> str:
-    if s is None:
-        return "-"
-    if s < 120:
-        return f"{s:.0f} s"
-    if s < 7200:
-        return f"{s / 60:.0f} min"
-    if s < 172800:
-        return f"{s / 3600:.1f} h"
-    return f"{s / 86400:.1f} d"
 
 
 def _figures(con, f, verdict):
@@ -235,7 +266,7 @@ def _render(con, out):
         for p in profiles:
             f = p["figures"]
             rows.append([os.path.basename(p["path"]), p["format"], p["classification"]["pattern"] + ("?" if p["classification"]["borderline"] else ""),
-                         _pct(f["tool_share"]), f"{f['calls_per_turn']:.2f}", f["idle_gaps"], _dur(p["duration_s"]),
+                         _pct(f["tool_share"]), f"{f['calls_per_turn']:.2f}", f["idle_gaps"], render.fmt_duration(p["duration_s"]),
                          _tok(p["tokens"]["context_now"]), p["compactions"]["count"]])
         render.table(con, f"{len(profiles)} sessions", ["session", "format", "style", "tool share", "calls/turn", "idle gaps",
                                                         "duration", "context now", "compactions"], rows,
@@ -266,7 +297,7 @@ def _render_session(con, p):
     _heading(con, f"Session: {p['path']}")
     con.print(f"{p['format']}, {p['size']:,} bytes, {p['transcript_messages']:,} transcript messages "
               f"({p['api_messages']:,} API messages over the session), {p['user_turns']:,} user turns, "
-              f"{p['requests']:,} requests, {p['tool_calls']:,} tool calls, {_dur(p['duration_s'])}"
+              f"{p['requests']:,} requests, {p['tool_calls']:,} tool calls, {render.fmt_duration(p['duration_s'])}"
               + (" (long session)" if p["long_session"] else ""), markup=False)
     con.print("", markup=False)
     _heading(con, f"Work style: {c['pattern'].upper()}" + ("  (borderline)" if c["borderline"] else ""))
@@ -317,15 +348,21 @@ def _render_session(con, p):
 
 
 def _val(v) -> str:
+    if v is None:
+        return "unset"
+    if isinstance(v, bool):
+        return "true" if v else "false"
     return f'"{v}"' if isinstance(v, str) else f"{v}"
 
 
 def _render_advice(con, out):
     rec = out["recommendation"]
     conf = out["config"]
+    ag = out["agent"]
     long = "; long session, compression trigger raised" if rec["adjustments"] else ""
-    _heading(con, f"Recommended config for {rec['pattern']} work{long}")
-    where = conf["path"] or "OpenClaw defaults (pass --config to compare with your file)"
+    _heading(con, f"Recommended {ag['label']} settings for {rec['pattern']} work{long}")
+    con.print(f"agent: {ag['label']} ({ag['basis']})", markup=False)
+    where = conf["path"] or f"{ag['label']} defaults (pass --config {ag['files'][0]} to compare with your file)"
     con.print(f"compared with: {where}", markup=False)
     if conf.get("pruning_mode") not in (None, "cache-ttl"):
         con.print(f"note: contextPruning.mode is {conf['pruning_mode']!r}: ttl, keepLastAssistants and minPrunableToolChars "
@@ -333,26 +370,39 @@ def _render_advice(con, out):
     if out["already_right"]:
         con.print("Already right:", markup=False)
         for it in out["already_right"]:
-            con.print(f"  ok  {it['title']} ({it['key']} = {_val(it['current'])})", markup=False)
+            src = " (default)" if it["source"] == "default" else ""
+            con.print(f"  ok  {it['title']} ({it['key']} = {_val(it['current'])}{src})", markup=False)
     if out["changes"]:
         con.print("Change:", markup=False)
         for it in out["changes"]:
-            src = " (default)" if it["source"] == "default" else ""
+            src = f" (default: {it['default']})" if it["source"] == "default" and it["current"] is None else \
+                (" (default)" if it["source"] == "default" else "")
             con.print(f"  ->  {it['title']} ({it['path']}): {_val(it['current'])}{src} -> {_val(it['recommended'])}", markup=False)
             con.print(f"      in practice: {it['practice']}", markup=False)
             con.print(f"      why: {it['why']}", markup=False)
     else:
         con.print("Nothing to change.", markup=False)
+    for it in out.get("practices", []):
+        label = f"no {ag['label']} setting for: {it['title'].lower()}" if it["intent"] else "practice"
+        con.print(f"  ..  {label}: {it['practice']}", markup=False)
     if out.get("patch_file"):
         con.print(f"JSON patch ({len(out['patch'])} ops) written to {out['patch_file']}", markup=False)
+    if out.get("html_file"):
+        con.print(f"HTML report written to {out['html_file']}", markup=False)
 
 
 def _show_plan(con, plan):
     con.print(f"About to change {plan['path']}:", markup=False)
     for c in plan["changes"]:
-        src = " (unset, default)" if c["source"] == "default" else ""
-        con.print(f"  {c['path']}: {_val(c['current'])}{src} -> {_val(c['recommended'])}", markup=False)
-    how = "JSON5 with comments: a minimal text edit keeps the comments" if plan["comments"] else "minimal text edit, formatting kept"
+        src = f" (unset, default {c['default']})" if c["source"] == "default" else ""
+        con.print(f"  {c['path']}: {_val(c['current']) if c['current'] is not None else 'unset'}{src} -> "
+                  f"{_val(c['recommended'])}", markup=False)
+    if plan.get("syntax") == "toml":
+        how = "TOML edited with tomlkit: comments and layout kept"
+    elif plan["comments"]:
+        how = "JSON5 with comments: a minimal text edit keeps the comments"
+    else:
+        how = "minimal text edit, formatting kept"
     con.print(f"  ({how}; a byte-identical backup and a rollback note are written first)", markup=False)
 
 
