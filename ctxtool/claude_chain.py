@@ -11,7 +11,7 @@ has the table of rule, line pattern and what the client sends, with the fixture 
    ``compact_boundary`` (``parentUuid: null``) starts there, and the boundary's preserved segment
    follows its summary.
 2. Lines that share ``message.id`` are one assistant message: the chain's lines and their
-   siblings off the chain (a line whose parent is one of them), tool calls last; every tool
+   siblings off the chain (a line of that response whose parent is one of them), tool calls last; every tool
    result for one of its calls (from the chain's start on) is gathered into the user message
    after it, in file order, wherever the result line sits and whatever its ``parentUuid`` says;
    a result answers the call of its id made last before it (an id may be reused).
@@ -183,12 +183,14 @@ def _group(e: Entry, groups: dict, on_chain: set, done: set) -> list[Entry]:
     members = groups.get(e.msg_key) or [e]
     if len(members) == 1:
         return [e]
-    linked: set = set()  # ids of this group's lines off the chain (a sibling may hang off one)
+    # the response's lines on the chain, and lines off it that hang off one of them (or off such
+    # a line): a line of the same message.id elsewhere in the file is another copy, not this response
+    linked = {g.id for g in members if g.id is not None and g.id in on_chain}
     group = []
     for g in members:
         if g.index in done:
             continue
-        if g.id in on_chain or g.parent in on_chain or g.parent in linked:
+        if g.id in linked or g.parent in linked:
             group.append(g)
             if g.id is not None:
                 linked.add(g.id)
