@@ -1156,8 +1156,7 @@ def injected(report: dict, which: str) -> str:
 
 def compare_session(report: dict, prof: dict) -> dict:
     """The computed budget against the fixed baseline ``profile`` measured from recorded usage."""
-    base = (prof.get("figures") or prof).get("baseline") if isinstance(prof, dict) else None
-    base = base or prof.get("baseline")
+    base = (prof.get("tokens") or {}).get("baseline") or prof.get("baseline")
     out = {"budget_tokens": report["totals"]["tokens"], "baseline": base}
     if base and base.get("tokens") is not None:
         gap = base["tokens"] - report["totals"]["tokens"]
