@@ -22,7 +22,7 @@ from .common import CONTEXT_SETTINGS
 COMMANDS = {
     "repair": "repair", "validate": "repair", "estimate": "estimate",
     "prune": "prune", "compact": "compact", "profile": "profile", "report": "report", "view": "view",
-    "budget": "budget",
+    "budget": "budget", "checkpoint": "checkpoint",
 }
 
 
