@@ -9,20 +9,16 @@ import click
 from .. import checkpoint as ckpt
 from .. import render
 from ..errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK, CtxError
-from ..summarize import DEFAULT_CALL_TIMEOUT, DEFAULT_MODEL, make_summarizer
+from ..summarize import DEFAULT_CALL_TIMEOUT, make_summarizer
 from . import cli
-from .common import CONTEXT_SETTINGS, collect, emit_json, failure, format_option, json_option
+from .common import CONTEXT_SETTINGS, collect, emit_json, failure, format_option, json_option, summarizer_options
 
 
 @cli.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("paths", nargs=-1)
 @click.option("-o", "--output", metavar="FILE", default=None,
               help=f"Checkpoint file [default: {ckpt.NAME} in the workspace the session records (its cwd)].")
-@click.option("--summarizer", type=click.Choice(["extractive", "anthropic", "command"]), default="extractive", show_default=True,
-              help="extractive: offline, deterministic; anthropic / command: the prose checkpoint from the same facts "
-                   "(as `compact`); on failure the extractive one is written.")
-@click.option("--model", default=DEFAULT_MODEL, show_default=True, help="Model for --summarizer anthropic.")
-@click.option("--summarizer-command", "command", metavar="CMD", help="Shell command: prompt on stdin, checkpoint on stdout.")
+@summarizer_options("The checkpoint (on a failed call the extractive one is written)")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=DEFAULT_CALL_TIMEOUT, show_default=True,
               help="Seconds for the summarizer call.")
 @click.option("--if-over", type=click.FloatRange(min=0.0, max=1.0), default=None, metavar="RATIO",

@@ -11,7 +11,7 @@ from ..jsonl import atomic_write
 from ..transcript import scan
 from ..window import Evidence, configured_window, resolve_window
 from . import cli
-from .common import CONTEXT_SETTINGS, emit_json, format_option, in_config, json_option
+from .common import CONTEXT_SETTINGS, emit_json, format_option, in_config, json_option, summarizer_options
 
 MAX_ROWS = 40
 
@@ -85,10 +85,7 @@ def _deep(base: dict, over: dict) -> dict:
 @click.option("--emergency", type=float, callback=_ratio, help="[spacebot] Emergency tier threshold (0.95).")
 @click.option("--background-fraction", type=float, callback=_ratio, help="[spacebot] Oldest share drained by the background tier (0.30).")
 @click.option("--aggressive-fraction", type=float, callback=_ratio, help="[spacebot] Oldest share drained by the aggressive tier (0.50).")
-@click.option("--summarizer", type=click.Choice(["extractive", "anthropic", "command"]), default="extractive", show_default=True,
-              help="[spacebot] Summarizer of the drained messages (as `compact`): extractive is offline.")
-@click.option("--model", default=None, help="[spacebot] Model for --summarizer anthropic.")
-@click.option("--summarizer-command", "summarizer_command", metavar="CMD", help="[spacebot] Shell command: prompt on stdin, summary on stdout.")
+@summarizer_options("[spacebot] The summary of the drained messages")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the pruned provider view as Messages JSONL (one strategy).")
 @click.option("--as-session", is_flag=True, help="With -o: write a new session file in the input's format instead.")
 @click.option("-v", "--verbose", is_flag=True, help="List every action (default: the first 40).")
@@ -98,7 +95,7 @@ def prune(path, strategy, compare, window, tokenizer, config_path, preset, ttl, 
           hard_clear_ratio, min_prunable_tool_chars, soft_trim_max_chars, soft_trim_head_chars, soft_trim_tail_chars,
           hard_clear, placeholder, allow, deny, now, ignore_ttl, protect_turns, trigger, target, turns,
           max_history_share, spacebot_config, spacebot_agent, background, aggressive, emergency, background_fraction,
-          aggressive_fraction, summarizer, model, summarizer_command, output, as_session, verbose, fmt, json_):
+          aggressive_fraction, summarizer, model, command, output, as_session, verbose, fmt, json_):
     """Simulate pruning strategies on a session and show what each would send; the file is never modified.
 
     Strategies: openclaw (cache-TTL context pruning: soft trim, hard clear), aceclaw
@@ -171,13 +168,13 @@ def prune(path, strategy, compare, window, tokenizer, config_path, preset, ttl, 
     lib.openclaw_settings(pruning)  # validate early: a bad setting is a usage error even for other strategies
     spacebot = _spacebot(spacebot_config, spacebot_agent, background, aggressive, emergency, background_fraction,
                          aggressive_fraction)
-    if summarizer == "command" and not summarizer_command:
+    if summarizer == "command" and not command:
         raise click.UsageError("--summarizer command needs --summarizer-command CMD")
     summ = None
     if summarizer != "extractive" and ("spacebot" in (lib.STRATEGIES if compare else (name,))):
-        from ..summarize import DEFAULT_MODEL, make_summarizer
+        from ..summarize import make_summarizer
 
-        summ = make_summarizer(summarizer, model=model or DEFAULT_MODEL, command=summarizer_command)
+        summ = make_summarizer(summarizer, model=model, command=command)
 
     t = scan(path, fmt, keep=True)
     ev = Evidence.of(t.entries)

@@ -17,7 +17,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from tests.support.pi_agent import MIN_NODE_MAJOR, _node
+from tests.support.pi_agent import _node, node_problem
 
 HARNESS_DIR = Path(__file__).resolve().parent.parent / "openclaw_harness"
 HARNESS_SCRIPT = HARNESS_DIR / "trim_bootstrap.mjs"
@@ -28,16 +28,9 @@ DEFAULT_TIMEOUT = 120.0
 @functools.lru_cache(maxsize=1)
 def openclaw_unavailable_reason() -> str | None:
     """Why the openclaw harness cannot run here, or None when it can."""
-    node = _node()
-    if not node:
-        return "node is not installed (the openclaw harness needs node >= 20)"
-    try:
-        out = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=30, check=True).stdout.strip()
-        major = int(out.lstrip("v").split(".")[0])
-    except (OSError, subprocess.SubprocessError, ValueError) as exc:
-        return f"cannot run {node} --version: {exc}"
-    if major < MIN_NODE_MAJOR:
-        return f"node {out} is too old (the openclaw harness needs node >= 20)"
+    problem = node_problem("the openclaw harness needs node >= 20")
+    if problem is not None:
+        return problem
     if not PACKAGE_JSON.is_file():
         return f"openclaw harness not installed ({PACKAGE_JSON.parent} missing); run: make openclaw-harness"
     return None
