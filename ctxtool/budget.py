@@ -1123,8 +1123,10 @@ def advise(report: dict) -> list[dict]:
                 out.append({"file": r["name"], "problem": f"the files before it used up bootstrapTotalMaxChars ({s['totalMaxChars']:,}): "
                             f"{where or 'all of it'} cut", "fix": "shrink the earlier files or raise agents.defaults.bootstrapTotalMaxChars"})
         elif a == "aceclaw" and r["status"] in ("trimmed", "dropped"):
-            lim = "per-tier cap" if "per-tier-limit" in r["causes"] else "total budget (lowest priority goes first)"
-            out.append({"file": f"{r['name']} ({r['path']})", "problem": f"{r['chars']:,} chars, cut by the {lim}: {where or 'all of it'}",
+            lim = ("total budget (lowest priority goes first)" if r["status"] == "dropped" or r["causes"] == ["total-limit"]
+                   else "per-tier cap" + (" and the total budget" if "total-limit" in r["causes"] else ""))
+            verb = "dropped" if r["status"] == "dropped" else "cut"
+            out.append({"file": f"{r['name']} ({r['path']})", "problem": f"{r['chars']:,} chars, {verb} by the {lim}: {where or 'all of it'}",
                         "fix": "keep the tier short: move reference material into files the agent reads on demand, "
                                "or raise maxPerTierChars / maxTotalChars"})
         elif a == "codex" and r["status"] in ("trimmed", "dropped"):
