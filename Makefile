@@ -7,10 +7,12 @@ PI_HARNESS := tests/pi_harness
 PI_STAMP   := $(PI_HARNESS)/node_modules/.ctxtool-installed
 CLAUDE_HARNESS := tests/claude_harness
 CLAUDE_STAMP   := $(CLAUDE_HARNESS)/node_modules/.ctxtool-installed
+OPENCLAW_HARNESS := tests/openclaw_harness
+OPENCLAW_STAMP   := $(OPENCLAW_HARNESS)/node_modules/.ctxtool-installed
 DEMO_DIR   := bench-out/demo
 
 .DEFAULT_GOAL := help
-.PHONY: help install pi-harness claude-harness browser test test-fast demo bench lint clean
+.PHONY: help install pi-harness claude-harness openclaw-harness browser test test-fast demo bench lint clean
 
 help:
 	@echo "make demo    repair, validate, estimate and profile the bundled broken sessions"
@@ -40,6 +42,14 @@ $(CLAUDE_STAMP): $(CLAUDE_HARNESS)/package.json $(CLAUDE_HARNESS)/package-lock.j
 
 claude-harness: $(CLAUDE_STAMP)
 
+# The `openclaw` npm package (no install script run): its buildBootstrapContextFiles is the judge
+# of `ctxtool budget`'s trimmed bootstrap files.
+$(OPENCLAW_STAMP): $(OPENCLAW_HARNESS)/package.json $(OPENCLAW_HARNESS)/package-lock.json
+	npm ci --prefix $(OPENCLAW_HARNESS) --ignore-scripts --no-audit --no-fund --loglevel=error
+	@touch $(OPENCLAW_STAMP)
+
+openclaw-harness: $(OPENCLAW_STAMP)
+
 # Headless Chromium (Debian's package) for the HTML report test; best effort: without it that
 # test skips and says why.
 browser:
@@ -47,11 +57,11 @@ browser:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
 	  echo "chromium not installed: the HTML report browser test will skip"
 
-test: $(STAMP) $(PI_STAMP) $(CLAUDE_STAMP) browser
-	CTXTOOL_REQUIRE_PI=1 CTXTOOL_REQUIRE_CLAUDE=1 $(PY) -m pytest -q
+test: $(STAMP) $(PI_STAMP) $(CLAUDE_STAMP) $(OPENCLAW_STAMP) browser
+	CTXTOOL_REQUIRE_PI=1 CTXTOOL_REQUIRE_CLAUDE=1 CTXTOOL_REQUIRE_OPENCLAW=1 $(PY) -m pytest -q
 
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -m "not pi and not claude"
+	$(PY) -m pytest -q -m "not pi and not claude and not openclaw"
 
 demo: $(STAMP)
 	@rm -rf $(DEMO_DIR) && mkdir -p $(DEMO_DIR)
@@ -70,4 +80,4 @@ bench: $(STAMP)
 	$(PY) tests/bench/run_all.py --out bench-out
 
 clean:
-	rm -rf $(VENV) bench-out .pytest_cache $(PI_HARNESS)/node_modules $(CLAUDE_HARNESS)/node_modules
+	rm -rf $(VENV) bench-out .pytest_cache $(PI_HARNESS)/node_modules $(CLAUDE_HARNESS)/node_modules $(OPENCLAW_HARNESS)/node_modules

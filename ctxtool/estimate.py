@@ -36,7 +36,7 @@ from typing import Iterable
 
 import orjson
 
-from . import tokenizers
+from . import skill, tokenizers
 from .errors import ApiError, CtxError, EXIT_FAILED, unexpected
 from .formats.common import CALL_TYPES, ignored_notes
 from .model import BOUNDARY, COMPACTION, IMAGE_CHARS, MESSAGE, as_text
@@ -1028,6 +1028,9 @@ def estimate_file(path: str, opts: Options | None = None) -> dict:
         "compactions": n_comp,
         "breakdown": breakdown,
     })
+    calls = sum(x["calls"] for x in breakdown["by_tool"])
+    res["skill"] = skill.advise(tokens, window, tool_calls=calls,
+                                tool_tokens=sum(x["tokens"] for x in breakdown["by_tool"]) if calls else 0)
     if n_comp >= 3:
         notes.append(f"{n_comp} compactions in the file: summaries stack (each cycle raises the floor)")
     notes += ignored_notes(t.entries)

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from array import array
 
-from . import agents
+from . import agents, skill
 from .formats.common import ignored_notes
 from .model import BOUNDARY, COMPACTION, MESSAGE
 from .tokens import CHARS_PER_TOKEN
@@ -477,6 +477,8 @@ class SessionProfiler:
                 "assistant_kinds": dict(self.kinds),
             },
             "tools": tools,
+            "skill": skill.advise(now, window, tool_calls=sum(x["calls"] for x in tools),
+                                  tool_tokens=sum(x["tokens"] for x in tools)) if window else None,
             "compactions": {
                 "count": len(comps),
                 "items": comps,

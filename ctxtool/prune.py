@@ -9,7 +9,9 @@ leaves the session alone. This module rebuilds what the model would be sent
 * ``aceclaw``: AceClaw's ``pruneForRequest`` phase 1 (stubs, thinking removed).
 * ``history-turns``: OpenClaw's ``limitHistoryTurns`` plus the pairing repair (§6).
 * ``history-share``: OpenClaw's ``pruneHistoryForContextShare`` (§4.2).
-* ``spacebot``: Spacebot's 80/85/95% tiers and its emergency truncation.
+* ``spacebot``: Spacebot's compactor: the background (80%) and aggressive (85%) tiers drain the
+  oldest 30% / 50% of the messages into a summary (a summarizer: extractive offline by default),
+  the emergency tier (95%) truncates.
 
 The working unit is an agent message (``Unit``): an assistant turn, a user
 message, or one tool result, each with the file lines it comes from. The
@@ -39,9 +41,9 @@ import orjson
 
 from . import config
 from . import window as window_rule
-from .errors import ConfigError, InputError, TokenizerUnavailable
+from .errors import ConfigError, InputError, SummarizerError, TokenizerUnavailable
 from .formats.common import args_chars, ms_to_seconds, new_uuid, scan_anthropic_blocks
-from .model import IMAGE_CHARS, Entry, as_text, js_len
+from .model import Entry, IMAGE_CHARS, as_text, js_len
 from .view import context_entries, merges
 
 STRATEGIES = ("openclaw", "aceclaw", "history-turns", "history-share", "spacebot")
@@ -1011,9 +1013,89 @@ def history_share_prune(units: list[Unit], s: dict, window: int, counter: Counte
 # ----------------------------------------------------------------- spacebot
 
 
-def spacebot_prune(units: list[Unit], s: dict, window: int, tokens: int) -> tuple[list[Unit], list[dict], dict]:
-    """Spacebot's compactor tiers; the emergency tier's truncation is applied (no LLM)."""
-    usage = tokens / window if window else 0.0
+SPACEBOT_SUMMARY_PREFIX = "[Compaction Summary]: "
+SPACEBOT_SYSTEM = ("You are a compaction worker. Condense the conversation transcript below into a summary that "
+                   "preserves key decisions, active topics, commitments, emotional context and active workers or tasks. "
+                   "Discard greetings, small talk, tool call mechanics (keep results, not mechanics), intermediate "
+                   "reasoning and repeated information. Answer with the summary only.")
+SPACEBOT_SUMMARY_MAX_TOKENS = 2_048
+SPACEBOT_TOML_KEYS = {"background_threshold": "background", "aggressive_threshold": "aggressive",
+                      "emergency_threshold": "emergency"}
+
+
+def spacebot_settings(cfg: dict | None, agent_id: str | None = None) -> dict:
+    """Spacebot's ``config.toml``: ``[defaults.compaction]``, then ``[agents.compaction]`` of the agent ``agent_id``."""
+    out: dict = {}
+    layers = [((cfg or {}).get("defaults") or {}).get("compaction") or {}]
+    if agent_id is not None:
+        agent = next((a for a in (cfg or {}).get("agents") or [] if isinstance(a, dict) and a.get("id") == agent_id), None)
+        if agent is None:
+            raise ConfigError(f"no [[agents]] entry with id {agent_id!r}")
+        layers.append(agent.get("compaction") or {})
+    for layer in layers:
+        for key, name in SPACEBOT_TOML_KEYS.items():
+            if key in layer:
+                out[name] = _clamp01(layer[key], key)
+    return out
+
+
+def _spacebot_transcript(units: list[Unit]) -> str:
+    """The drained messages as readable text, for an LLM compaction worker."""
+    out = []
+    for u in units:
+        for b in u.blocks:
+            if not isinstance(b, dict):
+                continue
+            t = b.get("type")
+            if t == "text" and str(b.get("text") or "").strip():
+                out.append(f"[{'Assistant' if u.role == 'assistant' else 'User'}]: {b['text']}")
+            elif t == "tool_use":
+                out.append(f"[Tool call {b.get('name')}]: {orjson.dumps(b.get('input')).decode('utf-8')[:2000]}")
+            elif t == "tool_result":
+                text, _ = message_text({"content": [b]})
+                out.append(f"[Tool result{' (error)' if b.get('is_error') else ''}]: {text[:2000]}")
+    return "\n\n".join(out)
+
+
+def spacebot_extractive(units: list[Unit]) -> str:
+    """An offline, deterministic stand-in for the compaction worker: what was asked, decided, changed and failed."""
+    from .summarize import _DECISION_RE, _clip, _sentences
+
+    asks, said, files, tools, errors = [], [], [], {}, []
+    for u in units:
+        for b in u.blocks:
+            if not isinstance(b, dict):
+                continue
+            t = b.get("type")
+            if t == "text" and u.role != "assistant" and str(b.get("text") or "").strip():
+                asks.append(_clip(b["text"], 160))
+            elif t == "text" and u.role == "assistant":
+                said.append(str(b.get("text") or ""))
+            elif t == "tool_use":
+                name = str(b.get("name") or "tool")
+                tools[name] = tools.get(name, 0) + 1
+                args = b.get("input") if isinstance(b.get("input"), dict) else {}
+                p = next((args[k] for k in ("path", "file_path", "filePath") if isinstance(args.get(k), str)), None)
+                if p and name.lower() in ("edit", "write", "multiedit", "apply_patch", "edit_file", "write_file") and p not in files:
+                    files.append(p)
+            elif t == "tool_result" and b.get("is_error"):
+                errors.append(_clip(message_text({"content": [b]})[0], 120))
+    parts = [f"{len(units)} earlier messages."]
+    if asks:
+        parts.append("The user asked: " + "; ".join(f'"{a}"' for a in asks[-5:]) + ".")
+    decisions = _sentences(said, _DECISION_RE, 160, 4)
+    if decisions:
+        parts.append("Decisions: " + " ".join(decisions))
+    if files:
+        parts.append("Files changed: " + ", ".join(files[-10:]) + ".")
+    if tools:
+        parts.append("Tools used: " + ", ".join(f"{k} x{v}" for k, v in sorted(tools.items())) + ".")
+    if errors:
+        parts.append("Errors: " + "; ".join(errors[-3:]) + ".")
+    return " ".join(parts)
+
+
+def _spacebot_groups(units: list[Unit]) -> list[list[Unit]]:
     live = [u for u in units if not (u.role == "assistant" and u.errored) and u.blocks]
     groups: list[list[Unit]] = []
     for u in live:
@@ -1021,29 +1103,82 @@ def spacebot_prune(units: list[Unit], s: dict, window: int, tokens: int) -> tupl
             groups[-1].append(u)
         else:
             groups.append([u])
-    tiers = []
+    return groups
+
+
+def _drain_count(groups: list[list[Unit]], frac: float) -> int:
+    """Spacebot drains the oldest ``frac`` of the messages; results answering a drained call go with it."""
+    k = int(len(groups) * frac)
+    if 0 < k < len(groups) and groups[k][0].api_role == "user" and any(u.role == "toolResult" for u in groups[k]):
+        drained = {cid for g in groups[:k] for u in g for cid, _ in u.calls}
+        if any(u.tool_id in drained for u in groups[k] if u.role == "toolResult"):
+            k += 1
+    return k
+
+
+def spacebot_prune(units: list[Unit], s: dict, window: int, tokens: int, *, counter: Counter = None,
+                   summarizer=None) -> tuple[list[Unit], list[dict], dict]:
+    """Spacebot's compactor: the background tier (oldest 30% at 80%) and the aggressive tier (50% at 85%)
+    drain the oldest messages into a summary put in their place; the emergency tier (50% at 95%) drops them
+    behind a marker. The tier the usage reaches is applied; the tokens after every tier are reported."""
+    counter = counter or heuristic_messages
+    usage = tokens / window if window else 0.0
+    groups = _spacebot_groups(units)
+    top = 0  # earlier Spacebot summaries stay at the top: summaries stack, they are not drained again
+    while top < len(groups) and all(_is_spacebot_summary(u) for u in groups[top]):
+        top += 1
+    head, body = [u for g in groups[:top] for u in g], groups[top:]
+    tiers, outcomes = [], {}
+    fired = next((n for n in ("emergency", "aggressive", "background") if usage >= s[n]), None)
     for name in ("background", "aggressive", "emergency"):
-        frac = s[f"{name}Fraction"]
-        k = int(len(groups) * frac)
-        tiers.append({"tier": name, "threshold": s[name], "crossed": usage >= s[name], "fraction": frac, "messages": k,
-                      "lines": sorted({ln for g in groups[:k] for u in g for ln in u.lines})})
-    fired = next((t["tier"] for t in reversed(tiers) if t["crossed"]), None)
+        k = _drain_count(body, s[f"{name}Fraction"])
+        drained = [u for g in body[:k] for u in g]
+        rest = [u for g in body[k:] for u in g]
+        tier = {"tier": name, "threshold": s[name], "crossed": usage >= s[name], "fraction": s[f"{name}Fraction"],
+                "messages": k, "lines": sorted({ln for u in drained for ln in u.lines})}
+        if not drained:
+            tier["tokens_after"] = tokens
+            tiers.append(tier)
+            outcomes[name] = (units, [], None)
+            continue
+        if name == "emergency":
+            new = Unit("user", "marker", [{"type": "text", "text": SPACEBOT_MARKER.format(n=k)}], changed=True)
+            acts = [_action("dropped", u, "emergency truncation (oldest 50%)", _unit_chars(u), 0) for u in drained]
+            acts.append(_action("added", new, "emergency truncation marker"))
+            summary_by = None
+        else:
+            live = summarizer is not None and not getattr(summarizer, "offline", True) and name == fired
+            text = None
+            summary_by = "extractive"
+            if live:
+                try:
+                    text = summarizer.call(SPACEBOT_SYSTEM, _spacebot_transcript(drained),
+                                           max_tokens=SPACEBOT_SUMMARY_MAX_TOKENS).strip() or None
+                    summary_by = getattr(summarizer, "name", "llm")
+                except SummarizerError as e:
+                    tier["summarizer_error"] = str(e)
+            if text is None:
+                text = spacebot_extractive(drained)
+            new = Unit("user", "summary", [{"type": "text", "text": SPACEBOT_SUMMARY_PREFIX + text}], changed=True)
+            acts = [_action("summarized", u, f"{name} compaction drained it into the summary", _unit_chars(u), 0) for u in drained]
+            acts.append(_action("added", new, f"Spacebot compaction summary of {k} messages ({summary_by})"))
+        kept, fixes = repair_pairing(head + [new] + rest)
+        tier["tokens_after"] = count_units(kept, counter)
+        if summary_by:
+            tier["summary_by"] = summary_by
+        tiers.append(tier)
+        outcomes[name] = (kept, acts + fixes, k)
     details = {"usage": round(usage, 6), "tiers": tiers, "fires": fired}
     if fired is None:
         return units, [], details
-    if fired != "emergency":
-        k = tiers[1 if fired == "aggressive" else 0]["messages"]
-        acts = [_action("would-summarize", u, f"{fired} compaction drains it into an LLM summary (not simulated)") for g in groups[:k] for u in g]
-        details["note"] = f"the {fired} tier summarizes with an LLM in the background; the history is shown unchanged"
-        return units, acts, details
-    k = tiers[2]["messages"]
-    dropped = [u for g in groups[:k] for u in g]
-    actions = [_action("dropped", u, "emergency truncation (oldest 50%)", _unit_chars(u), 0) for u in dropped]
-    marker = Unit("user", "marker", [{"type": "text", "text": SPACEBOT_MARKER.format(n=k)}], changed=True)
-    actions.append(_action("added", marker, "emergency truncation marker"))
-    kept, fixes = repair_pairing([marker] + [u for g in groups[k:] for u in g])
-    details["truncated_messages"] = k
-    return kept, actions + fixes, details
+    kept, acts, k = outcomes[fired]
+    details["drained_messages" if fired != "emergency" else "truncated_messages"] = k or 0
+    return kept, acts, details
+
+
+def _is_spacebot_summary(u: Unit) -> bool:
+    return (u.role == "user" and len(u.blocks) == 1 and isinstance(u.blocks[0], dict)
+            and str(u.blocks[0].get("text") or "").startswith(SPACEBOT_SUMMARY_PREFIX))
 
 
 # ----------------------------------------------------------------- driver
@@ -1063,6 +1198,7 @@ def simulate(
     now: float | None = None,
     ignore_ttl: bool = False,
     counter: Counter = heuristic_messages,
+    summarizer=None,
 ) -> PruneResult:
     """Run one strategy on the context of ``entries`` (with blocks) and report what it does."""
     if strategy not in STRATEGIES:
@@ -1134,7 +1270,9 @@ def simulate(
     else:
         s = {**SPACEBOT_DEFAULTS, **(spacebot or {})}
         settings = s
-        new, actions, d = spacebot_prune(units, s, window, tokens_before)
+        for key in ("background", "aggressive", "emergency", "backgroundFraction", "aggressiveFraction", "emergencyFraction"):
+            s[key] = _clamp01(s[key], key)
+        new, actions, d = spacebot_prune(units, s, window, tokens_before, counter=counter, summarizer=summarizer)
         details.update(d)
         fired = d["fires"] is not None
         reason = f"{d['fires']} tier fires" if fired else f"usage {usage:.1%} below the background tier {s['background']:.0%}"

@@ -19,13 +19,16 @@ def _isolated_env(monkeypatch, tmp_path_factory):
 
 def pytest_collection_modifyitems(config, items):
     """Tests that need an agent's real client skip when its harness is missing, except where
-    CTXTOOL_REQUIRE_PI=1 / CTXTOOL_REQUIRE_CLAUDE=1 (make test, CI) / CTXTOOL_REQUIRE_BROWSER=1 make that an error."""
+    CTXTOOL_REQUIRE_PI=1 / CTXTOOL_REQUIRE_CLAUDE=1 / CTXTOOL_REQUIRE_OPENCLAW=1 (make test, CI) /
+    CTXTOOL_REQUIRE_BROWSER=1 make that an error."""
     from tests.support.browser import browser_unavailable_reason
     from tests.support.claude_agent import claude_unavailable_reason
+    from tests.support.openclaw_judge import openclaw_unavailable_reason
     from tests.support.pi_agent import pi_unavailable_reason
 
     for marker, unavailable, require in (("pi", pi_unavailable_reason, "CTXTOOL_REQUIRE_PI"),
                                          ("claude", claude_unavailable_reason, "CTXTOOL_REQUIRE_CLAUDE"),
+                                         ("openclaw", openclaw_unavailable_reason, "CTXTOOL_REQUIRE_OPENCLAW"),
                                          ("browser", browser_unavailable_reason, "CTXTOOL_REQUIRE_BROWSER")):
         marked = [item for item in items if item.get_closest_marker(marker)]
         reason = unavailable() if marked else None

@@ -186,3 +186,22 @@ def test_as_session_loads_in_pi(tmp_path):
     assert d["output"]["messages"] <= len(res["llmMessages"])
     text = json.dumps(res["llmMessages"])
     assert "[Old tool result content cleared]" in text or "[Tool result trimmed" in text
+
+
+def test_spacebot_settings_from_toml_and_flags_and_the_tier_table(tmp_path):
+    toml = tmp_path / "config.toml"
+    toml.write_text('[defaults.compaction]\nbackground_threshold = 0.95\n\n[[agents]]\nid = "small"\n'
+                    '[agents.compaction]\nbackground_threshold = 0.5\n', encoding="utf-8")
+    r = run("--json", "-s", "spacebot", "--spacebot-config", toml, "--window", 1900, CLAUDE_CASE)
+    res = json.loads(r.output)["results"][0]
+    assert res["settings"]["background"] == 0.95 and not res["fired"]
+    r = run("--json", "-s", "spacebot", "--spacebot-config", toml, "--spacebot-agent", "small", "--window", 1900,
+            "--background-fraction", 0.2, CLAUDE_CASE)
+    res = json.loads(r.output)["results"][0]
+    assert res["details"]["fires"] == "background" and res["details"]["tiers"][0]["messages"] == 4
+    assert res["tokens_after"] < res["tokens_before"] and res["violations"] == []
+    r = CliRunner().invoke(cli, ["prune", "-s", "spacebot", "--spacebot-config", str(toml), "--spacebot-agent", "nobody",
+                                 CLAUDE_CASE])
+    assert r.exit_code == 2 and str(toml) in r.output
+    r = run("--compare", "--window", 1750, CLAUDE_CASE)
+    assert "spacebot tokens after each tier: background 80% -> 1,067, aggressive 85% -> 808, emergency 95% -> 796" in r.output

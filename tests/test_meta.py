@@ -63,4 +63,4 @@ def test_commands_load_on_demand_and_repair_does_not_pay_for_the_others():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == ""
-    assert cli.list_commands(None) == ["compact", "estimate", "profile", "prune", "repair", "report", "validate", "view"]
+    assert cli.list_commands(None) == ["budget", "checkpoint", "compact", "estimate", "profile", "prune", "repair", "report", "validate", "view"]

@@ -21,6 +21,7 @@ from .common import CONTEXT_SETTINGS, CURRENT, TARGETS, shown
 COMMANDS = {
     "repair": "repair", "validate": "repair", "estimate": "estimate",
     "prune": "prune", "compact": "compact", "profile": "profile", "report": "report", "view": "view",
+    "budget": "budget", "checkpoint": "checkpoint",
 }
 
 

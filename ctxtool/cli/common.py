@@ -21,6 +21,23 @@ format_option = click.option(
     help="Force the transcript format instead of detecting it.",
 )
 
+SUMMARIZERS = ("extractive", "anthropic", "command")
+
+
+def summarizer_options(what: str):
+    """--summarizer, --model, --summarizer-command: the summarizers of ``ctxtool.summarize`` (``what``: for what)."""
+    from ..summarize import DEFAULT_MODEL
+
+    def deco(f):
+        f = click.option("--summarizer-command", "command", metavar="CMD",
+                         help="Shell command: prompt on stdin, answer on stdout.")(f)
+        f = click.option("--model", default=DEFAULT_MODEL, show_default=True, help="Model for --summarizer anthropic.")(f)
+        return click.option("--summarizer", type=click.Choice(SUMMARIZERS), default="extractive", show_default=True,
+                            help=f"{what}: extractive is offline and deterministic; anthropic: Messages API "
+                                 "(ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL); command: pipe the prompt to "
+                                 "--summarizer-command.")(f)
+    return deco
+
 
 def emit_json(data) -> None:
     try:

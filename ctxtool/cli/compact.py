@@ -18,9 +18,9 @@ from ..compact_writer import Options, compact_batch
 from ..errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK, InputError
 from ..lock import DEFAULT_TIMEOUT
 from ..paths import shard as shard_files
-from ..summarize import DEFAULT_CALL_TIMEOUT, DEFAULT_MODEL, DEFAULT_OVERALL_TIMEOUT, PlanOnly, Settings, make_summarizer
+from ..summarize import DEFAULT_CALL_TIMEOUT, DEFAULT_OVERALL_TIMEOUT, PlanOnly, Settings, make_summarizer
 from . import cli
-from .common import CONTEXT_SETTINGS, collect, emit_json, failure, format_option, json_option, spooled
+from .common import CONTEXT_SETTINGS, collect, emit_json, failure, format_option, json_option, spooled, summarizer_options
 
 
 def _shard(ctx, param, value):
@@ -34,11 +34,7 @@ def _shard(ctx, param, value):
 
 @cli.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("paths", nargs=-1, required=True)
-@click.option("--summarizer", type=click.Choice(["extractive", "anthropic", "command"]), default="extractive", show_default=True,
-              help="extractive: offline, deterministic; anthropic: Messages API (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL); "
-                   "command: pipe the prompt to --summarizer-command.")
-@click.option("--model", default=DEFAULT_MODEL, show_default=True, help="Model for --summarizer anthropic (a separate compaction model).")
-@click.option("--summarizer-command", "command", metavar="CMD", help="Shell command: prompt on stdin, summary on stdout.")
+@summarizer_options("The summary")
 @click.option("--keep-recent-tokens", type=click.IntRange(min=0), default=DEFAULT_KEEP_RECENT_TOKENS, show_default=True,
               help="Recent context kept verbatim (pi's estimate, chars/4).")
 @click.option("--reserve-tokens", type=click.IntRange(min=1024), default=DEFAULT_RESERVE_TOKENS, show_default=True,

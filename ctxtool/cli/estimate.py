@@ -147,8 +147,11 @@ def _render_one(con, f: dict) -> None:
         ("estimator", est),
         ("tokens", f"{f['tokens']:,} of {f['window']:,} ({f['percent']:.1f}%)"),
         ("pressure", f["pressure"]),
+        ("skill action", f"{f['skill']['band']}: {f['skill']['action']}"),
         ("window", f"{f['window']:,} ({f['window_source']})"),
     ]
+    if f["skill"]["warning"]:
+        pairs.append(("skill warning", f["skill"]["warning"]))
     if f.get("usage"):
         pairs.append(("usage", f["usage"]["basis"]))
     if f.get("api"):

@@ -322,6 +322,11 @@ def _render_session(con, p):
     calls = [f"{x['name']} {x['calls']}" for x in p["tools"] if x["calls"]][:8]
     if calls:
         con.print("tool calls: " + ", ".join(calls), markup=False)
+    sk = p.get("skill")
+    if sk:
+        con.print(f"skill action ({sk['band']}): {sk['action']}", markup=False)
+        if sk["warning"]:
+            con.print(f"skill warning: {sk['warning']}", markup=False)
     con.print("", markup=False)
     cp = p["compactions"]
     if cp["count"]:

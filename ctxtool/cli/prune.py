@@ -6,13 +6,13 @@ import click
 
 from .. import config, render
 from .. import prune as lib
-from ..errors import EXIT_FINDINGS, EXIT_OK, InputError
+from ..errors import ConfigError, EXIT_FINDINGS, EXIT_OK, InputError
 from ..jsonl import atomic_write
 from ..paths import is_stream
 from ..transcript import scan
 from ..window import Evidence, configured_window, resolve_window
 from . import cli
-from .common import CONTEXT_SETTINGS, collect, emit_json, format_option, in_config, json_option, working_on
+from .common import CONTEXT_SETTINGS, collect, emit_json, format_option, in_config, json_option, summarizer_options, working_on
 
 MAX_ROWS = 40
 
@@ -78,6 +78,15 @@ def _deep(base: dict, over: dict) -> dict:
 @click.option("--target", type=float, callback=_ratio, default=0.60, show_default=True, help="[aceclaw] Target share (phase 2 would run if missed).")
 @click.option("--turns", type=click.IntRange(min=1), default=10, show_default=True, help="[history-turns] User turns to keep.")
 @click.option("--max-history-share", type=click.FloatRange(0.1, 0.9), help="[history-share] Share of the window for history (0.5).")
+@click.option("--spacebot-config", type=click.Path(dir_okay=False, readable=False),
+              help="[spacebot] Spacebot's config.toml: [defaults.compaction] background/aggressive/emergency_threshold.")
+@click.option("--spacebot-agent", metavar="ID", help="[spacebot] Use the [agents.compaction] overrides of this agent id.")
+@click.option("--background", type=float, callback=_ratio, help="[spacebot] Background tier threshold (0.80).")
+@click.option("--aggressive", type=float, callback=_ratio, help="[spacebot] Aggressive tier threshold (0.85).")
+@click.option("--emergency", type=float, callback=_ratio, help="[spacebot] Emergency tier threshold (0.95).")
+@click.option("--background-fraction", type=float, callback=_ratio, help="[spacebot] Oldest share drained by the background tier (0.30).")
+@click.option("--aggressive-fraction", type=float, callback=_ratio, help="[spacebot] Oldest share drained by the aggressive tier (0.50).")
+@summarizer_options("[spacebot] The summary of the drained messages")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the pruned provider view as Messages JSONL (one strategy).")
 @click.option("--as-session", is_flag=True, help="With -o: write a new session file in the input's format instead.")
 @click.option("-v", "--verbose", is_flag=True, help="List every action (default: the first 40).")
@@ -86,13 +95,15 @@ def _deep(base: dict, over: dict) -> dict:
 def prune(path, strategy, compare, window, tokenizer, config_path, preset, ttl, keep_last_assistants, soft_trim_ratio,
           hard_clear_ratio, min_prunable_tool_chars, soft_trim_max_chars, soft_trim_head_chars, soft_trim_tail_chars,
           hard_clear, placeholder, allow, deny, now, ignore_ttl, protect_turns, trigger, target, turns,
-          max_history_share, output, as_session, verbose, fmt, json_):
+          max_history_share, spacebot_config, spacebot_agent, background, aggressive, emergency, background_fraction,
+          aggressive_fraction, summarizer, model, command, output, as_session, verbose, fmt, json_):
     """Simulate pruning strategies on a session and show what each would send; the file is never modified.
 
     Strategies: openclaw (cache-TTL context pruning: soft trim, hard clear), aceclaw
     (request-time stubs, last 5 turns protected, fires above 85%), history-turns:N
     (keep the last N user turns), history-share (OpenClaw safeguard: history within
-    maxHistoryShare of the window), spacebot (80/85/95% tiers, emergency truncation).
+    maxHistoryShare of the window), spacebot (its compactor: the oldest 30% of the
+    messages summarized at 80%, 50% at 85%, 50% truncated at 95%; --summarizer).
     Reports tokens before/after, the share saved and, per message, what happened
     (trimmed, cleared, stubbed, dropped, thinking-removed) with its line and tool.
     Settings: defaults < --config < --preset < flags.
@@ -104,6 +115,7 @@ def prune(path, strategy, compare, window, tokenizer, config_path, preset, ttl, 
       ctxtool prune session.jsonl -s aceclaw --json
       ctxtool prune session.jsonl --preset tool-heavy --now 2026-04-17T03:00:00Z
       ctxtool prune session.jsonl -s history-turns:5 -o pruned.jsonl --as-session
+      ctxtool prune session.jsonl -s spacebot --spacebot-config config.toml --window 128000
     """
     if as_session and not output:
         raise click.UsageError("--as-session needs -o/--output")
@@ -155,6 +167,15 @@ def prune(path, strategy, compare, window, tokenizer, config_path, preset, ttl, 
         now_ts = lib.parse_now(now)
     counter = lib.get_counter(tokenizer)
     lib.openclaw_settings(pruning)  # validate early: a bad setting is a usage error even for other strategies
+    spacebot = _spacebot(spacebot_config, spacebot_agent, background, aggressive, emergency, background_fraction,
+                         aggressive_fraction)
+    if summarizer == "command" and not command:
+        raise click.UsageError("--summarizer command needs --summarizer-command CMD")
+    summ = None
+    if summarizer != "extractive" and ("spacebot" in (lib.STRATEGIES if compare else (name,))):
+        from ..summarize import make_summarizer
+
+        summ = make_summarizer(summarizer, model=model, command=command)
 
     if is_stream(path):  # standard input or a pipe: read from a spooled copy
         files, failures = collect([path])
@@ -173,7 +194,10 @@ def prune(path, strategy, compare, window, tokenizer, config_path, preset, ttl, 
             t.format_name, t.entries, s, window=window, pruning=pruning,
             aceclaw={"protectTurns": protect_turns, "triggerRatio": trigger, "targetRatio": target},
             history_turns=turns, history_share=history_share, now=now_ts, ignore_ttl=ignore_ttl, counter=counter,
+            spacebot=spacebot, summarizer=summ,
         ))
+    if summ is not None:
+        summ.close()
     base_errors = lib.validate_messages(results[0].baseline)
     checks = {r.strategy: lib.new_violations(r, base_errors) for r in results}
     written = None
@@ -207,6 +231,35 @@ def prune(path, strategy, compare, window, tokenizer, config_path, preset, ttl, 
     raise SystemExit(EXIT_FINDINGS if bad else EXIT_OK)
 
 
+def _spacebot(path, agent, background, aggressive, emergency, background_fraction, aggressive_fraction) -> dict:
+    out: dict = {}
+    if path:
+        try:
+            import tomllib
+        except ImportError:  # Python 3.10
+            raise ConfigError("reading TOML needs Python 3.11 or later", path=path) from None
+        try:
+            with open(path, "rb") as f:
+                cfg = tomllib.load(f)
+        except OSError as e:
+            raise ConfigError(f"cannot read: {e.strerror or e}", path=path) from None
+        except tomllib.TOMLDecodeError as e:
+            raise ConfigError(f"not valid TOML: {e}", path=path) from None
+        with in_config(path):
+            out.update(lib.spacebot_settings(cfg, agent))
+    elif agent:
+        raise click.UsageError("--spacebot-agent needs --spacebot-config")
+    for key, val in (("background", background), ("aggressive", aggressive), ("emergency", emergency),
+                     ("backgroundFraction", background_fraction), ("aggressiveFraction", aggressive_fraction)):
+        if val is not None:
+            out[key] = val
+    return out
+
+
+def _tiers(r) -> str:
+    return ", ".join(f"{t['tier']} {t['threshold']:.0%} -> {render.fmt_int(t['tokens_after'])}" for t in r.details.get("tiers", []))
+
+
 def _share(r) -> str:
     return render.fmt_pct(r.saved_share)
 
@@ -226,6 +279,8 @@ def _render(path, fmt_name, results, checks, compare, verbose, written, window, 
         for r in results:
             if r.reason:
                 con.print(f"  {r.strategy}: {r.reason}", markup=False)
+            if r.strategy == "spacebot":
+                con.print(f"  spacebot tokens after each tier: {_tiers(r)}", markup=False)
         return
     r = results[0]
     pairs = [("file", f"{path} ({fmt_name})"), ("strategy", r.strategy), ("fires", f"{'yes' if r.fired else 'no'}: {r.reason}" if r.reason else ("yes" if r.fired else "no")),
@@ -236,7 +291,9 @@ def _render(path, fmt_name, results, checks, compare, verbose, written, window, 
              ("messages", f"{r.messages_before} -> {len(r.messages)}")]
     if r.strategy == "spacebot":
         for tier in r.details.get("tiers", []):
-            pairs.append((f"{tier['tier']} {tier['threshold']:.0%}", ("crossed" if tier["crossed"] else "not reached") + f" (oldest {tier['messages']} messages)"))
+            pairs.append((f"{tier['tier']} {tier['threshold']:.0%}", ("crossed" if tier["crossed"] else "not reached")
+                          + f" (oldest {tier['messages']} messages; {render.fmt_int(tier['tokens_after'])} tokens after)"
+                          + (f" summarizer failed: {tier['summarizer_error']}" if tier.get("summarizer_error") else "")))
     if r.strategy == "openclaw" and r.details.get("ttl_gate"):
         pairs.append(("ttl gate", r.details["ttl_gate"]))
     if r.details.get("note"):

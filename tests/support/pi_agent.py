@@ -34,12 +34,11 @@ def _node() -> str | None:
     return os.environ.get("PI_HARNESS_NODE") or shutil.which("node")
 
 
-@functools.lru_cache(maxsize=1)
-def pi_unavailable_reason() -> str | None:
-    """Why the pi harness cannot run here, or None when it can."""
+def node_problem(needs: str) -> str | None:
+    """Why node cannot run a harness here (``needs``: e.g. "pi harness needs node >= 20.6"), or None."""
     node = _node()
     if not node:
-        return "node is not installed (pi harness needs node >= 20.6)"
+        return f"node is not installed ({needs})"
     try:
         out = subprocess.run(
             [node, "--version"], capture_output=True, text=True, timeout=30, check=True
@@ -48,7 +47,16 @@ def pi_unavailable_reason() -> str | None:
     except (OSError, subprocess.SubprocessError, ValueError) as exc:
         return f"cannot run {node} --version: {exc}"
     if major < MIN_NODE_MAJOR:
-        return f"node {out} is too old (pi harness needs node >= 20.6)"
+        return f"node {out} is too old ({needs})"
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def pi_unavailable_reason() -> str | None:
+    """Why the pi harness cannot run here, or None when it can."""
+    problem = node_problem("pi harness needs node >= 20.6")
+    if problem is not None:
+        return problem
     if not HARNESS_SCRIPT.is_file():
         return f"missing {HARNESS_SCRIPT}"
     if not PI_PACKAGE_JSON.is_file():

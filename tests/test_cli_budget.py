@@ -1,0 +1,90 @@
+"""``ctxtool budget`` on the command line: JSON, --show, exit codes, config files, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+from click.testing import CliRunner
+
+from ctxtool.cli import cli
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "budget")
+
+
+def _copy(tmp_path, case):
+    ws = tmp_path / "ws"
+    shutil.copytree(os.path.join(FIXTURES, case, "workspace"), ws)
+    return ws
+
+
+def _run(*args):
+    return CliRunner().invoke(cli, ["budget", *map(str, args)])
+
+
+def test_json_report_and_exit_one_when_something_is_cut(tmp_path):
+    ws = _copy(tmp_path, "openclaw-limits")
+    r = _run("--json", "--home", tmp_path / "home", ws)
+    assert r.exit_code == 1, r.output
+    rep = json.loads(r.output)
+    assert rep["agent"] == "openclaw" and rep["totals"]["injected_chars"] == 60_000
+    assert {a["file"] for a in rep["advice"]} == {"AGENTS.md", "SOUL.md", "USER.md", "MEMORY.md"}
+    assert all(f["injected"] is None for f in rep["files"])
+
+
+def test_within_the_limits_exits_zero(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "SOUL.md").write_text("Be kind.\n", encoding="utf-8")
+    r = _run(ws)
+    assert r.exit_code == 0, r.output
+    assert "SOUL.md" in r.output and "kept" in r.output
+
+
+def test_show_prints_the_injected_text_exactly(tmp_path):
+    ws = _copy(tmp_path, "openclaw-limits")
+    r = CliRunner().invoke(cli, ["budget", "--show", "SOUL.md", str(ws)])
+    assert r.exit_code == 0
+    with open(os.path.join(FIXTURES, "openclaw-limits", "injected", "SOUL.md"), encoding="utf-8") as f:
+        assert r.output == f.read()
+
+
+def test_config_files_set_the_limits(tmp_path):
+    ws = _copy(tmp_path, "openclaw-within")
+    cfg = tmp_path / "openclaw.json"
+    cfg.write_text('{agents: {defaults: {bootstrapMaxChars: 30000}}} // json5\n', encoding="utf-8")
+    r = _run("--json", "--config", cfg, ws)
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["settings"]["maxChars"] == 30_000
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "AGENTS.md").write_text("x" * 100, encoding="utf-8")
+    toml = tmp_path / "config.toml"
+    toml.write_text("project_doc_max_bytes = 40\n", encoding="utf-8")
+    r = _run("--json", "--agent", "codex", "--home", tmp_path / "h", "--config", toml, repo)
+    assert r.exit_code == 1
+    row = json.loads(r.output)["files"][0]
+    assert row["injected_chars"] == 40 and row["status"] == "trimmed"
+
+
+def test_bad_input_is_one_line_naming_the_file(tmp_path):
+    (tmp_path / "empty").mkdir()
+    r = _run(tmp_path / "empty")
+    assert r.exit_code == 3 and str(tmp_path / "empty") in r.output and "Traceback" not in r.output
+    bad = tmp_path / "bad.json"
+    bad.write_text("{nope", encoding="utf-8")
+    r = _run("--config", bad, tmp_path)
+    assert r.exit_code == 2 and str(bad) in r.output
+    r = _run("--agent", "openclaw", "--show", "NOPE.md", tmp_path)
+    assert r.exit_code == 3 and "NOPE.md" in r.output
+
+
+def test_session_baseline_comparison(tmp_path):
+    ws = _copy(tmp_path, "openclaw-within")
+    demo = os.path.join(os.path.dirname(__file__), "..", "fixtures", "demo", "openclaw-tool-heavy.jsonl")
+    r = _run("--json", "--session", demo, ws)
+    rep = json.loads(r.output)
+    s = rep["session"]
+    assert s["budget_tokens"] == rep["totals"]["tokens"]
+    assert s["baseline"]["status"] == "measured" and s["gap_tokens"] == s["baseline"]["tokens"] - s["budget_tokens"]
