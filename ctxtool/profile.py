@@ -560,8 +560,10 @@ def profile_session(path: str, fmt: str | None = None, *, window: int | None = N
             models[e.model] = models.get(e.model, 0) + 1
         if e.extra and "ignored" in e.extra:
             flagged.append(e)
-        if e.extra is not None and str(e.extra.get("custom_type") or "").startswith("openclaw."):
-            openclaw_marks += 1
+        if e.extra is not None:
+            ct = e.extra.get("custom_type")
+            if isinstance(ct, str) and ct.startswith("openclaw."):
+                openclaw_marks += 1
         ev.add(e)
         prof(e)
 

@@ -184,3 +184,18 @@ def test_notes_stay_finite_numbers(tmp_path):
     path, _ = with_value(tmp_path, "input", "1e400")
     f = orjson.loads(run("profile", "--json", path).stdout)["sessions"][0]
     assert all(math.isfinite(v) for v in f["figures"].values() if isinstance(v, float))
+
+
+def test_deeply_nested_custom_type_does_not_stop_profile(tmp_path):
+    """A pi custom entry whose customType is an object nested 1,000 deep (found by the fuzz run
+    with seed 7): profile's agent detection must not turn it into text."""
+    deep = '{"a":' * 1000 + "1" + "}" * 1000
+    header = '{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}'
+    user = ('{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z",'
+            '"message":{"role":"user","content":"hi","timestamp":1767225601000}}')
+    custom = '{"type":"custom","id":"c1","parentId":"a1","timestamp":"2026-01-01T00:00:02.000Z","customType":' + deep + '}'
+    p = tmp_path / "s.jsonl"
+    p.write_text("\n".join([header, user, custom]) + "\n")
+    r = CliRunner().invoke(cli, ["profile", "--json", str(p)])
+    assert r.exit_code == 0, r.output
+    assert "internal error" not in r.output
