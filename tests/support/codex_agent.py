@@ -1,0 +1,301 @@
+"""Run the real Codex CLI offline and record what it sends (test support).
+
+The harness lives in ``tests/codex_harness`` (a pinned ``@openai/codex``; its native Linux
+binary ships inside the registry package ``@openai/codex-linux-x64``, so
+``npm ci --ignore-scripts`` gets a working ``codex``). Install it with::
+
+    make codex-harness
+
+Every run happens in a sandbox: ``HOME`` and ``CODEX_HOME`` in a temporary directory, a
+``config.toml`` whose model provider is :class:`tests.support.fake_openai.FakeOpenAI` on
+127.0.0.1 (``wire_api = "responses"``, no retries), analytics and update checks off. Nothing
+leaves the machine.
+
+Two uses:
+
+- :func:`resume_payload` is the judge of a file: Codex resumes a copy of it
+  (``codex exec resume <id> PROMPT``) and the ``input`` of its first ``/v1/responses`` request
+  is exactly what it sends for that file, plus what the new turn adds at the end (the fresh
+  context messages and the prompt, see :func:`strip_turn`).
+- :class:`CodexSandbox` drives the client through scripted model responses (parallel calls,
+  reasoning, errors), so it runs real tools and writes a genuine rollout: how the recorded
+  fixtures in ``fixtures/codex-recorded/`` are made.
+
+Standard library only (plus the fake server).
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from .fake_openai import FakeOpenAI
+
+HARNESS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "codex_harness")
+VENDOR = os.path.join(HARNESS_DIR, "node_modules", "@openai", "codex-linux-x64", "vendor", "x86_64-unknown-linux-musl")
+BINARY = os.path.join(VENDOR, "bin", "codex")
+PROMPT = "ctxtool-judge: reply with one word."
+MODEL = "gpt-5-codex"
+DEFAULT_TIMEOUT = 90.0
+KEY_VAR = "CTXTOOL_FAKE_OPENAI_KEY"
+PROVIDER = "ctxtool_fake"
+
+
+def codex_binary() -> str:
+    return os.environ.get("CTXTOOL_CODEX_BIN") or BINARY
+
+
+@functools.lru_cache(maxsize=1)
+def codex_unavailable_reason() -> str | None:
+    """Why the Codex harness cannot run here, or None when it can."""
+    binary = codex_binary()
+    if not os.path.isfile(binary):
+        return f"Codex harness not installed ({binary} missing); run: make codex-harness"
+    try:
+        out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=60,
+                             env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": tempfile.gettempdir()})
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"cannot run {binary} --version: {exc}"
+    if out.returncode != 0 or "codex-cli" not in out.stdout:
+        return f"{binary} --version failed: {out.stderr.strip()[:200]}"
+    return None
+
+
+@dataclass
+class Run:
+    """One client run: its exit, output and the requests the server recorded."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    requests: list = field(default_factory=list)
+
+    @property
+    def bodies(self) -> list:
+        return [r.body for r in self.requests if r.path == "/v1/responses" and isinstance(r.body, dict)]
+
+
+CONFIG = """\
+model = "{model}"
+model_provider = "{provider}"
+check_for_update_on_startup = false
+{extra}
+[analytics]
+enabled = false
+
+[feedback]
+enabled = false
+
+[model_providers.{provider}]
+name = "ctxtool fake"
+base_url = "{base_url}"
+wire_api = "responses"
+env_key = "{key_var}"
+request_max_retries = 0
+stream_max_retries = 0
+stream_idle_timeout_ms = 60000
+"""
+
+
+class CodexSandbox:
+    """A throwaway HOME + CODEX_HOME + project directory in which the real client runs against
+    the fake server."""
+
+    def __init__(self, root: str | None = None, *, cwd_name: str = "proj"):
+        self._own = root is None
+        self.root = tempfile.mkdtemp(prefix="ctxtool-codex-") if root is None else root
+        self.home = os.path.join(self.root, "home")
+        self.codex_home = os.path.join(self.home, ".codex")
+        self.cwd = os.path.join(self.root, cwd_name)
+        os.makedirs(self.codex_home, exist_ok=True)
+        os.makedirs(self.cwd, exist_ok=True)
+        self.provider = PROVIDER
+
+    def __enter__(self) -> "CodexSandbox":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._own:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    def sessions(self) -> list[str]:
+        return sorted(glob.glob(os.path.join(self.codex_home, "sessions", "*", "*", "*", "rollout-*.jsonl")))
+
+    def install(self, path: str, session_id: str | None = None) -> str:
+        """Copy a rollout where Codex looks for it; returns the session id it is resumed by."""
+        meta = session_meta(path) or {}
+        sid = session_id or meta.get("id")
+        if not isinstance(sid, str) or not _is_uuid(sid):
+            raise AssertionError(f"{path}: no session_meta id to resume by")
+        # Codex resumes a thread only with the provider it was recorded with
+        self.provider = meta.get("model_provider") or self.provider
+        stamp = re.sub(r"[:.]", "-", (meta.get("timestamp") or "2026-01-01T00:00:00")[:19])
+        day = os.path.join(self.codex_home, "sessions", stamp[:4], stamp[5:7], stamp[8:10])
+        os.makedirs(day, exist_ok=True)
+        shutil.copyfile(path, os.path.join(day, f"rollout-{stamp}-{sid}.jsonl"))
+        return sid
+
+    def write_config(self, base_url: str, extra: str = "") -> None:
+        with open(os.path.join(self.codex_home, "config.toml"), "w", encoding="utf-8") as f:
+            f.write(CONFIG.format(model=MODEL, base_url=base_url, key_var=KEY_VAR, extra=extra, provider=self.provider))
+
+    def env(self, extra: dict | None = None) -> dict:
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": self.home,
+            "CODEX_HOME": self.codex_home,
+            KEY_VAR: "sk-ctxtool-test",
+            "NO_PROXY": "127.0.0.1,localhost",
+            "LANG": "C.UTF-8",
+            "TZ": "UTC",
+            "RUST_LOG": "error",
+        }
+        if extra:
+            env.update(extra)
+        return env
+
+    def command(self, prompt: str, resume: str | None = None, args: Iterable[str] = ()) -> list[str]:
+        cmd = [codex_binary(), "exec", "--skip-git-repo-check", "--json", "-s", "danger-full-access", *args]
+        if resume:
+            cmd += ["resume", resume]
+        return cmd + [prompt]
+
+    def run(self, prompt: str, *, resume: str | None = None, script: Iterable[Any] = (),
+            args: Iterable[str] = (), config: str = "", timeout: float = DEFAULT_TIMEOUT,
+            env: dict | None = None, server: FakeOpenAI | None = None) -> Run:
+        """``codex exec PROMPT`` (or ``codex exec resume ID PROMPT``) against a fake server that
+        answers with ``script`` first, then with short text replies."""
+        own = server is None
+        srv = FakeOpenAI() if own else server
+        if own:
+            srv.start()
+        try:
+            srv.script = list(script)
+            self.write_config(srv.base_url, config)
+            try:
+                p = subprocess.run(self.command(prompt, resume, args), cwd=self.cwd, env=self.env(env),
+                                   capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+                rc, out, err = p.returncode, p.stdout, p.stderr
+            except subprocess.TimeoutExpired as e:
+                rc, out, err = -9, _text(e.stdout), _text(e.stderr) + "\n[timed out]"
+            return Run(rc, out, err, srv.requests)
+        finally:
+            if own:
+                srv.stop()
+
+
+def _text(b: Any) -> str:
+    if b is None:
+        return ""
+    return b.decode("utf-8", "replace") if isinstance(b, bytes) else b
+
+
+def _is_uuid(value: Any) -> bool:
+    try:
+        return isinstance(value, str) and str(uuid.UUID(value)) == value.lower()
+    except ValueError:
+        return False
+
+
+def session_meta(path: str) -> dict | None:
+    """The payload of the first ``session_meta`` line of a rollout."""
+    with open(path, "rb") as f:
+        for line in f:
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(obj, dict) and obj.get("type") == "session_meta" and isinstance(obj.get("payload"), dict):
+                return obj["payload"]
+    return None
+
+
+def is_prompt(item: dict, prompt: str = PROMPT) -> bool:
+    return (item.get("type") == "message" and item.get("role") == "user"
+            and any(c.get("text") == prompt for c in item.get("content") or []))
+
+
+def strip_turn(items: list, prompt: str = PROMPT) -> list:
+    """What Codex sends for the file itself: the request's ``input`` less what the new turn
+    added at the end (the context messages Codex renders afresh for a turn, then the prompt).
+    The new turn starts after the last item that is neither a developer message nor a user
+    message of context (text starting with ``<``)."""
+    if not items or not is_prompt(items[-1], prompt):
+        raise AssertionError("the last item sent is not the new prompt")
+    end = len(items) - 1
+    while end > 0 and _turn_context_item(items[end - 1]):
+        end -= 1
+    return items[:end]
+
+
+def _turn_context_item(item: dict) -> bool:
+    if item.get("type") != "message" or item.get("role") not in ("developer", "user"):
+        return False
+    if item.get("role") == "developer":
+        return True
+    texts = [c.get("text", "") for c in item.get("content") or []]
+    return bool(texts) and all(t.lstrip().startswith("<") for t in texts)
+
+
+def resume_payload(path: str, *, timeout: float = DEFAULT_TIMEOUT, config: str = "") -> dict:
+    """Resume a copy of ``path`` in the real client and return what it sent.
+
+    ``{"input": [...] (the whole first request's input), "history": [...] (less the new turn),
+    "raw": full request body, "run": Run}``. The caller's file is never touched."""
+    with CodexSandbox() as box:
+        sid = box.install(path)
+        run = box.run(PROMPT, resume=sid, timeout=timeout, config=config, script=[("status", 400, "ctxtool judge: recorded")])
+        bodies = run.bodies
+        if not bodies:
+            raise AssertionError(f"Codex sent no request for {path}: rc={run.returncode} "
+                                 f"stdout={run.stdout[-800:]!r} stderr={run.stderr[-800:]!r}")
+        body = bodies[0]
+        return {"input": body["input"], "history": strip_turn(body["input"]), "raw": body, "run": run}
+
+
+def conversation(items: list) -> list:
+    """What a comparison of two ``input`` lists looks at: each item without the fields the
+    client regenerates (``id``, ``status``), as canonical JSON."""
+    out = []
+    for it in items:
+        it = {k: v for k, v in it.items() if k not in ("id", "status")}
+        out.append(json.dumps(it, sort_keys=True, ensure_ascii=False))
+    return out
+
+
+CALL_TYPES = {"function_call": "function_call_output", "custom_tool_call": "custom_tool_call_output",
+              "local_shell_call": "function_call_output", "tool_search_call": "tool_search_output"}
+
+
+def well_paired(items: list) -> list[str]:
+    """Pairing faults of a Responses ``input`` (empty when the API accepts its pairing): every
+    call has an output after it, every output a call before it, no call_id used twice."""
+    faults = []
+    calls: dict = {}
+    outputs: dict = {}
+    for n, it in enumerate(items):
+        t = it.get("type")
+        cid = it.get("call_id")
+        if t in CALL_TYPES and cid:
+            if cid in calls:
+                faults.append(f"item {n}: call_id {cid} used by two calls")
+            calls[cid] = n
+        elif t in CALL_TYPES.values() and cid is not None:
+            if cid in outputs:
+                faults.append(f"item {n}: call_id {cid} has two outputs")
+            if cid not in calls:
+                faults.append(f"item {n}: No tool call found for function call output with call_id {cid}.")
+            outputs[cid] = n
+    for cid in calls:
+        if cid not in outputs:
+            faults.append(f"No tool output found for function call {cid}.")
+    return faults
