@@ -44,7 +44,7 @@ HARNESS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__fil
 VENDOR = os.path.join(HARNESS_DIR, "node_modules", "@openai", "codex-linux-x64", "vendor", "x86_64-unknown-linux-musl")
 BINARY = os.path.join(VENDOR, "bin", "codex")
 PROMPT = "ctxtool-judge: reply with one word."
-MODEL = "gpt-5-codex"
+MODEL = "gpt-5.5"
 DEFAULT_TIMEOUT = 90.0
 KEY_VAR = "CTXTOOL_FAKE_OPENAI_KEY"
 PROVIDER = "ctxtool_fake"
@@ -163,13 +163,23 @@ class CodexSandbox:
             env.update(extra)
         return env
 
-    def command(self, prompt: str, resume: str | None = None, args: Iterable[str] = ()) -> list[str]:
+    def command(self, prompt: str, resume: str | None = None, args: Iterable[str] = (), fork: str | None = None) -> list[str]:
         cmd = [codex_binary(), "exec", "--skip-git-repo-check", "--json", "-s", "danger-full-access", *args]
         if resume:
             cmd += ["resume", resume]
+        elif fork:
+            cmd += ["fork", fork]
         return cmd + [prompt]
 
-    def run(self, prompt: str, *, resume: str | None = None, script: Iterable[Any] = (),
+    def session_id(self, path: str | None = None) -> str:
+        """The id of a rollout in the sandbox (the only one when not named)."""
+        if path is None:
+            found = self.sessions()
+            assert len(found) == 1, found
+            path = found[0]
+        return (session_meta(path) or {})["id"]
+
+    def run(self, prompt: str, *, resume: str | None = None, fork: str | None = None, script: Iterable[Any] = (),
             args: Iterable[str] = (), config: str = "", timeout: float = DEFAULT_TIMEOUT,
             env: dict | None = None, server: FakeOpenAI | None = None) -> Run:
         """``codex exec PROMPT`` (or ``codex exec resume ID PROMPT``) against a fake server that
@@ -182,7 +192,7 @@ class CodexSandbox:
             srv.script = list(script)
             self.write_config(srv.base_url, config)
             try:
-                p = subprocess.run(self.command(prompt, resume, args), cwd=self.cwd, env=self.env(env),
+                p = subprocess.run(self.command(prompt, resume, args, fork), cwd=self.cwd, env=self.env(env),
                                    capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
                 rc, out, err = p.returncode, p.stdout, p.stderr
             except subprocess.TimeoutExpired as e:
@@ -246,12 +256,17 @@ def _turn_context_item(item: dict) -> bool:
     return bool(texts) and all(t.lstrip().startswith("<") for t in texts)
 
 
-def resume_payload(path: str, *, timeout: float = DEFAULT_TIMEOUT, config: str = "") -> dict:
+def resume_payload(path: str, *, timeout: float = DEFAULT_TIMEOUT, config: str = "",
+                   also: Iterable[str] = ()) -> dict:
     """Resume a copy of ``path`` in the real client and return what it sent.
 
     ``{"input": [...] (the whole first request's input), "history": [...] (less the new turn),
-    "raw": full request body, "run": Run}``. The caller's file is never touched."""
+    "raw": full request body, "run": Run}``. ``also``: other rollouts to install beside it (a
+    fork's parent, whose lines the fork's ``history_base`` points into). The caller's files are
+    never touched."""
     with CodexSandbox() as box:
+        for other in also:
+            box.install(other)
         sid = box.install(path)
         run = box.run(PROMPT, resume=sid, timeout=timeout, config=config, script=[("status", 400, "ctxtool judge: recorded")])
         bodies = run.bodies

@@ -31,7 +31,7 @@ import collections
 import itertools
 import json
 import threading
-import time
+import uuid
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Deque, Dict, Iterable, List, Optional, Tuple
@@ -162,7 +162,7 @@ class _Handler(BaseHTTPRequestHandler):
             fake._stopping.wait(action[1])
             self.close_connection = True
             return
-        rid = f"resp_fake_{next(fake._ids)}"
+        rid = f"resp_fake_{fake._run}_{next(fake._ids)}"
         if kind == "failed":
             events = [{"type": "response.created", "response": {"id": rid}},
                       {"type": "response.failed", "response": {"id": rid, "error": {"code": "server_error", "message": action[1]}}}]
@@ -171,7 +171,7 @@ class _Handler(BaseHTTPRequestHandler):
         usage = action[2] if len(action) > 2 and action[2] else usage_of(max(1, len(raw) // 4))
         events: List[Dict[str, Any]] = [{"type": "response.created", "response": {"id": rid, "object": "response", "status": "in_progress"}}]
         for n, item in enumerate(items):
-            item.setdefault("id", f"{item['type'][:2]}_fake_{next(fake._ids)}")
+            item.setdefault("id", f"{item['type'][:2]}_fake_{fake._run}_{next(fake._ids)}")
             if item["type"] in ("function_call", "message"):
                 item.setdefault("status", "completed")
             events.append({"type": "response.output_item.added", "output_index": n, "item": item})
@@ -211,6 +211,8 @@ class FakeOpenAI:
         self._lock = threading.Lock()
         self._script: Deque[Action] = collections.deque(script)
         self._ids = itertools.count(1)
+        # unique across servers: a client resumed against a new server never gets an item id it holds
+        self._run = uuid.uuid4().hex[:8]
         self._stopping = threading.Event()
         self.requests_log: List[RecordedRequest] = []
         self._server: Optional[_Server] = None
