@@ -236,9 +236,8 @@ def is_prompt(item: dict, prompt: str = PROMPT) -> bool:
 
 def strip_turn(items: list, prompt: str = PROMPT) -> list:
     """What Codex sends for the file itself: the request's ``input`` less what the new turn
-    added at the end (the context messages Codex renders afresh for a turn, then the prompt).
-    The new turn starts after the last item that is neither a developer message nor a user
-    message of context (text starting with ``<``)."""
+    added at the end: the context Codex renders afresh for a turn (developer messages such as
+    the skills list, the ``<environment_context>`` user message), then the prompt."""
     if not items or not is_prompt(items[-1], prompt):
         raise AssertionError("the last item sent is not the new prompt")
     end = len(items) - 1
@@ -248,12 +247,12 @@ def strip_turn(items: list, prompt: str = PROMPT) -> list:
 
 
 def _turn_context_item(item: dict) -> bool:
-    if item.get("type") != "message" or item.get("role") not in ("developer", "user"):
+    if item.get("type") != "message":
         return False
     if item.get("role") == "developer":
         return True
     texts = [c.get("text", "") for c in item.get("content") or []]
-    return bool(texts) and all(t.lstrip().startswith("<") for t in texts)
+    return item.get("role") == "user" and bool(texts) and all(t.startswith("<environment_context>") for t in texts)
 
 
 def resume_payload(path: str, *, timeout: float = DEFAULT_TIMEOUT, config: str = "",
@@ -314,3 +313,29 @@ def well_paired(items: list) -> list[str]:
         if cid not in outputs:
             faults.append(f"No tool output found for function call {cid}.")
     return faults
+
+
+def base_matches(view_item: dict, sent_item: dict) -> bool:
+    """The base instructions: Codex sends the recorded text less bullets about tools it does not
+    offer in that run, so the sent lines are the recorded lines with some left out, in order."""
+    if not (view_item.get("role") == sent_item.get("role") == "developer"):
+        return False
+    recorded = iter(view_item["content"][0]["text"].splitlines())
+    return all(line in recorded for line in sent_item["content"][0]["text"].splitlines())
+
+
+def compare(view: list, sent: list) -> list[str]:
+    """Differences between ctxtool's view of a rollout (Responses items) and what Codex sent for
+    it (``strip_turn`` of the request's input); empty when they agree."""
+    if view and sent and view[0].get("role") == "developer" and sent[0].get("role") == "developer":
+        if not base_matches(view[0], sent[0]):
+            return ["item 0: the base instructions differ"]
+        view, sent = view[1:], sent[1:]
+    a, b = conversation(view), conversation(sent)
+    out = []
+    for k in range(max(len(a), len(b))):
+        x = a[k] if k < len(a) else "(none)"
+        y = b[k] if k < len(b) else "(none)"
+        if x != y:
+            out.append(f"item {k}: view {x[:200]} != sent {y[:200]}")
+    return out
