@@ -299,39 +299,40 @@ OLDER_CODEX = " [older Codex versions sent it as is and the API answered: {}]"
 def validate_codex(seq: list) -> list[Violation]:
     """The Responses API's pairing rules on the items Codex replays (``codex_rules.sent_entries``,
     before its healing): every call has an output after it, every output a call before it, a
-    call_id is used by one call and answered once. What the current Codex heals on resume is a
-    warning naming what it does (and what older clients met); the rest are errors."""
+    call_id is used by one call and answered once. Outputs answer the calls of their call_id in
+    order. What the current Codex heals on resume is a warning naming what it does (and what
+    older clients met); the rest are errors."""
     out: list[Violation] = []
-    calls: dict[str, tuple[int, object]] = {}
+    first: dict[str, tuple[int, object]] = {}
+    pending: dict[str, list] = {}
     later_calls = {c.id for e in seq for c in e.calls}
     answered: dict[str, int] = {}
     for n, e in enumerate(seq):
         for c in e.calls:
-            if c.id in calls:
-                out.append(Violation("duplicate-tool-use-id", ERROR, n, [calls[c.id][1].lineno, e.lineno],
-                                     f"input[{n}]: call_id {c.id} is already used by the call at input[{calls[c.id][0]}]; "
+            if c.id in first:
+                out.append(Violation("duplicate-tool-use-id", ERROR, n, [first[c.id][1].lineno, e.lineno],
+                                     f"input[{n}]: call_id {c.id} is already used by the call at input[{first[c.id][0]}]; "
                                      "Codex sends both and the API cannot tell which call an output answers", [c.id]))
-            calls[c.id] = (n, e)
+            else:
+                first[c.id] = (n, e)
+            pending.setdefault(c.id, []).append((n, e))
         for r in e.results:
-            if r.id not in calls:
-                if r.id in later_calls:
-                    out.append(Violation("result-before-call", ERROR, n, [e.lineno], NO_CALL.format(r.id)
-                                         + " (the output comes before its call, which Codex sends as it is)", [r.id]))
-                else:
-                    api = NO_CALL.format(r.id)
-                    out.append(Violation("unexpected-tool-result", WARNING, n, [e.lineno],
-                                         CODEX_HEALS["unexpected-tool-result"] + r.id + OLDER_CODEX.format(api), [r.id]))
-                continue
-            if r.id in answered:
+            if pending.get(r.id):
+                pending[r.id].pop(0)
+                answered[r.id] = n
+            elif r.id in answered:
                 out.append(Violation("duplicate-tool-result", ERROR, n, [e.lineno],
                                      f"input[{n}]: a second output for call_id {r.id} (the first is input[{answered[r.id]}]); "
                                      "Codex sends both", [r.id]))
-                continue
-            answered[r.id] = n
-    for cid, (n, e) in calls.items():
-        if cid not in answered:
-            api = NO_OUTPUT.format(cid)
+            elif r.id in later_calls:
+                out.append(Violation("result-before-call", ERROR, n, [e.lineno], NO_CALL.format(r.id)
+                                     + " (the output comes before its call, which Codex sends as it is)", [r.id]))
+            else:
+                out.append(Violation("unexpected-tool-result", WARNING, n, [e.lineno],
+                                     CODEX_HEALS["unexpected-tool-result"] + r.id + OLDER_CODEX.format(NO_CALL.format(r.id)), [r.id]))
+    for cid, calls in pending.items():
+        for n, e in calls:
             out.append(Violation("missing-tool-result", WARNING, n, [e.lineno],
-                                 CODEX_HEALS["missing-tool-result"] + cid + OLDER_CODEX.format(api), [cid]))
+                                 CODEX_HEALS["missing-tool-result"] + cid + OLDER_CODEX.format(NO_OUTPUT.format(cid)), [cid]))
     out.sort(key=lambda v: v.message_index)
     return out
