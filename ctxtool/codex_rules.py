@@ -75,13 +75,17 @@ def aborted_output(call: dict) -> dict | None:
 
 
 def expand(comp: Entry) -> list[Entry]:
-    """The entries of a ``compacted`` line's replacement history (each placed at the line)."""
+    """The entries of a ``compacted`` line's replacement history (each placed at the line;
+    ``Transcript.reload`` reads one back from the line by its ``sub`` position)."""
     out = []
-    for tup in comp.get("replacement") or ():
+    subs = comp.get("replacement") or ()
+    for k, tup in enumerate(subs):
         s = entry_from_tuple(tup)
         if s.kind != MESSAGE:
             continue
-        s.index, s.lineno, s.offset, s.length, s.eol = comp.index, comp.lineno, comp.offset, comp.length, comp.eol
+        # placed at the line: an index between the line's and the next entry's, of its own
+        s.index = comp.index + (k + 1) / (len(subs) + 1)
+        s.lineno, s.offset, s.length, s.eol = comp.lineno, comp.offset, comp.length, comp.eol
         s.extra = dict(s.extra or {}, of=comp)  # the compacted line it is read from
         out.append(s)
     return out

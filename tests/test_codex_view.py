@@ -105,7 +105,7 @@ def test_item_kinds_are_read():
     tc = entry({"timestamp": "2026-01-01T00:00:00Z", "type": "event_msg", "payload": {"type": "token_count", "info": {
         "last_token_usage": {"input_tokens": 900, "cached_input_tokens": 600, "output_tokens": 40, "total_tokens": 940},
         "total_token_usage": {"total_tokens": 5000}, "model_context_window": 272000}}})
-    assert tc.usage.context == 900 and tc.usage.cache_read == 600 and tc.get("window") == 272000
+    assert tc.usage.context == 900 and tc.usage.cache_read == 600 and tc.get("context_window") == 272000
     sub = entry({"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta", "payload": {
         "id": "s", "source": {"subagent": {"thread_spawn": {"parent_thread_id": "p", "depth": 1}}}, "instructions": "old"}})
     assert sub.get("subagent") == "p" and sub.get("legacy_instructions") and not sub.get("base")

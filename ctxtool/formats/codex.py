@@ -66,6 +66,8 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
         e.model = m if isinstance(m, str) else None
         turn = p.get("turn_id")
         e.extra = {"turn_context": turn if isinstance(turn, str) else True}
+        if e.model:
+            e.extra["model"] = e.model
     else:
         e.kind = META
 
@@ -170,6 +172,16 @@ def item(p: dict, e: Entry, stats: bool = True) -> None:
         return
     e.kind = META
     e.extra = {"unsent": f"{it} item" if it in UNSENT_ITEMS else f"item type {it!r} Codex does not send"}
+
+
+def reload_part(obj: dict, e: Entry) -> Entry:
+    """A fresh entry for item ``e.extra["sub"]`` of the replacement history of ``obj`` (a
+    ``compacted`` line), blocks included."""
+    fresh = Entry(e.index, e.lineno, e.offset, e.length, e.eol, META, "?")
+    item(obj["payload"]["replacement_history"][e.extra["sub"]], fresh)
+    fresh.extra = dict(fresh.extra or {}, **e.extra)
+    fresh.obj = obj
+    return fresh
 
 
 def _content_block(c) -> dict:
@@ -298,7 +310,7 @@ def _event(p: dict, e: Entry, stats: bool) -> None:
                 extra["total_tokens"] = _int(tot.get("total_tokens"))
             w = info.get("model_context_window")
             if isinstance(w, int) and not isinstance(w, bool) and w > 0:
-                extra["window"] = w
+                extra["context_window"] = w
     elif et == "thread_rolled_back":
         extra["rollback"] = _int(p.get("num_turns"))
     elif et in ("user_message", "turn_aborted", "task_started", "turn_started"):
