@@ -278,7 +278,7 @@ def _compacted(p: dict, e: Entry, stats: bool) -> None:
         if n:
             e.kinds = Kinds(summary=n)
     rh = p.get("replacement_history")
-    extra: dict = {"compaction": True, "summary_chars": e.chars}
+    extra: dict = {"compaction": True}
     if isinstance(rh, list):
         subs = []
         for k, x in enumerate(rh):
