@@ -44,6 +44,12 @@ ANSWERED_BY = {"function_call": ("function_call_output", "fco"), "local_shell_ca
 ANSWERS = {"function_call_output": ("function_call", "local_shell_call"), "custom_tool_call_output": ("custom_tool_call",),
            "tool_search_output": ("tool_search_call",)}
 SUMMARY_PREFIX = "Another language model started to solve this problem"
+# the text Codex puts before a summary in the user message that carries it (as 0.169 writes it)
+SUMMARY_TEXT = ("Another language model started to solve this problem and produced a summary of its thinking "
+                "process. You also have access to the state of the tools that were used by that language model. "
+                "Use this to build on the work that has already been done and avoid duplicating work. Here is the "
+                "summary produced by the other language model, use the information in this summary to assist "
+                "with your own analysis:")
 USER_MESSAGE_BUDGET_CHARS = 20_000 * 4  # Codex keeps ~20,000 tokens of user messages in a rebuilt history
 
 

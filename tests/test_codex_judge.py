@@ -6,6 +6,7 @@ Needs the pinned client (``make codex-harness``); runs offline against a loopbac
 """
 
 import os
+import shutil
 
 import pytest
 
@@ -77,3 +78,33 @@ def test_repaired_lost_outputs_are_codex_own_items(tmp_path):
     repaired = resume_payload(path)["history"]
     pick = [it for it in damaged if it.get("output") == "aborted"]
     assert len(pick) == 1 and [it for it in repaired if it.get("output") == "aborted"] == pick
+
+
+def test_codex_resumes_a_compaction_with_the_summary_in_place_of_the_history(tmp_path):
+    from ctxtool.compact_records import Options, compact_file
+    from ctxtool.summarize import ExtractiveSummarizer
+
+    path = str(tmp_path / "parallel.jsonl")
+    shutil.copyfile(os.path.join(FIX, "parallel.jsonl"), path)
+    r = compact_file(path, ExtractiveSummarizer(), Options(keep_recent_tokens=50))
+    assert r.status == "compacted"
+    sent = judge(path)
+    assert compare(view(path), sent) == [] and well_paired(sent) == []
+    texts = [c.get("text", "") for it in sent for c in it.get("content") or []]
+    assert texts[1].startswith(codex_rules.SUMMARY_TEXT) and "Look around the project." not in texts
+    assert [it["call_id"] for it in sent if it["type"] == "function_call"] == ["call_rec_p5"]
+
+
+def test_codex_resumes_a_pruned_session(tmp_path):
+    from click.testing import CliRunner
+
+    from ctxtool.cli import cli
+
+    out = str(tmp_path / "pruned.jsonl")
+    r = CliRunner().invoke(cli, ["prune", "-s", "openclaw", "--ignore-ttl", "--window", "30000", "--keep-last-assistants", "0",
+                                 "--min-prunable-tool-chars", "1000", os.path.join(FIX, "long_output.jsonl"),
+                                 "-o", out, "--as-session"])
+    assert r.exit_code == 0, r.output
+    sent = judge(out)
+    assert compare(view(out), sent) == [] and well_paired(sent) == []
+    assert all(len(it["output"]) < 4000 for it in sent if it["type"] == "function_call_output")
