@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import orjson
 
-from ..model import COMPACTION, HEADER, MESSAGE, META, Entry, Kinds, Usage, entry_to_tuple, js_len
-from .common import parse_ts, scan_anthropic_blocks
+from ..model import (COMPACTION, HEADER, IMAGE_CHARS, MESSAGE, META, Call, Entry, Kinds, Result, Usage, entry_to_tuple,
+                     js_len)
+from .common import parse_ts, result_content_chars, scan_anthropic_blocks
 
 NAME = "codex"
 LINE_TYPES = {"session_meta", "response_item", "compacted", "turn_context", "event_msg", "world_state",
@@ -43,6 +44,8 @@ def sniff(obj: dict) -> int:
 
 
 def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
+    """``stats=False`` (repair, validate) reads the structure only: no character counts or
+    usage, and no blocks unless ``blocks``: most lines of a rollout are events."""
     t = obj.get("type")
     p = obj.get("payload")
     e.ts = parse_ts(obj.get("timestamp"))
@@ -51,7 +54,7 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
         e.kind = META
         return
     if t == "response_item":
-        item(p, e, stats)
+        item(p, e, stats, blocks or stats)
         return
     e.type = t if isinstance(t, str) else "?"
     if t == "session_meta":
@@ -63,17 +66,16 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
     elif t == "turn_context":
         e.kind = META
         m = p.get("model")
-        e.model = m if isinstance(m, str) else None
-        turn = p.get("turn_id")
-        e.extra = {"turn_context": turn if isinstance(turn, str) else True}
-        if e.model:
-            e.extra["model"] = e.model
+        if isinstance(m, str):
+            e.model = m
+            e.extra = {"model": m}
     else:
         e.kind = META
 
 
-def item(p: dict, e: Entry, stats: bool = True) -> None:
-    """One Responses item (a ``response_item`` payload, or an item of a replacement history)."""
+def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
+    """One Responses item (a ``response_item`` payload, or an item of a replacement history).
+    Without ``stats`` nor ``blocks`` a call or an output is read without building its block."""
     it = p.get("type")
     e.type = it if isinstance(it, str) else "?"
     i = p.get("id")
@@ -122,23 +124,25 @@ def item(p: dict, e: Entry, stats: bool = True) -> None:
             cid = ""  # local shell and tool search calls may lack one: no output is expected then
         e.kind = MESSAGE
         e.role = "assistant"
-        if it == "function_call":
-            args = p.get("arguments")
-            try:
-                inp = orjson.loads(args) if isinstance(args, str) else args
-            except orjson.JSONDecodeError:
-                inp = args
-        elif it == "custom_tool_call":
-            inp = p.get("input")
-        elif it == "local_shell_call":
-            inp = p.get("action")
-        else:
-            inp = p.get("arguments")
-        e.blocks = [{"type": "tool_use", "id": cid, "name": name, "input": inp if inp is not None else {}}]
-        scan_anthropic_blocks(e, e.blocks, "assistant", stats)
-        if not cid:
-            e.calls = ()
-        e.extra = {"item": it}
+        e.nblocks = 1
+        raw = p.get("arguments") if it in ("function_call", "tool_search_call") else (
+            p.get("input") if it == "custom_tool_call" else p.get("action"))
+        n = 0
+        if stats:  # the call as the model wrote it: its name and its arguments' JSON text
+            n = js_len(name) + (js_len(raw) if isinstance(raw, str) else js_len(_dumps(raw)) if raw is not None else 0)
+            e.chars = n
+            if n:
+                e.kinds = Kinds(tool_call=n)
+        if cid:
+            e.calls = (Call(0, cid, name, None, n),)
+        if blocks:
+            inp = raw
+            if it == "function_call" and isinstance(raw, str):
+                try:
+                    inp = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    pass
+            e.blocks = [{"type": "tool_use", "id": cid, "name": name, "input": inp if inp is not None else {}}]
         return
     if it in OUTPUTS:
         cid = p.get("call_id")
@@ -151,12 +155,20 @@ def item(p: dict, e: Entry, stats: bool = True) -> None:
                 return
         e.kind = MESSAGE
         e.role = "toolResult"
+        e.nblocks = 1
         out = p.get("output") if it != "tool_search_output" else p.get("tools")
-        e.blocks = [{"type": "tool_result", "tool_use_id": cid, "content": _output_content(out)}]
-        scan_anthropic_blocks(e, e.blocks, "toolResult", stats)
-        if not cid:
-            e.results = ()
-        e.extra = {"item": it}
+        content = out if isinstance(out, str) else (_output_content(out) if (stats or blocks) else None)
+        n = 0
+        if stats:
+            text, images = result_content_chars(content)
+            n = text + images * IMAGE_CHARS
+            e.chars = n
+            if n:
+                e.kinds = Kinds(tool_result=text, image=images * IMAGE_CHARS)
+        if cid:
+            e.results = (Result(0, cid, None, False, n),)
+        if blocks:
+            e.blocks = [{"type": "tool_result", "tool_use_id": cid, "content": content}]
         return
     if it in SERVER_ITEMS:
         e.kind = MESSAGE
@@ -168,7 +180,6 @@ def item(p: dict, e: Entry, stats: bool = True) -> None:
             e.chars = n
             if n:
                 e.kinds = Kinds(tool_call=n)
-        e.extra = {"item": it}
         return
     e.kind = META
     e.extra = {"unsent": f"{it} item" if it in UNSENT_ITEMS else f"item type {it!r} Codex does not send"}
@@ -293,10 +304,16 @@ def _compacted(p: dict, e: Entry, stats: bool) -> None:
     e.extra = extra
 
 
+EVENTS = {"token_count", "thread_rolled_back", "user_message", "turn_aborted", "task_started", "turn_started",
+          "task_complete"}  # the events ctxtool reads; the others are kept as bare entries
+
+
 def _event(p: dict, e: Entry, stats: bool) -> None:
     e.kind = META
     et = p.get("type")
-    extra: dict = {"event": et if isinstance(et, str) else "?"}
+    if et not in EVENTS:
+        return
+    extra: dict = {"event": et}
     if et == "token_count":
         info = p.get("info")
         if isinstance(info, dict):

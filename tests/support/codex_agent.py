@@ -48,6 +48,7 @@ MODEL = "gpt-5.5"
 DEFAULT_TIMEOUT = 90.0
 KEY_VAR = "CTXTOOL_FAKE_OPENAI_KEY"
 PROVIDER = "ctxtool_fake"
+PROVIDER_FIELD = re.compile(rb'("model_provider(?:_id)?"\s*:\s*)"[^"\\]*"')
 
 
 def codex_binary() -> str:
@@ -118,7 +119,6 @@ class CodexSandbox:
         self.cwd = os.path.join(self.root, cwd_name)
         os.makedirs(self.codex_home, exist_ok=True)
         os.makedirs(self.cwd, exist_ok=True)
-        self.provider = PROVIDER
 
     def __enter__(self) -> "CodexSandbox":
         return self
@@ -131,22 +131,29 @@ class CodexSandbox:
         return sorted(glob.glob(os.path.join(self.codex_home, "sessions", "*", "*", "*", "rollout-*.jsonl")))
 
     def install(self, path: str, session_id: str | None = None) -> str:
-        """Copy a rollout where Codex looks for it; returns the session id it is resumed by."""
+        """Copy a rollout where Codex looks for it; returns the session id it is resumed by.
+
+        Codex resumes a thread only with the model provider it was recorded with, and a built-in
+        provider (``openai``) cannot be pointed elsewhere without its websocket transport and
+        retries: the copy names the sandbox's provider instead (only the ``model_provider`` and
+        ``model_provider_id`` values change; nothing Codex sends depends on them)."""
         meta = session_meta(path) or {}
         sid = session_id or meta.get("id")
         if not isinstance(sid, str) or not _is_uuid(sid):
             raise AssertionError(f"{path}: no session_meta id to resume by")
-        # Codex resumes a thread only with the provider it was recorded with
-        self.provider = meta.get("model_provider") or self.provider
         stamp = re.sub(r"[:.]", "-", (meta.get("timestamp") or "2026-01-01T00:00:00")[:19])
         day = os.path.join(self.codex_home, "sessions", stamp[:4], stamp[5:7], stamp[8:10])
         os.makedirs(day, exist_ok=True)
-        shutil.copyfile(path, os.path.join(day, f"rollout-{stamp}-{sid}.jsonl"))
+        with open(path, "rb") as f:
+            data = f.read()
+        data = PROVIDER_FIELD.sub(rb'\1"' + PROVIDER.encode() + rb'"', data)
+        with open(os.path.join(day, f"rollout-{stamp}-{sid}.jsonl"), "wb") as f:
+            f.write(data)
         return sid
 
     def write_config(self, base_url: str, extra: str = "") -> None:
         with open(os.path.join(self.codex_home, "config.toml"), "w", encoding="utf-8") as f:
-            f.write(CONFIG.format(model=MODEL, base_url=base_url, key_var=KEY_VAR, extra=extra, provider=self.provider))
+            f.write(CONFIG.format(model=MODEL, base_url=base_url, key_var=KEY_VAR, extra=extra, provider=PROVIDER))
 
     def env(self, extra: dict | None = None) -> dict:
         env = {
