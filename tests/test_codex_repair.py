@@ -90,3 +90,26 @@ def test_lines_appended_at_the_end_keep_an_ordinal(tmp_path):
     tail = json.loads(open(path, "rb").read().splitlines()[-1])
     assert tail["payload"]["output"] == "aborted" and isinstance(tail["ordinal"], int)
     assert list(tail)[:3] == ["timestamp", "ordinal", "type"] and tail["ordinal"] <= last["ordinal"]
+
+
+def test_generated_rollouts_are_healthy_and_reproducible(tmp_path):
+    from ctxtool import synth
+
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    synth.write_session(a, "codex", seed=3, target_bytes=600_000, compactions=1)
+    synth.write_session(b, "codex", seed=3, target_bytes=600_000, compactions=1)
+    assert a.read_bytes() == b.read_bytes()
+    t = scan(str(a))
+    assert t.format_name == "codex" and t.bad == []
+    assert sum(1 for e in t.entries if e.kind == "compaction") == 1
+    assert validate_file(str(a))["violations"] == []
+    assert not repair_file(str(a), check=True).changed
+
+
+def test_view_command_prints_the_items_codex_sends(tmp_path):
+    r = CliRunner().invoke(cli, ["view", "--jsonl", os.path.join(FIX, "interrupted.jsonl")])
+    assert r.exit_code == 0, r.output
+    items = [json.loads(x) for x in r.output.splitlines()]
+    assert items[0]["role"] == "developer"
+    assert [i["output"] for i in items if i["type"] == "function_call_output"] == ["aborted", "aborted"]
+    assert all("internal_chat_message_metadata_passthrough" not in i for i in items)
