@@ -108,3 +108,19 @@ def test_codex_resumes_a_pruned_session(tmp_path):
     sent = judge(out)
     assert compare(view(out), sent) == [] and well_paired(sent) == []
     assert all(len(it["output"]) < 4000 for it in sent if it["type"] == "function_call_output")
+
+
+def test_older_rollouts_are_sent_as_codex_rebuilds_them(tmp_path):
+    """0.40 shapes: no base_instructions (Codex sends its own, left out here), and a compaction
+    without replacement_history: the user messages (not the environment context), then the summary."""
+    from tests.support.codex_corrupt import legacy_rollout
+
+    for compacted in (False, True):
+        path = legacy_rollout(str(tmp_path / f"legacy-{compacted}.jsonl"), compacted=compacted)
+        sent = judge(path)
+        assert sent[0]["role"] == "developer"
+        assert compare(view(path), sent[1:]) == []
+        if compacted:
+            texts = [c["text"] for it in sent[1:] for c in it["content"]]
+            assert texts == ["<user_instructions>\nbe brief\n</user_instructions>", "list files", "now summarize",
+                             "THE SUMMARY TEXT", "after compaction", "ok after"]

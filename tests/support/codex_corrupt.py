@@ -118,3 +118,50 @@ def write(tmp_path, name: str) -> str:
     with open(path, "wb") as f:
         f.write(CORRUPTIONS[name][0](read()))
     return path
+
+
+def legacy_rollout(path: str, *, compacted: bool = False) -> str:
+    """An older rollout, hand-written in the 0.40 shapes (no ordinals, ``instructions`` instead of
+    ``base_instructions``, shell calls whose output is a JSON string), optionally with a
+    ``compacted`` line without ``replacement_history``."""
+    ts = "2025-09-25T21:12:14.126Z"
+
+    def ln(kind, payload):
+        return {"timestamp": ts, "type": kind, "payload": payload}
+
+    def msg(role, text, kind="input_text"):
+        return ln("response_item", {"type": "message", "role": role, "content": [{"type": kind, "text": text}]})
+
+    ctx = {"cwd": "/repo", "approval_policy": "on-request", "sandbox_policy": {"mode": "read-only"},
+           "model": "gpt-5-codex", "effort": "high", "summary": "auto"}
+    lines = [
+        ln("session_meta", {"id": "0199a213-81c0-7800-8aa1-bbab2a035a55", "timestamp": ts, "cwd": "/repo",
+                            "originator": "codex_cli_rs", "cli_version": "0.40.0", "instructions": None,
+                            "git": {"branch": "main"}}),
+        msg("user", "<user_instructions>\nbe brief\n</user_instructions>"),
+        msg("user", "<environment_context>\n  <cwd>/repo</cwd>\n</environment_context>"),
+        ln("turn_context", ctx),
+        msg("user", "list files"),
+        ln("event_msg", {"type": "user_message", "message": "list files", "kind": "plain"}),
+        ln("response_item", {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "**Listing**"}],
+                             "content": None, "encrypted_content": "gAAAAB"}),
+        ln("response_item", {"type": "function_call", "id": "fc_1", "name": "shell",
+                             "arguments": "{\"command\":[\"bash\",\"-lc\",\"ls\"]}", "call_id": "call_A"}),
+        ln("response_item", {"type": "function_call_output", "call_id": "call_A",
+                             "output": "{\"output\":\"README.md\\n\",\"metadata\":{\"exit_code\":0,\"duration_seconds\":0.0}}"}),
+        ln("event_msg", {"type": "token_count", "info": {
+            "total_token_usage": {"input_tokens": 2899, "cached_input_tokens": 2560, "output_tokens": 100,
+                                  "reasoning_output_tokens": 64, "total_tokens": 2999},
+            "last_token_usage": {"input_tokens": 2899, "cached_input_tokens": 2560, "output_tokens": 100,
+                                 "reasoning_output_tokens": 64, "total_tokens": 2999},
+            "model_context_window": 272000}}),
+        msg("assistant", "There is README.md.", "output_text"),
+        msg("user", "now summarize"),
+        msg("assistant", "Summary done.", "output_text"),
+    ]
+    if compacted:
+        lines += [ln("compacted", {"message": "THE SUMMARY TEXT"}), ln("event_msg", {"type": "context_compacted"}),
+                  ln("turn_context", ctx), msg("user", "after compaction"), msg("assistant", "ok after", "output_text")]
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("".join(json.dumps(o) + "\n" for o in lines))
+    return path
