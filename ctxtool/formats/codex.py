@@ -20,6 +20,7 @@ import orjson
 
 from ..model import (COMPACTION, HEADER, IMAGE_CHARS, MESSAGE, META, Call, Entry, Kinds, Result, Usage, entry_to_tuple,
                      js_len)
+from . import messages as _messages
 from .common import parse_ts, result_content_chars, scan_anthropic_blocks
 
 NAME = "codex"
@@ -365,13 +366,5 @@ def iso(ts: float | None = None) -> str:
     return dt.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def set_parent(obj, parent) -> None:  # no parent links in rollouts
-    return None
-
-
-def set_id(obj, new) -> None:
-    return None
-
-
-def new_id(taken, rng=None):
-    return None
+# no parent links nor ids repair would set in a rollout: the Messages JSONL no-ops serve
+set_parent, set_id, new_id = _messages.set_parent, _messages.set_id, _messages.new_id

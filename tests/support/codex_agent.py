@@ -31,14 +31,12 @@ import glob
 import json
 import os
 import re
-import shutil
-import subprocess
 import tempfile
-import uuid
-from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from .fake_openai import FakeOpenAI
+from .sandbox import Run as BaseRun
+from .sandbox import Sandbox, is_uuid, unavailable_reason
 
 HARNESS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "codex_harness")
 VENDOR = os.path.join(HARNESS_DIR, "node_modules", "@openai", "codex-linux-x64", "vendor", "x86_64-unknown-linux-musl")
@@ -58,27 +56,11 @@ def codex_binary() -> str:
 @functools.lru_cache(maxsize=1)
 def codex_unavailable_reason() -> str | None:
     """Why the Codex harness cannot run here, or None when it can."""
-    binary = codex_binary()
-    if not os.path.isfile(binary):
-        return f"Codex harness not installed ({binary} missing); run: make codex-harness"
-    try:
-        out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=60,
-                             env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": tempfile.gettempdir()})
-    except (OSError, subprocess.SubprocessError) as exc:
-        return f"cannot run {binary} --version: {exc}"
-    if out.returncode != 0 or "codex-cli" not in out.stdout:
-        return f"{binary} --version failed: {out.stderr.strip()[:200]}"
-    return None
+    return unavailable_reason(codex_binary(), "Codex", "codex-harness", "codex-cli", env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": tempfile.gettempdir()})
 
 
-@dataclass
-class Run:
-    """One client run: its exit, output and the requests the server recorded."""
-
-    returncode: int
-    stdout: str
-    stderr: str
-    requests: list = field(default_factory=list)
+class Run(BaseRun):
+    """One Codex run (``bodies``: the bodies of its ``/v1/responses`` requests)."""
 
     @property
     def bodies(self) -> list:
@@ -107,25 +89,16 @@ stream_idle_timeout_ms = 60000
 """
 
 
-class CodexSandbox:
+class CodexSandbox(Sandbox):
     """A throwaway HOME + CODEX_HOME + project directory in which the real client runs against
     the fake server."""
 
+    prefix = "ctxtool-codex-"
+
     def __init__(self, root: str | None = None, *, cwd_name: str = "proj"):
-        self._own = root is None
-        self.root = tempfile.mkdtemp(prefix="ctxtool-codex-") if root is None else root
-        self.home = os.path.join(self.root, "home")
+        super().__init__(root, cwd_name=cwd_name)
         self.codex_home = os.path.join(self.home, ".codex")
-        self.cwd = os.path.join(self.root, cwd_name)
         os.makedirs(self.codex_home, exist_ok=True)
-        os.makedirs(self.cwd, exist_ok=True)
-
-    def __enter__(self) -> "CodexSandbox":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        if self._own:
-            shutil.rmtree(self.root, ignore_errors=True)
 
     def sessions(self) -> list[str]:
         return sorted(glob.glob(os.path.join(self.codex_home, "sessions", "*", "*", "*", "rollout-*.jsonl")))
@@ -139,7 +112,7 @@ class CodexSandbox:
         ``model_provider_id`` values change; nothing Codex sends depends on them)."""
         meta = session_meta(path) or {}
         sid = session_id or meta.get("id")
-        if not isinstance(sid, str) or not _is_uuid(sid):
+        if not isinstance(sid, str) or not is_uuid(sid):
             raise AssertionError(f"{path}: no session_meta id to resume by")
         stamp = re.sub(r"[:.]", "-", (meta.get("timestamp") or "2026-01-01T00:00:00")[:19])
         day = os.path.join(self.codex_home, "sessions", stamp[:4], stamp[5:7], stamp[8:10])
@@ -198,29 +171,11 @@ class CodexSandbox:
         try:
             srv.script = list(script)
             self.write_config(srv.base_url, config)
-            try:
-                p = subprocess.run(self.command(prompt, resume, args, fork), cwd=self.cwd, env=self.env(env),
-                                   capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
-                rc, out, err = p.returncode, p.stdout, p.stderr
-            except subprocess.TimeoutExpired as e:
-                rc, out, err = -9, _text(e.stdout), _text(e.stderr) + "\n[timed out]"
+            rc, out, err = self.execute(self.command(prompt, resume, args, fork), self.env(env), timeout)
             return Run(rc, out, err, srv.requests)
         finally:
             if own:
                 srv.stop()
-
-
-def _text(b: Any) -> str:
-    if b is None:
-        return ""
-    return b.decode("utf-8", "replace") if isinstance(b, bytes) else b
-
-
-def _is_uuid(value: Any) -> bool:
-    try:
-        return isinstance(value, str) and str(uuid.UUID(value)) == value.lower()
-    except ValueError:
-        return False
 
 
 def session_meta(path: str) -> dict | None:

@@ -33,8 +33,10 @@ import json
 import threading
 import uuid
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any, Deque, Dict, Iterable, List, Optional, Tuple
+
+from .fake_anthropic import _Handler as _QuietHandler
 
 RESPONSES_PATH = "/v1/responses"
 
@@ -92,41 +94,13 @@ class RecordedRequest:
     action: Optional[Action] = None
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(_QuietHandler):
+    """The Anthropic fake's handler plumbing (quiet, keep-alive, chunked bodies), Responses routes."""
+
     server_version = "fake-openai"
-    sys_version = ""
     timeout = 120
-    disable_nagle_algorithm = True
 
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def log_error(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        self._dispatch()
-
-    def do_POST(self) -> None:
-        self._dispatch()
-
-    def _read_body(self) -> bytes:
-        if "chunked" in (self.headers.get("transfer-encoding") or "").lower():
-            chunks = []
-            while True:
-                size = int(self.rfile.readline().split(b";", 1)[0].strip() or b"0", 16)
-                if size == 0:
-                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
-                        pass
-                    break
-                chunks.append(self.rfile.read(size))
-                self.rfile.readline()
-            return b"".join(chunks)
-        n = int(self.headers.get("content-length") or 0)
-        return self.rfile.read(n) if n > 0 else b""
-
-    def _send(self, status: int, body: bytes, ctype: str = "application/json") -> None:
+    def _reply(self, status: int, body: bytes, ctype: str = "application/json") -> None:
         try:
             self.send_response(status)
             self.send_header("content-type", ctype)
@@ -149,7 +123,7 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {k.lower(): ("<redacted>" if k.lower() == "authorization" else v) for k, v in self.headers.items()}
         fake.requests_log.append(RecordedRequest(self.command, path, headers, body, raw, action))
         if not (self.command == "POST" and path == RESPONSES_PATH):
-            return self._send(404, json.dumps({"error": {"message": f"fake: no route {path}", "type": "invalid_request_error"}}).encode())
+            return self._reply(404, json.dumps({"error": {"message": f"fake: no route {path}", "type": "invalid_request_error"}}).encode())
         if action is None:
             action = ("items", [message("ok")], None)
         kind = action[0]
@@ -157,7 +131,7 @@ class _Handler(BaseHTTPRequestHandler):
             code = action[1]
             msg = action[2] if len(action) > 2 else f"fake: HTTP {code}"
             err = {"error": {"message": msg, "type": "invalid_request_error", "param": None, "code": None}}
-            return self._send(code, json.dumps(err).encode())
+            return self._reply(code, json.dumps(err).encode())
         if kind == "hang":
             fake._stopping.wait(action[1])
             self.close_connection = True
@@ -166,7 +140,7 @@ class _Handler(BaseHTTPRequestHandler):
         if kind == "failed":
             events = [{"type": "response.created", "response": {"id": rid}},
                       {"type": "response.failed", "response": {"id": rid, "error": {"code": "server_error", "message": action[1]}}}]
-            return self._send(200, _sse(events), "text/event-stream")
+            return self._reply(200, _sse(events), "text/event-stream")
         items = [dict(i) for i in action[1]]
         usage = action[2] if len(action) > 2 and action[2] else usage_of(max(1, len(raw) // 4))
         events: List[Dict[str, Any]] = [{"type": "response.created", "response": {"id": rid, "object": "response", "status": "in_progress"}}]
@@ -183,7 +157,7 @@ class _Handler(BaseHTTPRequestHandler):
             events.append({"type": "response.output_item.done", "output_index": n, "item": item})
         events.append({"type": "response.completed",
                        "response": {"id": rid, "object": "response", "status": "completed", "output": items, "usage": usage}})
-        self._send(200, _sse(events), "text/event-stream")
+        self._reply(200, _sse(events), "text/event-stream")
 
 
 def _sse(events: List[Dict[str, Any]]) -> bytes:
