@@ -9,10 +9,12 @@ CLAUDE_HARNESS := tests/claude_harness
 CLAUDE_STAMP   := $(CLAUDE_HARNESS)/node_modules/.ctxtool-installed
 OPENCLAW_HARNESS := tests/openclaw_harness
 OPENCLAW_STAMP   := $(OPENCLAW_HARNESS)/node_modules/.ctxtool-installed
+CODEX_HARNESS := tests/codex_harness
+CODEX_STAMP   := $(CODEX_HARNESS)/node_modules/.ctxtool-installed
 DEMO_DIR   := bench-out/demo
 
 .DEFAULT_GOAL := help
-.PHONY: help install pi-harness claude-harness openclaw-harness browser test test-fast demo bench lint clean
+.PHONY: help install pi-harness claude-harness codex-harness openclaw-harness browser test test-fast demo bench lint clean
 
 help:
 	@echo "make demo    repair, validate, estimate and profile the bundled broken sessions"
@@ -42,6 +44,15 @@ $(CLAUDE_STAMP): $(CLAUDE_HARNESS)/package.json $(CLAUDE_HARNESS)/package-lock.j
 
 claude-harness: $(CLAUDE_STAMP)
 
+# The real OpenAI Codex CLI (npm; its native binary ships inside the registry package
+# @openai/codex-linux-x64, so no install script is run), resumed offline against a recording
+# Responses API server: the judge of Codex rollouts.
+$(CODEX_STAMP): $(CODEX_HARNESS)/package.json $(CODEX_HARNESS)/package-lock.json
+	npm ci --prefix $(CODEX_HARNESS) --ignore-scripts --no-audit --no-fund --loglevel=error
+	@touch $(CODEX_STAMP)
+
+codex-harness: $(CODEX_STAMP)
+
 # The `openclaw` npm package (no install script run): its buildBootstrapContextFiles is the judge
 # of `ctxtool budget`'s trimmed bootstrap files.
 $(OPENCLAW_STAMP): $(OPENCLAW_HARNESS)/package.json $(OPENCLAW_HARNESS)/package-lock.json
@@ -57,11 +68,11 @@ browser:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
 	  echo "chromium not installed: the HTML report browser test will skip"
 
-test: $(STAMP) $(PI_STAMP) $(CLAUDE_STAMP) $(OPENCLAW_STAMP) browser
-	CTXTOOL_REQUIRE_PI=1 CTXTOOL_REQUIRE_CLAUDE=1 CTXTOOL_REQUIRE_OPENCLAW=1 $(PY) -m pytest -q
+test: $(STAMP) $(PI_STAMP) $(CLAUDE_STAMP) $(CODEX_STAMP) $(OPENCLAW_STAMP) browser
+	CTXTOOL_REQUIRE_PI=1 CTXTOOL_REQUIRE_CLAUDE=1 CTXTOOL_REQUIRE_CODEX=1 CTXTOOL_REQUIRE_OPENCLAW=1 $(PY) -m pytest -q
 
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -m "not pi and not claude and not openclaw"
+	$(PY) -m pytest -q -m "not pi and not claude and not codex and not openclaw"
 
 demo: $(STAMP)
 	@rm -rf $(DEMO_DIR) && mkdir -p $(DEMO_DIR)
@@ -80,4 +91,4 @@ bench: $(STAMP)
 	$(PY) tests/bench/run_all.py --out bench-out
 
 clean:
-	rm -rf $(VENV) bench-out .pytest_cache $(PI_HARNESS)/node_modules $(CLAUDE_HARNESS)/node_modules $(OPENCLAW_HARNESS)/node_modules
+	rm -rf $(VENV) bench-out .pytest_cache $(PI_HARNESS)/node_modules $(CLAUDE_HARNESS)/node_modules $(CODEX_HARNESS)/node_modules $(OPENCLAW_HARNESS)/node_modules

@@ -182,6 +182,10 @@ def load_context(t: Transcript) -> Context:
             msgs = [e for e in path[start:] if e.kind == MESSAGE and not e.get("exclude")]
             ctx.units = build_units(msgs)
             view_entries = ([ctx.summary_entry] if ctx.summary_entry is not None else []) + msgs
+        elif name == "codex":
+            ctx = _codex_context(t, load)
+            view_entries = ([ctx.summary_entry] if ctx.summary_entry is not None else []) + \
+                [e for u in ctx.units for e in u.entries]
         else:
             if name == "claude":
                 # the same selection as the provider view: no subagent (sidechain) lines
@@ -201,6 +205,40 @@ def load_context(t: Transcript) -> Context:
             ctx.units = build_units(msgs)
             view_entries = ([ctx.summary_entry] if ctx.summary_entry is not None else []) + msgs
     ctx.tokens_before = heuristic_entries([e for e in view_entries if sendable(e)])
+    return ctx
+
+
+def _codex_context(t: Transcript, load) -> Context:
+    """Codex: the items it sends after the latest compaction (``codex_rules.sent_entries``) less
+    its base instructions and the context it renders itself (developer messages, the environment
+    context), which Codex injects again after a compaction. The items of one response
+    (reasoning, text, calls) are one unit, so a cut never separates a call from the response
+    its outputs answer. A previous summary (Codex's prefix) is the summary to update."""
+    from .codex_rules import SUMMARY_PREFIX, sent_entries
+
+    msgs = []
+    ctx = Context("codex", [])
+    ctx.leaf = t.entries[-1] if t.entries else None
+    key = None
+    for e in sent_entries(t.entries):
+        if e.kind == HEADER or (e.extra and e.extra.get("context")):
+            continue
+        e = load(e)
+        if e.role == "user" and not e.results and text_of(e.blocks).startswith(SUMMARY_PREFIX):
+            ctx.summary_entry = e
+            text = text_of(e.blocks)
+            ctx.previous_summary = text[text.find("\n") + 1:] if "\n" in text else ""
+            ctx.previous_read, ctx.previous_modified = parse_file_tags(ctx.previous_summary)
+            continue
+        if e.role == "assistant":
+            key = key or f"codex-response-{e.lineno}-{e.index}"
+            e.msg_key = key
+        else:
+            key = None
+        msgs.append(e)
+    last = next((e for e in reversed(t.entries) if e.kind != META), None)
+    ctx.compacted_at_leaf = last is not None and last.kind == COMPACTION
+    ctx.units = build_units(msgs)
     return ctx
 
 

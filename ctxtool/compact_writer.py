@@ -11,6 +11,11 @@
   preservedSegment, preservedMessages}``) naming the kept messages by uuid, as the client
   records them, then the ``isCompactSummary`` user line. The client sends the summary and
   then each kept message once (judged); every original line stays byte for byte.
+* Codex: a ``compacted`` line in Codex's own form is appended: ``message`` (Codex's summary
+  prefix and the summary) and ``replacement_history`` (the summary as a user message, then the
+  kept items as they are in the file); Codex resumes with that list in place of everything
+  before it, and injects its context (instructions, environment) again. Original lines are
+  untouched; in a paginated rollout the new line gets the next ``ordinal``.
 * Messages JSONL: rewritten as one summary user message followed by the kept lines.
 
 The summarizer runs without the lock; the lock is taken for the write only, which goes
@@ -29,10 +34,11 @@ import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field, replace
 
-from . import commit
+from . import codex_rules, commit
 from . import compact as cp
 from .errors import CtxError, InputError, unexpected
 from .formats import claude as claude_fmt
+from .formats import codex as codex_fmt
 from .formats import pi as pi_fmt
 from .jsonl import READ_BUFFER, dumps
 from .lock import DEFAULT_TIMEOUT, SessionLocks, clear_stale
@@ -121,6 +127,8 @@ def summary_tokens(fmt: str, summary: str) -> int:
     """Heuristic tokens of the summary message as the agent will send it."""
     if fmt == "pi":
         return math.ceil(js_len(summary) / 4)
+    if fmt == "codex":
+        return math.ceil(js_len(codex_rules.SUMMARY_TEXT + "\n" + summary) / 4)
     return math.ceil(js_len(cp.CONTINUATION_PREFIX + summary) / 4)
 
 
@@ -234,6 +242,34 @@ def claude_chunks(t: Transcript, plan: cp.Plan, summary: str, rng=None) -> tuple
     return [_copy_file(t), lines], relink
 
 
+# ---------------------------------------------------------------- codex
+
+
+def codex_line(t: Transcript, plan: cp.Plan, summary: str) -> dict:
+    """Codex's own compaction record (``compacted`` with ``replacement_history``): the summary as
+    the user message Codex writes for one (its prefix, a newline, the summary), then the kept
+    items, read from the file as Codex reads them (its internal fields left out)."""
+    text = codex_rules.SUMMARY_TEXT + "\n" + summary
+    items = [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}]
+    cache: dict = {}
+    with open(t.path, "rb") as f:
+        for u in plan.kept:
+            for e in u.entries:
+                it = codex_rules.item_of(t, e, f, cache)
+                if it is not None:
+                    items.append(it)
+    ordinal = None
+    head = next((e for e in t.entries if e.kind == "header"), None)
+    if head is not None and head.get("paginated") and t.entries:
+        last = t.load(t.entries[-1]).get("ordinal")
+        ordinal = last + 1 if isinstance(last, int) else None
+    return codex_fmt.line(_now_iso(), "compacted", {"message": text, "replacement_history": items}, ordinal)
+
+
+def codex_chunks(t: Transcript, plan: cp.Plan, summary: str) -> list:
+    return [_copy_file(t), [dumps(codex_line(t, plan, summary)) + t.eol]]
+
+
 # ---------------------------------------------------------------- messages
 
 
@@ -259,6 +295,8 @@ def write_chunks(t: Transcript, plan: cp.Plan, summary: str, *, truncate: bool =
     if plan.format == "claude":
         chunks, relink = claude_chunks(t, plan, summary, rng)
         return chunks, 0, relink
+    if plan.format == "codex":
+        return codex_chunks(t, plan, summary), 0, None
     return messages_chunks(t, plan, summary), 0, None
 
 

@@ -30,6 +30,7 @@ import gc
 import heapq
 import math
 import os
+import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Iterable
@@ -82,7 +83,7 @@ class EstimatorUnavailable(CtxError):
 @dataclass
 class Options:
     tokenizer: str = "heuristic"
-    encoding: str = tokenizers.DEFAULT_ENCODING
+    encoding: str | None = None  # None: o200k_base for OpenAI models (Codex), else tokenizers.DEFAULT_ENCODING
     safety_margin: float = 1.0
     overheads: bool = False
     window: int | None = None
@@ -94,6 +95,7 @@ class Options:
     api_timeout: float = 60.0
     api_retries: int = 1
     num_threads: int = 2
+    auto_compact_limit: int | None = None  # Codex: model_auto_compact_token_limit, when the config sets one
 
 
 # ----------------------------------------------------------------------------- reading
@@ -512,6 +514,8 @@ def usage_estimate(fmt_name: str, entries: list, ctx: list) -> dict:
                 "input": e.usage.input, "output": e.usage.output, "cache_read": e.usage.cache_read,
                 "cache_write": e.usage.cache_write, "total_tokens": e.usage.total,
                 "basis": f"usage of the assistant at line {e.lineno} (totalTokens or the sum) + heuristic for {len(ctx) - last - 1} later message(s)"}
+    if fmt_name == "codex":
+        return codex_usage(entries, ctx)
     # Claude Code: what the next request carries, as pi's estimateContextTokens counts it
     finals = claude_final_usage(ctx)
     key = None
@@ -551,6 +555,42 @@ def usage_estimate(fmt_name: str, entries: list, ctx: list) -> dict:
             "line": lines[-1], "lines": lines, "message_key": key, "input": usage.input, "output": usage.output,
             "cache_read": usage.cache_read, "cache_write": usage.cache_write, "placeholder": placeholder,
             "basis": basis}
+
+
+def codex_usage(entries: list, ctx: list) -> dict:
+    """Codex: the ``last_token_usage`` of the last ``token_count`` after the latest compaction
+    (its total_tokens: the request's input, cached included, plus its output, which the history
+    now holds) plus the heuristic for the items after that response (its tool outputs, later
+    prompts). The response is the last item Codex received before the count (an assistant
+    message, reasoning or a call): the outputs of its calls are written before the count but are
+    not in it."""
+    comp = max((e.index for e in entries if e.kind == COMPACTION), default=-1)
+    own = [e for e in ctx if e.index > comp and e.kind == MESSAGE and e.get("sub") is None]
+    for tc in reversed(entries):
+        if tc.index <= comp:
+            break
+        if tc.usage is None or tc.get("event") != "token_count":
+            continue
+        k = bisect.bisect_left([e.index for e in own], tc.index) - 1
+        while k >= 0 and own[k].role != "assistant":
+            k -= 1
+        if k < 0:
+            continue  # a count before any response of this history (the compaction's own request)
+        u = tc.usage
+        rec = u.total or (u.input + u.cache_read + u.output)
+        anchor = own[k]
+        pos = next(i for i, e in enumerate(ctx) if e is anchor)
+        rest = ctx[pos + 1:]
+        after = HeuristicSum(rest).tokens
+        return {"tokens": rec + after, "recorded": rec, "after": after, "after_messages": len(view_of(rest)),
+                "line": tc.lineno, "response_line": anchor.lineno, "input": u.input + u.cache_read,
+                "cached_input": u.cache_read, "output": u.output, "total_tokens": u.total,
+                "basis": f"last_token_usage of the token_count at line {tc.lineno} (total_tokens {rec:,}: input "
+                         f"{u.input + u.cache_read:,} incl. {u.cache_read:,} cached + output {u.output:,}) + heuristic "
+                         f"{after:,} for {len(rest)} item(s) after the response it counts (line {anchor.lineno})"}
+    tokens = HeuristicSum(ctx).tokens
+    return {"tokens": tokens, "recorded": None, "after": tokens, "line": None,
+            "basis": "no token_count after the last compaction: heuristic for all items"}
 
 
 # ----------------------------------------------------------------------------- anthropic
@@ -671,6 +711,30 @@ def _one_line(x) -> str:
 # ----------------------------------------------------------------------------- window and triggers
 
 
+CODEX_AUTO_COMPACT = 0.9  # Codex compacts at 90% of the model's context window (judged: 244,800 of 272,000)
+CODEX_EFFECTIVE_WINDOW = 0.95  # the model_context_window Codex records is 95% of the model's window
+
+
+def codex_auto_compact(window: int, window_basis: str, configured: int | None = None) -> tuple[int, str]:
+    """Codex's auto-compaction threshold: ``model_auto_compact_token_limit`` when configured, else
+    90% of the model's context window; the window a rollout records is Codex's effective window
+    (95% of the model's), so the model's is recovered from it."""
+    if configured:
+        return configured, "model_auto_compact_token_limit (configured)"
+    if window_basis == "recorded":
+        full = round(window / CODEX_EFFECTIVE_WINDOW)
+        return math.floor(full * CODEX_AUTO_COMPACT), (f"90% of the model's window {full:,} "
+                                                       f"(the recorded model_context_window {window:,} is 95% of it)")
+    return math.floor(window * CODEX_AUTO_COMPACT), "90% of the window (Codex's default)"
+
+
+def default_encoding(fmt_name: str, model: str | None) -> str:
+    """o200k_base for OpenAI models (Codex rollouts, gpt-*/o-series names), else cl100k_base."""
+    if fmt_name == "codex" or (model and re.search(r"(^|/)(gpt-|o[134]\b|codex)", model, re.I)):
+        return "o200k_base"
+    return tokenizers.DEFAULT_ENCODING
+
+
 def pressure(fraction: float) -> str:
     """The context-management skill's levels: <50% low, 50-70 medium, 70-85 high, >85 critical."""
     if fraction < 0.50:
@@ -682,7 +746,8 @@ def pressure(fraction: float) -> str:
     return "critical"
 
 
-def triggers(tokens: int, window: int, reserve: int = PI_RESERVE_TOKENS) -> list[dict]:
+def triggers(tokens: int, window: int, reserve: int = PI_RESERVE_TOKENS,
+             codex_limit: tuple[int, str] | None = None) -> list[dict]:
     rows = [
         ("pi", window - reserve, f"window - reserveTokens {reserve:,}"),
         ("openclaw", window - max(reserve, OPENCLAW_RESERVE_FLOOR), f"window - max(reserveTokens, floor {OPENCLAW_RESERVE_FLOOR:,})"),
@@ -690,6 +755,8 @@ def triggers(tokens: int, window: int, reserve: int = PI_RESERVE_TOKENS) -> list
     for name, frac in SPACEBOT_TIERS:
         rows.append((f"spacebot-{name}", math.floor(window * frac), f"{int(frac * 100)}% of the window"))
     rows.append(("aceclaw", math.floor(window * ACECLAW_TRIGGER), f"{int(ACECLAW_TRIGGER * 100)}% of the window"))
+    if codex_limit is not None:
+        rows.append(("codex-auto-compact", codex_limit[0], codex_limit[1]))
     return [{"name": n, "threshold": th, "rule": rule, "crossed": tokens > th, "distance": th - tokens} for n, th, rule in rows]
 
 
@@ -955,7 +1022,7 @@ def estimate_file(path: str, opts: Options | None = None) -> dict:
     opts = opts or Options()
     if opts.tokenizer not in TOKENIZERS:
         raise CtxError(f"unknown tokenizer {opts.tokenizer!r} (choose from {', '.join(TOKENIZERS)})")
-    if opts.tokenizer == "tiktoken":
+    if opts.tokenizer == "tiktoken" and opts.encoding:
         tokenizers.get_encoding(opts.encoding)  # fail fast, before reading the file
     if opts.tokenizer == "anthropic" and not os.environ.get("ANTHROPIC_API_KEY"):
         raise ApiError("the anthropic estimator calls the count_tokens API and needs ANTHROPIC_API_KEY; "
@@ -972,15 +1039,16 @@ def estimate_file(path: str, opts: Options | None = None) -> dict:
     win = window_rule(ix.evidence, override=opts.window, model=model)
     window, window_source = win.tokens, win.source
     notes: list[str] = []
+    encoding = opts.encoding or default_encoding(fmt, model)
 
     # breakdown (and the offline totals)
     tally = Tally(opts.top)
     if opts.tokenizer == "tiktoken":
-        counts = tiktoken_counts(ix, vis, opts.encoding, names, num_threads=opts.num_threads)
+        counts = tiktoken_counts(ix, vis, encoding, names, num_threads=opts.num_threads)
         for e in vis:
             tokens, kinds, tools = counts[e.index]
             tally.add(e, tokens, kinds, tools)
-        basis = f"tiktoken:{opts.encoding}"
+        basis = f"tiktoken:{encoding}"
     else:
         _heuristic_tally(tally, vis, ix.split, names)
         basis = "heuristic"
@@ -992,7 +1060,7 @@ def estimate_file(path: str, opts: Options | None = None) -> dict:
     res: dict = {"path": path, "format": fmt, "estimator": opts.tokenizer, "model": model}
     if opts.tokenizer in ("heuristic", "tiktoken"):
         if opts.tokenizer == "tiktoken":
-            res["encoding"] = opts.encoding
+            res["encoding"] = encoding
         tokens = with_margin(raw + over, opts.safety_margin)
         res.update({"raw_tokens": raw, "overhead_tokens": over, "safety_margin": opts.safety_margin})
     elif opts.tokenizer == "usage":
@@ -1019,7 +1087,8 @@ def estimate_file(path: str, opts: Options | None = None) -> dict:
         "window_basis": win.basis,
         "percent": round(fraction * 100, 2),
         "pressure": pressure(fraction),
-        "triggers": triggers(tokens, window, opts.reserve_tokens),
+        "triggers": triggers(tokens, window, opts.reserve_tokens,
+                             codex_auto_compact(window, win.basis, opts.auto_compact_limit) if fmt == "codex" else None),
         "messages": len(view),
         "entries_in_context": len(vis),
         "entries": len(t.entries),

@@ -187,6 +187,8 @@ class SessionProfiler:
         self.last_usage = None
         self.main = MainThread()  # Claude: a subagent's lines in a main file are another conversation
         self.response_chars = 0  # Claude: characters of the current response's lines so far
+        self.prev_role = None  # Codex: the items of one response (reasoning, text, calls) follow each other
+        self.chars_after_response = 0  # Codex: characters of the items since the last response item
 
     # -- helpers
     def _add(self, pairs, e) -> None:
@@ -294,12 +296,16 @@ class SessionProfiler:
             if e.ts is not None:
                 self._ts_minmax(e.ts)
             self._compaction(e, e.chars, e.get("tokens_before") or 0)
+            if self.fmt == "codex" and e.get("replacement") is not None:
+                self._codex_replacement(e)
             return
         if e.kind == BOUNDARY:
             self._compaction(e, None, e.get("tokens_before") or 0)
             self.await_summary = self.compactions[-1]
             return
         if e.kind != MESSAGE:
+            if e.usage is not None and self.fmt == "codex" and e.get("event") == "token_count":
+                self._codex_usage(e)
             return
         if not self.main.keeps(e) or (e.extra is not None and e.extra.get("api_error")):
             # a subagent's lines in the main file are another conversation, and Claude Code
@@ -314,7 +320,11 @@ class SessionProfiler:
             self.await_summary = None
         if e.role == "assistant":
             self._assistant(e)
+            self.prev_role = "assistant"
+            self.chars_after_response = 0
             return
+        self.prev_role = e.role
+        self.chars_after_response += e.chars
         if e.role == "user" and not e.results and not e.get("compact_summary") and not e.get("is_meta") \
                 and not e.get("interrupt") and not e.get("context"):
             self.user_turns += 1
@@ -355,7 +365,8 @@ class SessionProfiler:
                 if len(self.pending) > self.PENDING_CAP:
                     self.pending.pop(next(iter(self.pending)))
         u = e.usage if (e.usage is not None and e.usage.context > 0) else None
-        same = self.fmt == "claude" and e.msg_key is not None and e.msg_key == self.last_key and len(self.points)
+        same = (self.fmt == "claude" and e.msg_key is not None and e.msg_key == self.last_key and len(self.points)) or \
+            (self.fmt == "codex" and self.prev_role == "assistant" and len(self.points))
         if not same:
             self.assistant_turns += 1
             self.response_chars = 0
@@ -387,6 +398,37 @@ class SessionProfiler:
             else:
                 self.anchor = u.context + u.output
                 self.since_chars = 0
+
+    def _codex_usage(self, e) -> None:
+        """Codex: a ``token_count`` after a response records that request's usage (``last_token_usage``):
+        the input, cached included, and the output the history now holds; the items written after the
+        response (its tool outputs) are not in it."""
+        u = e.usage
+        if not self.points or u.context <= 0:
+            return
+        if self.baseline is None:
+            covered = self._cur_total() - self.chars_after_response
+            tok, low, high = tokens_range(covered)
+            self.baseline = (max(0, u.context - tok), max(0, u.context - high), max(0, u.context - low), e.lineno,
+                             u.context, covered)
+        self.points[-1] = u.context
+        self.recorded[-1] = 1
+        self.last_usage = u.context
+        self.anchor = u.context + u.output
+        self.since_chars = self.chars_after_response
+
+    def _codex_replacement(self, comp) -> None:
+        """Codex: after a compaction the context is its replacement history (the summary, counted as
+        the compaction's summary, and the items it keeps)."""
+        from .codex_rules import expand
+
+        skipped = False
+        for sub in expand(comp):
+            if not skipped and sub.role == "user" and sub.chars == comp.chars:
+                skipped = True  # the summary message: counted from the compacted line's message
+                continue
+            self._add(self._pairs(sub), sub)
+        self.since_chars = self._cur_total()
 
     # -- the result
     def result(self, *, window: int | None = None, window_source: str | None = None) -> dict:

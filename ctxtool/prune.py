@@ -1329,6 +1329,9 @@ def session_chunks(fmt_name: str, source_path: str, header_obj: dict | None, res
     ts_now = now if now is not None else datetime.now(timezone.utc).timestamp()
     iso_now = datetime.fromtimestamp(ts_now, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     sid = new_uuid(rng)
+    if fmt_name == "codex":
+        yield from _codex_session(units, header_obj, sid, iso_now, load, eol)
+        return
     if fmt_name == "pi":
         from .formats import pi
 
@@ -1371,6 +1374,56 @@ def session_chunks(fmt_name: str, source_path: str, header_obj: dict | None, res
         obj["sessionId"] = sid
         parent = uid
         yield orjson.dumps(obj) + eol
+
+
+def _codex_session(units: list, header_obj: dict | None, sid: str, iso_now: str, load, eol: bytes):
+    """A new Codex rollout: its ``session_meta`` (the source's, a new id, no fork lineage, not
+    paginated), then one ``response_item`` per item sent: the recorded item where the strategy
+    left it alone, its output (tool results) or text replaced where it changed it."""
+    from .codex_rules import INTERNAL_FIELDS
+
+    meta = dict((header_obj or {}).get("payload") or {})
+    for k in ("forked_from_id", "forked_from_ordinal_exclusive", "history_base", "history_mode", "context_window",
+              "session_id"):
+        meta.pop(k, None)
+    meta.update(id=sid, timestamp=iso_now)
+    yield orjson.dumps({"timestamp": iso_now, "type": "session_meta", "payload": meta}) + eol
+    for u in units:
+        e = u.entries[0] if u.entries else None
+        item = None
+        if e is not None and e.kind == "message":
+            obj = load(e)
+            p = obj.get("payload") or {}
+            sub = e.get("sub")
+            item = dict(p["replacement_history"][sub] if sub is not None else p)
+            for k in INTERNAL_FIELDS:
+                item.pop(k, None)
+        elif e is not None and e.kind == "header":
+            continue  # the base instructions: in the new session_meta
+        if item is None or u.changed:
+            item = _codex_item(u, item)
+            if item is None:
+                continue
+        yield orjson.dumps({"timestamp": iso_now, "type": "response_item", "payload": item}) + eol
+
+
+def _codex_item(u: Unit, item: dict | None) -> dict | None:
+    """The Codex item for a unit a strategy changed or made (a trimmed or cleared output, a
+    reasoning item without its thinking: dropped, a marker text)."""
+    texts = [b.get("text") for b in u.blocks if isinstance(b, dict) and b.get("type") == "text"]
+    if u.role == "toolResult":
+        b = u.blocks[0]
+        c = b.get("content")
+        out = c if isinstance(c, str) else "\n".join(str(x.get("text") or "") for x in c or [] if isinstance(x, dict))
+        base = item or {"type": "function_call_output", "call_id": b.get("tool_use_id")}
+        return dict(base, output=out)
+    if item is not None and item.get("type") == "reasoning":
+        return None if not any(isinstance(b, dict) and b.get("type") == "thinking" for b in u.blocks) else item
+    if item is not None and item.get("type") != "message":
+        return item
+    role = (item or {}).get("role") or ("assistant" if u.role == "assistant" else "user")
+    kind = "output_text" if role == "assistant" else "input_text"
+    return {"type": "message", "role": role, "content": [{"type": kind, "text": t} for t in texts if isinstance(t, str)]}
 
 
 def _pi_entry(u: Unit, obj: dict | None, iso_now: str, ts_now: float) -> dict:

@@ -99,6 +99,7 @@ class RepairReport:
         }
 
 
+ORPHAN_OUTPUT = ("orphan-result", "output with no call in the history Codex sends (Codex drops it when it resumes)")
 LEAF_MARKER = "ctxtool.repair-leaf"  # customType of the entry that keeps pi on the repaired branch
 ORPHAN = ("orphan-result", "tool result with no matching tool call in the previous assistant message")
 ERRORED = ("errored-turn-result", "result of a tool call in an errored/aborted assistant turn (pi never replays that turn)")
@@ -121,6 +122,7 @@ class _Planner:
         self.live_results: dict[int, dict] = {}  # by block index: dropping one result is O(1)
         self._next_synth = -1
         self.rng = random.Random(_seed(t.path))
+        self.notices: list[str] = []
         self.rename_counter: dict[str, int] = {}
         self.active_path: list[Entry] = []  # pi: root-to-leaf path after the structure fixes
         self.structure_changed = False  # fix_structure found links or ids to look at
@@ -658,6 +660,130 @@ class _Planner:
             self.edit(s).setdefault("drop_blocks", set()).add(r.idx)
             self.change(kind, "dropped", s, r.id, detail + " (block removed from the message)")
 
+    # ------------------------------------------------------------ Codex pairing
+    def pair_codex(self):
+        """Codex rollouts: the items Codex replays (after the latest compaction) paired as the
+        Responses API pairs them, by call_id. A lost output gets the output Codex itself sends
+        for it ("aborted", its id), right after the call; an orphan output is dropped (Codex
+        drops it too): the file then says on disk what Codex sends. A call_id reused by another
+        call is renamed with the outputs that answer it; a second output for a call and an
+        identical call written twice with no output of its own are dropped. Items inside a
+        ``compacted`` line's replacement history are left as they are (Codex heals them on send)."""
+        from . import codex_rules
+
+        seq = codex_rules.sent_entries([e for e in self.entries if self.alive(e)])
+        own = [e for e in seq if e.get("sub") is None and e.kind == MESSAGE]
+        all_calls = {c.id for e in seq for c in e.calls}
+        pending: dict[str, list] = {}  # call_id -> calls not answered yet (entry, final id), oldest first
+        used: set[str] = set()
+        answered: set[int] = set()
+        for e in seq:
+            inside = e.get("sub") is not None
+            for c in e.calls:
+                fid = c.id
+                if c.id in used and not inside:
+                    fid = self._codex_rename(e, c.id, used)
+                used.add(fid)
+                pending.setdefault(c.id, []).append((e, fid))
+            for r in e.results:
+                queue = pending.get(r.id)
+                if queue:
+                    call, fid = queue.pop(0)
+                    answered.add(id(call))
+                    if fid != r.id and not inside:
+                        self.edit(e)["set_call_id"] = fid
+                        self.change("reused-id", "rewritten", e, r.id, f"output renamed {fid} with its call")
+                    continue
+                if inside:
+                    continue
+                if r.id in used:
+                    self.drop(e, "duplicate-result", "a second output for the same call (Codex would send both)", r.id)
+                elif r.id not in all_calls:
+                    self.drop(e, *ORPHAN_OUTPUT, r.id)
+        live = None
+        for e in own:
+            for c in e.calls:
+                if id(e) in answered or not c.id:
+                    continue
+                if e.index in self.dropped:
+                    continue
+                ed = self.edits.get(e.index, {})
+                if "set_call_id" in ed and self._same_call_earlier(e):
+                    self.edits.pop(e.index)
+                    self.changes = [x for x in self.changes if not (x.line == e.lineno and x.kind == "reused-id")]
+                    self.drop(e, "duplicate-line", "the same call written twice, with no output of its own", c.id)
+                    continue
+                if live is None:
+                    live = self._in_flight(own)
+                if e.index in live:
+                    continue
+                obj = self.t.load(e)
+                call = dict(obj["payload"], call_id=ed.get("set_call_id", c.id))
+                out = codex_rules.aborted_output(call)
+                if out is None:
+                    continue
+                line = {"timestamp": obj.get("timestamp"), "type": "response_item", "payload": out}
+                sub = self.keys.get(e.index, (e.index, 0))
+                self._synth_entry(line, key=(sub[0], sub[1] + 1))
+                self.change("missing-result", "inserted", None, call["call_id"],
+                            f"the output Codex sends for call {c.name} (line {e.lineno}) whose output was lost: \"aborted\"")
+
+    def _codex_rename(self, e: Entry, cid: str, used: set) -> str:
+        n = self.rename_counter.get(cid, 1) + 1
+        while f"{cid}_{n}" in used:
+            n += 1
+        self.rename_counter[cid] = n
+        fid = f"{cid}_{n}"
+        self.edit(e)["set_call_id"] = fid
+        self.change("reused-id", "rewritten", e, cid, f"call_id {cid} was already used by an earlier call; renamed {fid}")
+        return fid
+
+    def _same_call_earlier(self, e: Entry) -> bool:
+        """An earlier line holds the very same call item (a line written twice)."""
+        mine = self.t.load(e).get("payload")
+        cid = e.calls[0].id
+        for x in self.entries:
+            if x.index >= e.index:
+                return False
+            if x.kind == MESSAGE and x.calls and x.calls[0].id == cid and self.t.load(x).get("payload") == mine:
+                return True
+        return False
+
+    def _in_flight(self, own: list) -> set:
+        """Calls of a turn Codex may still be running: after the last turn-ending event, in a file
+        some process (the agent) still has open for writing. Their outputs are not lost yet."""
+        last_end = max((e.index for e in self.entries if e.get("event") in ("task_complete", "turn_aborted")), default=-1)
+        tail = {e.index for e in own if e.index > last_end and e.calls}
+        if not tail:
+            return set()
+        try:
+            with open(self.t.path, "rb") as f:
+                writers = commit.writers_of(f.fileno(), os.fstat(f.fileno()), os.path.basename(self.t.path))
+        except OSError:
+            writers = None
+        if writers:
+            self.notices.append(f"{len(tail)} call(s) of the last turn have no output yet and the file is open for "
+                                "writing: left as they are (the agent may still be running them)")
+            return tail
+        return set()
+
+    def paginated_tail(self, order: list[Entry]) -> None:
+        """Codex refuses a paginated rollout whose last record has no ``ordinal``: a line repair
+        appends at the end gets the next one."""
+        if not order or order[-1].index >= 0:
+            return
+        head = next((e for e in self.entries if e.kind == HEADER), None)
+        if head is None or not head.get("paginated"):
+            return
+        last = max((e for e in self.entries if e.index not in self.dropped), key=lambda e: e.index, default=None)
+        ordinal = self.t.load(last).get("ordinal") if last is not None else None
+        if isinstance(ordinal, int):
+            obj = self.synthetic_obj(order[-1])
+            obj_new = {"timestamp": obj["timestamp"], "ordinal": ordinal + 1}
+            obj_new.update((k, v) for k, v in obj.items() if k not in obj_new)
+            obj.clear()
+            obj.update(obj_new)
+
     # ------------------------------------------------------------ synthetic entries
     def _synth_entry(self, obj: dict, key: tuple) -> Entry:
         e = make_entry(self.fmt, obj, self._next_synth, 0, 0, 0, self.t.eol)
@@ -897,6 +1023,8 @@ class _Planner:
             obj["firstKeptEntryId"] = ed["set_first_kept"]
         if "set_first_kept_index" in ed:
             obj["firstKeptEntryIndex"] = ed["set_first_kept_index"]
+        if "set_call_id" in ed:
+            obj["payload"]["call_id"] = ed["set_call_id"]
         return obj
 
 
@@ -952,12 +1080,18 @@ def plan_repair(t: Transcript, *, trim_trailing: bool = False) -> Plan:
         p.fix_structure()
     if p.name == "pi":
         p.remember_first_kept()
-    p.hygiene()
-    p.pair()
-    if trim_trailing:
+    if p.name == "codex":
+        p.pair_codex()
+    else:
+        p.hygiene()
+        p.pair()
+    if trim_trailing and p.name != "codex":  # Codex sends a history that ends with its reply as it is
         p.trim()
     order = p.ordered()
-    p.relink(order)
+    if p.name == "codex":
+        p.paginated_tail(order)
+    else:
+        p.relink(order)
     if p.name == "pi":
         p.keep_leaf(order)
         p.fix_first_kept(order)
@@ -1065,6 +1199,7 @@ def _repair(path, fmt, check, output, backup, trim_trailing, in_place, with_befo
     before = validate_entries(t.format_name, t.entries) if with_before else None
     plan = plan_repair(t, trim_trailing=trim_trailing)
     report = RepairReport(path, t.format_name, plan.changes, t.lines, len(plan.order))
+    report.notices += plan.planner.notices
     report.before = before
     # nothing changed: the view pairing walked is the final one (Claude Code's costs a pass to build)
     same = plan.planner.claude_view if not plan.changes else None

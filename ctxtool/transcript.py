@@ -76,6 +76,8 @@ class Transcript:
         if e.obj is not None and e.blocks is not None:
             return e
         obj = self.load(e, f)
+        if e.extra is not None and e.extra.get("sub") is not None:  # an item inside the line (Codex)
+            return self.fmt.reload_part(obj, e)
         fresh = make_entry(self.fmt, obj, e.index, e.lineno, e.offset, e.length, e.eol)
         return fresh
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from . import codex_rules
 from .transcript import scan
 from .view import ViewMessage, message_groups
 
@@ -100,6 +101,8 @@ def validate_view(view: list[ViewMessage]) -> list[Violation]:
 def validate_entries(fmt_name: str, entries, *, context=None) -> list[Violation]:
     """Validate what the agent would send, in one pass without building the view.
     ``context``: the view's entries (``view.context_entries``) when the caller has them."""
+    if fmt_name == "codex":
+        return validate_codex(codex_rules.sent_entries(entries) if context is None else context)
     return as_sent(fmt_name, _validate(message_groups(fmt_name, entries, context=context)))
 
 
@@ -137,6 +140,10 @@ def as_sent(fmt_name: str, violations: list[Violation]) -> list[Violation]:
 def validate_file(path: str, fmt: str | None = None) -> dict:
     """Scan and validate one file: what ``ctxtool validate`` reports for it."""
     t = scan(path, fmt, stats=False)  # structure only
+    if t.format_name == "codex":
+        seq = codex_rules.sent_entries(t.entries)
+        return {"path": path, "format": "codex", "messages": len(seq), "bad_lines": [b.lineno for b in t.bad],
+                "violations": [v.to_dict() for v in validate_codex(seq)]}
     groups = list(message_groups(t.format_name, t.entries))
     return {"path": path, "format": t.format_name, "messages": len(groups), "bad_lines": [b.lineno for b in t.bad],
             "violations": [v.to_dict() for v in as_sent(t.format_name, _validate(groups))]}
@@ -277,3 +284,56 @@ def _call_error(n: int, pos: int, problem: str) -> str:
 
 def errors(violations: list[Violation]) -> list[Violation]:
     return [v for v in violations if v.severity == ERROR]
+
+
+# The Responses API's answers to a request whose calls and outputs do not pair (openai/codex#93;
+# the reverse case as clients report it)
+NO_OUTPUT = "No tool output found for function call {}."
+NO_CALL = "No tool call found for function call output with call_id {}."
+CODEX_HEALS = {
+    "missing-tool-result": "Codex 0.169 sends the output \"aborted\" right after this call when it resumes: ",
+    "unexpected-tool-result": "Codex 0.169 drops this output when it resumes (its call is not in the history): ",
+}
+OLDER_CODEX = " [older Codex versions sent it as is and the API answered: {}]"
+
+
+def validate_codex(seq: list) -> list[Violation]:
+    """The Responses API's pairing rules on the items Codex replays (``codex_rules.sent_entries``,
+    before its healing): every call has an output after it, every output a call before it, a
+    call_id is used by one call and answered once. Outputs answer the calls of their call_id in
+    order. What the current Codex heals on resume is a warning naming what it does (and what
+    older clients met); the rest are errors."""
+    out: list[Violation] = []
+    first: dict[str, tuple[int, object]] = {}
+    pending: dict[str, list] = {}
+    later_calls = {c.id for e in seq for c in e.calls}
+    answered: dict[str, int] = {}
+    for n, e in enumerate(seq):
+        for c in e.calls:
+            if c.id in first:
+                out.append(Violation("duplicate-tool-use-id", ERROR, n, [first[c.id][1].lineno, e.lineno],
+                                     f"input[{n}]: call_id {c.id} is already used by the call at input[{first[c.id][0]}]; "
+                                     "Codex sends both and the API cannot tell which call an output answers", [c.id]))
+            else:
+                first[c.id] = (n, e)
+            pending.setdefault(c.id, []).append((n, e))
+        for r in e.results:
+            if pending.get(r.id):
+                pending[r.id].pop(0)
+                answered[r.id] = n
+            elif r.id in answered:
+                out.append(Violation("duplicate-tool-result", ERROR, n, [e.lineno],
+                                     f"input[{n}]: a second output for call_id {r.id} (the first is input[{answered[r.id]}]); "
+                                     "Codex sends both", [r.id]))
+            elif r.id in later_calls:
+                out.append(Violation("result-before-call", ERROR, n, [e.lineno], NO_CALL.format(r.id)
+                                     + " (the output comes before its call, which Codex sends as it is)", [r.id]))
+            else:
+                out.append(Violation("unexpected-tool-result", WARNING, n, [e.lineno],
+                                     CODEX_HEALS["unexpected-tool-result"] + r.id + OLDER_CODEX.format(NO_CALL.format(r.id)), [r.id]))
+    for cid, calls in pending.items():
+        for n, e in calls:
+            out.append(Violation("missing-tool-result", WARNING, n, [e.lineno],
+                                 CODEX_HEALS["missing-tool-result"] + cid + OLDER_CODEX.format(NO_OUTPUT.format(cid)), [cid]))
+    out.sort(key=lambda v: v.message_index)
+    return out

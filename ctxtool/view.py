@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from . import codex_rules
 from .claude_chain import sent_entries
 from .model import COMPACTION, HEADER, MESSAGE, Entry
 
@@ -174,6 +175,8 @@ def context_entries(fmt_name: str, entries: list[Entry]) -> list[Entry]:
         return out
     if fmt_name == "claude":
         return claude_segment(entries)
+    if fmt_name == "codex":
+        return codex_rules.sent_entries(entries)
     return [e for e in entries if e.kind == MESSAGE]
 
 
@@ -290,5 +293,19 @@ def view_file(path: str, fmt: str | None = None) -> dict:
     from .transcript import scan
 
     t = scan(path, fmt, stats=False)
-    return {"path": path, "format": t.format_name, "messages": sent_messages(t),
-            "bad_lines": [b.lineno for b in t.bad]}
+    msgs = codex_messages(t) if t.format_name == "codex" else sent_messages(t)
+    return {"path": path, "format": t.format_name, "messages": msgs, "bad_lines": [b.lineno for b in t.bad]}
+
+
+def codex_messages(t) -> list[dict]:
+    """Codex: each Responses item it sends (``item``, healed as the client heals it), with its
+    role (or item type), its content as blocks and the lines it comes from."""
+    from .formats.codex import item as normalize_item
+    from .model import Entry
+
+    out = []
+    for it, lines in codex_rules.sent_items(t):
+        e = Entry(0, 0, 0, 0, b"", "meta", "?")
+        normalize_item(it, e, stats=False)
+        out.append({"role": it.get("role") or it.get("type"), "content": e.blocks or [], "lines": lines, "item": it})
+    return out

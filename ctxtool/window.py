@@ -70,12 +70,15 @@ class Evidence:
                     self.peaks[m] = (c, e.lineno)
         elif kind == "meta":
             obj = e.obj
-            if obj is not None:
+            x = e.extra
+            if x and ("context_window" in x or "model" in x):
+                # what the format kept in the index (pi: model_change, custom; Codex: token_count's
+                # model_context_window, turn_context's model), whether or not the line is released
+                w, mid = x.get("context_window"), x.get("model")
+            elif obj is not None:
                 data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
                 w = obj.get("contextWindow") or data.get("contextWindow")
                 mid = obj.get("modelId") or data.get("modelId")
-            elif e.extra:  # released: what the format kept in the index (pi: model_change, custom)
-                w, mid = e.extra.get("context_window"), e.extra.get("model")
             else:
                 return
             if isinstance(w, int) and not isinstance(w, bool) and w > 0:

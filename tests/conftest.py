@@ -9,7 +9,7 @@ def _isolated_env(monkeypatch, tmp_path_factory):
     # httpx2 (under the anthropic SDK) honours proxy variables even for 127.0.0.1: requests to
     # the test servers must stay on loopback, and no real key or base URL may leak in
     for var in list(os.environ):
-        if var.startswith("ANTHROPIC_") or var.lower() in ("http_proxy", "https_proxy", "all_proxy"):
+        if var.startswith(("ANTHROPIC_", "OPENAI_", "CODEX_")) or var.lower() in ("http_proxy", "https_proxy", "all_proxy"):
             monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
     monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
@@ -19,15 +19,17 @@ def _isolated_env(monkeypatch, tmp_path_factory):
 
 def pytest_collection_modifyitems(config, items):
     """Tests that need an agent's real client skip when its harness is missing, except where
-    CTXTOOL_REQUIRE_PI=1 / CTXTOOL_REQUIRE_CLAUDE=1 / CTXTOOL_REQUIRE_OPENCLAW=1 (make test, CI) /
-    CTXTOOL_REQUIRE_BROWSER=1 make that an error."""
+    CTXTOOL_REQUIRE_PI=1 / CTXTOOL_REQUIRE_CLAUDE=1 / CTXTOOL_REQUIRE_CODEX=1 / CTXTOOL_REQUIRE_OPENCLAW=1
+    (make test, CI) / CTXTOOL_REQUIRE_BROWSER=1 make that an error."""
     from tests.support.browser import browser_unavailable_reason
     from tests.support.claude_agent import claude_unavailable_reason
+    from tests.support.codex_agent import codex_unavailable_reason
     from tests.support.openclaw_judge import openclaw_unavailable_reason
     from tests.support.pi_agent import pi_unavailable_reason
 
     for marker, unavailable, require in (("pi", pi_unavailable_reason, "CTXTOOL_REQUIRE_PI"),
                                          ("claude", claude_unavailable_reason, "CTXTOOL_REQUIRE_CLAUDE"),
+                                         ("codex", codex_unavailable_reason, "CTXTOOL_REQUIRE_CODEX"),
                                          ("openclaw", openclaw_unavailable_reason, "CTXTOOL_REQUIRE_OPENCLAW"),
                                          ("browser", browser_unavailable_reason, "CTXTOOL_REQUIRE_BROWSER")):
         marked = [item for item in items if item.get_closest_marker(marker)]

@@ -23,8 +23,8 @@ ESTIMATOR_TEXT = {
 @click.option("-t", "--tokenizer", type=click.Choice(TOKENIZERS), default="heuristic", show_default=True,
               help="heuristic: pi's chars/4; tiktoken: offline BPE; usage: what the provider recorded; "
                    "anthropic: count_tokens API (needs ANTHROPIC_API_KEY).")
-@click.option("--encoding", type=click.Choice(tokenizers.ENCODINGS), default=tokenizers.DEFAULT_ENCODING, show_default=True,
-              help="tiktoken encoding.")
+@click.option("--encoding", type=click.Choice(tokenizers.ENCODINGS), default=None,
+              help="tiktoken encoding [default: o200k_base for OpenAI models and Codex rollouts, else cl100k_base].")
 @click.option("--safety-margin", type=click.FloatRange(min=0.1, max=10), default=1.0, show_default=True,
               help="Multiply heuristic/tiktoken totals (OpenClaw uses 1.2).")
 @click.option("--overheads", is_flag=True, help="Add AceClaw's overheads: 4 per message, 20 per tool use, 10 per tool result.")
@@ -40,16 +40,20 @@ ESTIMATOR_TEXT = {
                    "model saw then (the compaction in effect); recommend one only if its p90 error is <= 25%.")
 @click.option("--api-timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
               help="Seconds before count_tokens gives up (anthropic).")
+@click.option("--auto-compact-limit", type=click.IntRange(min=1), default=None,
+              help="Codex rollouts: the model_auto_compact_token_limit your Codex config sets "
+                   "[default: 90% of the model's context window, as Codex does].")
 @format_option
 @json_option
 def estimate(paths, tokenizer, encoding, safety_margin, overheads, window, model, reserve_tokens, top, calibrate,
-             api_timeout, fmt, json_):
+             api_timeout, auto_compact_limit, fmt, json_):
     """How full is the context, and what is eating it.
 
     Counts only what the model sees on the next request (after the last compaction;
     no toolUseResult, details, progress lines or snapshots), compares it with the
     window, gives the pressure level (<50% low, 50-70 medium, 70-85 high, >85
-    critical), the compaction triggers crossed (pi, OpenClaw, Spacebot, AceClaw),
+    critical), the compaction triggers crossed (pi, OpenClaw, Spacebot, AceClaw; Codex's own
+    auto-compaction for Codex rollouts),
     and breakdowns by role, block kind and tool with the largest entries. Several
     files or directories: one row each plus totals. Exit 0 ok, 1 some files failed,
     2 usage error (or tokenizer not installed), 3 nothing could be estimated.
@@ -62,11 +66,11 @@ def estimate(paths, tokenizer, encoding, safety_margin, overheads, window, model
       ctxtool estimate --safety-margin 1.2 --overheads --json sessions/
     """
     if tokenizer == "tiktoken":
-        tokenizers.get_encoding(encoding)  # TokenizerUnavailable -> one line, exit 2
+        tokenizers.get_encoding(encoding or tokenizers.DEFAULT_ENCODING)  # TokenizerUnavailable -> one line, exit 2
     files, failures = collect(paths)
     opts = Options(tokenizer=tokenizer, encoding=encoding, safety_margin=safety_margin, overheads=overheads,
                    window=window, model=model, reserve_tokens=reserve_tokens, top=top, calibrate=calibrate,
-                   fmt=fmt, api_timeout=api_timeout)
+                   fmt=fmt, api_timeout=api_timeout, auto_compact_limit=auto_compact_limit)
     res = estimate_many(each_with_progress(files, "estimate", enabled=not json_), opts)
     for f in failures:
         f["message"] = f"{f['path']}: {f['error']}"

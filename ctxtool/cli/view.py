@@ -39,8 +39,10 @@ def view(path, fmt, json_, jsonl):
     """Print the messages the agent sends for PATH: the provider view.
 
     For pi/OpenClaw the leaf's branch with the compaction summary first; for Claude Code
-    the leaf's chain as the client itself builds and heals it. Piped (or with --jsonl) it
-    is Messages JSONL, one {"role", "content"} per line, ready to send or diff; --json adds
+    the leaf's chain as the client itself builds and heals it; for Codex rollouts the Responses
+    items the CLI sends (its ``input``, healed as it heals it). Piped (or with --jsonl) it
+    is Messages JSONL, one {"role", "content"} per line (Codex: one Responses item per line),
+    ready to send or diff; --json adds
     the file lines each message comes from; on a terminal, a table.
 
     \b
@@ -62,7 +64,7 @@ def view(path, fmt, json_, jsonl):
     out = sys.stdout.buffer
     try:
         for m in r["messages"]:
-            out.write(orjson.dumps({"role": m["role"], "content": m["content"]}) + b"\n")
+            out.write(orjson.dumps(m["item"] if "item" in m else {"role": m["role"], "content": m["content"]}) + b"\n")
         out.flush()
     except BrokenPipeError:
         render.silence_stdout()

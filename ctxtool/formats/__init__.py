@@ -8,9 +8,9 @@ normalized view of an Entry) and the record builders repair and compaction use.
 from __future__ import annotations
 
 from ..errors import FormatError
-from . import claude, messages, pi
+from . import claude, codex, messages, pi
 
-FORMATS = {m.NAME: m for m in (pi, claude, messages)}
+FORMATS = {m.NAME: m for m in (pi, claude, codex, messages)}
 NAMES = tuple(FORMATS)
 SNIFF_LINES = 50
 
@@ -23,7 +23,6 @@ def get(name: str):
 
 
 JSON_KINDS = {list: "array", str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}
-CODEX_TYPES = {"session_meta", "response_item", "turn_context", "event_msg", "compacted"}
 
 
 def detect(objs: list, *, path: str | None = None, forced=None):
@@ -48,7 +47,7 @@ def detect(objs: list, *, path: str | None = None, forced=None):
         raise FormatError(f"does not look like a {forced.NAME} transcript ({_what(dicts, sample, scores, best)}); "
                           "refusing --format " + forced.NAME, path=path)
     if ranked[0] <= 0:
-        raise FormatError(_what(dicts, sample, scores, best) + "; not pi/OpenClaw, Claude Code or Messages JSONL", path=path)
+        raise FormatError(_what(dicts, sample, scores, best) + "; not pi/OpenClaw, Claude Code, Codex CLI or Messages JSONL", path=path)
     if len(ranked) > 1 and ranked[1] == ranked[0]:
         raise FormatError("ambiguous transcript format; use --format to choose", path=path)
     return FORMATS[best]
@@ -59,8 +58,6 @@ def _what(dicts: list, sample: list, scores: dict, best: str) -> str:
     if not dicts:
         kinds = sorted({JSON_KINDS.get(type(o), "other") for o in sample})
         return f"its lines hold JSON {'/'.join(kinds)} values, not objects (one JSON object per line expected)"
-    if sum(1 for o in dicts if isinstance(o.get("type"), str) and o["type"] in CODEX_TYPES and isinstance(o.get("payload"), dict)) * 2 >= len(dicts):
-        return "it is an OpenAI Codex CLI rollout file, which ctxtool does not support"
     if scores[best] > 0:
         return f"it looks like {best}"
     return "cannot tell the transcript format from the first lines"

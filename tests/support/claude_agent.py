@@ -29,14 +29,13 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import tempfile
 import uuid
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
 from .fake_anthropic import MESSAGES_PATH, FakeAnthropic
+from .sandbox import Run as BaseRun
+from .sandbox import Sandbox, is_uuid, unavailable_reason
 
 HARNESS_DIR = Path(__file__).resolve().parent.parent / "claude_harness"
 BINARY = HARNESS_DIR / "node_modules" / "@anthropic-ai" / "claude-code-linux-x64" / "claude"
@@ -51,16 +50,7 @@ def claude_binary() -> str:
 @functools.lru_cache(maxsize=1)
 def claude_unavailable_reason() -> str | None:
     """Why the Claude Code harness cannot run here, or None when it can."""
-    binary = claude_binary()
-    if not os.path.isfile(binary):
-        return f"Claude Code harness not installed ({binary} missing); run: make claude-harness"
-    try:
-        out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.SubprocessError) as exc:
-        return f"cannot run {binary} --version: {exc}"
-    if out.returncode != 0 or "Claude Code" not in out.stdout:
-        return f"{binary} --version failed: {out.stderr.strip()[:200]}"
-    return None
+    return unavailable_reason(claude_binary(), "Claude Code", "claude-harness", "Claude Code")
 
 
 def project_dir_name(cwd: str) -> str:
@@ -68,14 +58,8 @@ def project_dir_name(cwd: str) -> str:
     return re.sub(r"[^A-Za-z0-9]", "-", cwd)
 
 
-@dataclass
-class Run:
-    """One client run: its exit, output and the requests the server recorded."""
-
-    returncode: int
-    stdout: str
-    stderr: str
-    requests: list = field(default_factory=list)
+class Run(BaseRun):
+    """One Claude Code run (``messages_requests``: its ``/v1/messages`` calls; ``result``: its JSON output)."""
 
     @property
     def messages_requests(self) -> list:
@@ -90,24 +74,15 @@ class Run:
             return {}
 
 
-class ClaudeSandbox:
+class ClaudeSandbox(Sandbox):
     """A throwaway HOME + project directory in which the real client runs against the fake server."""
 
+    prefix = "ctxtool-claude-"
+
     def __init__(self, root: str | None = None, *, cwd_name: str = "proj"):
-        self._own = root is None
-        self.root = tempfile.mkdtemp(prefix="ctxtool-claude-") if root is None else root
-        self.home = os.path.join(self.root, "home")
+        super().__init__(root, cwd_name=cwd_name)
         self.config = os.path.join(self.home, ".claude")
-        self.cwd = os.path.join(self.root, cwd_name)
         os.makedirs(self.config, exist_ok=True)
-        os.makedirs(self.cwd, exist_ok=True)
-
-    def __enter__(self) -> "ClaudeSandbox":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        if self._own:
-            shutil.rmtree(self.root, ignore_errors=True)
 
     @property
     def project_dir(self) -> str:
@@ -162,22 +137,11 @@ class ClaudeSandbox:
             if resume:
                 cmd += ["--resume", resume]
             cmd += list(args)
-            try:
-                p = subprocess.run(cmd, cwd=self.cwd, env=self.env(srv.base_url, env), capture_output=True,
-                                   text=True, timeout=timeout, stdin=subprocess.DEVNULL)
-                rc, out, err = p.returncode, p.stdout, p.stderr
-            except subprocess.TimeoutExpired as e:
-                rc, out, err = -9, _text(e.stdout), _text(e.stderr) + "\n[timed out]"
+            rc, out, err = self.execute(cmd, self.env(srv.base_url, env), timeout)
             return Run(rc, out, err, srv.requests.snapshot())
         finally:
             if own:
                 srv.stop()
-
-
-def _text(b: Any) -> str:
-    if b is None:
-        return ""
-    return b.decode("utf-8", "replace") if isinstance(b, bytes) else b
 
 
 def strip_prompt(messages: list, prompt: str = PROMPT) -> list:
@@ -222,7 +186,7 @@ def resume_payload(path: str, *, session_id: str | None = None,
     The caller's file is never touched: the client resumes a copy in a sandbox."""
     with ClaudeSandbox() as box:
         sid = session_id or _recorded_session_id(path)
-        if not _is_uuid(sid):  # the client resumes only files named by a UUID
+        if not is_uuid(sid):  # the client resumes only files named by a UUID
             sid = str(uuid.uuid5(uuid.NAMESPACE_URL, os.path.abspath(path)))
         sid = box.install(path, sid)
         run = box.run(PROMPT, resume=sid, timeout=timeout)
@@ -248,13 +212,6 @@ def _compaction_request(messages: list) -> bool:
     text = content if isinstance(content, str) else next(
         (b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text"), "")
     return last.get("role") == "user" and text.startswith(COMPACTION_INSTRUCTION)
-
-
-def _is_uuid(value) -> bool:
-    try:
-        return isinstance(value, str) and str(uuid.UUID(value)) == value.lower()
-    except ValueError:
-        return False
 
 
 def _first_field(path: str, key: str) -> str | None:

@@ -1,0 +1,297 @@
+"""What the Codex CLI sends for a rollout: its own rules, found with the real client as judge.
+
+Each rule was established by resuming recorded and edited rollouts in the pinned client
+(``tests/codex_harness``, ``@openai/codex`` 0.169.0) and reading the ``input`` of the first
+``/v1/responses`` request it sent; ``docs/codex-rules.md`` has the table of rule, line pattern and
+what the client sends, with the fixture or experiment for each.
+
+1. The ``base_instructions`` of ``session_meta`` are sent first, as a developer message (a file
+   with only the older ``instructions`` key, or none, gets the client's own instructions).
+2. ``response_item`` lines are replayed in file order, as recorded, less the client's internal
+   ``internal_chat_message_metadata_passthrough``. Not sent: ``system`` messages, ``ghost_snapshot``
+   items, items Codex cannot read (a call or output without ``call_id``), unparseable lines.
+3. A ``compacted`` line with ``replacement_history`` replaces everything before it by that list; one
+   without it (older files) replaces it by the user messages so far (not the environment context
+   Codex rendered, not earlier summaries) followed by its ``message`` as a user message.
+4. ``event_msg`` ``thread_rolled_back`` drops the last ``num_turns`` user turns (from the n-th last
+   message the user typed to the end). Other events, ``turn_context``, ``world_state`` and
+   ``token_usage_record`` lines are never sent.
+5. A turn interrupted by the user (SIGINT) is recorded by Codex itself: the call gets the output
+   "aborted by user" and a ``<turn_aborted>`` user message follows; both are sent as recorded.
+6. Pairing is healed on every request (``heal``): a call whose output is lost (the client was
+   killed mid-tool) gets the output ``"aborted"`` right after it, with the id
+   ``fco_``/``ctco_`` + uuid5 of the call's item id; an output whose call is not in the history is
+   dropped. A call_id used by two calls, or two outputs for one call, are sent as they are: the
+   API refuses such a request (repair renames or removes them).
+7. Lines ctxtool writes into a paginated file (``history_mode: "paginated"``) keep an ``ordinal``
+   on the last line: Codex refuses to resume a paginated rollout whose last record has none.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from .model import COMPACTION, HEADER, MESSAGE, Entry, entry_from_tuple
+
+ABORTED = "aborted"
+# the namespace of Codex's synthetic output ids (uuid5 of "<prefix>:<call item id>")
+SYNTHETIC_OUTPUT_NAMESPACE = uuid.UUID(int=0x90d38d3e_6a5b_4d52_bfe2_2f1e634bfac4)
+INTERNAL_FIELDS = ("internal_chat_message_metadata_passthrough",)
+# call item type -> (the output type that answers it, the prefix of a synthetic output's id)
+ANSWERED_BY = {"function_call": ("function_call_output", "fco"), "local_shell_call": ("function_call_output", "fco"),
+               "custom_tool_call": ("custom_tool_call_output", "ctco"), "tool_search_call": ("tool_search_output", "tso")}
+# output type -> the call types it may answer
+ANSWERS = {"function_call_output": ("function_call", "local_shell_call"), "custom_tool_call_output": ("custom_tool_call",),
+           "tool_search_output": ("tool_search_call",)}
+SUMMARY_PREFIX = "Another language model started to solve this problem"
+# the text Codex puts before a summary in the user message that carries it (as 0.169 writes it)
+SUMMARY_TEXT = ("Another language model started to solve this problem and produced a summary of its thinking "
+                "process. You also have access to the state of the tools that were used by that language model. "
+                "Use this to build on the work that has already been done and avoid duplicating work. Here is the "
+                "summary produced by the other language model, use the information in this summary to assist "
+                "with your own analysis:")
+USER_MESSAGE_BUDGET_CHARS = 20_000 * 4  # Codex keeps ~20,000 tokens of user messages in a rebuilt history
+
+
+def synthetic_output_id(prefix: str, item_id: str | None) -> str | None:
+    """The id Codex gives the output it sends for a call whose output is lost (none when the
+    call item has no id)."""
+    if not item_id:
+        return None
+    return f"{prefix}_{uuid.uuid5(SYNTHETIC_OUTPUT_NAMESPACE, f'{prefix}:{item_id}')}"
+
+
+def aborted_output(call: dict) -> dict | None:
+    """The output item Codex sends for ``call`` (a call item) when its output is lost."""
+    kind = ANSWERED_BY.get(call.get("type"))
+    cid = call.get("call_id")
+    if kind is None or not isinstance(cid, str):
+        return None
+    out_type, prefix = kind
+    out: dict = {"type": out_type}
+    sid = synthetic_output_id(prefix, call.get("id") if isinstance(call.get("id"), str) else None)
+    if sid is not None:
+        out["id"] = sid
+    out["call_id"] = cid
+    if out_type == "tool_search_output":
+        out.update(status="completed", execution="client", tools=[])
+    else:
+        out["output"] = ABORTED
+    return out
+
+
+def expand(comp: Entry) -> list[Entry]:
+    """The entries of a ``compacted`` line's replacement history (each placed at the line;
+    ``Transcript.reload`` reads one back from the line by its ``sub`` position)."""
+    out = []
+    subs = comp.get("replacement") or ()
+    for k, tup in enumerate(subs):
+        s = entry_from_tuple(tup)
+        if s.kind != MESSAGE:
+            continue
+        # placed at the line: an index between the line's and the next entry's, of its own
+        s.index = comp.index + (k + 1) / (len(subs) + 1)
+        s.lineno, s.offset, s.length, s.eol = comp.lineno, comp.offset, comp.length, comp.eol
+        s.extra = dict(s.extra or {}, of=comp)  # the compacted line it is read from
+        out.append(s)
+    return out
+
+
+def _typed(e: Entry) -> bool:
+    """A message the user typed (a user turn's boundary), not context Codex rendered."""
+    return e.role == "user" and e.kind == MESSAGE and not (e.extra and e.extra.get("context"))
+
+
+def sent_entries(entries: list[Entry]) -> list[Entry]:
+    """The entries Codex sends, in its order (rules 1-4): the base instructions, then the history
+    after the latest compaction. Items of a replacement history are entries placed at the
+    ``compacted`` line (``extra["sub"]`` is their position in it). Pairing is not healed here."""
+    base = None
+    history: list[Entry] = []
+    for e in entries:
+        k = e.kind
+        if k == MESSAGE:
+            history.append(e)
+        elif k == HEADER:
+            if base is None and e.extra and e.extra.get("base"):
+                base = e
+        elif k == COMPACTION:
+            if e.get("replacement") is not None:
+                history = expand(e)
+            else:
+                history = _rebuilt(history, e)
+        elif e.extra is not None and e.extra.get("rollback"):
+            history = _rolled_back(history, e.extra["rollback"])
+    return ([base] if base is not None else []) + history
+
+
+def _rebuilt(history: list[Entry], comp: Entry) -> list[Entry]:
+    """An older ``compacted`` line (no replacement history): the user messages so far, newest
+    kept within Codex's budget, then the summary."""
+    users = [e for e in history if e.role == "user" and e.kind == MESSAGE
+             and not (e.extra and e.extra.get("context") == "developer")
+             and not _is_environment(e)]
+    kept: list[Entry] = []
+    budget = USER_MESSAGE_BUDGET_CHARS
+    for e in reversed(users):
+        if budget <= 0:
+            break
+        kept.append(e)
+        budget -= e.chars
+    kept.reverse()
+    return kept + [comp]
+
+
+def _is_environment(e: Entry) -> bool:
+    x = e.extra
+    return bool(x and x.get("context") == "user" and x.get("environment"))
+
+
+def _rolled_back(history: list[Entry], n: int) -> list[Entry]:
+    turns = [k for k, e in enumerate(history) if _typed(e)]
+    if not turns:
+        return history
+    cut = turns[0] if n >= len(turns) else turns[-n]
+    return history[:cut]
+
+
+def heal(items: list[dict]) -> list[dict]:
+    """Codex's pairing fixes on the Responses items it is about to send (rule 6): an output
+    (``"aborted"``) right after each call whose output is missing, and outputs whose call is not
+    in the list dropped."""
+    outputs: dict[str, set] = {}
+    calls: dict[str, set] = {}
+    for it in items:
+        t, cid = it.get("type"), it.get("call_id")
+        t = t if isinstance(t, str) else None
+        if not isinstance(cid, str):
+            continue
+        if t in ANSWERS:
+            outputs.setdefault(t, set()).add(cid)
+        elif t in ANSWERED_BY:
+            calls.setdefault(t, set()).add(cid)
+    out = []
+    for it in items:
+        t, cid = it.get("type"), it.get("call_id")
+        t = t if isinstance(t, str) else None
+        if t in ANSWERS and isinstance(cid, str) and not any(cid in calls.get(c, ()) for c in ANSWERS[t]):
+            continue  # an orphan output
+        out.append(it)
+        if t in ANSWERED_BY and isinstance(cid, str) and cid not in outputs.get(ANSWERED_BY[t][0], ()):
+            synth = aborted_output(it)
+            if synth is not None:
+                out.append(synth)
+    return out
+
+
+def item_of(t, e: Entry, f=None, cache: dict | None = None) -> dict | None:
+    """The Responses item Codex sends for entry ``e`` of transcript ``t`` (loaded again from the
+    file by offset), or None for an entry that is not an item. ``cache`` keeps the last
+    ``compacted`` line read, whose replacement items come one after another."""
+    if e.kind == HEADER:
+        obj = t.load(e, f)
+        text = obj["payload"]["base_instructions"]["text"]
+        return {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": text}]}
+    if e.index < 0 or (e.extra and "synthetic" in e.extra):
+        obj = e.obj if e.obj is not None else None
+        p = obj.get("payload") if isinstance(obj, dict) else None
+        return _clean(p) if isinstance(p, dict) else None
+    sub = e.get("sub")
+    if sub is not None and cache is not None:
+        if cache.get("offset") != e.offset:
+            cache["offset"], cache["obj"] = e.offset, t.load(e, f)
+        obj = cache["obj"]
+    else:
+        obj = t.load(e, f)
+    p = obj.get("payload")
+    if e.kind == COMPACTION:
+        return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": p.get("message") or ""}]}
+    if sub is not None:
+        p = p["replacement_history"][sub]
+    return _clean(p)
+
+
+def _clean(p: dict) -> dict:
+    if any(k in p for k in INTERNAL_FIELDS):
+        return {k: v for k, v in p.items() if k not in INTERNAL_FIELDS}
+    return p
+
+
+def sent_items(t, entries: list[Entry] | None = None) -> list[tuple[dict, list[int]]]:
+    """What Codex sends for the file: ``(item, lines)`` per Responses item, healed as the
+    client heals it (an inserted ``"aborted"`` output has no line). A fork (rule 8) starts with
+    its parent's history up to the fork point, read from the parent rollout when it is found
+    beside the file (its items have no line of this file)."""
+    entries = t.entries if entries is None else entries
+    own = {id(e) for e in entries}
+    files = {}
+    combined: list[Entry] = []
+    for pt, pentries in fork_chain(t, entries):
+        for e in pentries:
+            files[id(e)] = pt
+        combined += pentries
+    header = next((e for e in entries if e.kind == HEADER), None)
+    if header is not None and combined and combined[0] is not header:
+        combined.insert(0, header)  # the fork's own base instructions come first
+    cache: dict = {}
+    raw: list[dict] = []
+    lines: dict[int, list[int]] = {}
+    handles: dict = {}
+    try:
+        for e in sent_entries(combined):
+            src = files.get(id(e)) or files[id(e.get("of"))]
+            f = handles.get(src.path)
+            if f is None:
+                f = handles[src.path] = open(src.path, "rb")
+            it = item_of(src, e, f, cache)
+            if it is None:
+                continue
+            lines[id(it)] = [e.lineno] if e.lineno and (id(e) in own or id(e.get("of")) in own) else []
+            raw.append(it)
+    finally:
+        for f in handles.values():
+            f.close()
+    return [(it, lines.get(id(it), [])) for it in heal(raw)]
+
+
+def fork_chain(t, entries: list[Entry]) -> list[tuple]:
+    """``[(transcript, entries)]`` from the oldest ancestor a fork's history starts in to ``t``:
+    a fork's ``session_meta`` names the parent thread and the byte offset its history ends at
+    (``history_base``); the parent is looked for under the same ``sessions`` tree."""
+    from .transcript import scan
+
+    chain = [(t, entries)]
+    seen = {t.path}
+    cur = entries
+    while True:
+        header = next((e for e in cur if e.kind == HEADER), None)
+        base = header.get("history_base") if header is not None else None
+        if not base:
+            break
+        parent = find_rollout(chain[0][0].path, base["thread_id"])
+        if parent is None or parent in seen:
+            break
+        seen.add(parent)
+        pt = scan(parent, "codex", stats=False)
+        end = base.get("end_byte_offset")
+        cur = [e for e in pt.entries if end is None or e.offset < end]
+        chain.insert(0, (pt, [e for e in cur if e.kind != HEADER]))
+        cur = [e for e in pt.entries if e.kind == HEADER][:1]
+    return chain
+
+
+def find_rollout(near: str, thread_id: str) -> str | None:
+    """The rollout of ``thread_id``: beside ``near`` or anywhere under the ``sessions`` directory
+    ``near`` sits in (Codex's ``sessions/YYYY/MM/DD/rollout-<ts>-<id>.jsonl``)."""
+    import glob
+    import os
+
+    here = os.path.dirname(os.path.abspath(near))
+    found = glob.glob(os.path.join(glob.escape(here), f"*{thread_id}*.jsonl"))
+    root = here
+    while not found and os.path.basename(root) != "sessions" and os.path.dirname(root) != root:
+        root = os.path.dirname(root)
+    if not found and os.path.basename(root) == "sessions":
+        found = glob.glob(os.path.join(glob.escape(root), "**", f"rollout-*{thread_id}.jsonl"), recursive=True)
+    found = [p for p in found if os.path.abspath(p) != os.path.abspath(near)]
+    return sorted(found)[0] if found else None

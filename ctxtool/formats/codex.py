@@ -1,0 +1,375 @@
+"""OpenAI Codex CLI rollouts (``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<ts>-<uuid>.jsonl``).
+
+Every line is ``{"timestamp", "type", "payload"}`` (newer files add ``ordinal``, response items
+a line-level ``metadata``). ``session_meta`` opens the file (its ``base_instructions`` are the
+first item Codex sends); ``response_item`` lines are Responses API items (messages, reasoning,
+function and custom tool calls and their outputs, local shell calls, web searches);
+``compacted`` replaces the history before it (with ``replacement_history``, or rebuilt from the
+user messages and its ``message`` summary); ``turn_context`` and ``event_msg`` lines (token
+counts, user and agent messages, aborted turns, rollbacks) never reach the model, nor do the
+newer ``world_state`` and ``token_usage_record`` lines. Calls and outputs pair by ``call_id``.
+
+What Codex makes of these lines when it resumes is in ``ctxtool.codex_rules``; here each line
+becomes one entry, items in the Anthropic block shape the commands share (``tool_use`` with the
+``call_id`` as id, ``tool_result`` with it as ``tool_use_id``).
+"""
+
+from __future__ import annotations
+
+import orjson
+
+from ..model import (COMPACTION, HEADER, IMAGE_CHARS, MESSAGE, META, Call, Entry, Kinds, Result, Usage, entry_to_tuple,
+                     js_len)
+from . import messages as _messages
+from .common import parse_ts, result_content_chars, scan_anthropic_blocks
+
+NAME = "codex"
+LINE_TYPES = {"session_meta", "response_item", "compacted", "turn_context", "event_msg", "world_state",
+              "token_usage_record"}
+# call item type -> the output item type that answers it (local shell calls are answered by
+# function_call_output, as Codex records them)
+CALLS = {"function_call": "function_call_output", "custom_tool_call": "custom_tool_call_output",
+         "local_shell_call": "function_call_output", "tool_search_call": "tool_search_output"}
+OUTPUTS = {"function_call_output", "custom_tool_call_output", "tool_search_output"}
+SERVER_ITEMS = {"web_search_call", "image_generation_call", "compaction", "compaction_summary"}
+# items Codex keeps out of what it sends
+UNSENT_ITEMS = {"ghost_snapshot"}
+ROLES = {"user", "assistant", "developer"}
+
+
+def _tag(v):
+    """A type or role field as the format uses it: text, or nothing (a list or object is no tag)."""
+    return v if isinstance(v, str) else None
+
+
+def sniff(obj: dict) -> int:
+    t = _tag(obj.get("type"))
+    if t in LINE_TYPES and isinstance(obj.get("payload"), dict):
+        return 6 if t in ("session_meta", "response_item") else 4
+    return 0
+
+
+def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
+    """``stats=False`` (repair, validate) reads the structure only: no character counts or
+    usage, and no blocks unless ``blocks``: most lines of a rollout are events."""
+    t = _tag(obj.get("type"))
+    p = obj.get("payload")
+    e.ts = parse_ts(obj.get("timestamp"))
+    if not isinstance(p, dict):
+        e.type = t if isinstance(t, str) else "?"
+        e.kind = META
+        return
+    if t == "response_item":
+        item(p, e, stats, blocks or stats)
+        return
+    e.type = t if isinstance(t, str) else "?"
+    if t == "session_meta":
+        _session_meta(p, e, stats)
+    elif t == "compacted":
+        _compacted(p, e, stats)
+    elif t == "event_msg":
+        _event(p, e, stats)
+    elif t == "turn_context":
+        e.kind = META
+        m = p.get("model")
+        if isinstance(m, str):
+            e.model = m
+            e.extra = {"model": m}
+    else:
+        e.kind = META
+
+
+def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
+    """One Responses item (a ``response_item`` payload, or an item of a replacement history).
+    Without ``stats`` nor ``blocks`` a call or an output is read without building its block."""
+    it = _tag(p.get("type"))
+    e.type = it if isinstance(it, str) else "?"
+    i = p.get("id")
+    e.id = i if isinstance(i, str) else None
+    if it == "message":
+        role = _tag(p.get("role"))
+        content = p.get("content")
+        if role not in ROLES or not isinstance(content, list):
+            # Codex sends no system message and cannot read one without content
+            e.kind = META
+            e.extra = {"unsent": f"message with role {role!r}" if role not in ROLES else "message without content"}
+            return
+        e.kind = MESSAGE
+        e.role = "assistant" if role == "assistant" else "user"
+        bl = [_content_block(c) for c in content]
+        e.blocks = bl
+        scan_anthropic_blocks(e, bl, e.role, stats)
+        if role == "developer":
+            e.extra = {"context": "developer"}
+        elif role == "user" and _contextual(content):
+            e.extra = {"context": "user"}
+            if _text0(content).lstrip().startswith("<environment_context>"):
+                e.extra["environment"] = True
+        return
+    if it == "reasoning":
+        e.kind = MESSAGE
+        e.role = "assistant"
+        texts = [s.get("text") for s in p.get("summary") or [] if isinstance(s, dict) and isinstance(s.get("text"), str)]
+        texts += [s.get("text") for s in p.get("content") or [] if isinstance(s, dict) and isinstance(s.get("text"), str)]
+        b = {"type": "thinking", "thinking": "\n".join(texts)}
+        enc = p.get("encrypted_content")
+        if isinstance(enc, str):
+            b["signature"] = enc
+        e.blocks = [b]
+        scan_anthropic_blocks(e, e.blocks, "assistant", stats)
+        e.empty = False  # an empty summary still carries the encrypted reasoning
+        return
+    if it in CALLS:
+        cid = p.get("call_id")
+        name = p.get("name") if isinstance(p.get("name"), str) else ("local_shell" if it == "local_shell_call" else it)
+        if not isinstance(cid, str):
+            if it in ("function_call", "custom_tool_call"):
+                e.kind = META  # Codex cannot read it (call_id is required): skipped on resume
+                e.extra = {"unsent": f"{it} without a call_id"}
+                return
+            cid = ""  # local shell and tool search calls may lack one: no output is expected then
+        e.kind = MESSAGE
+        e.role = "assistant"
+        e.nblocks = 1
+        raw = p.get("arguments") if it in ("function_call", "tool_search_call") else (
+            p.get("input") if it == "custom_tool_call" else p.get("action"))
+        n = 0
+        if stats:  # the call as the model wrote it: its name and its arguments' JSON text
+            n = js_len(name) + (js_len(raw) if isinstance(raw, str) else js_len(_dumps(raw)) if raw is not None else 0)
+            e.chars = n
+            if n:
+                e.kinds = Kinds(tool_call=n)
+        if cid:
+            e.calls = (Call(0, cid, name, None, n),)
+        if blocks:
+            inp = raw
+            if it == "function_call" and isinstance(raw, str):
+                try:
+                    inp = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    pass
+            e.blocks = [{"type": "tool_use", "id": cid, "name": name, "input": inp if inp is not None else {}}]
+        return
+    if it in OUTPUTS:
+        cid = p.get("call_id")
+        if not isinstance(cid, str):
+            if it == "tool_search_output":
+                cid = ""
+            else:
+                e.kind = META
+                e.extra = {"unsent": f"{it} without a call_id"}
+                return
+        e.kind = MESSAGE
+        e.role = "toolResult"
+        e.nblocks = 1
+        out = p.get("output") if it != "tool_search_output" else p.get("tools")
+        content = out if isinstance(out, str) else (_output_content(out) if (stats or blocks) else None)
+        n = 0
+        if stats:
+            text, images = result_content_chars(content)
+            n = text + images * IMAGE_CHARS
+            e.chars = n
+            if n:
+                e.kinds = Kinds(tool_result=text, image=images * IMAGE_CHARS)
+        if cid:
+            e.results = (Result(0, cid, None, False, n),)
+        if blocks:
+            e.blocks = [{"type": "tool_result", "tool_use_id": cid, "content": content}]
+        return
+    if it in SERVER_ITEMS:
+        e.kind = MESSAGE
+        e.role = "assistant"
+        e.blocks = [{"type": "server_item", "item": it}]
+        e.nblocks = 1
+        if stats:
+            n = len(p.get("encrypted_content") or "") if it.startswith("compaction") else js_len(_dumps(p.get("action") or p.get("result") or ""))
+            e.chars = n
+            if n:
+                e.kinds = Kinds(tool_call=n)
+        return
+    e.kind = META
+    e.extra = {"unsent": f"{it} item" if it in UNSENT_ITEMS else f"item type {it!r} Codex does not send"}
+
+
+def reload_part(obj: dict, e: Entry) -> Entry:
+    """A fresh entry for item ``e.extra["sub"]`` of the replacement history of ``obj`` (a
+    ``compacted`` line), blocks included."""
+    fresh = Entry(e.index, e.lineno, e.offset, e.length, e.eol, META, "?")
+    item(obj["payload"]["replacement_history"][e.extra["sub"]], fresh)
+    fresh.extra = dict(fresh.extra or {}, **e.extra)
+    fresh.obj = obj
+    return fresh
+
+
+def _content_block(c) -> dict:
+    if not isinstance(c, dict):
+        return {"type": "text", "text": ""}
+    t = _tag(c.get("type"))
+    if t in ("input_text", "output_text"):
+        x = c.get("text")
+        return {"type": "text", "text": x if isinstance(x, str) else ""}
+    if t == "input_image":
+        return {"type": "image", "source": {"type": "url", "url": c.get("image_url")}}
+    return dict(c)
+
+
+def _output_content(out):
+    """A call output as tool_result content: its text, or its content items as blocks."""
+    if isinstance(out, str):
+        return out
+    if isinstance(out, dict):  # older payload object {"content", "success"}
+        inner = out.get("content")
+        if isinstance(inner, str):
+            return inner
+        out = inner if isinstance(inner, list) else out.get("content_items")
+    if isinstance(out, list):
+        return [_content_block(c) for c in out]
+    return "" if out is None else _dumps(out)
+
+
+# user messages Codex writes itself (context it renders), not typed by the user
+CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<turn_aborted>",
+                    "<user_shell_command>", "<skill>", "<subagent_notification>")
+
+
+def _contextual(content: list) -> bool:
+    texts = [c.get("text") for c in content if isinstance(c, dict) and isinstance(c.get("text"), str)]
+    return bool(texts) and all(x.lstrip().startswith(CONTEXT_PREFIXES) for x in texts)
+
+
+def _text0(content: list) -> str:
+    for c in content:
+        if isinstance(c, dict) and isinstance(c.get("text"), str):
+            return c["text"]
+    return ""
+
+
+def _session_meta(p: dict, e: Entry, stats: bool) -> None:
+    """The file's header: Codex sends its ``base_instructions`` first (older files have
+    ``instructions``, which the current client ignores: it sends its own then)."""
+    e.kind = HEADER
+    i = p.get("id")
+    e.id = i if isinstance(i, str) else None
+    extra: dict = {}
+    fork = p.get("forked_from_id")
+    if isinstance(fork, str):
+        extra["forked_from"] = fork
+        base = p.get("history_base")
+        if isinstance(base, dict) and isinstance(base.get("thread_id"), str):
+            end = base.get("end_byte_offset")
+            extra["history_base"] = {"thread_id": base["thread_id"],
+                                     "end_byte_offset": end if isinstance(end, int) and not isinstance(end, bool) else None}
+    src = p.get("source")
+    if isinstance(src, dict) and isinstance(src.get("subagent"), (dict, str)):
+        sub = src["subagent"]
+        spawn = sub.get("thread_spawn") if isinstance(sub, dict) else None
+        extra["subagent"] = spawn.get("parent_thread_id") if isinstance(spawn, dict) and spawn.get("parent_thread_id") else True
+    for k in ("cli_version", "model_provider", "originator"):
+        if isinstance(p.get(k), str):
+            extra[k] = p[k]
+    if isinstance(p.get("history_mode"), str):
+        extra["paginated"] = p["history_mode"] == "paginated"
+    bi = p.get("base_instructions")
+    text = bi.get("text") if isinstance(bi, dict) else None
+    if isinstance(text, str):
+        extra["base"] = True
+        e.role = "user"
+        e.blocks = [{"type": "text", "text": text}]
+        scan_anthropic_blocks(e, e.blocks, "user", stats)
+    elif isinstance(p.get("instructions"), str):
+        extra["legacy_instructions"] = True
+    e.extra = extra
+
+
+def _compacted(p: dict, e: Entry, stats: bool) -> None:
+    e.kind = COMPACTION
+    e.role = "user"
+    msg = p.get("message")
+    msg = msg if isinstance(msg, str) else ""
+    e.blocks = [{"type": "text", "text": msg}]
+    e.nblocks = 1
+    e.empty = not msg
+    if stats:
+        n = js_len(msg)
+        e.chars = n
+        if n:
+            e.kinds = Kinds(summary=n)
+    rh = p.get("replacement_history")
+    extra: dict = {"compaction": True}
+    if isinstance(rh, list):
+        subs = []
+        for k, x in enumerate(rh):
+            if not isinstance(x, dict):
+                continue
+            s = Entry(0, e.lineno, e.offset, e.length, e.eol, META, "?")
+            item(x, s, stats)
+            s.extra = dict(s.extra or {}, sub=k)
+            s.blocks = None
+            subs.append(entry_to_tuple(s))
+        extra["replacement"] = tuple(subs)
+    e.extra = extra
+
+
+EVENTS = {"token_count", "thread_rolled_back", "user_message", "turn_aborted", "task_started", "turn_started",
+          "task_complete"}  # the events ctxtool reads; the others are kept as bare entries
+
+
+def _event(p: dict, e: Entry, stats: bool) -> None:
+    e.kind = META
+    et = _tag(p.get("type"))
+    if et not in EVENTS:
+        return
+    extra: dict = {"event": et}
+    if et == "token_count":
+        info = p.get("info")
+        if isinstance(info, dict):
+            last = info.get("last_token_usage")
+            if isinstance(last, dict) and stats:
+                inp, cached = _int(last.get("input_tokens")), _int(last.get("cached_input_tokens"))
+                e.usage = Usage(max(inp - cached, 0), _int(last.get("output_tokens")), min(cached, inp), 0,
+                                _int(last.get("total_tokens")))
+            tot = info.get("total_token_usage")
+            if isinstance(tot, dict):
+                extra["total_tokens"] = _int(tot.get("total_tokens"))
+            w = info.get("model_context_window")
+            if isinstance(w, int) and not isinstance(w, bool) and w > 0:
+                extra["context_window"] = w
+    elif et == "thread_rolled_back":
+        extra["rollback"] = _int(p.get("num_turns"))
+    elif et in ("user_message", "turn_aborted", "task_started", "turn_started"):
+        extra["turn"] = et
+    e.extra = extra
+
+
+def _int(v) -> int:
+    return v if type(v) is int and v > 0 else 0
+
+
+def _dumps(v) -> str:
+    try:
+        return orjson.dumps(v).decode("utf-8")
+    except TypeError:
+        return ""
+
+
+# ---------------------------------------------------------------- records ctxtool writes
+
+def line(obj_ts: str | None, kind: str, payload: dict, ordinal: int | None = None) -> dict:
+    """A rollout line in Codex's envelope (``ordinal`` where the file numbers its lines)."""
+    out: dict = {"timestamp": obj_ts or iso()}
+    if ordinal is not None:
+        out["ordinal"] = ordinal
+    out["type"] = kind
+    out["payload"] = payload
+    return out
+
+
+def iso(ts: float | None = None) -> str:
+    from datetime import datetime, timezone
+
+    dt = datetime.fromtimestamp(ts, timezone.utc) if ts is not None else datetime.now(timezone.utc)
+    return dt.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+# no parent links nor ids repair would set in a rollout: the Messages JSONL no-ops serve
+set_parent, set_id, new_id = _messages.set_parent, _messages.set_id, _messages.new_id

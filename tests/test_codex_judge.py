@@ -1,0 +1,126 @@
+"""The real Codex CLI as judge of Codex rollouts: what it sends when it resumes a file
+(``tests/support/codex_agent.py``) against ctxtool's view of the file, on the recorded
+rollouts and on hand-made damage before and after ``repair``.
+
+Needs the pinned client (``make codex-harness``); runs offline against a loopback server.
+"""
+
+import os
+import shutil
+
+import pytest
+
+from ctxtool import codex_rules
+from ctxtool.repair import repair_file
+from ctxtool.transcript import scan
+from ctxtool.validate import validate_file
+from tests.support.codex_agent import compare, resume_payload, well_paired
+from tests.support.codex_corrupt import CORRUPTIONS, FIX, HEALED, REFUSED, write
+
+pytestmark = pytest.mark.codex
+
+RECORDED = sorted(n for n in os.listdir(FIX) if n.endswith(".jsonl"))
+
+
+def view(path):
+    return [it for it, _ in codex_rules.sent_items(scan(path))]
+
+
+def judge(path):
+    parents = [os.path.join(os.path.dirname(path), n) for n in os.listdir(os.path.dirname(path))
+               if n.startswith(os.path.basename(path)[:-6] + ".parent-") and n.endswith(".jsonl")]
+    return resume_payload(path, also=parents)["history"]
+
+
+@pytest.mark.parametrize("name", RECORDED)
+def test_recorded_rollouts_view_equals_live_judge(name):
+    assert compare(view(os.path.join(FIX, name)), judge(os.path.join(FIX, name))) == []
+
+
+@pytest.mark.parametrize("name", sorted(CORRUPTIONS))
+def test_damage_is_seen_as_codex_sees_it_and_repaired(tmp_path, name):
+    path = write(tmp_path, name)
+    what = CORRUPTIONS[name][1]
+    if what == REFUSED:
+        with pytest.raises(AssertionError, match="Codex sent no request"):
+            judge(path)
+        damaged = None
+    else:
+        damaged = judge(path)
+        # the view of the damaged file is what this Codex sends for it, healing included
+        assert compare(view(path), damaged) == []
+    original = open(path, "rb").read()
+    report = repair_file(path)
+    assert report.changed and report.backup and open(report.backup, "rb").read() == original
+    repaired = judge(path)
+    assert well_paired(repaired) == []
+    assert compare(view(path), repaired) == []
+    assert validate_file(path)["violations"] == []
+    if what == REFUSED:
+        assert compare(repaired, judge(os.path.join(FIX, "parallel.jsonl"))) == []
+    elif what == HEALED:
+        # damage Codex heals itself: after repair the file says on disk what Codex sent anyway
+        assert compare(repaired, damaged) == []
+    else:
+        # damage Codex sends as is: the request was not well paired; now it is, and every
+        # output the damaged file held is still sent unless it repeated an output already sent
+        assert well_paired(damaged) != [] or name == "call_written_twice"
+        outputs = {it["output"] for it in repaired if it["type"] == "function_call_output"}
+        lost = [it["output"] for it in damaged if it["type"] == "function_call_output" and it["output"] not in outputs]
+        assert lost in ([], ["a second, different output"])
+
+
+def test_repaired_lost_outputs_are_codex_own_items(tmp_path):
+    """The inserted output is byte for byte the item Codex sends for a lost output (id included)."""
+    path = write(tmp_path, "missing_output")
+    damaged = resume_payload(path)["history"]
+    repair_file(path)
+    repaired = resume_payload(path)["history"]
+    pick = [it for it in damaged if it.get("output") == "aborted"]
+    assert len(pick) == 1 and [it for it in repaired if it.get("output") == "aborted"] == pick
+
+
+def test_codex_resumes_a_compaction_with_the_summary_in_place_of_the_history(tmp_path):
+    from ctxtool.compact_writer import Options, compact_file
+    from ctxtool.summarize import ExtractiveSummarizer
+
+    path = str(tmp_path / "parallel.jsonl")
+    shutil.copyfile(os.path.join(FIX, "parallel.jsonl"), path)
+    r = compact_file(path, ExtractiveSummarizer(), Options(keep_recent_tokens=50))
+    assert r.status == "compacted"
+    sent = judge(path)
+    assert compare(view(path), sent) == [] and well_paired(sent) == []
+    texts = [c.get("text", "") for it in sent for c in it.get("content") or []]
+    assert texts[1].startswith(codex_rules.SUMMARY_TEXT) and "Look around the project." not in texts
+    assert [it["call_id"] for it in sent if it["type"] == "function_call"] == ["call_rec_p5"]
+
+
+def test_codex_resumes_a_pruned_session(tmp_path):
+    from click.testing import CliRunner
+
+    from ctxtool.cli import cli
+
+    out = str(tmp_path / "pruned.jsonl")
+    r = CliRunner().invoke(cli, ["prune", "-s", "openclaw", "--ignore-ttl", "--window", "30000", "--keep-last-assistants", "0",
+                                 "--min-prunable-tool-chars", "1000", os.path.join(FIX, "long_output.jsonl"),
+                                 "-o", out, "--as-session"])
+    assert r.exit_code == 0, r.output
+    sent = judge(out)
+    assert compare(view(out), sent) == [] and well_paired(sent) == []
+    assert all(len(it["output"]) < 4000 for it in sent if it["type"] == "function_call_output")
+
+
+def test_older_rollouts_are_sent_as_codex_rebuilds_them(tmp_path):
+    """0.40 shapes: no base_instructions (Codex sends its own, left out here), and a compaction
+    without replacement_history: the user messages (not the environment context), then the summary."""
+    from tests.support.codex_corrupt import legacy_rollout
+
+    for compacted in (False, True):
+        path = legacy_rollout(str(tmp_path / f"legacy-{compacted}.jsonl"), compacted=compacted)
+        sent = judge(path)
+        assert sent[0]["role"] == "developer"
+        assert compare(view(path), sent[1:]) == []
+        if compacted:
+            texts = [c["text"] for it in sent[1:] for c in it["content"]]
+            assert texts == ["<user_instructions>\nbe brief\n</user_instructions>", "list files", "now summarize",
+                             "THE SUMMARY TEXT", "after compaction", "ok after"]
