@@ -35,7 +35,7 @@ from typing import Any, Iterable
 
 from .fake_anthropic import MESSAGES_PATH, FakeAnthropic
 from .sandbox import Run as BaseRun
-from .sandbox import Sandbox, is_uuid, unavailable_reason
+from .sandbox import Sandbox, is_uuid, serving, unavailable_reason
 
 HARNESS_DIR = Path(__file__).resolve().parent.parent / "claude_harness"
 BINARY = HARNESS_DIR / "node_modules" / "@anthropic-ai" / "claude-code-linux-x64" / "claude"
@@ -127,11 +127,7 @@ class ClaudeSandbox(Sandbox):
             server: FakeAnthropic | None = None) -> Run:
         """``claude -p PROMPT`` (resuming ``resume`` when given) against a fake server that
         answers with ``script`` first, then with short text replies."""
-        own = server is None
-        srv = FakeAnthropic() if own else server
-        if own:
-            srv.start()
-        try:
+        with serving(server, FakeAnthropic) as srv:
             srv.script_for(MESSAGES_PATH, list(script))
             cmd = [claude_binary(), "-p", prompt, "--output-format", "json", "--dangerously-skip-permissions"]
             if resume:
@@ -139,9 +135,6 @@ class ClaudeSandbox(Sandbox):
             cmd += list(args)
             rc, out, err = self.execute(cmd, self.env(srv.base_url, env), timeout)
             return Run(rc, out, err, srv.requests.snapshot())
-        finally:
-            if own:
-                srv.stop()
 
 
 def strip_prompt(messages: list, prompt: str = PROMPT) -> list:

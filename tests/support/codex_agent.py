@@ -36,7 +36,7 @@ from typing import Any, Iterable
 
 from .fake_openai import FakeOpenAI
 from .sandbox import Run as BaseRun
-from .sandbox import Sandbox, is_uuid, unavailable_reason
+from .sandbox import Sandbox, is_uuid, serving, unavailable_reason
 
 HARNESS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "codex_harness")
 VENDOR = os.path.join(HARNESS_DIR, "node_modules", "@openai", "codex-linux-x64", "vendor", "x86_64-unknown-linux-musl")
@@ -164,19 +164,12 @@ class CodexSandbox(Sandbox):
             env: dict | None = None, server: FakeOpenAI | None = None) -> Run:
         """``codex exec PROMPT`` (or ``codex exec resume ID PROMPT``) against a fake server that
         answers with ``script`` first, then with short text replies."""
-        own = server is None
-        srv = FakeOpenAI() if own else server
-        if own:
-            srv.start()
-        try:
+        with serving(server, FakeOpenAI) as srv:
             srv.script = list(script)
             if config is not None:  # None: run with the config.toml as it is (a test edited it)
                 self.write_config(srv.base_url, config)
             rc, out, err = self.execute(self.command(prompt, resume, args, fork), self.env(env), timeout)
             return Run(rc, out, err, srv.requests)
-        finally:
-            if own:
-                srv.stop()
 
 
 def session_meta(path: str) -> dict | None:

@@ -3,13 +3,14 @@ real client, and small helpers for its runs."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import tempfile
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 
 class Sandbox:
@@ -41,6 +42,21 @@ class Sandbox:
             return p.returncode, p.stdout, p.stderr
         except subprocess.TimeoutExpired as e:
             return -9, text(e.stdout), text(e.stderr) + "\n[timed out]"
+
+
+@contextlib.contextmanager
+def serving(server, factory: Callable[[], Any]):
+    """``server`` when the caller runs one, else a fresh one (``factory()``) started for the run
+    and stopped after it."""
+    if server is not None:
+        yield server
+        return
+    srv = factory()
+    srv.start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
 
 
 @dataclass
