@@ -677,6 +677,7 @@ class _Planner:
         pending: dict[str, list] = {}  # call_id -> calls not answered yet (entry, final id), oldest first
         used: set[str] = set()
         answered: set[int] = set()
+        early: dict[str, list] = {}  # call_id -> outputs written before their call, oldest first
         for e in seq:
             inside = e.get("sub") is not None
             for c in e.calls:
@@ -684,9 +685,22 @@ class _Planner:
                 if c.id in used and not inside:
                     fid = self._codex_rename(e, c.id, used)
                 used.add(fid)
+                if early.get(c.id) and not inside:
+                    # its output was written before it (Codex would send it there, and the API refuses
+                    # an output before its call): the output moves to right after the call
+                    out = early[c.id].pop(0)
+                    base = self.keys.get(e.index, (e.index, 0))
+                    self.keys[out.index] = (base[0], base[1] + 1)
+                    answered.add(id(e))
+                    self.change("moved-result", "moved", out, c.id,
+                                f"output written before its call (line {e.lineno}) moved right after the call")
+                    continue
                 pending.setdefault(c.id, []).append((e, fid))
             for r in e.results:
                 queue = pending.get(r.id)
+                if not queue and not inside and r.id in all_calls and r.id not in used and len(e.results) == 1:
+                    early.setdefault(r.id, []).append(e)
+                    continue
                 if queue:
                     call, fid = queue.pop(0)
                     answered.add(id(call))

@@ -84,6 +84,16 @@ def call_written_twice(lines):
     return b"".join(lines[:k + 1] + [lines[k]] + lines[k + 1:])
 
 
+def output_before_call(lines):
+    """An output line written before its call's line (found by fuzzing: Codex sends it there,
+    and the API refuses an output before its call)."""
+    k = _find(lines, "function_call_output", "call_rec_p1")
+    c = _find(lines, "function_call", "call_rec_p1")
+    out = lines[k]
+    rest = lines[:k] + lines[k + 1:]
+    return b"".join(rest[:c] + [out] + rest[c:])
+
+
 def torn_last_line(lines):
     return b"".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 2]
 
@@ -107,6 +117,7 @@ CORRUPTIONS = {
     "second_output": (second_output, SENT),
     "reused_call_id": (reused_call_id, SENT),
     "call_written_twice": (call_written_twice, SENT),
+    "output_before_call": (output_before_call, SENT),
     "torn_last_line": (torn_last_line, HEALED),
     "bad_line_inside": (bad_line_inside, HEALED),
     "bom_and_no_final_newline": (bom_and_no_final_newline, REFUSED),  # "does not start with session metadata"
