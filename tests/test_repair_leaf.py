@@ -4,7 +4,8 @@ move the session onto another branch."""
 import orjson
 import pytest
 
-from ctxtool.repair import LEAF_MARKER, repair_file
+from ctxtool.repair import repair_file
+from ctxtool.repair_order import LEAF_MARKER
 from ctxtool.validate import errors, validate_file
 from tests.support.pi_agent import load_with_pi
 

@@ -1,0 +1,152 @@
+"""Repair: Codex rollouts' tool pairing by call_id, and a paginated file's last ordinal (a mixin of
+``repair._Planner``)."""
+
+from __future__ import annotations
+
+import os
+
+from . import commit
+from .model import HEADER, MESSAGE, Entry
+
+ORPHAN_OUTPUT = ("orphan-result", "output with no call in the history Codex sends (Codex drops it when it resumes)")
+
+
+class CodexPairing:
+    """Tool pairing of Codex rollouts (the Responses API pairs by call_id), and the ordinal of a paginated file."""
+
+    def pair_codex(self):
+        """Codex rollouts: the items Codex replays (after the latest compaction) paired as the
+        Responses API pairs them, by call_id. A lost output gets the output Codex itself sends
+        for it ("aborted", its id), right after the call; an orphan output is dropped (Codex
+        drops it too): the file then says on disk what Codex sends. A call_id reused by another
+        call is renamed with the outputs that answer it; a second output for a call and an
+        identical call written twice with no output of its own are dropped. Items inside a
+        ``compacted`` line's replacement history are left as they are (Codex heals them on send)."""
+        from . import codex_rules
+
+        seq = codex_rules.sent_entries([e for e in self.entries if self.alive(e)])
+        own = [e for e in seq if e.get("sub") is None and e.kind == MESSAGE]
+        all_calls = {c.id for e in seq for c in e.calls}
+        pending: dict[str, list] = {}  # call_id -> calls not answered yet (entry, final id), oldest first
+        used: set[str] = set()
+        answered: set[int] = set()
+        early: dict[str, list] = {}  # call_id -> outputs written before their call, oldest first
+        for e in seq:
+            inside = e.get("sub") is not None
+            for c in e.calls:
+                fid = c.id
+                if c.id in used and not inside:
+                    fid = self._codex_rename(e, c.id, used)
+                used.add(fid)
+                if early.get(c.id) and not inside:
+                    # its output was written before it (Codex would send it there, and the API refuses
+                    # an output before its call): the output moves to right after the call
+                    out = early[c.id].pop(0)
+                    base = self.keys.get(e.index, (e.index, 0))
+                    self.keys[out.index] = (base[0], base[1] + 1)
+                    answered.add(id(e))
+                    self.change("moved-result", "moved", out, c.id,
+                                f"output written before its call (line {e.lineno}) moved right after the call")
+                    continue
+                pending.setdefault(c.id, []).append((e, fid))
+            for r in e.results:
+                queue = pending.get(r.id)
+                if not queue and not inside and r.id in all_calls and r.id not in used and len(e.results) == 1:
+                    early.setdefault(r.id, []).append(e)
+                    continue
+                if queue:
+                    call, fid = queue.pop(0)
+                    answered.add(id(call))
+                    if fid != r.id and not inside:
+                        self.edit(e)["set_call_id"] = fid
+                        self.change("reused-id", "rewritten", e, r.id, f"output renamed {fid} with its call")
+                    continue
+                if inside:
+                    continue
+                if r.id in used:
+                    self.drop(e, "duplicate-result", "a second output for the same call (Codex would send both)", r.id)
+                elif r.id not in all_calls:
+                    self.drop(e, *ORPHAN_OUTPUT, r.id)
+        live = None
+        for e in own:
+            for c in e.calls:
+                if id(e) in answered or not c.id:
+                    continue
+                if e.index in self.dropped:
+                    continue
+                ed = self.edits.get(e.index, {})
+                if "set_call_id" in ed and self._same_call_earlier(e):
+                    self.edits.pop(e.index)
+                    self.changes = [x for x in self.changes if not (x.line == e.lineno and x.kind == "reused-id")]
+                    self.drop(e, "duplicate-line", "the same call written twice, with no output of its own", c.id)
+                    continue
+                if live is None:
+                    live = self._in_flight(own)
+                if e.index in live:
+                    continue
+                obj = self.t.load(e)
+                call = dict(obj["payload"], call_id=ed.get("set_call_id", c.id))
+                out = codex_rules.aborted_output(call)
+                if out is None:
+                    continue
+                line = {"timestamp": obj.get("timestamp"), "type": "response_item", "payload": out}
+                sub = self.keys.get(e.index, (e.index, 0))
+                self._synth_entry(line, key=(sub[0], sub[1] + 1))
+                self.change("missing-result", "inserted", None, call["call_id"],
+                            f"the output Codex sends for call {c.name} (line {e.lineno}) whose output was lost: \"aborted\"")
+
+    def _codex_rename(self, e: Entry, cid: str, used: set) -> str:
+        n = self.rename_counter.get(cid, 1) + 1
+        while f"{cid}_{n}" in used:
+            n += 1
+        self.rename_counter[cid] = n
+        fid = f"{cid}_{n}"
+        self.edit(e)["set_call_id"] = fid
+        self.change("reused-id", "rewritten", e, cid, f"call_id {cid} was already used by an earlier call; renamed {fid}")
+        return fid
+
+    def _same_call_earlier(self, e: Entry) -> bool:
+        """An earlier line holds the very same call item (a line written twice)."""
+        mine = self.t.load(e).get("payload")
+        cid = e.calls[0].id
+        for x in self.entries:
+            if x.index >= e.index:
+                return False
+            if x.kind == MESSAGE and x.calls and x.calls[0].id == cid and self.t.load(x).get("payload") == mine:
+                return True
+        return False
+
+    def _in_flight(self, own: list) -> set:
+        """Calls of a turn Codex may still be running: after the last turn-ending event, in a file
+        some process (the agent) still has open for writing. Their outputs are not lost yet."""
+        last_end = max((e.index for e in self.entries if e.get("event") in ("task_complete", "turn_aborted")), default=-1)
+        tail = {e.index for e in own if e.index > last_end and e.calls}
+        if not tail:
+            return set()
+        try:
+            with open(self.t.path, "rb") as f:
+                writers = commit.writers_of(f.fileno(), os.fstat(f.fileno()), os.path.basename(self.t.path))
+        except OSError:
+            writers = None
+        if writers:
+            self.notices.append(f"{len(tail)} call(s) of the last turn have no output yet and the file is open for "
+                                "writing: left as they are (the agent may still be running them)")
+            return tail
+        return set()
+
+    def paginated_tail(self, order: list[Entry]) -> None:
+        """Codex refuses a paginated rollout whose last record has no ``ordinal``: a line repair
+        appends at the end gets the next one."""
+        if not order or order[-1].index >= 0:
+            return
+        head = next((e for e in self.entries if e.kind == HEADER), None)
+        if head is None or not head.get("paginated"):
+            return
+        last = max((e for e in self.entries if e.index not in self.dropped), key=lambda e: e.index, default=None)
+        ordinal = self.t.load(last).get("ordinal") if last is not None else None
+        if isinstance(ordinal, int):
+            obj = self.synthetic_obj(order[-1])
+            obj_new = {"timestamp": obj["timestamp"], "ordinal": ordinal + 1}
+            obj_new.update((k, v) for k, v in obj.items() if k not in obj_new)
+            obj.clear()
+            obj.update(obj_new)

@@ -1,0 +1,207 @@
+"""Repair: the output order of kept, moved and inserted entries, the links that follow from it,
+pi's compaction pointers and the leaf pi resumes at (a mixin of ``repair._Planner``)."""
+
+from __future__ import annotations
+
+import bisect
+
+from .formats import pi as pi_fmt
+from .model import COMPACTION, HEADER, MESSAGE, Entry
+from .transcript import make_entry
+
+LEAF_MARKER = "ctxtool.repair-leaf"  # customType of the entry that keeps pi on the repaired branch
+
+
+class Ordering:
+    """Where each kept entry goes, the links that follow from it, and where pi resumes."""
+
+    def remember_first_kept(self):
+        """Which entry each pi compaction keeps from (before anything moves or is dropped)."""
+        self.first_kept: dict[int, Entry] = {}
+        if not any(e.kind == COMPACTION for e in self.entries):
+            return
+        by_id = {e.id: e for e in self.entries if e.id}
+        shift = 0 if self.entries and self.entries[0].kind == HEADER else 1
+        by_pos = {e.index + shift: e for e in self.entries}
+        for e in self.entries:
+            if e.kind != COMPACTION:
+                continue
+            target = by_id.get(e.get("first_kept")) if e.get("first_kept") else None
+            if target is None and e.get("first_kept_index") is not None:
+                target = by_pos.get(e.get("first_kept_index"))
+            if target is not None:
+                self.first_kept[e.index] = target
+
+    def fix_first_kept(self, order: list[Entry]):
+        """Re-point firstKeptEntryId (v1: firstKeptEntryIndex) at the first kept entry that is
+        still there, so a dropped orphan does not make pi forget the whole kept segment."""
+        if not self.first_kept:
+            return
+        pos = {e.index: k for k, e in enumerate(order)}
+        keys = [self.key(e) for e in order]
+        for comp_index, target in self.first_kept.items():
+            if comp_index not in pos:
+                continue
+            comp = order[pos[comp_index]]
+            if target.index in pos:
+                new = target
+            else:
+                k = bisect.bisect_left(keys, self.key(target))
+                new = order[k] if k < len(order) else None
+                if new is None or new is comp:
+                    continue
+            if comp.get("first_kept") is not None and new.id != comp.get("first_kept"):
+                self.edit(comp)["set_first_kept"] = new.id
+                self.change("compaction", "relinked", comp, comp.id,
+                            f"firstKeptEntryId {comp.get('first_kept')} was removed; now {new.id} (the next kept entry)")
+            elif comp.get("first_kept_index") is not None:
+                idx = pos[new.index] + (0 if order[0].kind == HEADER else 1)
+                if idx != comp.get("first_kept_index"):
+                    self.edit(comp)["set_first_kept_index"] = idx
+                    self.change("compaction", "rewritten", comp, None,
+                                f"firstKeptEntryIndex {comp.get('first_kept_index')} -> {idx} (entries before it were added or removed)")
+
+    def _synth_entry(self, obj: dict, key: tuple) -> Entry:
+        e = make_entry(self.fmt, obj, self._next_synth, 0, 0, 0, self.t.eol)
+        self._next_synth -= 1
+        self.keys[e.index] = key
+        self.synthetic[e.index] = (e, obj)
+        return e
+
+    def trim(self):
+        order = self.ordered()
+        while len(order) > 1:
+            last = order[-1]
+            if last.kind == MESSAGE and last.role == "assistant":
+                if last.index < 0:
+                    break
+                self.drop(last, "trailing-assistant", "trailing assistant message trimmed (avoids the prefill 400)")
+                order.pop()
+            else:
+                break
+
+    def ordered(self) -> list[Entry]:
+        """The kept entries in output order: the file's order, with moved and inserted entries at their keys."""
+        keys, dropped = self.keys, self.dropped
+        if not keys:
+            return [e for e in self.entries if e.index not in dropped] if dropped else list(self.entries)
+        normal, special = [], []
+        for e in self.entries:
+            i = e.index
+            if i in keys:
+                if i not in dropped:
+                    special.append(e)
+            elif i not in dropped:
+                normal.append(e)
+        special += [e for e, _ in self.synthetic.values()]
+        special.sort(key=self.key)
+        # merge: a normal entry sorts as (index, 0), so (a, b) goes after index a when b > 0
+        idx = [e.index for e in normal]
+        out: list[Entry] = []
+        start = 0
+        for e in special:
+            a, b = keys[e.index]
+            pos = bisect.bisect_right(idx, a) if b > 0 else bisect.bisect_left(idx, a)
+            out += normal[start:pos]
+            start = max(start, pos)
+            out.append(e)
+        out += normal[start:]
+        return out
+
+    def relink(self, order: list[Entry]):
+        """pi: every entry on the active path points at the entry before it; in pi and
+        Claude Code files, an entry whose parent was removed points at its nearest kept ancestor."""
+        if self.name == "messages" or all(e.id is None for e in order if e.kind != HEADER):
+            return
+        if not self.dropped and not self.keys and not self.structure_changed:
+            return  # every entry is where it was and every parent is still there
+        on_path: set[int] = set()
+        if self.name == "pi":
+            self._relink_path(order, on_path)
+        if self.keys:
+            self._relink_forward(order, on_path)
+        # only a parent that was dropped can need a new link: look at those entries alone
+        suspects = {e.id for e in self.entries if e.index in self.dropped and e.id} if self.dropped else set()
+        if not suspects:
+            return
+        candidates, revived = [], set()
+        for e in order:
+            if e.id in suspects:
+                revived.add(e.id)  # a dropped duplicate line whose first copy is kept
+            if e.parent in suspects:
+                candidates.append(e)
+        gone = suspects - revived
+        by_id = {e.id: e for e in self.entries if e.id}
+        for e in candidates:
+            if e.index in on_path or e.index < 0 or e.kind == HEADER or e.parent not in gone:
+                continue
+            p = by_id.get(e.parent)
+            seen = set()
+            while p is not None and p.id in gone and p.id not in seen:
+                seen.add(p.id)
+                p = by_id.get(p.parent) if p.parent else None
+            want = p.id if p is not None and p.id not in gone else None
+            old = e.parent
+            e.parent = want
+            self.edit(e)["set_parent"] = want
+            self.change("parent", "relinked", e, e.id, f"parent {old} was removed; linked to its nearest kept ancestor {want}")
+
+    def _relink_forward(self, order: list[Entry], on_path: set[int]):
+        """A parent comes before its child in the file: an entry moved ahead of its parent (a result
+        moved back to its call) points at the entry now before it, as the structure repair would."""
+        ids = {e.id for e in order if e.id is not None}
+        seen: set = set()
+        prev = None
+        for e in order:
+            p = e.parent
+            if p is not None and p not in seen and p in ids and e.index not in on_path and e.kind != HEADER:
+                want = prev.id if prev is not None else None
+                e.parent = want
+                if e.index < 0:
+                    self.fmt.set_parent(self.synthetic_obj(e), want)
+                else:
+                    self.edit(e)["set_parent"] = want
+                    self.change("parent", "relinked", e, e.id, f"parent {p} now comes after it; linked to the entry before it {want}")
+            if e.id is not None:
+                seen.add(e.id)
+                prev = e
+
+    def _relink_path(self, order: list[Entry], on_path: set[int]):
+        on_path.update(e.index for e in self.active_path)
+        path = [e for e in order if e.kind != HEADER and (e.index in on_path or e.index < 0)]
+        for k, e in enumerate(path):
+            want = path[k - 1].id if k > 0 else e.parent
+            if k == 0 and e.parent is not None and e.parent not in {x.id for x in order}:
+                want = None
+            if e.parent != want:
+                old = e.parent
+                e.parent = want
+                if e.index < 0:
+                    self.synthetic_obj(e)["parentId"] = want
+                else:
+                    self.edit(e)["set_parent"] = want
+                    self.change("parent", "relinked", e, e.id, f"parent {old} -> {want} (the entry before it on the active branch)")
+
+    def keep_leaf(self, order: list[Entry]) -> None:
+        """pi resumes at the last line of the file. When repair removed the old last line and
+        the new one sits on another branch, append a ``custom`` entry (never sent to the model)
+        under the repaired branch's leaf, so pi resumes the branch it was on."""
+        if self.name != "pi" or not self.active_path or not order or order[-1].kind == HEADER:
+            return
+        on_path = {e.index for e in self.active_path}
+        last = order[-1]
+        if last.index in on_path or last.index < 0:
+            return
+        leaf = next((e for e in reversed(order) if e.kind != HEADER and (e.index in on_path or e.index < 0)), None)
+        if leaf is None or leaf.id is None:
+            return
+        obj = {"type": "custom", "id": pi_fmt.new_id(self.taken_ids, self.rng), "parentId": leaf.id,
+               "timestamp": pi_fmt.iso(max((e.ts for e in order if e.ts is not None), default=0.0)),
+               "customType": LEAF_MARKER, "data": {"leaf": leaf.id, "replaces": last.id}}
+        e = self._synth_entry(obj, key=(len(self.entries) + 1, 0))
+        order.append(e)
+        self.change("leaf", "inserted", None, obj["id"],
+                    f"the last line is now on another branch (line {last.lineno}); marker under {leaf.id} keeps pi on the repaired branch")
+
+    def synthetic_obj(self, e: Entry) -> dict:
+        return self.synthetic[e.index][1]

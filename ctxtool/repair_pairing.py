@@ -1,0 +1,273 @@
+"""Repair: tool pairing on the provider view, turn by turn (a mixin of ``repair._Planner``)."""
+
+from __future__ import annotations
+
+from .formats.common import is_blank_text
+from .model import HEADER, MESSAGE, Entry
+from .repair_rewrite import _content_ref
+from .view import UNSENT_STOPS, claude_segment, merges, pi_segment, sendable
+
+ORPHAN = ("orphan-result", "tool result with no matching tool call in the previous assistant message")
+ERRORED = ("errored-turn-result", "result of a tool call in an errored/aborted assistant turn (pi never replays that turn)")
+
+
+class Pairing:
+    """Tool pairing on what the model sees (pi, Claude Code, Messages JSONL), turn by turn."""
+
+    def segment(self) -> list[Entry]:
+        if self.name == "pi":
+            # walk through dropped entries too: their children are re-linked to the
+            # nearest kept ancestor, which lies on this same path
+            known = self.linear_path
+            if self.dropped and known is None:
+                kept = [e for e in self.entries if e.kind != HEADER and e.index not in self.dropped]
+                if all(e.id is None for e in kept):
+                    known = kept  # version 1 once the dropped lines (which had ids) are gone: a linear list
+            path, start, _ = pi_segment(self.entries, known)
+            if self.copies:  # a line written twice reads the same either way: its kept first copy stands on the path
+                path = [self.copies.get(e.index, e) for e in path]
+            self.active_path = path  # links do not change again before relink(): reused there
+            dropped = self.dropped
+            return [e for e in path[start:] if e.index not in dropped] if dropped else path[start:]
+        live = [e for e in self.entries if self.alive(e)]
+        if self.name == "claude":
+            self.claude_view = claude_segment(live)
+            return self.claude_view
+        return live
+
+    def pair(self):
+        """One pass over what the model sees, turn by turn, grouped exactly as the view groups them."""
+        seq = [e for e in self.segment() if e.kind == MESSAGE and not (e.extra and e.extra.get("exclude"))]
+        seen_calls: set[str] = set()
+        skipped: set[str] = set()  # call ids of assistant turns the agent never sends (errored/aborted)
+        merge = merges(self.name, "assistant")
+        i, n = 0, len(seq)
+        while i < n:
+            e = seq[i]
+            if e.role != "assistant":
+                if e.results:
+                    self._drop_unmatched(e, skipped)
+                i += 1
+                continue
+            if not sendable(e):
+                skipped.update(c.id for c in e.calls if c.id)
+                i += 1
+                continue
+            unit, span = [e], []
+            j = i + 1
+            while j < n and seq[j].role == "assistant":
+                if not sendable(seq[j]):
+                    skipped.update(c.id for c in seq[j].calls if c.id)
+                elif merge:
+                    unit.append(seq[j])
+                else:
+                    break
+                j += 1
+            while j < n:
+                s2 = seq[j]
+                if s2.role == "assistant":
+                    if not (s2.empty or s2.stop in UNSENT_STOPS):  # sendable(s2), inlined: the hot loop
+                        break
+                    skipped.update(c.id for c in s2.calls if c.id)
+                else:
+                    span.append(s2)
+                j += 1
+            self._pair_turn(unit, span, seen_calls, skipped)
+            i = j
+
+    def _pair_simple_turn(self, u: Entry, span: list[Entry], seen_calls: set[str]) -> bool:
+        """The common turn, settled without the general matching: one assistant whose calls are
+        answered, in order, by the next messages, each a single result and nothing else, and no
+        other results in the span. Only reused ids may need renaming. False (nothing done) otherwise."""
+        calls = self.calls_of(u)
+        n = len(calls)
+        if not n or len(span) < n:
+            return False
+        dropped, pi, live = self.dropped, self.name == "pi", self.live_results
+        ids = set()
+        for k in range(n):
+            c, s = calls[k], span[k]
+            rs = s.results if s.index not in live else self.results_of(s)
+            if len(rs) != 1 or s.nblocks != 1 or s.index in dropped:
+                return False
+            r = rs[0]
+            if r.id != c.id or c.id in ids or (pi and not (r.name and not r.name.isspace())):
+                return False
+            ids.add(c.id)
+        for s in span[n:]:
+            if live.get(s.index, s.results) and s.index not in dropped:
+                return False
+        if ids.isdisjoint(seen_calls):
+            seen_calls.update(ids)
+            return True
+        final = []
+        for c in calls:
+            final.append(self._final_call_id(u, c, seen_calls))
+        for k in range(n):
+            if final[k] != calls[k].id:
+                s = span[k]
+                r = self.results_of(s)[0]
+                self.edit(s).setdefault("rename_results", {})[r.idx] = final[k]
+                self.change("reused-id", "rewritten", s, r.id, f"result renamed {final[k]} with its tool call")
+        return True
+
+    def _final_call_id(self, u: Entry, c, seen_calls: set[str]) -> str:
+        """The id call ``c`` is sent with: its own, or renamed when an earlier call of the request used it."""
+        fid = c.id
+        if fid in seen_calls:
+            # pi-ai's own scheme is id_N; Claude Code takes an id_N for one of its own and does not
+            # pair it with its result (judged), so its calls get id-N
+            sep = "-" if self.name == "claude" else "_"
+            n = self.rename_counter.get(c.id, 1) + 1
+            while f"{c.id}{sep}{n}" in seen_calls:
+                n += 1
+            self.rename_counter[c.id] = n
+            fid = f"{c.id}{sep}{n}"
+            self.edit(u).setdefault("rename_calls", {})[c.idx] = fid
+            self.change("reused-id", "rewritten", u, c.id, f"tool call id {c.id} was already used earlier in the request; renamed {fid}")
+        seen_calls.add(fid)
+        return fid
+
+    def _drop_unmatched(self, s: Entry, skipped: set):
+        if self.client_heals_pairing:
+            return
+        for r in list(self.results_of(s)):
+            self._drop_result(s, r, *(ERRORED if r.id in skipped else ORPHAN))
+
+    def _pair_turn(self, unit: list[Entry], span: list[Entry], seen_calls: set[str], skipped: set[str]):
+        if len(unit) == 1 and self._pair_simple_turn(unit[0], span, seen_calls):
+            return
+        calls = [(u, c) for u in unit for c in self.calls_of(u)]
+        if not calls:
+            for s in span:
+                self._drop_unmatched(s, skipped)
+            return
+        # rename call ids already used by an earlier turn or earlier in this turn
+        final_id: dict[int, str] = {}
+        by_call_id: dict[str, list[int]] = {}
+        for k, (u, c) in enumerate(calls):
+            final_id[k] = self._final_call_id(u, c, seen_calls)
+            by_call_id.setdefault(c.id, []).append(k)
+        # match results to calls, first untaken call with the same original id
+        taken: dict[int, tuple[Entry, object]] = {}
+        cursor: dict[str, int] = {}  # by call id: how many of its calls are taken
+        first_remainder = None
+        moved_entries: dict[int, Entry] = {}  # by index, in the order found
+        for pos, s in enumerate(span):
+            results = self.results_of(s)
+            has_other = s.nblocks > len(results) or not results
+            for r in list(results):
+                ks = by_call_id.get(r.id)
+                k = None
+                if ks is not None:  # calls of an id are taken in order: a cursor finds the first untaken one
+                    j = cursor.get(r.id, 0)
+                    if j < len(ks):
+                        k = ks[j]
+                        cursor[r.id] = j + 1
+                if k is None:
+                    if self.client_heals_pairing:
+                        continue
+                    if r.id in by_call_id:
+                        self._drop_result(s, r, "duplicate-result", "second result for the same tool call in this turn")
+                    else:
+                        self._drop_result(s, r, *(ERRORED if r.id in skipped else ORPHAN))
+                    continue
+                taken[k] = (s, r)
+                if self.name == "pi" and not (r.name or "").strip():
+                    call_name = calls[k][1].name or "unknown"
+                    self.edit(s)["fill_result_name"] = call_name
+                    self.change("result-name", "rewritten", s, r.id, f"tool result without a toolName given its call's name {call_name}")
+                if final_id[k] != r.id:
+                    self.edit(s).setdefault("rename_results", {})[r.idx] = final_id[k]
+                    self.change("reused-id", "rewritten", s, r.id, f"result renamed {final_id[k]} with its tool call")
+                if first_remainder is not None:
+                    moved_entries.setdefault(s.index, s)
+            if first_remainder is None and has_other and self.alive(s) and not self.results_of(s):
+                first_remainder = pos
+        # the anchor: the last span entry before the first remainder message (or the unit)
+        anchor = unit[-1]
+        limit = first_remainder if first_remainder is not None else len(span)
+        for s in span[:limit]:
+            if self.alive(s):
+                anchor = s
+        base = self.key(anchor)
+        sub = base[1]
+        order_ids = [final_id[k] for k in range(len(calls))]
+        missing = [k for k in range(len(calls)) if k not in taken]
+        host = anchor if (missing and anchor is not unit[-1] and self.name != "pi" and self.results_of(anchor)
+                          and anchor.nblocks > len(self.results_of(anchor))) else None
+        synth_sub = None  # synthetic results go after the moved ones, unless a moved message holds more than results
+        if missing and host is None and any(self.alive(s) and s.nblocks > len(self.results_of(s)) for s in moved_entries.values()):
+            synth_sub = sub  # then right after the anchor, so that every result of the turn comes before that text
+            sub += len(missing)
+        for s in moved_entries.values():
+            if not self.alive(s):
+                continue
+            if s.nblocks > len(self.results_of(s)):
+                # mixed content: keep the line where it is but put its results first
+                self.edit(s)["results_first"] = order_ids
+            sub += 1
+            self.keys[s.index] = (base[0], sub)
+            self.change("moved-result", "moved", s, ",".join(r.id for r in self.results_of(s)),
+                        "tool result moved right after its tool call (it came after another message)")
+        for s in span[:limit]:
+            if self.alive(s) and s.nblocks > len(self.results_of(s)) and self._results_not_first(s):
+                self.edit(s)["results_first"] = order_ids
+                self.change("moved-result", "rewritten", s, None, "tool_result blocks moved before the other blocks of the message")
+        if not missing or self.client_heals_pairing:
+            return
+        if synth_sub is not None:
+            sub = synth_sub
+        loaded: dict[int, dict] = {}  # each calling line read once, however many of its calls lack a result
+        for k in missing:
+            u, c = calls[k]
+            fid = final_id[k]
+            if host is not None:
+                block = self.fmt.synthetic_result({}, fid, c.name, ts=u.ts, with_ids=False, taken=self.taken_ids, rng=self.rng)
+                content = block["message"]["content"] if "message" in block else block["content"]
+                self.edit(host).setdefault("add_results", []).extend(content)
+                self.edit(host)["results_first"] = order_ids
+                self.change("missing-result", "inserted", host, fid, f"synthetic error result for tool call {c.name} added to this message")
+                continue
+            call_obj = loaded.get(u.index)
+            if call_obj is None:
+                call_obj = loaded[u.index] = self.t.load(u)
+                if u.id is not None:
+                    self.fmt.set_id(call_obj, u.id)  # as planned: a renamed duplicate id is the result's parent
+            obj = self.fmt.synthetic_result(call_obj, fid, c.name, ts=u.ts, with_ids=u.id is not None or self.name == "claude", taken=self.taken_ids, rng=self.rng)
+            sub += 1
+            self._synth_entry(obj, key=(base[0], sub))
+            self.change("missing-result", "inserted", None, fid,
+                        f"synthetic error result for tool call {c.name} (line {u.lineno}) with no result")
+
+    def _results_not_first(self, s: Entry) -> bool:
+        res = {r.idx for r in self.results_of(s)}
+        dropped = self.edits.get(s.index, {}).get("drop_blocks", set())
+        seen_other = False
+        for i in range(s.nblocks):
+            if i in dropped:
+                continue
+            if i in res:
+                if seen_other:
+                    return True
+            else:
+                seen_other = True
+        return False
+
+    def _drop_result(self, s: Entry, r, kind, detail):
+        live = self.live_results.get(s.index)
+        if live is None:
+            live = self.live_results[s.index] = {x.idx: x for x in s.results}
+        live.pop(r.idx, None)
+        gone = self.edits.get(s.index, {}).get("drop_blocks", set())
+        remaining = s.nblocks - len(gone) - 1
+        if remaining > 0 and not live and self.name != "pi":
+            # its last result goes: is anything the API counts as content left (not a stray value, not blank text)?
+            content = _content_ref(self.name, self.t.load(s))
+            if not any(isinstance(b, dict) and not is_blank_text(b) for i, b in enumerate(content) if i != r.idx and i not in gone):
+                remaining = 0
+        if self.name == "pi" or remaining <= 0:
+            self.drop(s, kind, detail, r.id)
+        else:
+            self.edit(s).setdefault("drop_blocks", set()).add(r.idx)
+            self.change(kind, "dropped", s, r.id, detail + " (block removed from the message)")
