@@ -41,10 +41,13 @@ def failure(path: str, e: CtxError) -> dict:
     return {"path": path, "error": e.reason if e.path else str(e), "line": e.line, "message": str(e)}
 
 
-def each_with_progress(items, label: str, *, enabled: bool):
-    """Iterate ``items``, drawing a rich progress bar on stderr when it is a terminal."""
-    items = list(items)
-    if not enabled or len(items) < 2 or not sys.stderr.isatty():
+def each_with_progress(items, label: str, *, enabled: bool, total: int | None = None):
+    """Iterate ``items``, drawing a rich progress bar on stderr when it is a terminal.
+    ``total``: how many ``items`` will give (they are then not read ahead: results of a pool)."""
+    if total is None:
+        items = list(items)
+        total = len(items)
+    if not enabled or total < 2 or not sys.stderr.isatty():
         yield from items
         return
     from rich.console import Console
@@ -52,7 +55,7 @@ def each_with_progress(items, label: str, *, enabled: bool):
 
     with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=Console(file=sys.stderr), transient=True) as bar:
-        task = bar.add_task(label, total=len(items))
+        task = bar.add_task(label, total=total)
         for item in items:
             yield item
             bar.advance(task)
