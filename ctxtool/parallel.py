@@ -20,6 +20,8 @@ import orjson
 
 from . import formats
 from .jsonl import BOM, Line, parse
+from .model import entry_from_tuple, entry_to_tuple
+from .scanloop import BadLine, Part, make_entry, meta_entry, scan_lines, share_strings
 
 MIN_BYTES = 64 << 20  # below this, starting helpers costs more than it saves
 MAX_WORKERS = 4
@@ -98,63 +100,56 @@ def sniff(path: str, end: int, module):
     return None
 
 
-def scan_part(path: str, fmt_name: str, begin: int, end: int, stats: bool = True) -> tuple:
+def scan_part(path: str, fmt_name: str, begin: int, end: int, stats: bool = True, lazy: bool = True) -> tuple:
     """Index ``[begin, end)`` of ``path``: (entry tuples, bad-line tuples, lines, lf, crlf, last eol)."""
-    from .model import entry_to_tuple
-    from .transcript import Transcript, _scan_lines, _share_strings, make_entry
-
     module = formats.get(fmt_name)
-    t = Transcript(path, module)
+    t = Part(path, module)
     out: list[tuple] = []
-    index = 0
     shared: dict = {}
 
     def emit(where, obj):
-        nonlocal index
         no, offset, length, eol = where
         if not isinstance(obj, dict):
-            t.bad.append(_bad(no, offset, length, "not a JSON object"))
+            t.bad.append(BadLine(no, offset, length, "not a JSON object"))
             return
-        e = make_entry(module, obj, index, no, offset, length, eol, False, stats)
-        _share_strings(e, shared)  # marshal keeps shared strings shared: smaller data, nothing to redo here
+        e = make_entry(module, obj, len(out), no, offset, length, eol, False, stats)
+        share_strings(e, shared)  # marshal keeps shared strings shared: smaller data, nothing to redo here
         out.append(entry_to_tuple(e))
-        index += 1
 
-    _scan_lines(t, path, [], module, emit, begin, end)
+    def meta(no, offset, length, eol, ty, u, p, ts):
+        out.append(entry_to_tuple(meta_entry(len(out), no, offset, length, eol, ty, u, p, ts, shared)))
+
+    scan_lines(t, path, [], module, emit, begin, end, meta if lazy else None)
     bad = [(b.lineno, b.offset, b.length, b.reason, b.blank) for b in t.bad]
     return out, bad, t.lines, t.lf, t.crlf, t.last_eol
 
 
-def _bad(no, offset, length, reason):
-    from .transcript import BadLine
-
-    return BadLine(no, offset, length, reason)
-
-
 def part_main() -> None:
     """Helper process: scan one part and write it to stdout as marshal data."""
-    path, fmt_name, begin, end, stats = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1"
+    path, fmt_name, begin, end = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    stats, lazy = sys.argv[5] == "1", sys.argv[6] == "1"
     import gc
 
     gc.disable()
-    data = marshal.dumps(scan_part(path, fmt_name, begin, end, stats))
+    data = marshal.dumps(scan_part(path, fmt_name, begin, end, stats, lazy))
     sys.stdout.buffer.write(data)
     sys.stdout.buffer.flush()
 
 
-def _start(path: str, fmt_name: str, begin: int, end: int, stats: bool):
+def _start(path: str, fmt_name: str, begin: int, end: int, stats: bool, lazy: bool):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     # ``python -c`` puts the current directory first on sys.path: a ``ctxtool`` there (another
     # checkout or version) would scan the part instead of this one. The helper imports this copy.
     code = f"import sys; sys.path.insert(0, {root!r}); from ctxtool.parallel import part_main; part_main()"
     try:
-        return subprocess.Popen([sys.executable, "-c", code, path, fmt_name, str(begin), str(end), "1" if stats else "0"],
+        return subprocess.Popen([sys.executable, "-c", code, path, fmt_name, str(begin), str(end), "1" if stats else "0",
+                                 "1" if lazy else "0"],
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
     except (OSError, TypeError, ValueError):  # TypeError: sys.executable is None in some embedded interpreters
         return None
 
 
-def _collect(proc, path, fmt_name, begin, end, stats) -> tuple:
+def _collect(proc, path, fmt_name, begin, end, stats, lazy) -> tuple:
     """The helper's part, or the same part scanned here when the helper failed."""
     if proc is not None:
         try:
@@ -164,19 +159,17 @@ def _collect(proc, path, fmt_name, begin, end, stats) -> tuple:
                 return marshal.loads(data)
         except (OSError, ValueError, EOFError, TypeError):
             pass
-    return scan_part(path, fmt_name, begin, end, stats)
+    return scan_part(path, fmt_name, begin, end, stats, lazy)
 
 
-def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = True) -> bool:
-    """Fill ``t`` from the parts in ``bounds``; False (``t`` untouched) when a serial scan is needed."""
-    from .model import entry_from_tuple
-    from .transcript import BadLine, _scan_lines, _share_strings, make_entry
-
+def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = True, lazy: bool = True) -> bool:
+    """Fill ``t`` (a ``Transcript``) from the parts in ``bounds``; False (``t`` untouched) when a serial
+    scan is needed."""
     module = sniff(path, bounds[1], module)
     if module is None:
         return False
     name = module.NAME
-    procs = [_start(path, name, bounds[k], bounds[k + 1], stats) for k in range(1, len(bounds) - 1)]
+    procs = [_start(path, name, bounds[k], bounds[k + 1], stats, lazy) for k in range(1, len(bounds) - 1)]
     try:
         t.fmt = module
         entries = t.entries
@@ -187,14 +180,17 @@ def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = Tr
                 t.bad.append(BadLine(no, offset, length, "not a JSON object"))
                 return
             e = make_entry(module, obj, len(entries), no, offset, length, eol, False, stats)
-            _share_strings(e, shared)
+            share_strings(e, shared)
             e.release()
             entries.append(e)
 
-        _scan_lines(t, path, [], module, emit, 0, bounds[1])
+        def meta(no, offset, length, eol, ty, u, p, ts):
+            entries.append(meta_entry(len(entries), no, offset, length, eol, ty, u, p, ts, shared))
+
+        scan_lines(t, path, [], module, emit, 0, bounds[1], meta if lazy else None)
         lines, lf, crlf, last_eol = t.lines, t.lf, t.crlf, t.last_eol
         for k, proc in enumerate(procs, 1):
-            part, bad, n, plf, pcrlf, peol = _collect(proc, path, name, bounds[k], bounds[k + 1], stats)
+            part, bad, n, plf, pcrlf, peol = _collect(proc, path, name, bounds[k], bounds[k + 1], stats, lazy)
             shift = len(entries)
             append = entries.append
             for i, tup in enumerate(part):  # each tuple freed once its entry is built: a lower peak
