@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import marshal
 import os
+import struct
 import subprocess
 import sys
 
@@ -20,7 +21,7 @@ import orjson
 
 from . import formats
 from .jsonl import BOM, Line, parse
-from .model import entry_from_tuple, entry_to_tuple
+from .model import META, Entry, entry_from_tuple, entry_to_tuple
 from .scanloop import BadLine, Part, make_entry, meta_entry, scan_lines, share_strings
 
 MIN_BYTES = 64 << 20  # below this, starting helpers costs more than it saves
@@ -116,24 +117,60 @@ def scan_part(path: str, fmt_name: str, begin: int, end: int, stats: bool = True
         share_strings(e, shared)  # marshal keeps shared strings shared: smaller data, nothing to redo here
         out.append(entry_to_tuple(e))
 
-    def meta(no, offset, length, eol, ty, u, p, ts):
-        out.append(entry_to_tuple(meta_entry(len(out), no, offset, length, eol, ty, u, p, ts, shared)))
+    def meta(no, offset, length, eol, ty, u, p, ts):  # short: an entry with nothing but these
+        e = meta_entry(len(out), no, offset, length, eol, ty, u, p, ts, shared)
+        out.append((e.lineno, e.offset, e.length, e.eol, e.type, e.id, e.parent, e.ts))
 
     scan_lines(t, path, [], module, emit, begin, end, meta if lazy else None)
     bad = [(b.lineno, b.offset, b.length, b.reason, b.blank) for b in t.bad]
     return out, bad, t.lines, t.lf, t.crlf, t.last_eol
 
 
+FRAME = 20_000  # entries per marshal frame: the parent holds one frame's tuples at a time, not the whole part
+_LEN = struct.Struct("<Q")
+
+
 def part_main() -> None:
-    """Helper process: scan one part and write it to stdout as marshal data."""
+    """Helper process: scan one part and write it to stdout as marshal frames: first
+    (frames, bad lines, lines, lf, crlf, last eol), then the entry tuples, FRAME at a time."""
     path, fmt_name, begin, end = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     stats, lazy = sys.argv[5] == "1", sys.argv[6] == "1"
     import gc
 
     gc.disable()
-    data = marshal.dumps(scan_part(path, fmt_name, begin, end, stats, lazy))
-    sys.stdout.buffer.write(data)
+    out, *tail = scan_part(path, fmt_name, begin, end, stats, lazy)
+    write = sys.stdout.buffer.write
+    frames = range(0, len(out), FRAME)
+    for data in [marshal.dumps((len(frames), *tail))] + [marshal.dumps(out[i:i + FRAME]) for i in frames]:
+        write(_LEN.pack(len(data)) + data)
     sys.stdout.buffer.flush()
+
+
+def _frames(proc):
+    """The helper's (bad lines, lines, lf, crlf, last eol) and an iterator over its entry frames.
+    Raises ValueError (or OSError, EOFError, TypeError) when the helper failed."""
+    read = proc.stdout.read
+
+    def frame():
+        head = read(_LEN.size)
+        if len(head) != _LEN.size:
+            raise ValueError("helper ended early")
+        (size,) = _LEN.unpack(head)
+        data = read(size)
+        if len(data) != size:
+            raise ValueError("helper ended early")
+        return marshal.loads(data)
+
+    n, *tail = frame()
+
+    def entries():
+        for _ in range(n):
+            yield frame()
+        proc.stdout.close()
+        if proc.wait() != 0:
+            raise ValueError("helper failed")
+
+    return tail, entries()
 
 
 def _start(path: str, fmt_name: str, begin: int, end: int, stats: bool, lazy: bool):
@@ -149,17 +186,19 @@ def _start(path: str, fmt_name: str, begin: int, end: int, stats: bool, lazy: bo
         return None
 
 
-def _collect(proc, path, fmt_name, begin, end, stats, lazy) -> tuple:
-    """The helper's part, or the same part scanned here when the helper failed."""
-    if proc is not None:
-        try:
-            data = proc.stdout.read()
-            proc.stdout.close()
-            if proc.wait() == 0:
-                return marshal.loads(data)
-        except (OSError, ValueError, EOFError, TypeError):
-            pass
-    return scan_part(path, fmt_name, begin, end, stats, lazy)
+def _merge(entries: list, frames, shift: int, line_shift: int) -> None:
+    """Append a part's entries, index and line numbers moved; each tuple freed once its entry is built."""
+    append = entries.append
+    i = shift
+    for part in frames:
+        for j, tup in enumerate(part):
+            if len(tup) == 8:  # an entry of type, id, parent and time (scan_part's meta)
+                no, off, length, eol, ty, u, p, ts = tup
+                append(Entry(i, no + line_shift, off, length, eol, META, ty, u, p, None, None, None, ts))
+            else:
+                append(entry_from_tuple(tup, shift, line_shift))
+            part[j] = None
+            i += 1
 
 
 def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = True, lazy: bool = True) -> bool:
@@ -189,14 +228,19 @@ def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = Tr
 
         scan_lines(t, path, [], module, emit, 0, bounds[1], meta if lazy else None)
         lines, lf, crlf, last_eol = t.lines, t.lf, t.crlf, t.last_eol
+        shared.clear()  # the helpers' entries share strings among themselves only: free the table first
         for k, proc in enumerate(procs, 1):
-            part, bad, n, plf, pcrlf, peol = _collect(proc, path, name, bounds[k], bounds[k + 1], stats, lazy)
             shift = len(entries)
-            append = entries.append
-            for i, tup in enumerate(part):  # each tuple freed once its entry is built: a lower peak
-                append(entry_from_tuple(tup, shift, lines))
-                part[i] = None
-            del part
+            try:
+                if proc is None:
+                    raise ValueError("no helper")
+                (bad, n, plf, pcrlf, peol), frames = _frames(proc)
+                _merge(entries, frames, shift, lines)
+            except (OSError, ValueError, EOFError, TypeError):  # the helper failed: its part is scanned here
+                del entries[shift:]
+                part, bad, n, plf, pcrlf, peol = scan_part(path, name, bounds[k], bounds[k + 1], stats, lazy)
+                _merge(entries, [part], shift, lines)
+                del part
             t.bad.extend(BadLine(no + lines, off, length, reason, blank) for no, off, length, reason, blank in bad)
             lines += n
             lf += plf
