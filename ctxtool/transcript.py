@@ -68,13 +68,16 @@ class Transcript:
         return fresh
 
 
+_NONTEXT = bytes(b for b in range(256) if b < 9 or 13 < b < 32 or b == 127)
+
+
 def _check_binary(path: str) -> None:
     try:
         with open(path, "rb") as f:
             head = f.read(8192)
     except OSError:
         return
-    nontext = sum(1 for b in head if b < 9 or 13 < b < 32 or b == 127)
+    nontext = len(head) - len(head.translate(None, _NONTEXT))
     if head and nontext > len(head) * 0.3:
         raise InputError("binary file, not a JSONL transcript", path=path)
 
@@ -126,7 +129,7 @@ def scan(
     if keep_index and not keep and on_entry is None and on_format is None:
         split = parallel.plan(path, workers, parallel.MIN_BYTES if split_min_bytes is None else split_min_bytes)
         if split is not None:
-            with no_gc():
+            with no_gc(freeze=True):
                 done = parallel.scan(t, path, module, split, shared, stats, lazy is not False)
             if done:
                 return t
@@ -171,7 +174,7 @@ def scan(
                 entries.append(e)
 
         on_meta = meta
-    with no_gc():
+    with no_gc(freeze=keep_index):
         scan_lines(t, path, pending, module, emit, meta=on_meta)
     if len(t.bad) > 1:  # non-object lines read before the format was known are reported late: line order, as a parallel scan
         t.bad.sort(key=_lineno)
