@@ -346,7 +346,8 @@ class _Planner:
             self.active_path = path  # links do not change again before relink(): reused there
             dropped = self.dropped
             return [e for e in path[start:] if e.index not in dropped] if dropped else path[start:]
-        live = [e for e in self.entries if self.alive(e)]
+        dropped = self.dropped
+        live = [e for e in self.entries if e.index not in dropped] if dropped else list(self.entries)
         if self.name == "claude":
             self.claude_view = claude_segment(live)
             return self.claude_view
@@ -870,8 +871,10 @@ def plan_repair(t: Transcript, *, trim_trailing: bool = False) -> Plan:
         p.fix_first_kept(order)
     if order and not order[-1].eol and order[-1].index >= 0 and not p.edits.get(order[-1].index):
         p.changes.append(Change("final-newline", "added", order[-1].lineno, None, "last line had no line ending"))
-    final = []
     edits = p.edits
+    if not edits and all(e.index >= 0 for e in order):  # nothing to rewrite: the index as scanned
+        return Plan(t, p, order, list(order), p.changes)
+    final = []
     with open(t.path, "rb") as f:
         for e in order:
             if e.index >= 0 and e.index not in edits:
