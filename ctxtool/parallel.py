@@ -21,7 +21,7 @@ import orjson
 
 from . import formats
 from .jsonl import BOM, Line, parse
-from .model import META, Entry, entry_from_tuple, entry_to_tuple
+from .model import META, entry_from_tuple, entry_to_tuple, small_entry
 from .scanloop import BadLine, Part, make_entry, meta_entry, scan_lines, share_strings
 
 MIN_BYTES = 64 << 20  # below this, starting helpers costs more than it saves
@@ -194,7 +194,7 @@ def _merge(entries: list, frames, shift: int, line_shift: int) -> None:
         for j, tup in enumerate(part):
             if len(tup) == 8:  # an entry of type, id, parent and time (scan_part's meta)
                 no, off, length, eol, ty, u, p, ts = tup
-                append(Entry(i, no + line_shift, off, length, eol, META, ty, u, p, None, None, None, ts))
+                append(small_entry(i, no + line_shift, off, length, eol, META, ty, u, p, ts))
             else:
                 append(entry_from_tuple(tup, shift, line_shift))
             part[j] = None

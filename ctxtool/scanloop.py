@@ -26,7 +26,7 @@ from . import formats
 from .errors import InputError
 from .formats.common import parse_ts
 from .jsonl import BOM, Line, open_binary, parse
-from .model import META, Entry, FullEntry
+from .model import META, Entry, FullEntry, small_entry
 
 ENV_LAZY = "CTXTOOL_LAZY_DECODE"  # "0": always parse whole lines with orjson (the reference the tests compare with)
 
@@ -72,7 +72,7 @@ def meta_entry(index: int, lineno: int, offset: int, length: int, eol: bytes, t,
             u = get(u, u)
         if p is not None:
             p = get(p, p)
-    return Entry(index, lineno, offset, length, eol, META, t, u, p, None, None, None, parse_ts(ts))
+    return small_entry(index, lineno, offset, length, eol, META, t, u, p, parse_ts(ts))
 
 
 def share_strings(e: Entry, shared: dict) -> None:
