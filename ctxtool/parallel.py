@@ -194,11 +194,14 @@ def _merge(entries: list, frames, shift: int, line_shift: int) -> None:
         for j, tup in enumerate(part):
             if len(tup) == 8:  # an entry of type, id, parent and time (scan_part's meta)
                 no, off, length, eol, ty, u, p, ts = tup
-                append(small_entry(i, no + line_shift, off, length, eol, META, ty, u, p, ts))
+                e = small_entry(i, no + line_shift, off, length, eol, META, ty, u, p, ts)
             else:
-                append(entry_from_tuple(tup, shift, line_shift))
+                e = entry_from_tuple(tup, shift, line_shift)
+                e.index = i  # the same value, as the int object shared with the previous line number
+            append(e)
             part[j] = None
-            i += 1
+            no = e.lineno
+            i = no if no == i + 1 else i + 1  # one int object for this line number and the next index
 
 
 def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = True, lazy: bool = True) -> bool:
@@ -212,19 +215,24 @@ def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = Tr
     try:
         t.fmt = module
         entries = t.entries
+        index = 0
 
         def emit(where, obj):
+            nonlocal index
             no, offset, length, eol = where
             if not isinstance(obj, dict):
                 t.bad.append(BadLine(no, offset, length, "not a JSON object"))
                 return
-            e = make_entry(module, obj, len(entries), no, offset, length, eol, False, stats)
+            e = make_entry(module, obj, index, no, offset, length, eol, False, stats)
             share_strings(e, shared)
             e.release()
             entries.append(e)
+            index = no if no == index + 1 else index + 1  # one int object for this line number and the next index
 
         def meta(no, offset, length, eol, ty, u, p, ts):
-            entries.append(meta_entry(len(entries), no, offset, length, eol, ty, u, p, ts, shared))
+            nonlocal index
+            entries.append(meta_entry(index, no, offset, length, eol, ty, u, p, ts, shared))
+            index = no if no == index + 1 else index + 1
 
         scan_lines(t, path, [], module, emit, 0, bounds[1], meta if lazy else None)
         lines, lf, crlf, last_eol = t.lines, t.lf, t.crlf, t.last_eol

@@ -148,7 +148,7 @@ def scan(
         e = make_entry(t.fmt, obj, index, no, offset, length, eol, want_blocks, stats)
         if keep_index:
             share_strings(e, shared)
-        index += 1
+        index = no if no == index + 1 else index + 1  # one int object for this line number and the next index
         if on_entry is not None:
             on_entry(e)
         if not keep:
@@ -167,7 +167,7 @@ def scan(
                 announce(t.fmt)
                 announce = None
             e = meta_entry(index, no, offset, length, eol, ty, u, p, ts, table)
-            index += 1
+            index = no if no == index + 1 else index + 1
             if on_entry is not None:
                 on_entry(e)
             if keep_index:
