@@ -215,26 +215,18 @@ def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = Tr
     try:
         t.fmt = module
         entries = t.entries
-        index = 0
 
         def emit(where, obj):
-            nonlocal index
             no, offset, length, eol = where
             if not isinstance(obj, dict):
                 t.bad.append(BadLine(no, offset, length, "not a JSON object"))
                 return
-            e = make_entry(module, obj, index, no, offset, length, eol, False, stats)
+            e = make_entry(module, obj, len(entries), no, offset, length, eol, False, stats)
             share_strings(e, shared)
             e.release()
             entries.append(e)
-            index = no if no == index + 1 else index + 1  # one int object for this line number and the next index
 
-        def meta(no, offset, length, eol, ty, u, p, ts):
-            nonlocal index
-            entries.append(meta_entry(index, no, offset, length, eol, ty, u, p, ts, shared))
-            index = no if no == index + 1 else index + 1
-
-        scan_lines(t, path, [], module, emit, 0, bounds[1], meta if lazy else None)
+        scan_lines(t, path, [], module, emit, 0, bounds[1], into=entries if lazy else None, shared=shared)
         lines, lf, crlf, last_eol = t.lines, t.lf, t.crlf, t.last_eol
         shared.clear()  # the helpers' entries share strings among themselves only: free the table first
         for k, proc in enumerate(procs, 1):

@@ -175,7 +175,8 @@ def _build(fmt):
 # ----------------------------------------------------------------------------- the hot loop
 
 
-def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: int | None = None, meta=None) -> None:
+def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: int | None = None, meta=None,
+               into: list | None = None, shared: dict | None = None) -> None:
     """The hot loop: one parse per line and no per-line objects unless the line is bad
     (orjson accepts the trailing newline as whitespace, so lines are never copied).
 
@@ -184,12 +185,19 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
     selective decoding (see the module's doc): it gets the lines that need nothing more, and
     ``emit`` gets the others with only the fields the format reads. ``t`` is a ``Part`` (or a
     ``Transcript``). ``begin``/``end`` (line boundaries) limit it to part of the file; line
-    numbers then count from the part's first line."""
+    numbers then count from the part's first line. ``into`` (in place of ``meta``): the list
+    ``emit`` appends every entry to; those lines' entries are appended here directly, their
+    index its length, their strings shared through ``shared`` (the index's fast way)."""
     loads, decode_error = orjson.loads, orjson.JSONDecodeError
     offset = begin
     no = lf = crlf = 0
     eol = b"\n"
-    lazy = decoder(t.fmt) if meta is not None else None
+    selective = meta is not None or into is not None
+    lazy = decoder(t.fmt) if selective else None
+    if into is not None:
+        append = into.append
+        get = shared.setdefault
+    prev = None  # the line number of the last line emitted: its int object is the next index (see transcript.scan)
     with open_binary(path) as f:
         if begin:
             f.seek(begin)
@@ -222,9 +230,17 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
                 else:
                     ty = h.type
                     if type(ty) is str and ty not in lazy[2]:
-                        meta(no, start, len(chunk) - len(eol), eol, ty, h.uuid, h.parentUuid, h.timestamp)
+                        if into is None:
+                            meta(no, start, len(chunk) - len(eol), eol, ty, h.uuid, h.parentUuid, h.timestamp)
+                        else:  # meta_entry, inline: most lines of a Claude Code file come this way
+                            u, p, n = h.uuid, h.parentUuid, len(into)
+                            append(small_entry(prev if prev == n else n, no, start, len(chunk) - len(eol), eol, META,
+                                               get(ty, ty), get(u, u) if type(u) is str else None,
+                                               get(p, p) if type(p) is str else None, parse_ts(h.timestamp)))
+                            prev = no
                     else:
                         emit((no, start, len(chunk) - len(eol), eol), lazy[1](h))
+                        prev = no
                     continue
             try:
                 obj = loads(chunk)
@@ -242,10 +258,11 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
                 for w, o in pending:
                     emit(w, o)
                 pending.clear()
-                if meta is not None:
+                if selective:
                     lazy = decoder(t.fmt)
                 continue
             emit(where, obj)
+            prev = no
     t.lines, t.size, t.lf, t.crlf = no, offset - begin, lf, crlf
     if no:
         t.last_eol = eol

@@ -135,6 +135,7 @@ def scan(
                 return t
 
     announce = on_format
+    into = None
 
     def emit(where: tuple, obj) -> None:
         nonlocal index, announce
@@ -145,6 +146,8 @@ def scan(
         if not isinstance(obj, dict):
             t.bad.append(BadLine(no, offset, length, "not a JSON object"))
             return
+        if into is not None:
+            index = len(into)  # the loop appends entries too
         e = make_entry(t.fmt, obj, index, no, offset, length, eol, want_blocks, stats)
         if keep_index:
             share_strings(e, shared)
@@ -157,7 +160,9 @@ def scan(
             t.entries.append(e)
 
     on_meta = None
-    if lazy or (lazy is None and not keep and on_entry is None):
+    if keep_index and on_entry is None and announce is None and lazy is not False and not keep:
+        into = t.entries  # the index's fast way: metadata lines' entries made in the loop (scanloop)
+    elif lazy or (lazy is None and not keep and on_entry is None):
         entries = t.entries
         table = shared if keep_index else None
 
@@ -175,7 +180,7 @@ def scan(
 
         on_meta = meta
     with no_gc(freeze=keep_index):
-        scan_lines(t, path, pending, module, emit, meta=on_meta)
+        scan_lines(t, path, pending, module, emit, meta=on_meta, into=into, shared=shared)
     if len(t.bad) > 1:  # non-object lines read before the format was known are reported late: line order, as a parallel scan
         t.bad.sort(key=_lineno)
     return t

@@ -13,7 +13,7 @@ import random
 
 import pytest
 
-from ctxtool import formats, scanloop, transcript
+from ctxtool import formats, scanloop
 from ctxtool.formats import claude
 from ctxtool.transcript import scan
 from tests.bench import realshape
@@ -52,8 +52,8 @@ def test_real_shape_data_indexes_the_same_and_really_skips(tmp_path, monkeypatch
     full, lazy = both(path, monkeypatch)
     assert lazy == full
     seen = []
-    real = scanloop.meta_entry
-    monkeypatch.setattr(transcript, "meta_entry", lambda *a: seen.append(a[5]) or real(*a))
+    real = scanloop.small_entry
+    monkeypatch.setattr(scanloop, "small_entry", lambda *a: seen.append(a[6]) or real(*a))
     scan(path, workers=1)
     assert seen.count("progress") > 0.6 * len(full["entries"])  # the progress lines took the short way
 
@@ -138,3 +138,16 @@ def test_without_msgspec_the_whole_line_is_parsed(monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "msgspec", None)
     assert scanloop.decoder(formats.get("claude")) is None
     assert scanloop.decoder(formats.get("pi")) is None  # pi declares nothing
+
+
+def test_streaming_consumers_see_the_same_entries(tmp_path, monkeypatch):
+    """profile streams (on_entry, no index) with selective decoding: the same profile either way."""
+    from ctxtool.profile import profile_session
+
+    path = str(tmp_path / "rs.jsonl")
+    realshape.write_file(path, 300_000, seed=9)
+    for p in [path] + [f for f in FIXTURES if os.path.basename(os.path.dirname(f)) == "claude-recorded"]:
+        monkeypatch.setenv(scanloop.ENV_LAZY, "0")
+        full = profile_session(p)
+        monkeypatch.setenv(scanloop.ENV_LAZY, "1")
+        assert profile_session(p) == full, p
