@@ -217,15 +217,18 @@ class Entry:
         self.ts = ts
         self.obj = obj
         self.blocks = blocks
-        if (stop is None and msg_key is None and model is None and not calls and not results and not nblocks
+        if self.__class__ is not Entry:  # FullEntry: the fields below are its own slots
+            self._m = None
+        elif (stop is None and msg_key is None and model is None and not calls and not results and not nblocks
                 and not empty and not blank_text and not signed_thinking and not chars and kinds is EMPTY
                 and tool_chars is EMPTY and usage is None and extra is None):
             self._m = _NONE
+            return
         else:
-            m = self._m = _More()
-            m.stop, m.msg_key, m.model, m.calls, m.results, m.nblocks = stop, msg_key, model, calls, results, nblocks
-            m.empty, m.blank_text, m.signed_thinking, m.chars, m.kinds = empty, blank_text, signed_thinking, chars, kinds
-            m.tool_chars, m.usage, m.extra = tool_chars, usage, extra
+            self._m = _More()  # the fields below are written into it
+        self.stop, self.msg_key, self.model, self.calls, self.results, self.nblocks = stop, msg_key, model, calls, results, nblocks
+        self.empty, self.blank_text, self.signed_thinking, self.chars, self.kinds = empty, blank_text, signed_thinking, chars, kinds
+        self.tool_chars, self.usage, self.extra = tool_chars, usage, extra
 
     def __repr__(self) -> str:
         return "Entry(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in FIELDS) + ")"
@@ -298,30 +301,6 @@ class FullEntry(Entry):
     common fields (the scan's metadata lines) stay small."""
 
     __slots__ = _More.__slots__
-
-    def __init__(self, index: int, lineno: int, offset: int, length: int, eol: bytes, kind: str, type: str,
-                 id: str | None = None, parent: str | None = None, role: str | None = None, stop: str | None = None,
-                 msg_key: str | None = None, ts: float | None = None, model: str | None = None,
-                 calls: tuple = (), results: tuple = (), nblocks: int = 0, empty: bool = False, blank_text: bool = False,
-                 signed_thinking: bool = False, chars: int = 0, kinds: Mapping = EMPTY, tool_chars: Mapping = EMPTY,
-                 usage: "Usage | None" = None, extra: dict | None = None, obj: dict | None = None, blocks: list | None = None):
-        self.index = index
-        self.lineno = lineno
-        self.offset = offset
-        self.length = length
-        self.eol = eol
-        self.kind = kind
-        self.type = type
-        self.id = id
-        self.parent = parent
-        self.role = role
-        self.ts = ts
-        self.obj = obj
-        self.blocks = blocks
-        self._m = None
-        self.stop, self.msg_key, self.model, self.calls, self.results, self.nblocks = stop, msg_key, model, calls, results, nblocks
-        self.empty, self.blank_text, self.signed_thinking, self.chars, self.kinds = empty, blank_text, signed_thinking, chars, kinds
-        self.tool_chars, self.usage, self.extra = tool_chars, usage, extra
 
 
 def entry_to_tuple(e: Entry) -> tuple:
