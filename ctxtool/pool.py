@@ -7,8 +7,9 @@ it raised (any other exception is raised here, as a serial loop would). It is wh
 
 Files of ``parallel.MIN_BYTES`` or more are done first, here, one at a time: their scan is split
 into parts that helper processes scan (``parallel.py``), so every core works on them. The other
-files go to worker processes (one per CPU, at most ``parallel.MAX_WORKERS``), largest first so
-that no worker is left with a big file at the end; in a worker, scans stay in one process.
+files go to worker processes (one per CPU but this one, at most ``parallel.MAX_WORKERS`` in all),
+largest first, two jobs ahead so that a worker never waits; this process takes the smallest files
+left meanwhile. In a worker, scans stay in one process.
 Workers are started as ``python -c`` (nothing is forked from a process that may have threads, and
 no main module is imported again) and take one job at a time over a pipe (pickled ``fn``, path and
 arguments; ``fn`` must be a module-level function). ``CTXTOOL_SCAN_WORKERS=1``, or files too few or
@@ -24,12 +25,14 @@ import selectors
 import struct
 import subprocess
 import sys
+from collections import deque
 from typing import Callable, Iterable, Iterator
 
 from . import parallel
 from .errors import CtxError
 
 MIN_TOTAL_BYTES = 16 << 20  # below this, starting the workers (~0.1 s of CPU each) costs more than it saves
+DEPTH = 2  # jobs sent ahead to each worker
 _HEAD = struct.Struct("<Q")
 
 
@@ -49,28 +52,30 @@ def each(fn: Callable, paths: Iterable[str], *args, workers: int | None = None,
     for i, s in enumerate(sizes):  # the large files first, here: their scans use every core already
         if s >= parallel.MIN_BYTES:
             done[i] = call(fn, paths[i], args)
-    queue = sorted(small, key=lambda i: -sizes[i])
-    with _Workers(min(n, len(small))) as ws:
+    queue = sorted(small, key=lambda i: -sizes[i])  # workers take from the front, this process from the back
+    with _Workers(min(n - 1, len(small) - 1)) as ws:
         nxt = 0
         while nxt < len(paths):
             if nxt in done:
                 yield (paths[nxt], *done.pop(nxt))
                 nxt += 1
                 continue
-            for w in ws.idle():
-                if not queue:
-                    break
-                i = queue.pop(0)
-                if not w.send(i, fn, paths[i], args):
-                    done[i] = call(fn, paths[i], args)
+            for w in ws.ws:  # two jobs queued per worker: it never waits for this process
+                while len(w.jobs) < DEPTH and queue:
+                    i = queue.pop(0)
+                    if not w.send(i, fn, paths[i], args):
+                        done[i] = call(fn, paths[i], args)
+                        break
+            for i, out in ws.finished(block=False):
+                done[i] = out if out is not None else call(fn, paths[i], args)
             if nxt in done:
                 continue
-            for i, out in ws.wait():
+            if queue:  # this process works too, on the smallest file left: soon back to feed the workers
+                i = queue.pop()
+                done[i] = call(fn, paths[i], args)
+                continue
+            for i, out in ws.finished(block=True):
                 done[i] = out if out is not None else call(fn, paths[i], args)
-            if not ws.alive() and queue:  # no worker left: the rest here
-                for i in queue:
-                    done[i] = call(fn, paths[i], args)
-                queue.clear()
 
 
 def call(fn: Callable, path: str, args: tuple) -> tuple:
@@ -91,27 +96,26 @@ def _size(path: str) -> int:
 class _Worker:
     def __init__(self, proc):
         self.proc = proc
-        self.job: int | None = None
+        self.jobs: deque[int] = deque()  # sent, in the order the answers come
 
     def send(self, i: int, fn, path: str, args: tuple) -> bool:
         try:
             data = pickle.dumps((fn, path, args), pickle.HIGHEST_PROTOCOL)
-            self.proc.stdin.write(_HEAD.pack(len(data)) + data)
-            self.proc.stdin.flush()
+            _write_all(self.proc.stdin, _HEAD.pack(len(data)) + data)
         except (OSError, ValueError, pickle.PicklingError, AttributeError, TypeError):
             return False
-        self.job = i
+        self.jobs.append(i)
         return True
 
     def receive(self):
-        """The finished job's (result, error), or None when the worker died or answered nonsense
+        """The oldest job's (result, error), or None when the worker died or answered nonsense
         (an exception other than a CtxError is raised here)."""
         answer = None
         try:
-            head = self.proc.stdout.read(_HEAD.size)
+            head = _read_exact(self.proc.stdout, _HEAD.size)
             if len(head) == _HEAD.size:
                 (size,) = _HEAD.unpack(head)
-                data = self.proc.stdout.read(size)
+                data = _read_exact(self.proc.stdout, size)
                 if len(data) == size:
                     answer = pickle.loads(data)
         except (OSError, EOFError, pickle.UnpicklingError, ValueError, AttributeError, ImportError):
@@ -124,8 +128,10 @@ class _Worker:
 
 
 class _Workers:
+    """This process's workers (some may fail to start: then fewer, or none)."""
+
     def __init__(self, n: int):
-        self.ws = [w for w in (_start() for _ in range(n)) if w is not None]
+        self.ws = [w for w in (_start() for _ in range(max(n, 0))) if w is not None]
         self.sel = selectors.DefaultSelector()
         for w in self.ws:
             self.sel.register(w.proc.stdout, selectors.EVENT_READ, w)
@@ -141,7 +147,7 @@ class _Workers:
             except OSError:
                 pass
         for w in self.ws:
-            if exc[0] is not None or w.job is not None:
+            if exc[0] is not None or w.jobs:
                 w.proc.kill()
             try:
                 w.proc.wait(timeout=5)
@@ -150,30 +156,43 @@ class _Workers:
                 w.proc.wait()
             w.proc.stdout.close()
 
-    def alive(self) -> bool:
-        return bool(self.ws)
-
-    def idle(self) -> list[_Worker]:
-        return [w for w in self.ws if w.job is None]
-
-    def wait(self) -> list[tuple[int, tuple | None]]:
-        """Jobs finished (or lost with their worker) since the last call; blocks until there is one."""
+    def finished(self, block: bool) -> list[tuple[int, tuple | None]]:
+        """Jobs answered (or lost with their worker: None) since the last call; ``block``: wait for one."""
         out = []
-        if not any(w.job is not None for w in self.ws):
+        if not any(w.jobs for w in self.ws):
             return out
-        for key, _ in self.sel.select():
+        for key, _ in self.sel.select(None if block else 0):
             w = key.data
-            i, w.job = w.job, None
-            res = w.receive()
-            if res is None:  # dead: its job is done here, no new ones
-                self.sel.unregister(w.proc.stdout)
-                self.ws.remove(w)
-                w.proc.kill()
-                w.proc.wait()
-                w.proc.stdout.close()
-            if i is not None:
-                out.append((i, res))
+            res = w.receive()  # one answer per readable worker; the next call reads the rest
+            if res is not None:
+                out.append((w.jobs.popleft(), res))
+                continue
+            self.sel.unregister(w.proc.stdout)  # dead: its jobs are done here, no new ones
+            self.ws.remove(w)
+            w.proc.kill()
+            w.proc.wait()
+            w.proc.stdout.close()
+            out.extend((i, None) for i in w.jobs)
+            w.jobs.clear()
         return out
+
+
+# The pipes are unbuffered: a buffered reader could hold an answer that select() then never reports.
+def _read_exact(f, n: int) -> bytes:
+    parts = []
+    while n:
+        chunk = f.read(n)
+        if not chunk:
+            break
+        parts.append(chunk)
+        n -= len(chunk)
+    return b"".join(parts)
+
+
+def _write_all(f, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[f.write(view):]
 
 
 def _start() -> _Worker | None:
@@ -183,7 +202,7 @@ def _start() -> _Worker | None:
     env = dict(os.environ, **{parallel.ENV: "1"})  # the pool already uses every CPU: no helpers per file
     try:
         return _Worker(subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.DEVNULL, env=env))
+                                        stderr=subprocess.DEVNULL, env=env, bufsize=0))
     except (OSError, TypeError, ValueError):  # TypeError: sys.executable is None in some embedded interpreters
         return None
 
