@@ -19,6 +19,7 @@ import gc
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 
 import orjson
 
@@ -194,9 +195,12 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
     eol = b"\n"
     selective = meta is not None or into is not None
     lazy = decoder(t.fmt) if selective else None
+    if lazy is not None:
+        decode, to_dict, full_types, refused = lazy
     if into is not None:
         append = into.append
         get = shared.setdefault
+    fromiso = datetime.fromisoformat
     prev = None  # the line number of the last line emitted: its int object is the next index (see transcript.scan)
     with open_binary(path) as f:
         if begin:
@@ -224,22 +228,31 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
                 try:
                     if not chunk.isascii():
                         chunk.decode()  # msgspec does not check UTF-8 in what it skips: this does (as strictly as orjson)
-                    h = lazy[0](chunk)
-                except lazy[3]:
+                    h = decode(chunk)
+                except refused:
                     pass
                 else:
                     ty = h.type
-                    if type(ty) is str and ty not in lazy[2]:
+                    if type(ty) is str and ty not in full_types:
                         if into is None:
                             meta(no, start, len(chunk) - len(eol), eol, ty, h.uuid, h.parentUuid, h.timestamp)
                         else:  # meta_entry, inline: most lines of a Claude Code file come this way
-                            u, p, n = h.uuid, h.parentUuid, len(into)
+                            u, p, ts, n = h.uuid, h.parentUuid, h.timestamp, len(into)
+                            if type(ts) is str:  # parse_ts, its common case inline
+                                try:
+                                    ts = fromiso(ts).timestamp()
+                                except ValueError:
+                                    ts = parse_ts(ts)
+                            else:
+                                ts = parse_ts(ts)
+                            # the line's own uuid is not put in the string table: such lines (progress) are leaves,
+                            # a line naming one as its parent still gets an equal string
                             append(small_entry(prev if prev == n else n, no, start, len(chunk) - len(eol), eol, META,
-                                               get(ty, ty), get(u, u) if type(u) is str else None,
-                                               get(p, p) if type(p) is str else None, parse_ts(h.timestamp)))
+                                               get(ty, ty), u if type(u) is str else None,
+                                               get(p, p) if type(p) is str else None, ts))
                             prev = no
                     else:
-                        emit((no, start, len(chunk) - len(eol), eol), lazy[1](h))
+                        emit((no, start, len(chunk) - len(eol), eol), to_dict(h))
                         prev = no
                     continue
             try:
@@ -260,6 +273,8 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
                 pending.clear()
                 if selective:
                     lazy = decoder(t.fmt)
+                    if lazy is not None:
+                        decode, to_dict, full_types, refused = lazy
                 continue
             emit(where, obj)
             prev = no
