@@ -102,7 +102,8 @@ def ccusage(out_dir: str) -> tuple[str | None, str | None]:
         r = subprocess.run([npm, "install", "--prefix", prefix, "--ignore-scripts", "--no-audit", "--no-fund",
                             "--loglevel=error", f"ccusage@{CCUSAGE_VERSION}"], capture_output=True, text=True)
         if r.returncode != 0 or not os.path.exists(binary):
-            why = (r.stderr.strip().splitlines() or ["the platform package was not installed"])[-1]
+            said = [x for x in r.stderr.splitlines() if x.startswith("npm error") and "complete log" not in x]
+            why = (said or r.stderr.strip().splitlines() or ["the platform package was not installed"])[0]
             return None, f"npm install ccusage@{CCUSAGE_VERSION} failed: {why}"
     os.chmod(binary, 0o755)  # installed without scripts, the binary may lack its execute bit
     r = subprocess.run([binary, "--version"], capture_output=True, text=True)
