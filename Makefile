@@ -24,7 +24,7 @@ help:
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,fast]'
 	@touch $(STAMP)
 
 install: $(STAMP)

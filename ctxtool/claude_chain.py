@@ -50,10 +50,17 @@ RENAMED_TOOLS = {"Task": "Agent"}
 def main_entries(entries: list[Entry]) -> list[Entry]:
     """Entries of the conversation the file is about: a main file without its subagents'
     sidechain lines; a file that is all sidechain (a subagent's own file) as it is."""
-    keep: list[Entry] = []
+    for first, e in enumerate(entries):
+        x = e.extra
+        if x is not None and x.get("sidechain"):
+            break
+    else:
+        return entries  # no sidechain line: nothing to leave out (and no copy of a long list)
+    keep: list[Entry] = entries[:first]
     append = keep.append
-    main = side = False
-    for e in entries:
+    main = any(e.kind == MESSAGE for e in keep)
+    side = False
+    for e in entries[first:]:
         x = e.extra
         if x is not None and x.get("sidechain"):
             side = True

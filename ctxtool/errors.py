@@ -31,6 +31,11 @@ class CtxError(Exception):
         self.reason = message
         super().__init__(self.format())
 
+    def __reduce__(self):
+        # pickled as it is (a process pool sends errors back): reason, path, line and any
+        # attribute of a subclass, not just the formatted message
+        return _restore, (type(self), self.args, self.__dict__)
+
     def format(self) -> str:
         where = ""
         if self.path is not None:
@@ -39,6 +44,13 @@ class CtxError(Exception):
                 where += f":{self.line}"
             where += ": "
         return where + self.reason
+
+
+def _restore(cls, args, state):
+    e = cls.__new__(cls)
+    Exception.__init__(e, *args)
+    e.__dict__.update(state)
+    return e
 
 
 class InputError(CtxError):

@@ -37,8 +37,8 @@ from typing import Iterable
 
 import orjson
 
-from . import skill, tokenizers
-from .errors import ApiError, CtxError, EXIT_FAILED, unexpected
+from . import pool, skill, tokenizers
+from .errors import ApiError, CtxError, EXIT_FAILED
 from .formats.common import CALL_TYPES, ignored_notes
 from .model import BOUNDARY, COMPACTION, IMAGE_CHARS, MESSAGE, as_text
 from .tokens import (
@@ -1118,16 +1118,19 @@ def _view_overheads(view) -> int:
     return total
 
 
-def estimate_many(paths: Iterable[str], opts: Options | None = None) -> dict:
-    """Estimate several files (any iterable: the CLI passes its progress bar): {files, failures, totals}."""
+def estimate_many(paths: Iterable[str], opts: Options | None = None, *, wrap=None, workers: int | None = None) -> dict:
+    """Estimate several files: {files, failures, totals}, in the order of ``paths``. Many files are
+    estimated by worker processes (``pool.each``); ``wrap`` sees the ``(path, result, error)`` stream
+    (the CLI's progress bar)."""
     opts = opts or Options()
     files, failures = [], []
-    for p in paths:
-        try:
-            files.append(estimate_file(p, opts))
-        except Exception as exc:  # any failure is this file's, one line naming it
-            e = unexpected(exc, path=p)
-            failures.append({"path": p, "error": e.reason, "line": e.line, "message": str(e), "exit_code": e.exit_code})
+    done = pool.each(estimate_file, paths, opts, workers=workers)
+    for p, res, e in (wrap(done) if wrap is not None else done):
+        if e is None:
+            files.append(res)
+        else:
+            failures.append({"path": p, "error": e.reason, "line": e.line, "message": str(e) if e.path else f"{p}: {e.reason}",
+                             "exit_code": e.exit_code})
     return {"files": files, "failures": failures, "totals": totals(files)}
 
 

@@ -161,35 +161,77 @@ class Usage:
         return self.total or (self.input + self.output + self.cache_read + self.cache_write)
 
 
-@dataclass(slots=True, eq=False)
+# The fields of an entry, in constructor order; ``_MORE`` are the ones most entries leave at their
+# default (everything but messages: progress, snapshots, settings): they live in a second object,
+# created on the first write, so that an index of a million such lines stays small.
+_CORE = ("index", "lineno", "offset", "length", "eol", "kind", "type", "id", "parent", "role")
+_MORE = {"stop": None, "msg_key": None, "ts": None, "model": None, "calls": (), "results": (), "nblocks": 0, "empty": False,
+         "blank_text": False, "signed_thinking": False, "chars": 0, "kinds": EMPTY, "tool_chars": EMPTY, "usage": None,
+         "extra": None}
+FIELDS = _CORE + tuple(_MORE) + ("obj", "blocks")
+
+
+class _More:
+    __slots__ = tuple(k for k in _MORE if k != "ts")
+
+    def __init__(self):
+        self.stop = self.msg_key = self.model = self.usage = self.extra = None
+        self.calls = self.results = ()
+        self.nblocks = self.chars = 0
+        self.empty = self.blank_text = self.signed_thinking = False
+        self.kinds = self.tool_chars = EMPTY
+
+
+_NONE = _More()  # the shared defaults of entries that set none of these: never written (see _set)
+
+
 class Entry:
-    index: int  # position among the parsed entries of the file
-    lineno: int
-    offset: int
-    length: int
-    eol: bytes
-    kind: str
-    type: str  # the record's own type tag (or the role for Messages JSONL)
-    id: str | None = None
-    parent: str | None = None
-    role: str | None = None
-    stop: str | None = None
-    msg_key: str | None = None  # Claude Code: message.id(+requestId), groups split lines
-    ts: float | None = None  # epoch seconds
-    model: str | None = None
-    calls: tuple[Call, ...] = ()
-    results: tuple[Result, ...] = ()
-    nblocks: int = 0
-    empty: bool = False  # no content the model would see
-    blank_text: bool = False  # has a text block that is empty or whitespace only
-    signed_thinking: bool = False
-    chars: int = 0  # pi heuristic characters for this entry
-    kinds: Mapping = EMPTY  # chars by block kind (replaced, never mutated in place)
-    tool_chars: Mapping = EMPTY  # tool-result chars by tool name
-    usage: Usage | None = None
-    extra: dict | None = None
-    obj: dict | None = None
-    blocks: list | None = None
+    """One line of a transcript: where it is and its normalized view (see the module's doc).
+
+    Fields: index, lineno, offset, length, eol, kind, type (the record's own type tag, or the role
+    for Messages JSONL), id, parent, role, stop, msg_key (Claude Code: message.id(+requestId),
+    groups split lines), ts (epoch seconds), model, calls, results, nblocks, empty (no content the
+    model would see), blank_text (a text block that is empty or whitespace only), signed_thinking,
+    chars (pi heuristic characters), kinds (chars by block kind; replaced, never mutated in
+    place), tool_chars (tool-result chars by tool name), usage, extra, obj, blocks. Compared by
+    identity. The fields most entries leave at their default cost no memory until set."""
+
+    __slots__ = _CORE + ("ts", "obj", "blocks", "_m")
+
+    def __init__(self, index: int, lineno: int, offset: int, length: int, eol: bytes, kind: str, type: str,
+                 id: str | None = None, parent: str | None = None, role: str | None = None, stop: str | None = None,
+                 msg_key: str | None = None, ts: float | None = None, model: str | None = None,
+                 calls: tuple = (), results: tuple = (), nblocks: int = 0, empty: bool = False, blank_text: bool = False,
+                 signed_thinking: bool = False, chars: int = 0, kinds: Mapping = EMPTY, tool_chars: Mapping = EMPTY,
+                 usage: "Usage | None" = None, extra: dict | None = None, obj: dict | None = None, blocks: list | None = None):
+        self.index = index
+        self.lineno = lineno
+        self.offset = offset
+        self.length = length
+        self.eol = eol
+        self.kind = kind
+        self.type = type
+        self.id = id
+        self.parent = parent
+        self.role = role
+        self.ts = ts
+        self.obj = obj
+        self.blocks = blocks
+        if self.__class__ is not Entry:  # FullEntry: the fields below are its own slots
+            self._m = None
+        elif (stop is None and msg_key is None and model is None and not calls and not results and not nblocks
+                and not empty and not blank_text and not signed_thinking and not chars and kinds is EMPTY
+                and tool_chars is EMPTY and usage is None and extra is None):
+            self._m = _NONE
+            return
+        else:
+            self._m = _More()  # the fields below are written into it
+        self.stop, self.msg_key, self.model, self.calls, self.results, self.nblocks = stop, msg_key, model, calls, results, nblocks
+        self.empty, self.blank_text, self.signed_thinking, self.chars, self.kinds = empty, blank_text, signed_thinking, chars, kinds
+        self.tool_chars, self.usage, self.extra = tool_chars, usage, extra
+
+    def __repr__(self) -> str:
+        return "Entry(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in FIELDS) + ")"
 
     @property
     def api_role(self) -> str | None:
@@ -209,6 +251,56 @@ class Entry:
         """Drop the parsed object and blocks; ``reload`` brings them back."""
         self.obj = None
         self.blocks = None
+
+
+def _more_field(name: str) -> property:
+    from operator import attrgetter
+
+    def _set(self, value, _name=name):
+        m = self._m
+        if m is _NONE:
+            m = self._m = _More()
+        setattr(m, _name, value)
+
+    return property(attrgetter("_m." + name), _set)
+
+
+for _name in _MORE:
+    if _name != "ts":
+        setattr(Entry, _name, _more_field(_name))
+del _name
+
+
+def small_entry(index: int, lineno: int, offset: int, length: int, eol: bytes, kind: str, type: str, id: str | None,
+                parent: str | None, ts: float | None) -> Entry:
+    """``Entry(index, lineno, offset, length, eol, kind, type, id, parent, ts=ts)``, made faster (the scan makes
+    one per metadata line)."""
+    e = _new(Entry)
+    e.index = index
+    e.lineno = lineno
+    e.offset = offset
+    e.length = length
+    e.eol = eol
+    e.kind = kind
+    e.type = type
+    e.id = id
+    e.parent = parent
+    e.role = e.obj = e.blocks = None
+    e.ts = ts
+    e._m = _NONE
+    return e
+
+
+_new = object.__new__
+
+
+class FullEntry(Entry):
+    """An entry with every field in a slot of its own (its slots take the place of ``Entry``'s
+    properties): what a normalized line becomes, as fast to fill and read as a plain object, and
+    smaller than an ``Entry`` with its second object. ``Entry``s made without anything but the
+    common fields (the scan's metadata lines) stay small."""
+
+    __slots__ = _More.__slots__
 
 
 def entry_to_tuple(e: Entry) -> tuple:
@@ -234,7 +326,7 @@ def entry_from_tuple(t: tuple, index_shift: int = 0, line_shift: int = 0) -> Ent
     """Rebuild an Entry from ``entry_to_tuple``; index and line number moved by the part's start."""
     (index, lineno, offset, length, eol, kind, type_, id_, parent, role, stop, msg_key, ts, model,
      calls, results, nblocks, empty, blank_text, signed, chars, kinds, tool_chars, usage, extra) = t
-    return Entry(
+    return FullEntry(
         index + index_shift, lineno + line_shift, offset, length, eol, kind, type_, id_, parent, role, stop,
         msg_key, ts, model,
         tuple([Call(*c) for c in calls]) if calls else (),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import marshal
 import os
+import struct
 import subprocess
 import sys
 
@@ -20,6 +21,8 @@ import orjson
 
 from . import formats
 from .jsonl import BOM, Line, parse
+from .model import META, entry_from_tuple, entry_to_tuple, small_entry
+from .scanloop import BadLine, Part, make_entry, meta_entry, scan_lines, share_strings
 
 MIN_BYTES = 64 << 20  # below this, starting helpers costs more than it saves
 MAX_WORKERS = 4
@@ -98,85 +101,117 @@ def sniff(path: str, end: int, module):
     return None
 
 
-def scan_part(path: str, fmt_name: str, begin: int, end: int, stats: bool = True) -> tuple:
+def scan_part(path: str, fmt_name: str, begin: int, end: int, stats: bool = True, lazy: bool = True) -> tuple:
     """Index ``[begin, end)`` of ``path``: (entry tuples, bad-line tuples, lines, lf, crlf, last eol)."""
-    from .model import entry_to_tuple
-    from .transcript import Transcript, _scan_lines, _share_strings, make_entry
-
     module = formats.get(fmt_name)
-    t = Transcript(path, module)
+    t = Part(path, module)
     out: list[tuple] = []
-    index = 0
     shared: dict = {}
 
     def emit(where, obj):
-        nonlocal index
         no, offset, length, eol = where
         if not isinstance(obj, dict):
-            t.bad.append(_bad(no, offset, length, "not a JSON object"))
+            t.bad.append(BadLine(no, offset, length, "not a JSON object"))
             return
-        e = make_entry(module, obj, index, no, offset, length, eol, False, stats)
-        _share_strings(e, shared)  # marshal keeps shared strings shared: smaller data, nothing to redo here
+        e = make_entry(module, obj, len(out), no, offset, length, eol, False, stats)
+        share_strings(e, shared)  # marshal keeps shared strings shared: smaller data, nothing to redo here
         out.append(entry_to_tuple(e))
-        index += 1
 
-    _scan_lines(t, path, [], module, emit, begin, end)
+    def meta(no, offset, length, eol, ty, u, p, ts):  # short: an entry with nothing but these
+        e = meta_entry(len(out), no, offset, length, eol, ty, u, p, ts, shared)
+        out.append((e.lineno, e.offset, e.length, e.eol, e.type, e.id, e.parent, e.ts))
+
+    scan_lines(t, path, [], module, emit, begin, end, meta if lazy else None)
     bad = [(b.lineno, b.offset, b.length, b.reason, b.blank) for b in t.bad]
     return out, bad, t.lines, t.lf, t.crlf, t.last_eol
 
 
-def _bad(no, offset, length, reason):
-    from .transcript import BadLine
-
-    return BadLine(no, offset, length, reason)
+FRAME = 20_000  # entries per marshal frame: the parent holds one frame's tuples at a time, not the whole part
+_LEN = struct.Struct("<Q")
 
 
 def part_main() -> None:
-    """Helper process: scan one part and write it to stdout as marshal data."""
-    path, fmt_name, begin, end, stats = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1"
+    """Helper process: scan one part and write it to stdout as marshal frames: first
+    (frames, bad lines, lines, lf, crlf, last eol), then the entry tuples, FRAME at a time."""
+    path, fmt_name, begin, end = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    stats, lazy = sys.argv[5] == "1", sys.argv[6] == "1"
     import gc
 
     gc.disable()
-    data = marshal.dumps(scan_part(path, fmt_name, begin, end, stats))
-    sys.stdout.buffer.write(data)
+    out, *tail = scan_part(path, fmt_name, begin, end, stats, lazy)
+    write = sys.stdout.buffer.write
+    frames = range(0, len(out), FRAME)
+    for data in [marshal.dumps((len(frames), *tail))] + [marshal.dumps(out[i:i + FRAME]) for i in frames]:
+        write(_LEN.pack(len(data)) + data)
     sys.stdout.buffer.flush()
 
 
-def _start(path: str, fmt_name: str, begin: int, end: int, stats: bool):
+def _frames(proc):
+    """The helper's (bad lines, lines, lf, crlf, last eol) and an iterator over its entry frames.
+    Raises ValueError (or OSError, EOFError, TypeError) when the helper failed."""
+    read = proc.stdout.read
+
+    def frame():
+        head = read(_LEN.size)
+        if len(head) != _LEN.size:
+            raise ValueError("helper ended early")
+        (size,) = _LEN.unpack(head)
+        data = read(size)
+        if len(data) != size:
+            raise ValueError("helper ended early")
+        return marshal.loads(data)
+
+    n, *tail = frame()
+
+    def entries():
+        for _ in range(n):
+            yield frame()
+        proc.stdout.close()
+        if proc.wait() != 0:
+            raise ValueError("helper failed")
+
+    return tail, entries()
+
+
+def _start(path: str, fmt_name: str, begin: int, end: int, stats: bool, lazy: bool):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     # ``python -c`` puts the current directory first on sys.path: a ``ctxtool`` there (another
     # checkout or version) would scan the part instead of this one. The helper imports this copy.
     code = f"import sys; sys.path.insert(0, {root!r}); from ctxtool.parallel import part_main; part_main()"
     try:
-        return subprocess.Popen([sys.executable, "-c", code, path, fmt_name, str(begin), str(end), "1" if stats else "0"],
+        return subprocess.Popen([sys.executable, "-c", code, path, fmt_name, str(begin), str(end), "1" if stats else "0",
+                                 "1" if lazy else "0"],
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
     except (OSError, TypeError, ValueError):  # TypeError: sys.executable is None in some embedded interpreters
         return None
 
 
-def _collect(proc, path, fmt_name, begin, end, stats) -> tuple:
-    """The helper's part, or the same part scanned here when the helper failed."""
-    if proc is not None:
-        try:
-            data = proc.stdout.read()
-            proc.stdout.close()
-            if proc.wait() == 0:
-                return marshal.loads(data)
-        except (OSError, ValueError, EOFError, TypeError):
-            pass
-    return scan_part(path, fmt_name, begin, end, stats)
+def _merge(entries: list, frames, shift: int, line_shift: int) -> None:
+    """Append a part's entries, index and line numbers moved; each tuple freed once its entry is built."""
+    append = entries.append
+    i = shift
+    for part in frames:
+        for j, tup in enumerate(part):
+            if len(tup) == 8:  # an entry of type, id, parent and time (scan_part's meta)
+                no, off, length, eol, ty, u, p, ts = tup
+                e = small_entry(i, no + line_shift, off, length, eol, META, ty, u, p, ts)
+            else:
+                e = entry_from_tuple(tup, shift, line_shift)
+                e.index = i  # the same value, as the int object shared with the previous line number
+            append(e)
+            part[j] = None
+            no = e.lineno
+            i = no if no == i + 1 else i + 1  # one int object for this line number and the next index
 
 
-def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = True) -> bool:
-    """Fill ``t`` from the parts in ``bounds``; False (``t`` untouched) when a serial scan is needed."""
-    from .model import entry_from_tuple
-    from .transcript import BadLine, _scan_lines, _share_strings, make_entry
-
+def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = True, lazy: bool = True) -> bool:
+    """Fill ``t`` (a ``Transcript``) from the parts in ``bounds``; False (``t`` untouched) when a serial
+    scan is needed."""
     module = sniff(path, bounds[1], module)
     if module is None:
         return False
     name = module.NAME
-    procs = [_start(path, name, bounds[k], bounds[k + 1], stats) for k in range(1, len(bounds) - 1)]
+    procs = [_start(path, name, bounds[k], bounds[k + 1], stats, lazy) for k in range(1, len(bounds) - 1)]
     try:
         t.fmt = module
         entries = t.entries
@@ -187,20 +222,25 @@ def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = Tr
                 t.bad.append(BadLine(no, offset, length, "not a JSON object"))
                 return
             e = make_entry(module, obj, len(entries), no, offset, length, eol, False, stats)
-            _share_strings(e, shared)
+            share_strings(e, shared)
             e.release()
             entries.append(e)
 
-        _scan_lines(t, path, [], module, emit, 0, bounds[1])
+        scan_lines(t, path, [], module, emit, 0, bounds[1], into=entries if lazy else None, shared=shared)
         lines, lf, crlf, last_eol = t.lines, t.lf, t.crlf, t.last_eol
+        shared.clear()  # the helpers' entries share strings among themselves only: free the table first
         for k, proc in enumerate(procs, 1):
-            part, bad, n, plf, pcrlf, peol = _collect(proc, path, name, bounds[k], bounds[k + 1], stats)
             shift = len(entries)
-            append = entries.append
-            for i, tup in enumerate(part):  # each tuple freed once its entry is built: a lower peak
-                append(entry_from_tuple(tup, shift, lines))
-                part[i] = None
-            del part
+            try:
+                if proc is None:
+                    raise ValueError("no helper")
+                (bad, n, plf, pcrlf, peol), frames = _frames(proc)
+                _merge(entries, frames, shift, lines)
+            except (OSError, ValueError, EOFError, TypeError):  # the helper failed: its part is scanned here
+                del entries[shift:]
+                part, bad, n, plf, pcrlf, peol = scan_part(path, name, bounds[k], bounds[k + 1], stats, lazy)
+                _merge(entries, [part], shift, lines)
+                del part
             t.bad.extend(BadLine(no + lines, off, length, reason, blank) for no, off, length, reason, blank in bad)
             lines += n
             lf += plf

@@ -626,7 +626,8 @@ def _scan(path, fmt, on_entry, prof):
     def on_format(module) -> None:  # the profiler needs the format from the first entry on
         prof.fmt = module.NAME
 
-    return scan(path, fmt, on_entry=on_entry, keep_index=False, blocks=False, on_format=on_format)
+    # lazy: the profiler reads entries, never their parsed objects (so only the fields normalize reads are decoded)
+    return scan(path, fmt, on_entry=on_entry, keep_index=False, blocks=False, on_format=on_format, lazy=True)
 
 
 FOLDER_RULE = ("each session is classified on its own; the folder's style is the one whose sessions carry the most "

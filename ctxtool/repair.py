@@ -424,8 +424,10 @@ def plan_repair(t: Transcript, *, trim_trailing: bool = False) -> Plan:
     if order and not order[-1].eol and order[-1].index >= 0 and not p.edits.get(order[-1].index):
         p.changes.append(Change("final-newline", "added", order[-1].lineno, None, "last line had no line ending"))
     _refuse_unreadable(t, p, order)
-    final = []
     edits = p.edits
+    if not edits and all(e.index >= 0 for e in order):  # nothing to rewrite: the index as scanned
+        return Plan(t, p, order, list(order), p.changes)
+    final = []
     with open(t.path, "rb") as f:
         for e in order:
             if e.index >= 0 and e.index not in edits:

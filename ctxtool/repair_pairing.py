@@ -29,7 +29,8 @@ class Pairing:
             self.active_path = path  # links do not change again before relink(): reused there
             dropped = self.dropped
             return [e for e in path[start:] if e.index not in dropped] if dropped else path[start:]
-        live = [e for e in self.entries if self.alive(e)]
+        dropped = self.dropped
+        live = [e for e in self.entries if e.index not in dropped] if dropped else list(self.entries)
         if self.name == "claude":
             self.claude_view = claude_segment(live)
             return self.claude_view

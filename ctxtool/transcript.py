@@ -9,28 +9,20 @@ content again. Lines that cannot be used are listed with line, offset and reason
 
 from __future__ import annotations
 
-import gc
 import os
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable
 
 import orjson
 
 from . import formats, parallel
-from .errors import InputError, unexpected
-from .jsonl import BOM, Line, loads, open_binary, parse, read_at
+from .errors import InputError
+from .jsonl import BOM, loads, read_at
 from .model import Entry
 from .paths import NOT_REGULAR, regular
+from .scanloop import BadLine, make_entry, meta_entry, no_gc, scan_lines, share_strings
 
-
-@dataclass(slots=True)
-class BadLine:
-    lineno: int
-    offset: int
-    length: int
-    reason: str
-    blank: bool = False
+__all__ = ["BadLine", "Transcript", "make_entry", "no_gc", "scan"]
 
 
 @dataclass
@@ -82,17 +74,7 @@ class Transcript:
         return fresh
 
 
-def make_entry(fmt, obj, index: int, lineno: int, offset: int, length: int, eol: bytes, blocks: bool = True,
-               stats: bool = True) -> Entry:
-    e = Entry(index, lineno, offset, length, eol, "meta", "?")
-    e.obj = obj
-    try:
-        fmt.normalize(obj, e, blocks, stats)
-    except Exception as exc:  # a bug met on this line: one error naming it (the caller adds the file)
-        raise unexpected(exc, line=lineno or None) from None
-    return e
-
-
+_NONTEXT = bytes(b for b in range(256) if b < 9 or 13 < b < 32 or b == 127)
 COMPRESSED = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"), (b"\x28\xb5\x2f\xfd", "zstd"),
               (b"PK\x03\x04", "zip"))
 PRETTY_CHECK_BYTES = 16 << 20  # a failed file this small is parsed whole to tell a pretty-printed JSON document
@@ -107,7 +89,7 @@ def _check_binary(path: str) -> None:
     for magic, name in COMPRESSED:
         if head.startswith(magic):
             raise InputError(f"{name}-compressed file: decompress it first", path=path)
-    nontext = sum(1 for b in head if b < 9 or 13 < b < 32 or b == 127)
+    nontext = len(head) - len(head.translate(None, _NONTEXT))
     if head and nontext > len(head) * 0.3:
         raise InputError("binary file, not a JSONL transcript", path=path)
 
@@ -124,6 +106,7 @@ def scan(
     workers: int | None = None,
     split_min_bytes: int | None = None,
     stats: bool = True,
+    lazy: bool | None = None,
 ) -> Transcript:
     """Index ``path``. ``on_entry`` sees each entry with its object and blocks before they are released.
 
@@ -138,6 +121,11 @@ def scan(
     A large file indexed without callbacks is split at line boundaries and the later parts are
     scanned by ``workers`` helper processes at the same time (default: one per CPU, at most 4;
     ``CTXTOOL_SCAN_WORKERS=1`` turns this off). The index is the same either way.
+
+    ``lazy`` (default: when nobody sees the parsed objects, i.e. no ``keep`` and no ``on_entry``)
+    decodes only what the format reads (``scanloop``): the index is the same, but ``Entry.obj``
+    then holds only those fields, and lines that need nothing more have none. ``profile``, whose
+    ``on_entry`` reads no object, asks for it.
     """
     if os.path.isdir(path):
         raise InputError("is a directory", path=path)
@@ -145,7 +133,7 @@ def scan(
         raise InputError(NOT_REGULAR, path=path)
     _check_binary(path)
     t = Transcript(path, None)
-    pending: list[tuple[Line, object]] = []
+    pending: list[tuple[tuple, object]] = []
     module = formats.get(fmt) if fmt else None
     index = 0
     # build Anthropic-shaped blocks only for someone who reads them (an on_entry that only
@@ -155,12 +143,13 @@ def scan(
     if keep_index and not keep and on_entry is None and on_format is None:
         split = parallel.plan(path, workers, parallel.MIN_BYTES if split_min_bytes is None else split_min_bytes)
         if split is not None:
-            with no_gc():
-                done = parallel.scan(t, path, module, split, shared, stats)
+            with no_gc(freeze=True):
+                done = parallel.scan(t, path, module, split, shared, stats, lazy is not False)
             if done:
                 return t
 
     announce = on_format
+    into = None
 
     def emit(where: tuple, obj) -> None:
         nonlocal index, announce
@@ -171,10 +160,12 @@ def scan(
         if not isinstance(obj, dict):
             t.bad.append(BadLine(no, offset, length, "not a JSON object"))
             return
+        if into is not None:
+            index = len(into)  # the loop appends entries too
         e = make_entry(t.fmt, obj, index, no, offset, length, eol, want_blocks, stats)
         if keep_index:
-            _share_strings(e, shared)
-        index += 1
+            share_strings(e, shared)
+        index = no if no == index + 1 else index + 1  # one int object for this line number and the next index
         if on_entry is not None:
             on_entry(e)
         if not keep:
@@ -182,9 +173,29 @@ def scan(
         if keep_index:
             t.entries.append(e)
 
-    with no_gc():
+    on_meta = None
+    if keep_index and on_entry is None and announce is None and lazy is not False and not keep:
+        into = t.entries  # the index's fast way: metadata lines' entries made in the loop (scanloop)
+    elif lazy or (lazy is None and not keep and on_entry is None):
+        entries = t.entries
+        table = shared if keep_index else None
+
+        def meta(no, offset, length, eol, ty, u, p, ts) -> None:
+            nonlocal index, announce
+            if announce is not None:
+                announce(t.fmt)
+                announce = None
+            e = meta_entry(index, no, offset, length, eol, ty, u, p, ts, table)
+            index = no if no == index + 1 else index + 1
+            if on_entry is not None:
+                on_entry(e)
+            if keep_index:
+                entries.append(e)
+
+        on_meta = meta
+    with no_gc(freeze=keep_index):
         try:
-            _scan_lines(t, path, pending, module, emit)
+            scan_lines(t, path, pending, module, emit, meta=on_meta, into=into, shared=shared)
         except InputError:  # FormatError too: say what the file is when it is a known other thing
             if not t.entries and _pretty_json(path):
                 raise InputError("a pretty-printed JSON document, not JSONL (one JSON object per line); "
@@ -193,6 +204,10 @@ def scan(
     if len(t.bad) > 1:  # non-object lines read before the format was known are reported late: line order, as a parallel scan
         t.bad.sort(key=_lineno)
     return t
+
+
+def _lineno(b: "BadLine") -> int:
+    return b.lineno
 
 
 def _pretty_json(path: str) -> bool:
@@ -221,114 +236,3 @@ def _pretty_json(path: str) -> bool:
             return True
     except (OSError, orjson.JSONDecodeError):
         return False
-
-
-def _lineno(b: "BadLine") -> int:
-    return b.lineno
-
-
-def _share_strings(e: Entry, shared: dict) -> None:
-    """One string object per distinct value across the index: a parent link is the same
-    object as its parent's id, a result id the same as its call's, and "message",
-    roles, models and tool names are stored once. Saves about a third of the index."""
-    get = shared.setdefault
-    e.type = get(e.type, e.type)
-    if e.id is not None:
-        e.id = get(e.id, e.id)
-    if e.parent is not None:
-        e.parent = get(e.parent, e.parent)
-    if e.role is not None:
-        e.role = get(e.role, e.role)
-    if e.stop is not None:
-        e.stop = get(e.stop, e.stop)
-    if e.model is not None:
-        e.model = get(e.model, e.model)
-    for c in e.calls:
-        c.id = get(c.id, c.id)
-        c.name = get(c.name, c.name)
-    for r in e.results:
-        r.id = get(r.id, r.id)
-        if r.name is not None:
-            r.name = get(r.name, r.name)
-    if e.tool_chars:
-        e.tool_chars = {get(k, k): v for k, v in e.tool_chars.items()}
-
-
-@contextmanager
-def no_gc():
-    """Pause the cyclic garbage collector: the entry index is acyclic, and the collector
-    would only re-walk it again and again while it grows (~15% of a scan). Reference
-    counting still frees everything."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
-def _scan_lines(t: Transcript, path: str, pending: list, module, emit, begin: int = 0, end: int | None = None) -> None:
-    """The hot loop: one orjson parse per line and no per-line objects unless the line is bad
-    (orjson accepts the trailing newline as whitespace, so lines are never copied).
-
-    ``begin``/``end`` (line boundaries) limit it to part of the file; line numbers then count
-    from the part's first line."""
-    loads, decode_error = orjson.loads, orjson.JSONDecodeError
-    offset = begin
-    no = lf = crlf = 0
-    eol = b"\n"
-    with open_binary(path) as f:
-        if begin:
-            f.seek(begin)
-        for chunk in f:
-            if end is not None and offset >= end:
-                break
-            no += 1
-            start = offset
-            offset += len(chunk)
-            if no == 1 and not begin and chunk.startswith(BOM):
-                chunk = chunk[3:]
-                start += 3
-                t.bom = True
-            if chunk.endswith(b"\n"):
-                if chunk.endswith(b"\r\n"):
-                    eol = b"\r\n"
-                    crlf += 1
-                else:
-                    eol = b"\n"
-                    lf += 1
-            else:
-                eol = b""
-            try:
-                obj = loads(chunk)
-            except decode_error:
-                obj, reason = parse(Line(no, start, chunk, eol))
-                if reason is not None:
-                    t.bad.append(BadLine(no, start, len(chunk) - len(eol), reason, blank=reason == "blank line"))
-                    continue
-            where = (no, start, len(chunk) - len(eol), eol)
-            if t.fmt is None:
-                pending.append((where, obj))
-                if len(pending) < formats.SNIFF_LINES:
-                    continue
-                t.fmt = formats.detect([o for _, o in pending], path=path, forced=module)
-                for w, o in pending:
-                    emit(w, o)
-                pending.clear()
-                continue
-            emit(where, obj)
-    t.lines, t.size, t.lf, t.crlf = no, offset - begin, lf, crlf
-    if no:
-        t.last_eol = eol
-    if t.fmt is None:
-        if not pending:
-            if t.lines and all(b.blank for b in t.bad):
-                raise InputError("empty session file", path=path)
-            if t.lines == 0:
-                raise InputError("empty session file", path=path)
-            first = t.bad[0]
-            raise InputError(f"no parseable JSON lines, not a session transcript (first: {first.reason})", path=path, line=first.lineno)
-        t.fmt = formats.detect([o for _, o in pending], path=path, forced=module)
-        for ln, o in pending:
-            emit(ln, o)

@@ -14,6 +14,8 @@ Consecutive messages of the same role are combined, as the Messages API does.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import islice
+from operator import attrgetter, eq
 
 from . import codex_rules
 from .claude_chain import sent_entries
@@ -69,6 +71,10 @@ def linear(body: list[Entry]) -> bool:
     """True when every entry's parent is the entry just before it (no branches, unique ids):
     then the leaf's path is the whole file, found without a map of ids. Parent links share
     the string object of their parent's id, so the list comparison is mostly pointer checks."""
+    get_id, get_parent = attrgetter("id"), attrgetter("parent")
+    # lazily, first: a file with branches (Claude Code's progress lines) fails at its first one, with no lists made
+    if not all(map(eq, map(get_parent, islice(body, 1, None)), map(get_id, body))):
+        return False
     ids = [e.id for e in body]
     parents = [e.parent for e in body]
     if parents[1:] != ids[:-1] or None in ids:

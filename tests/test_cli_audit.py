@@ -204,7 +204,7 @@ def test_batch_progress_bar(tmp_path, monkeypatch, cmd):
     mod = importlib.import_module(f"ctxtool.cli.{cmd}")
     calls = []
 
-    def record(items, label, *, enabled):
+    def record(items, label, *, enabled, total=None):
         items = list(items)
         calls.append((label, len(items), enabled))
         yield from items

@@ -728,3 +728,14 @@ def test_pi_loads_repaired_edge_cases_as_ctxtool_sees_them(tmp_path):
             theirs.append((m["role"], [b["id"] for b in content if b.get("type") == "toolCall"],
                            [m["toolCallId"]] if m["role"] == "toolResult" else []))
         assert mine == theirs, name
+
+
+def test_fast_paths_equal_general_paths_on_real_shape_data(tmp_path):
+    """Real-shape Claude Code data, small (tests/bench/realshape.py): recorded lines, progress lines."""
+    from tests.bench import realshape
+
+    for seed in (1, 2):
+        path = str(tmp_path / f"rs{seed}.jsonl")
+        realshape.write_file(path, 300_000, seed=seed)
+        assert_fast_equals_general(path, f"real shape seed {seed}")
+        assert_after_matches_output(path, tmp_path)

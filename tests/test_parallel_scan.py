@@ -156,3 +156,21 @@ def test_violations_before_only_when_asked():
     assert repair_file(path, check=True, violations_before=False).before is None
     assert repair_file(path, check=True, violations_before=False).to_dict()["violations_before"] is None
     assert any(v.kind == "missing-tool-result" for v in repair_file(path, check=True).before)
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_real_shape_claude_code_parallel_index_equals_serial(tmp_path, workers, monkeypatch):
+    """Real-shape data (recorded Claude Code lines, progress lines at the measured shares), small:
+    the parallel scan, with or without selective decoding, gives the serial whole-line index."""
+    from ctxtool import scanloop
+    from tests.bench import realshape
+
+    path = str(tmp_path / "realshape.jsonl")
+    realshape.write_file(path, 600_000, seed=workers)
+    monkeypatch.setenv(scanloop.ENV_LAZY, "0")
+    serial = index_of(scan(path, workers=1))
+    monkeypatch.setenv(scanloop.ENV_LAZY, "1")
+    par = scan(path, workers=workers, split_min_bytes=0)
+    assert par.parts == workers
+    assert index_of(par) == serial
+    assert index_of(scan(path, workers=workers, split_min_bytes=0, stats=False)) == index_of(scan(path, workers=1, stats=False))

@@ -134,12 +134,16 @@ def failure(path: str, e: Exception) -> dict:
     return {"path": path, "error": e.reason, "line": e.line, "message": str(e)}
 
 
-def each_with_progress(items, label: str, *, enabled: bool):
-    """Iterate ``items``, drawing a rich progress bar on stderr when it is a terminal."""
-    items = list(items)
-    if not enabled or len(items) < 2 or not sys.stderr.isatty():
+def each_with_progress(items, label: str, *, enabled: bool, total: int | None = None):
+    """Iterate ``items``, drawing a rich progress bar on stderr when it is a terminal.
+    ``total``: how many ``items`` will give (they are then not read ahead: results of a pool,
+    ``(path, result, error)``). The file each item is about is recorded for an error that escapes."""
+    if total is None:
+        items = list(items)
+        total = len(items)
+    if not enabled or total < 2 or not sys.stderr.isatty():
         for item in items:
-            working_on(item)
+            working_on(_path_of(item))
             yield item
         return
     from rich.console import Console
@@ -147,11 +151,15 @@ def each_with_progress(items, label: str, *, enabled: bool):
 
     with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=Console(file=sys.stderr), transient=True) as bar:
-        task = bar.add_task(label, total=len(items))
+        task = bar.add_task(label, total=total)
         for item in items:
-            working_on(item)
+            working_on(_path_of(item))
             yield item
             bar.advance(task)
+
+
+def _path_of(item):
+    return item if isinstance(item, str) else item[0]
 
 
 @contextlib.contextmanager

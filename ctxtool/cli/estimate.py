@@ -71,7 +71,7 @@ def estimate(paths, tokenizer, encoding, safety_margin, overheads, window, model
     opts = Options(tokenizer=tokenizer, encoding=encoding, safety_margin=safety_margin, overheads=overheads,
                    window=window, model=model, reserve_tokens=reserve_tokens, top=top, calibrate=calibrate,
                    fmt=fmt, api_timeout=api_timeout, auto_compact_limit=auto_compact_limit)
-    res = estimate_many(each_with_progress(files, "estimate", enabled=not json_), opts)
+    res = estimate_many(files, opts, wrap=lambda done: each_with_progress(done, "estimate", enabled=not json_, total=len(files)))
     for f in failures:
         f["message"] = f"{f['path']}: {f['error']}"
         f["exit_code"] = EXIT_FAILED

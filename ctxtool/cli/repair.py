@@ -11,7 +11,7 @@ from ..lock import DEFAULT_TIMEOUT
 from ..repair import repair_file
 from ..validate import errors as error_violations
 from ..validate import validate_file
-from .. import commit, render
+from .. import commit, pool, render
 from . import cli
 from .common import CONTEXT_SETTINGS, collect, each_with_progress, emit_json, failure, format_option, json_option, spooled
 
@@ -49,19 +49,27 @@ def repair(paths, check, output, no_backup, trim_trailing_assistant, lock_timeou
     if output and len(files) > 1:
         raise click.UsageError("-o/--output takes exactly one input file (a directory of several was given)")
     reports = []
-    for path in each_with_progress(files, "repair", enabled=not json_):
-        if spooled(path) and not check and not output:
-            failures.append(failure(path, InputError("standard input or a pipe cannot be repaired in place; "
-                                                     "use -o FILE (or --check)", path=path)))
-            continue
-        try:
-            reports.append(repair_file(
-                path, fmt=fmt, check=check, output=output, backup=not no_backup,
-                trim_trailing=trim_trailing_assistant, lock_timeout=lock_timeout, break_stale_lock=break_stale_lock,
-                violations_before=json_,  # only the JSON report shows them
-            ))
-        except Exception as e:  # any failure is this file's, one line naming it
-            failures.append(failure(path, e))
+    if check and not output:  # nothing is written: many files are checked by worker processes
+        done = pool.each(_check_one, files, fmt, trim_trailing_assistant, json_)
+        for path, report, e in each_with_progress(done, "repair", enabled=not json_, total=len(files)):
+            if e is None:
+                reports.append(report)
+            else:
+                failures.append(failure(path, e))
+    else:
+        for path in each_with_progress(files, "repair", enabled=not json_):
+            if spooled(path) and not check and not output:
+                failures.append(failure(path, InputError("standard input or a pipe cannot be repaired in place; "
+                                                         "use -o FILE (or --check)", path=path)))
+                continue
+            try:
+                reports.append(repair_file(
+                    path, fmt=fmt, check=check, output=output, backup=not no_backup,
+                    trim_trailing=trim_trailing_assistant, lock_timeout=lock_timeout, break_stale_lock=break_stale_lock,
+                    violations_before=json_,  # only the JSON report shows them
+                ))
+            except Exception as e:  # any failure is this file's, one line naming it
+                failures.append(failure(path, e))
     if json_:
         emit_json({"check": check, "files": [r.to_dict() for r in reports], "failures": failures})
     else:
@@ -73,6 +81,18 @@ def repair(paths, check, output, no_backup, trim_trailing_assistant, lock_timeou
     if any(error_violations(r.after) for r in reports):
         raise SystemExit(EXIT_FINDINGS)
     raise SystemExit(EXIT_OK)
+
+
+def _check_one(path: str, fmt, trim_trailing: bool, with_before: bool):
+    """``repair --check`` of one file (a worker process runs it by name)."""
+    return repair_file(path, fmt=fmt, check=True, trim_trailing=trim_trailing, violations_before=with_before)
+
+
+def _validate_one(path: str, fmt) -> dict:
+    """``validate`` of one file (a worker process runs it by name)."""
+    result = validate_file(path, fmt)
+    result["notices"] = commit.late_writes(path)
+    return result
 
 
 def _render(reports, failures, check, verbose):
@@ -134,12 +154,11 @@ def validate(paths, fmt, json_):
     """
     files, failures = collect(paths)
     results = []
-    for path in each_with_progress(files, "validate", enabled=not json_):
-        try:
-            result = validate_file(path, fmt)
-            result["notices"] = commit.late_writes(path)
+    for path, result, e in each_with_progress(pool.each(_validate_one, files, fmt), "validate", enabled=not json_,
+                                              total=len(files)):
+        if e is None:
             results.append(result)
-        except Exception as e:  # any failure is this file's, one line naming it
+        else:
             failures.append(failure(path, e))
     if json_:
         emit_json({"files": results, "failures": failures})

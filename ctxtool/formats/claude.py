@@ -23,6 +23,16 @@ INTERRUPT_TEXTS = ("[Request interrupted by user]", "[Request interrupted by use
 ENVELOPE = ("isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch", "agentId", "slug", "entrypoint")
 
 
+# Selective decoding (``scanloop``): the top-level fields ``normalize`` reads (of ``attachment`` only
+# its ``type``), and the line types it reads more of than type, uuid, parentUuid and timestamp.
+# A change to ``normalize`` that reads another field must add it here (tests/test_lazy_decoding.py).
+READS = ("type", "uuid", "parentUuid", "timestamp", "subtype", "compactMetadata", "logicalParentUuid", "attachment",
+         "rendered", "renderedRole", "isSidechain", "message", "isCompactSummary", "isMeta", "isApiErrorMessage",
+         "apiError", "requestId", "sourceToolUseID")
+NESTED = {"attachment": ("type",)}
+FULL_TYPES = frozenset({"user", "assistant", "system", "attachment"})
+
+
 def sniff(obj: dict) -> int:
     t = obj.get("type")
     if not isinstance(t, str):

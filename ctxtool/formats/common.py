@@ -50,6 +50,10 @@ def parse_ts(value) -> float | None:
     if type(value) in (int, float):
         return ms_to_seconds(value)
     if isinstance(value, str):
+        try:  # Python 3.11 reads a trailing "Z" itself; where it reads the string, the answer is the same
+            return datetime.fromisoformat(value).timestamp()
+        except ValueError:
+            pass
         try:
             return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
         except ValueError:

@@ -8,7 +8,7 @@
    so that each one's peak RSS (VmHWM) is its own. Target: heuristic <= 2x bare, peak < 150 MB.
 3. tiktoken mode on a --tiktoken-mb session: ``estimate_file(tokenizer="tiktoken")`` against raw
    ``encode_ordinary_batch`` (num_threads=2, same batch size) over exactly the texts it counts.
-   Target: >= 80% of the raw throughput.
+   Target: >= 90% (issue 13) of the raw throughput.
 Prints the figures and writes them as JSON. The generated files are deleted unless --keep.
 """
 
@@ -175,11 +175,11 @@ def main() -> None:
             if made2 and not a.keep:
                 os.unlink(small)
         tk["file_bytes"] = info2["bytes"]
-        tk["target_ok"] = tk["throughput_ratio"] >= 0.8
+        tk["target_ok"] = tk["throughput_ratio"] >= 0.9
         res["tiktoken"] = tk
         print(f"tiktoken ({info2['bytes'] / 1e6:.0f} MB session, cl100k_base, 2 threads): estimate {tk['seconds']:.1f}s, "
               f"raw encode_ordinary_batch on the same {tk['chars'] / 1e6:.1f}M chars {tk['raw_seconds']:.1f}s: "
-              f"{tk['throughput_ratio'] * 100:.0f}% of raw throughput (target >= 80%)", flush=True)
+              f"{tk['throughput_ratio'] * 100:.0f}% of raw throughput (target >= 90%)", flush=True)
     with open(a.out, "w") as f:
         json.dump(res, f, indent=2)
     print(f"wrote {a.out}")

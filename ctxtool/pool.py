@@ -1,0 +1,232 @@
+"""Run one read-only job per file over many files on every CPU, results in input order.
+
+``each(fn, paths, *args)`` yields ``(path, result, error)`` for every path, in the order given,
+whatever order the work finishes in: ``result = fn(path, *args)``, or ``error``, the ``CtxError``
+it raised (any other exception is raised here, as a serial loop would). It is what ``estimate``,
+``validate`` and ``repair --check`` do over a folder.
+
+Files of ``parallel.MIN_BYTES`` or more are done first, here, one at a time: their scan is split
+into parts that helper processes scan (``parallel.py``), so every core works on them. The other
+files go to worker processes (one per CPU but this one, at most ``parallel.MAX_WORKERS`` in all),
+largest first, two jobs ahead so that a worker never waits; this process takes the smallest files
+left meanwhile. In a worker, scans stay in one process.
+Workers are started as ``python -c`` (nothing is forked from a process that may have threads, and
+no main module is imported again) and take one job at a time over a pipe (pickled ``fn``, path and
+arguments; ``fn`` must be a module-level function). ``CTXTOOL_SCAN_WORKERS=1``, or files too few or
+too small to pay for starting workers, keep everything in this process; a worker that cannot start
+or dies has its jobs done here.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import selectors
+import struct
+import subprocess
+import sys
+from collections import deque
+from typing import Callable, Iterable, Iterator
+
+from . import parallel
+from .errors import unexpected
+from .errors import CtxError
+
+MIN_TOTAL_BYTES = 16 << 20  # below this, starting the workers (~0.1 s of CPU each) costs more than it saves
+DEPTH = 2  # jobs sent ahead to each worker
+_HEAD = struct.Struct("<Q")
+
+
+def each(fn: Callable, paths: Iterable[str], *args, workers: int | None = None,
+         min_bytes: int | None = None) -> Iterator[tuple[str, object, CtxError | None]]:
+    """``(path, fn(path, *args), None)`` or ``(path, None, error)`` per path, in input order."""
+    paths = list(paths)
+    min_bytes = MIN_TOTAL_BYTES if min_bytes is None else min_bytes
+    sizes = [_size(p) for p in paths]
+    n = parallel.worker_count(workers)
+    small = [i for i, s in enumerate(sizes) if s < parallel.MIN_BYTES]
+    if n < 2 or len(small) < 2 or sum(sizes[i] for i in small) < min_bytes:
+        for p in paths:
+            yield (p, *call(fn, p, args))
+        return
+    done: dict[int, tuple] = {}
+    for i, s in enumerate(sizes):  # the large files first, here: their scans use every core already
+        if s >= parallel.MIN_BYTES:
+            done[i] = call(fn, paths[i], args)
+    queue = sorted(small, key=lambda i: -sizes[i])  # workers take from the front, this process from the back
+    with _Workers(min(n - 1, len(small) - 1)) as ws:
+        nxt = 0
+        while nxt < len(paths):
+            if nxt in done:
+                yield (paths[nxt], *done.pop(nxt))
+                nxt += 1
+                continue
+            for w in ws.ws:  # two jobs queued per worker: it never waits for this process
+                while len(w.jobs) < DEPTH and queue:
+                    i = queue.pop(0)
+                    if not w.send(i, fn, paths[i], args):
+                        done[i] = call(fn, paths[i], args)
+                        break
+            for i, out in ws.finished(block=False):
+                done[i] = out if out is not None else call(fn, paths[i], args)
+            if nxt in done:
+                continue
+            if queue:  # this process works too, on the smallest file left: soon back to feed the workers
+                i = queue.pop()
+                done[i] = call(fn, paths[i], args)
+                continue
+            for i, out in ws.finished(block=True):
+                done[i] = out if out is not None else call(fn, paths[i], args)
+
+
+def call(fn: Callable, path: str, args: tuple) -> tuple:
+    """``(fn(path, *args), None)`` or ``(None, the error as one CtxError naming the file)``: any
+    failure is that file's, and the rest of the batch goes on (``CTXTOOL_DEBUG`` raises it)."""
+    try:
+        return fn(path, *args), None
+    except Exception as e:  # noqa: BLE001 - every failure of one file is reported, never a traceback
+        return None, unexpected(e, path=path)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0  # fn reports the problem
+
+
+class _Worker:
+    def __init__(self, proc):
+        self.proc = proc
+        self.jobs: deque[int] = deque()  # sent, in the order the answers come
+
+    def send(self, i: int, fn, path: str, args: tuple) -> bool:
+        try:
+            data = pickle.dumps((fn, path, args), pickle.HIGHEST_PROTOCOL)
+            _write_all(self.proc.stdin, _HEAD.pack(len(data)) + data)
+        except (OSError, ValueError, pickle.PicklingError, AttributeError, TypeError):
+            return False
+        self.jobs.append(i)
+        return True
+
+    def receive(self):
+        """The oldest job's (result, error), or None when the worker died or answered nonsense
+        (an exception other than a CtxError is raised here)."""
+        answer = None
+        try:
+            head = _read_exact(self.proc.stdout, _HEAD.size)
+            if len(head) == _HEAD.size:
+                (size,) = _HEAD.unpack(head)
+                data = _read_exact(self.proc.stdout, size)
+                if len(data) == size:
+                    answer = pickle.loads(data)
+        except (OSError, EOFError, pickle.UnpicklingError, ValueError, AttributeError, ImportError):
+            return None
+        if answer is None:
+            return None
+        if answer[0] == "raise":
+            raise answer[1]
+        return answer[1]
+
+
+class _Workers:
+    """This process's workers (some may fail to start: then fewer, or none)."""
+
+    def __init__(self, n: int):
+        self.ws = [w for w in (_start() for _ in range(max(n, 0))) if w is not None]
+        self.sel = selectors.DefaultSelector()
+        for w in self.ws:
+            self.sel.register(w.proc.stdout, selectors.EVENT_READ, w)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.sel.close()
+        for w in self.ws:
+            try:
+                w.proc.stdin.close()  # end of jobs: the worker exits
+            except OSError:
+                pass
+        for w in self.ws:
+            if exc[0] is not None or w.jobs:
+                w.proc.kill()
+            try:
+                w.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                w.proc.kill()
+                w.proc.wait()
+            w.proc.stdout.close()
+
+    def finished(self, block: bool) -> list[tuple[int, tuple | None]]:
+        """Jobs answered (or lost with their worker: None) since the last call; ``block``: wait for one."""
+        out = []
+        if not any(w.jobs for w in self.ws):
+            return out
+        for key, _ in self.sel.select(None if block else 0):
+            w = key.data
+            res = w.receive()  # one answer per readable worker; the next call reads the rest
+            if res is not None:
+                out.append((w.jobs.popleft(), res))
+                continue
+            self.sel.unregister(w.proc.stdout)  # dead: its jobs are done here, no new ones
+            self.ws.remove(w)
+            w.proc.kill()
+            w.proc.wait()
+            w.proc.stdout.close()
+            out.extend((i, None) for i in w.jobs)
+            w.jobs.clear()
+        return out
+
+
+# The pipes are unbuffered: a buffered reader could hold an answer that select() then never reports.
+def _read_exact(f, n: int) -> bytes:
+    parts = []
+    while n:
+        chunk = f.read(n)
+        if not chunk:
+            break
+        parts.append(chunk)
+        n -= len(chunk)
+    return b"".join(parts)
+
+
+def _write_all(f, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[f.write(view):]
+
+
+def _start() -> _Worker | None:
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    # as in parallel.py: this copy of ctxtool, not one in the current directory
+    code = f"import sys; sys.path.insert(0, {root!r}); from ctxtool.pool import worker_main; worker_main()"
+    env = dict(os.environ, **{parallel.ENV: "1"})  # the pool already uses every CPU: no helpers per file
+    try:
+        return _Worker(subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL, env=env, bufsize=0))
+    except (OSError, TypeError, ValueError):  # TypeError: sys.executable is None in some embedded interpreters
+        return None
+
+
+def worker_main() -> None:
+    """Worker process: run jobs from stdin until it closes, each answer a pickled (kind, value) frame."""
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # anything printed goes to stderr, never into the answers
+    inp = sys.stdin.buffer
+    while True:
+        head = inp.read(_HEAD.size)
+        if len(head) < _HEAD.size:
+            return
+        (size,) = _HEAD.unpack(head)
+        fn, path, args = pickle.loads(inp.read(size))
+        try:
+            answer = ("ok", call(fn, path, args))
+            data = pickle.dumps(answer, pickle.HIGHEST_PROTOCOL)
+        except Exception as e:  # a bug: raised again in the parent, as a serial loop would
+            try:
+                data = pickle.dumps(("raise", e), pickle.HIGHEST_PROTOCOL)
+            except Exception:
+                data = pickle.dumps(("raise", RuntimeError(f"{type(e).__name__}: {e}")), pickle.HIGHEST_PROTOCOL)
+        out.write(_HEAD.pack(len(data)) + data)
+        out.flush()

@@ -1,0 +1,297 @@
+"""The scan's hot loop and its entry builder, shared by the serial scan (``transcript.py``) and the
+helper processes of the parallel scan (``parallel.py``): ``transcript`` imports ``parallel``, both
+import this module, and this module imports neither.
+
+``scan_lines`` parses each line once and hands it on; lines that cannot be used become
+``BadLine``s. A format may declare which fields its ``normalize`` reads (``READS``, ``NESTED``,
+``FULL_TYPES``, see ``formats/claude.py``): then, when nobody needs the parsed objects afterwards
+(``lazy``), an line is decoded selectively by msgspec (optional; orjson otherwise): only
+those fields are built, and a line of a type outside ``FULL_TYPES`` (a progress, snapshot, queue or
+api-request line) becomes its entry from type, uuid, parent and timestamp alone. Whatever msgspec
+refuses goes the full way, and so does a line that is not valid UTF-8 (msgspec does not check the strings it
+skips): msgspec then accepts no line that orjson and the strict fallback both refuse
+(``tests/test_lazy_decoding.py``), so the index is the same either way.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+
+import orjson
+
+from . import formats
+from .errors import InputError, unexpected
+from .formats.common import parse_ts
+from .jsonl import BOM, Line, open_binary, parse
+from .model import META, Entry, FullEntry, small_entry
+
+ENV_LAZY = "CTXTOOL_LAZY_DECODE"  # "0": always parse whole lines with orjson (the reference the tests compare with)
+
+
+@dataclass(slots=True)
+class BadLine:
+    lineno: int
+    offset: int
+    length: int
+    reason: str
+    blank: bool = False
+
+
+class Part:
+    """What ``scan_lines`` fills in: the format, bad lines and line/ending counts of the lines it read
+    (a ``Transcript``, or a part of one in a helper process)."""
+
+    def __init__(self, path: str, fmt=None):
+        self.path = path
+        self.fmt = fmt
+        self.bad: list[BadLine] = []
+        self.bom = False
+        self.crlf = self.lf = self.size = self.lines = 0
+        self.last_eol = b"\n"
+
+
+def make_entry(fmt, obj, index: int, lineno: int, offset: int, length: int, eol: bytes, blocks: bool = True,
+               stats: bool = True) -> Entry:
+    e = FullEntry(index, lineno, offset, length, eol, "meta", "?", obj=obj)
+    try:
+        fmt.normalize(obj, e, blocks, stats)
+    except Exception as exc:  # a bug met on this line: one error naming it (the caller adds the file)
+        raise unexpected(exc, line=lineno or None) from None
+    return e
+
+
+def meta_entry(index: int, lineno: int, offset: int, length: int, eol: bytes, t, u, p, ts, shared: dict | None) -> Entry:
+    """The entry ``normalize`` makes of a line it reads only type, uuid, parent and timestamp of."""
+    t = t if type(t) is str else "?"
+    u = u if type(u) is str else None
+    p = p if type(p) is str else None
+    if shared is not None:
+        get = shared.setdefault
+        t = get(t, t)
+        if u is not None:
+            u = get(u, u)
+        if p is not None:
+            p = get(p, p)
+    return small_entry(index, lineno, offset, length, eol, META, t, u, p, parse_ts(ts))
+
+
+def share_strings(e: Entry, shared: dict) -> None:
+    """One string object per distinct value across the index: a parent link is the same
+    object as its parent's id, a result id the same as its call's, and "message",
+    roles, models and tool names are stored once. Saves about a third of the index."""
+    get = shared.setdefault
+    e.type = get(e.type, e.type)
+    if e.id is not None:
+        e.id = get(e.id, e.id)
+    if e.parent is not None:
+        e.parent = get(e.parent, e.parent)
+    if e.role is not None:
+        e.role = get(e.role, e.role)
+    if e.stop is not None:
+        e.stop = get(e.stop, e.stop)
+    if e.model is not None:
+        e.model = get(e.model, e.model)
+    for c in e.calls:
+        c.id = get(c.id, c.id)
+        c.name = get(c.name, c.name)
+    for r in e.results:
+        r.id = get(r.id, r.id)
+        if r.name is not None:
+            r.name = get(r.name, r.name)
+    if e.tool_chars:
+        e.tool_chars = {get(k, k): v for k, v in e.tool_chars.items()}
+
+
+@contextmanager
+def no_gc(freeze: bool = False):
+    """Pause the cyclic garbage collector: the entry index is acyclic, and the collector
+    would only re-walk it again and again while it grows (~15% of a scan). Reference
+    counting still frees everything. ``freeze``: the objects made meanwhile (an index that
+    lives on) are moved out of the collector's reach before it resumes (``gc.freeze``), so
+    its first collection does not walk the whole index (~0.1 s at 500 MB)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if freeze:
+            gc.freeze()
+        if was:
+            gc.enable()
+
+
+# ----------------------------------------------------------------------------- selective decoding
+
+_DECODERS: dict = {}
+
+
+def decoder(fmt):
+    """``(decode, fields, full_types)`` for the format's selective decoding, or None (no msgspec,
+    a format that declares nothing, or ``CTXTOOL_LAZY_DECODE=0``)."""
+    if fmt is None or getattr(fmt, "READS", None) is None or os.environ.get(ENV_LAZY, "1") == "0":
+        return None
+    name = fmt.NAME
+    if name not in _DECODERS:
+        _DECODERS[name] = _build(fmt)
+    return _DECODERS[name]
+
+
+def _build(fmt):
+    try:
+        import msgspec
+    except ImportError:
+        return None
+    from typing import Any
+
+    unset = msgspec.UNSET
+    fields = []
+    nested = {}
+    for key in fmt.READS:
+        sub = fmt.NESTED.get(key)
+        if sub is None:
+            fields.append((key, Any, unset))
+        else:  # an object of which only these keys are read: the rest is skipped, not built
+            inner = msgspec.defstruct(f"_{key}", [(k, Any, unset) for k in sub])
+            nested[key] = sub
+            fields.append((key, inner, unset))
+    head = msgspec.defstruct(f"_{fmt.NAME}_head", fields)
+    decode = msgspec.json.Decoder(head).decode
+    keys = tuple(fmt.READS)
+    astuple = msgspec.structs.astuple
+
+    def to_dict(h) -> dict:
+        out = {}
+        for k, v in zip(keys, astuple(h)):
+            if v is not unset:
+                sub = nested.get(k)
+                if sub is not None:
+                    v = {s: x for s, x in zip(sub, astuple(v)) if x is not unset}
+                out[k] = v
+        return out
+
+    return decode, to_dict, fmt.FULL_TYPES, (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
+
+
+# ----------------------------------------------------------------------------- the hot loop
+
+
+def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: int | None = None, meta=None,
+               into: list | None = None, shared: dict | None = None) -> None:
+    """The hot loop: one parse per line and no per-line objects unless the line is bad
+    (orjson accepts the trailing newline as whitespace, so lines are never copied).
+
+    ``emit(where, obj)`` gets each parsed line, ``where = (lineno, offset, length, eol)``.
+    ``meta(lineno, offset, length, eol, type, uuid, parent, timestamp)``, when given, asks for
+    selective decoding (see the module's doc): it gets the lines that need nothing more, and
+    ``emit`` gets the others with only the fields the format reads. ``t`` is a ``Part`` (or a
+    ``Transcript``). ``begin``/``end`` (line boundaries) limit it to part of the file; line
+    numbers then count from the part's first line. ``into`` (in place of ``meta``): the list
+    ``emit`` appends every entry to; those lines' entries are appended here directly, their
+    index its length, their strings shared through ``shared`` (the index's fast way)."""
+    loads, decode_error = orjson.loads, orjson.JSONDecodeError
+    offset = begin
+    no = lf = crlf = 0
+    eol = b"\n"
+    selective = meta is not None or into is not None
+    lazy = decoder(t.fmt) if selective else None
+    if lazy is not None:
+        decode, to_dict, full_types, refused = lazy
+    if into is not None:
+        append = into.append
+        get = shared.setdefault
+    fromiso = datetime.fromisoformat
+    prev = None  # the line number of the last line emitted: its int object is the next index (see transcript.scan)
+    with open_binary(path) as f:
+        if begin:
+            f.seek(begin)
+        for chunk in f:
+            if end is not None and offset >= end:
+                break
+            no += 1
+            start = offset
+            offset += len(chunk)
+            if no == 1 and not begin and chunk.startswith(BOM):
+                chunk = chunk[3:]
+                start += 3
+                t.bom = True
+            if chunk.endswith(b"\n"):
+                if chunk.endswith(b"\r\n"):
+                    eol = b"\r\n"
+                    crlf += 1
+                else:
+                    eol = b"\n"
+                    lf += 1
+            else:
+                eol = b""
+            if lazy is not None:
+                try:
+                    if not chunk.isascii():
+                        chunk.decode()  # msgspec does not check UTF-8 in what it skips: this does (as strictly as orjson)
+                    h = decode(chunk)
+                except refused:
+                    pass
+                else:
+                    ty = h.type
+                    if type(ty) is str and ty not in full_types:
+                        if into is None:
+                            meta(no, start, len(chunk) - len(eol), eol, ty, h.uuid, h.parentUuid, h.timestamp)
+                        else:  # meta_entry, inline: most lines of a Claude Code file come this way
+                            u, p, ts, n = h.uuid, h.parentUuid, h.timestamp, len(into)
+                            if type(ts) is str:  # parse_ts, its common case inline
+                                try:
+                                    ts = fromiso(ts).timestamp()
+                                except ValueError:
+                                    ts = parse_ts(ts)
+                            else:
+                                ts = parse_ts(ts)
+                            # the line's own uuid is not put in the string table: such lines (progress) are leaves,
+                            # a line naming one as its parent still gets an equal string
+                            append(small_entry(prev if prev == n else n, no, start, len(chunk) - len(eol), eol, META,
+                                               get(ty, ty), u if type(u) is str else None,
+                                               get(p, p) if type(p) is str else None, ts))
+                            prev = no
+                    else:
+                        emit((no, start, len(chunk) - len(eol), eol), to_dict(h))
+                        prev = no
+                    continue
+            try:
+                obj = loads(chunk)
+            except decode_error:
+                obj, reason = parse(Line(no, start, chunk, eol))
+                if reason is not None:
+                    t.bad.append(BadLine(no, start, len(chunk) - len(eol), reason, blank=reason == "blank line"))
+                    continue
+            where = (no, start, len(chunk) - len(eol), eol)
+            if t.fmt is None:
+                pending.append((where, obj))
+                if len(pending) < formats.SNIFF_LINES:
+                    continue
+                t.fmt = formats.detect([o for _, o in pending], path=path, forced=module)
+                for w, o in pending:
+                    emit(w, o)
+                pending.clear()
+                if selective:
+                    lazy = decoder(t.fmt)
+                    if lazy is not None:
+                        decode, to_dict, full_types, refused = lazy
+                continue
+            emit(where, obj)
+            prev = no
+    t.lines, t.size, t.lf, t.crlf = no, offset - begin, lf, crlf
+    if no:
+        t.last_eol = eol
+    if t.fmt is None:
+        if not pending:
+            if t.lines and all(b.blank for b in t.bad):
+                raise InputError("empty session file", path=path)
+            if t.lines == 0:
+                raise InputError("empty session file", path=path)
+            first = t.bad[0]
+            raise InputError(f"no parseable JSON lines, not a session transcript (first: {first.reason})", path=path, line=first.lineno)
+        t.fmt = formats.detect([o for _, o in pending], path=path, forced=module)
+        for ln, o in pending:
+            emit(ln, o)

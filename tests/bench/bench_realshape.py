@@ -1,0 +1,241 @@
+"""Benchmark on real-shape data (issue 13): a folder against ccusage, one large file against the bare loop.
+
+    python tests/bench/bench_realshape.py [--mb 500] [--files 165] [--repeat 3] [--out bench-out]
+
+Inputs (made once under bench-out/realshape/ by ``tests/bench/realshape.py``, deterministic):
+
+* a folder of ``--files`` real-shape Claude Code sessions, about ``--mb`` MB together, laid out as
+  Claude Code does (``projects/<encoded-cwd>/<session>.jsonl``);
+* one real-shape Claude Code session of ``--mb`` MB, and the generated pi session of the same size
+  (``bench-out/pi-<mb>mb-seed1.jsonl``, ``ctxtool.synth``).
+
+The folder: ``ctxtool estimate`` (heuristic and ``-t usage``), ``validate`` and ``repair --check``
+(all with ``--json``) against ccusage's native binary (``ccusage session --json --offline`` with
+``CLAUDE_CONFIG_DIR`` at the folder), installed from npm into bench-out/ccusage (pinned, the binary
+ships in its platform package). Target: each at most 1.25x ccusage's wall time. When ccusage cannot
+be installed (no registry), the comparison is reported as skipped, with the reason.
+
+One file: ``repair --check``, ``estimate`` and ``profile`` against the bare orjson loop over the same
+file. Targets: at most 1.0x its wall time, at most 1.6x its CPU time, at most 150 MB peak (this
+process or any helper); ``profile`` no slower than ``estimate``.
+
+Every run is a whole process (interpreter start included, as for ccusage), timed with ``wait4``
+(CPU: the process and the helpers it waited for; peak: the largest of them). The runs of one
+comparison alternate, ``--repeat`` times, and the fastest of each is compared. Writes
+bench-out/realshape.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+sys.path.insert(0, ROOT)
+
+import realshape  # noqa: E402
+from common import generated  # noqa: E402
+
+CCUSAGE_VERSION = "20.0.24"  # the version issue 13 measured; its native binary is in @ccusage/ccusage-<platform>
+FOLDER_TARGET = 1.25
+WALL_TARGET = 1.0
+CPU_TARGET = 1.6
+PEAK_TARGET_MB = 150
+BARE = "import sys, orjson\nwith open(sys.argv[1], 'rb', buffering=1 << 20) as f:\n    for line in f:\n        orjson.loads(line)\n"
+PROFILE = "import sys\nfrom ctxtool.profile import profile_session\nprofile_session(sys.argv[1])\n"
+
+
+def external(argv: list[str], env: dict | None = None) -> dict:
+    """Run ``argv`` to the end: wall seconds, CPU seconds (with the helpers it waited for), peak RSS."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=ROOT)
+    err = proc.stderr.read()
+    _, status, ru = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = code = os.waitstatus_to_exitcode(status)
+    out = {"seconds": round(wall, 3), "cpu_seconds": round(ru.ru_utime + ru.ru_stime, 3),
+           "peak_rss_mb": round(ru.ru_maxrss / 1024, 1), "exit": code}
+    if code not in (0, 1):
+        out["stderr"] = err.decode("utf-8", "replace")[-800:]
+    return out
+
+
+def fastest(runs: list[dict]) -> dict:
+    best = dict(min(runs, key=lambda r: r["seconds"]))
+    best["runs"] = [r["seconds"] for r in runs]
+    best["peak_rss_mb"] = max(r["peak_rss_mb"] for r in runs)
+    return best
+
+
+def compare(cases: dict, repeat: int) -> dict:
+    """Each case ``name -> (argv, env)`` run ``repeat`` times, alternating; the fastest of each."""
+    runs: dict = {k: [] for k in cases}
+    for _ in range(repeat):
+        for name, (argv, env) in cases.items():
+            runs[name].append(external(argv, env))
+    return {k: fastest(v) for k, v in runs.items()}
+
+
+# ----------------------------------------------------------------------------- ccusage
+
+
+def ccusage(out_dir: str) -> tuple[str | None, str | None]:
+    """The path of ccusage's native binary, installed from npm into ``out_dir``/ccusage; or (None, why not)."""
+    prefix = os.path.join(out_dir, "ccusage")
+    plat = {"linux": "linux", "darwin": "darwin"}.get(sys.platform)
+    arch = {"x86_64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(os.uname().machine)
+    if plat is None or arch is None:
+        return None, f"no ccusage native binary for {sys.platform}/{os.uname().machine}"
+    binary = os.path.join(prefix, "node_modules", "@ccusage", f"ccusage-{plat}-{arch}", "bin", "ccusage")
+    if not os.path.exists(binary):
+        npm = shutil.which("npm")
+        if npm is None:
+            return None, "npm is not installed"
+        # --ignore-scripts: nothing runs at install; the binary is a file of the registry package
+        r = subprocess.run([npm, "install", "--prefix", prefix, "--ignore-scripts", "--no-audit", "--no-fund",
+                            "--loglevel=error", f"ccusage@{CCUSAGE_VERSION}"], capture_output=True, text=True)
+        if r.returncode != 0 or not os.path.exists(binary):
+            said = [x for x in r.stderr.splitlines() if x.startswith("npm error") and "complete log" not in x]
+            why = (said or r.stderr.strip().splitlines() or ["the platform package was not installed"])[0]
+            return None, f"npm install ccusage@{CCUSAGE_VERSION} failed: {why}"
+    os.chmod(binary, 0o755)  # installed without scripts, the binary may lack its execute bit
+    r = subprocess.run([binary, "--version"], capture_output=True, text=True)
+    if r.returncode != 0:
+        return None, f"ccusage does not run: {r.stderr.strip()[-200:]}"
+    return binary, None
+
+
+# ----------------------------------------------------------------------------- inputs
+
+
+def realshape_file(out_dir: str, mb: int) -> str:
+    path = os.path.join(out_dir, "realshape", f"claude-{mb}mb.jsonl")
+    if not os.path.exists(path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        realshape.write_file(path + ".part", mb * 1_000_000, seed=1)
+        os.replace(path + ".part", path)
+    return path
+
+
+def realshape_folder(out_dir: str, mb: int, files: int) -> str:
+    root = os.path.join(out_dir, "realshape", f"folder-{mb}mb-{files}")
+    if not os.path.exists(os.path.join(root, "done")):
+        shutil.rmtree(root, ignore_errors=True)
+        realshape.write_folder(root, mb * 1_000_000, files, seed=1)
+        with open(os.path.join(root, "done"), "w") as f:
+            f.write("ok\n")
+    return root
+
+
+def folder_info(root: str) -> dict:
+    sizes = []
+    for d, _, names in os.walk(os.path.join(root, "projects")):
+        sizes.extend(os.path.getsize(os.path.join(d, n)) for n in names if n.endswith(".jsonl"))
+    sizes.sort()
+    return {"files": len(sizes), "bytes": sum(sizes), "smallest": sizes[0], "median": sizes[len(sizes) // 2],
+            "largest": sizes[-1]}
+
+
+# ----------------------------------------------------------------------------- the comparisons
+
+
+def ctxtool_argv(*args: str) -> list[str]:
+    exe = os.path.join(os.path.dirname(sys.executable), "ctxtool")
+    return [exe, *args] if os.path.exists(exe) else [sys.executable, "-m", "ctxtool", *args]
+
+
+def folder_bench(root: str, binary: str | None, skipped: str | None, repeat: int) -> dict:
+    projects = os.path.join(root, "projects")
+    cases = {
+        "estimate": (ctxtool_argv("estimate", "--json", projects), None),
+        "estimate_usage": (ctxtool_argv("estimate", "-t", "usage", "--json", projects), None),
+        "validate": (ctxtool_argv("validate", "--json", projects), None),
+        "repair_check": (ctxtool_argv("repair", "--check", "--json", projects), None),
+    }
+    serial_env = dict(os.environ, CTXTOOL_SCAN_WORKERS="1")
+    cases["estimate_usage_one_process"] = (ctxtool_argv("estimate", "-t", "usage", "--json", projects), serial_env)
+    if binary:
+        cases["ccusage"] = ([binary, "session", "--json", "--offline"], dict(os.environ, CLAUDE_CONFIG_DIR=root))
+    res = compare(cases, repeat)
+    out: dict = {"input": folder_info(root), "runs": res}
+    if not binary:
+        out["ccusage"] = {"skipped": skipped}
+        out["ok"] = None
+        return out
+    ref = res["ccusage"]["seconds"]
+    out["ccusage"] = {"version": CCUSAGE_VERSION, "command": "ccusage session --json --offline", "seconds": ref}
+    out["ratios_vs_ccusage"] = {k: round(res[k]["seconds"] / ref, 2) for k in
+                                ("estimate", "estimate_usage", "validate", "repair_check", "estimate_usage_one_process")}
+    out["target_ratio"] = FOLDER_TARGET
+    out["ok"] = all(out["ratios_vs_ccusage"][k] <= FOLDER_TARGET for k in ("estimate", "estimate_usage", "validate", "repair_check"))
+    return out
+
+
+def file_bench(path: str, repeat: int) -> dict:
+    cases = {
+        "bare": ([sys.executable, "-c", BARE, path], None),
+        "repair_check": (ctxtool_argv("repair", "--check", path), None),
+        "estimate": (ctxtool_argv("estimate", "--json", path), None),
+        "profile": ([sys.executable, "-c", PROFILE, path], dict(os.environ, PYTHONPATH=ROOT)),
+    }
+    res = compare(cases, repeat)
+    bare = res["bare"]
+    out: dict = {"file": os.path.relpath(path, ROOT), "bytes": os.path.getsize(path), "runs": res, "vs_bare": {}}
+    ok = True
+    for k in ("repair_check", "estimate"):
+        r = res[k]
+        v = {"wall": round(r["seconds"] / bare["seconds"], 2), "cpu": round(r["cpu_seconds"] / bare["cpu_seconds"], 2),
+             "peak_rss_mb": r["peak_rss_mb"]}
+        v["ok"] = v["wall"] <= WALL_TARGET and v["cpu"] <= CPU_TARGET and v["peak_rss_mb"] <= PEAK_TARGET_MB
+        ok = ok and v["ok"]
+        out["vs_bare"][k] = v
+    out["profile_vs_estimate"] = round(res["profile"]["seconds"] / res["estimate"]["seconds"], 2)
+    out["ok"] = ok and out["profile_vs_estimate"] <= 1.0
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--mb", type=int, default=500)
+    ap.add_argument("--files", type=int, default=165)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench-out"))
+    ap.add_argument("--only", choices=("folder", "file"), default=None)
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    result: dict = {"benchmark": "real-shape data (issue 13)", "cpus": len(os.sched_getaffinity(0)),
+                    "targets": {"folder_vs_ccusage": FOLDER_TARGET, "file_wall_vs_bare": WALL_TARGET,
+                                "file_cpu_vs_bare": CPU_TARGET, "file_peak_rss_mb": PEAK_TARGET_MB,
+                                "profile_vs_estimate": 1.0}}
+    if a.only in (None, "folder"):
+        binary, why = ccusage(a.out)
+        if binary is None:
+            print(f"ccusage comparison skipped: {why}", flush=True)
+        root = realshape_folder(a.out, a.mb, a.files)
+        result["folder"] = folder_bench(root, binary, why, a.repeat)
+        print(json.dumps({"folder": result["folder"].get("ratios_vs_ccusage") or result["folder"]["ccusage"]}), flush=True)
+    if a.only in (None, "file"):
+        claude = realshape_file(a.out, a.mb)
+        result["realshape_file"] = realshape.measure_shares(claude)
+        result["claude_file"] = file_bench(claude, a.repeat)
+        print(json.dumps({"claude_file": result["claude_file"]["vs_bare"]}), flush=True)
+        result["pi_file"] = file_bench(generated(a.out, "pi", a.mb), a.repeat)
+        print(json.dumps({"pi_file": result["pi_file"]["vs_bare"]}), flush=True)
+    parts = [result[k]["ok"] for k in ("folder", "claude_file", "pi_file") if k in result]
+    result["ok"] = all(p is not False for p in parts)
+    with open(os.path.join(a.out, "realshape.json"), "w") as f:
+        json.dump(result, f, indent=2)
+        f.write("\n")
+    print(json.dumps(result, indent=2))
+    return 0 if result["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,153 @@
+"""Selective decoding (``scanloop``: msgspec builds only the fields ``normalize`` reads, and a
+progress/snapshot/queue/api-request line becomes its entry from type, uuid, parent and timestamp)
+gives exactly the index of whole-line decoding with orjson: on every fixture, on real-shape data,
+and on damaged lines, which must be refused (or accepted) by both alike. ``normalize`` reads no
+field that ``READS`` leaves out."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import random
+
+import pytest
+
+from ctxtool import formats, scanloop
+from ctxtool.formats import claude
+from ctxtool.transcript import scan
+from tests.bench import realshape
+from tests.test_parallel_scan import index_of
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIXTURES = sorted(glob.glob(os.path.join(ROOT, "fixtures", "**", "*.jsonl"), recursive=True))
+
+msgspec = pytest.importorskip("msgspec", reason="selective decoding needs msgspec (optional); orjson alone is the reference")
+
+
+def both(path, monkeypatch, **kw):
+    monkeypatch.setenv(scanloop.ENV_LAZY, "0")
+    full = scan(path, workers=1, **kw)
+    monkeypatch.setenv(scanloop.ENV_LAZY, "1")
+    lazy = scan(path, workers=1, **kw)
+    return index_of(full), index_of(lazy)
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: os.path.relpath(p, ROOT))
+def test_every_fixture_indexes_the_same(path, monkeypatch):
+    try:
+        full, lazy = both(path, monkeypatch)
+    except Exception as e:  # a fixture no scan accepts: refused alike
+        monkeypatch.setenv(scanloop.ENV_LAZY, "1")
+        with pytest.raises(type(e)):
+            scan(path, workers=1)
+        return
+    assert lazy == full
+    assert both(path, monkeypatch, stats=False)[0] == both(path, monkeypatch, stats=False)[1]
+
+
+def test_real_shape_data_indexes_the_same_and_really_skips(tmp_path, monkeypatch):
+    path = str(tmp_path / "rs.jsonl")
+    realshape.write_file(path, 400_000, seed=5)
+    full, lazy = both(path, monkeypatch)
+    assert lazy == full
+    seen = []
+    real = scanloop.small_entry
+    monkeypatch.setattr(scanloop, "small_entry", lambda *a: seen.append(a[6]) or real(*a))
+    scan(path, workers=1)
+    assert seen.count("progress") > 0.6 * len(full["entries"])  # the progress lines took the short way
+
+
+def _mutations(lines: list[bytes], rng: random.Random, n: int) -> list[bytes]:
+    """Damaged copies of real lines: flipped, inserted and deleted bytes, invalid UTF-8, cut lines."""
+    specials = [b"\xff", b"\xc3", b"\xed\xa0\x80", b"\x00", b"\t", b"\\", b"\"", b"{", b"}", b"[", b",", b":", b"NaN",
+                b"\\ud800", b"\\u12", b"1e999", b"-", b"\x7f", b"\xc2\xa0", b" ", b"01", b"\"type\":\"user\","]
+    out = []
+    for _ in range(n):
+        line = bytearray(rng.choice(lines).rstrip(b"\n"))
+        for _ in range(rng.randint(1, 3)):
+            k = rng.randrange(len(line) + 1)
+            r = rng.random()
+            if r < 0.5:
+                line[k:k] = rng.choice(specials)
+            elif r < 0.8 and k < len(line):
+                del line[k:k + rng.randint(1, 8)]
+            else:
+                line[k:k + 1] = bytes([rng.randrange(256)])
+        out.append(bytes(line).replace(b"\n", b" ").replace(b"\r", b" ") + b"\n")
+    return out
+
+
+def test_damaged_lines_are_refused_or_read_alike(tmp_path, monkeypatch):
+    source = [l for p in FIXTURES if "claude" in p for l in open(p, "rb") if l.strip()]
+    rng = random.Random(13)
+    head = [l for l in open(os.path.join(ROOT, "fixtures", "claude-shapes", "split_parallel.jsonl"), "rb")]
+    for batch in range(4):
+        path = tmp_path / f"m{batch}.jsonl"
+        path.write_bytes(b"".join(head + _mutations(source, rng, 600)))
+        full, lazy = both(str(path), monkeypatch)
+        assert lazy == full, f"batch {batch}"
+        assert full["bad"]  # the damage was real
+
+
+class Recorder(dict):
+    """A line that notes which of its keys ``normalize`` reads."""
+
+    def __init__(self, data, log, where):
+        super().__init__(data)
+        self.log, self.where = log, where
+
+    def get(self, key, default=None):
+        self.log.add((self.where, key))
+        return super().get(key, default)
+
+    def __getitem__(self, key):
+        self.log.add((self.where, key))
+        return super().__getitem__(key)
+
+    def __contains__(self, key):
+        self.log.add((self.where, key))
+        return super().__contains__(key)
+
+
+def test_normalize_reads_only_the_declared_fields():
+    log: set = set()
+    for p in FIXTURES:
+        for raw in open(p, "rb"):
+            try:
+                obj = json.loads(raw)
+            except ValueError:
+                continue
+            if not isinstance(obj, dict) or "claude" not in p:
+                continue
+            top = Recorder(obj, log, "top")
+            if isinstance(obj.get("attachment"), dict):
+                top["attachment"] = Recorder(obj["attachment"], log, "attachment")
+            e = scanloop.make_entry(claude, top, 0, 1, 0, 0, b"\n")
+            assert e is not None
+    top_keys = {k for w, k in log if w == "top"}
+    assert top_keys <= set(claude.READS), top_keys - set(claude.READS)
+    assert {k for w, k in log if w == "attachment"} <= set(claude.NESTED["attachment"])
+    skipped_types = {json.loads(l).get("type") for p in FIXTURES
+                     if os.path.basename(os.path.dirname(p)).startswith("claude-") for l in open(p, "rb") if l.strip()}
+    assert {"progress", "queue-operation", "file-history-snapshot", "api-request"} <= skipped_types - claude.FULL_TYPES
+
+
+def test_without_msgspec_the_whole_line_is_parsed(monkeypatch):
+    monkeypatch.setattr(scanloop, "_DECODERS", {})
+    monkeypatch.setitem(__import__("sys").modules, "msgspec", None)
+    assert scanloop.decoder(formats.get("claude")) is None
+    assert scanloop.decoder(formats.get("pi")) is None  # pi declares nothing
+
+
+def test_streaming_consumers_see_the_same_entries(tmp_path, monkeypatch):
+    """profile streams (on_entry, no index) with selective decoding: the same profile either way."""
+    from ctxtool.profile import profile_session
+
+    path = str(tmp_path / "rs.jsonl")
+    realshape.write_file(path, 300_000, seed=9)
+    for p in [path] + [f for f in FIXTURES if os.path.basename(os.path.dirname(f)) == "claude-recorded"]:
+        monkeypatch.setenv(scanloop.ENV_LAZY, "0")
+        full = profile_session(p)
+        monkeypatch.setenv(scanloop.ENV_LAZY, "1")
+        assert profile_session(p) == full, p
