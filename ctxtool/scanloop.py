@@ -5,11 +5,11 @@ import this module, and this module imports neither.
 ``scan_lines`` parses each line once and hands it on; lines that cannot be used become
 ``BadLine``s. A format may declare which fields its ``normalize`` reads (``READS``, ``NESTED``,
 ``FULL_TYPES``, see ``formats/claude.py``): then, when nobody needs the parsed objects afterwards
-(``lazy``), an line is decoded selectively by msgspec (optional; orjson otherwise): only
-those fields are built, and a line of a type outside ``FULL_TYPES`` (a progress, snapshot, queue or
+(``lazy``), a line is decoded selectively by msgspec (optional; orjson otherwise): only those
+fields are built, and a line of a type outside ``FULL_TYPES`` (a progress, snapshot, queue or
 api-request line) becomes its entry from type, uuid, parent and timestamp alone. Whatever msgspec
-refuses goes the full way, and so does a line that is not valid UTF-8 (msgspec does not check the strings it
-skips): msgspec then accepts no line that orjson and the strict fallback both refuse
+refuses goes the full way, and so does a line that is not valid UTF-8 (msgspec does not check the
+strings it skips): msgspec then accepts no line that orjson and the strict fallback both refuse
 (``tests/test_lazy_decoding.py``), so the index is the same either way.
 """
 

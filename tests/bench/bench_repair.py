@@ -5,7 +5,7 @@ far below the file size.
     python tests/bench/bench_repair.py --size-mb 500 --out bench-out
 
 Reported for the generated pi session (with ~35K reused tool ids to rename, the costly case)
-and a generated Claude Code session: the default run (large files are scanned by helper
+and a real-shape Claude Code session (``realshape.py``, as bench_realshape.py uses): the default run (large files are scanned by helper
 processes, one per CPU up to 4), its CPU time (this process and its helpers), and a serial
 run (CTXTOOL_SCAN_WORKERS=1) for comparison.
 """
@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 
+from bench_realshape import realshape_file
 from common import best, generated
 
 
@@ -51,7 +52,8 @@ def main() -> None:
         "benchmark": "repair --check",
         "target": "ratio <= 2.0, peak RSS far below file size",
         "cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
-        "files": [one(generated(a.out, fmt, a.size_mb), a.repeat) for fmt in a.formats.split(",")],
+        "files": [one(realshape_file(a.out, a.size_mb) if fmt == "claude" else generated(a.out, fmt, a.size_mb), a.repeat)
+                  for fmt in a.formats.split(",")],
     }
     with open(os.path.join(a.out, "repair.json"), "w", encoding="utf-8") as f:
         json.dump(result, f, indent=2)
