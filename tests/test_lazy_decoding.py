@@ -48,7 +48,7 @@ def test_every_fixture_indexes_the_same(path, monkeypatch):
 
 def test_real_shape_data_indexes_the_same_and_really_skips(tmp_path, monkeypatch):
     path = str(tmp_path / "rs.jsonl")
-    realshape.write_file(path, 400_000, seed=5)
+    realshape.write_file(path, 2_000_000, seed=5)  # large enough that format detection's first lines are few
     full, lazy = both(path, monkeypatch)
     assert lazy == full
     seen = []
