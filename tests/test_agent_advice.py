@@ -21,19 +21,19 @@ PI_NAME = "2026-03-01T09-00-00-000Z_0b0c0d0e-1111-4222-8333-444455556666.jsonl"
 
 
 def fixture_for(agent: str, style: str, tmp_path) -> tuple[str, str | None]:
-    """(session file, --agent): Claude Code fixtures are Claude Code transcripts; pi's are the pi
-    fixtures under pi's own file name (detected); OpenClaw's are the pi fixtures as they are (no
-    mark of pi: OpenClaw); Codex's are the pi fixtures with --agent codex (reading Codex rollout
-    files is another module's work)."""
+    """(session file, --agent): Claude Code fixtures are Claude Code transcripts and Codex's are
+    Codex rollouts (both detected from the file; the Codex ones are resumed by the real client in
+    tests/test_codex_judge.py); pi's are the pi fixtures under pi's own file name (detected);
+    OpenClaw's are the pi fixtures as they are (no mark of pi: OpenClaw)."""
     base = STYLES[style]
-    if agent == "claude":
-        return os.path.join(FIX, f"claude_{base}.jsonl"), None
+    if agent in ("claude", "codex"):
+        return os.path.join(FIX, f"{agent}_{base}.jsonl"), None
     src = os.path.join(FIX, f"{base}.jsonl")
     if agent == "pi":
         dst = tmp_path / PI_NAME
         shutil.copy(src, dst)
         return str(dst), None
-    return src, ("codex" if agent == "codex" else None)
+    return src, None
 
 
 def advise(path: str, forced: str | None, cfg: dict | None = None) -> dict:
@@ -89,7 +89,7 @@ def test_golden_values_follow_the_skill_table():
     assert gold("claude-conversational")["CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"]["recommended"] == "85"
     assert gold("claude-tool_heavy")["BASH_MAX_OUTPUT_LENGTH"]["recommended"] == "10000"
     assert gold("claude-conversational")["BASH_MAX_OUTPUT_LENGTH"]["status"] == "right"  # default 30000 < 50000
-    assert gold("codex-tool_heavy")["model_auto_compact_token_limit"]["recommended"] == 140000  # 70% of 200K
+    assert gold("codex-tool_heavy")["model_auto_compact_token_limit"]["recommended"] == 180880  # 70% of the rollout's own 258,400 window
     assert gold("codex-tool_heavy")["tool_output_token_limit"]["recommended"] == 2500
     assert gold("codex-conversational")["tool_output_token_limit"]["status"] == "right"
 

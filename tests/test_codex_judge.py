@@ -124,3 +124,19 @@ def test_older_rollouts_are_sent_as_codex_rebuilds_them(tmp_path):
             texts = [c["text"] for it in sent[1:] for c in it["content"]]
             assert texts == ["<user_instructions>\nbe brief\n</user_instructions>", "list files", "now summarize",
                              "THE SUMMARY TEXT", "after compaction", "ok after"]
+
+
+PROFILE = os.path.join(FIX, "..", "profile")
+
+
+@pytest.mark.parametrize("style", ["tool_heavy", "conversational", "mixed", "bursty"])
+def test_generated_profile_rollouts_are_resumed_as_ctxtool_reads_them(tmp_path, style):
+    """The Codex work-style fixtures behind the golden advice (fixtures/profile/build.py) are
+    rollouts the real client resumes, whole and well paired, as ctxtool's view has them."""
+    path = str(tmp_path / f"codex_{style}.jsonl")
+    shutil.copyfile(os.path.join(PROFILE, f"codex_{style}.jsonl"), path)
+    sent = judge(path)
+    assert well_paired(sent) == []
+    assert compare(view(path), sent) == []
+    calls = sum(1 for it in sent if it["type"] == "function_call")
+    assert calls == sum(1 for line in open(path) if '"function_call"' in line) and calls > 0
