@@ -20,12 +20,12 @@ FIX = ROOT / "fixtures"
 def test_profile_folder_verdict_follows_the_sessions():
     ps = [profile_session(str(p)) for p in sorted((FIX / "profile").glob("*.jsonl"))]
     agg = aggregate(ps)
-    assert agg["patterns"]["tool-heavy"] == 5 and agg["patterns"]["bursty"] == 2  # pi and Claude Code
+    assert agg["patterns"]["tool-heavy"] == 6 and agg["patterns"]["bursty"] == 3  # pi, Claude Code and Codex
     assert agg["pooled_classification"]["pattern"] == "bursty"  # what the pooled wall-time figures say
     assert agg["classification"]["pattern"] == "tool-heavy"
     dist = agg["distribution"]
     assert max(dist, key=lambda k: dist[k]["tokens"]) == "tool-heavy"
-    assert sum(d["sessions"] for d in dist.values()) == 11
+    assert sum(d["sessions"] for d in dist.values()) == 15
 
 
 def test_profile_folder_verdict_is_token_weighted():
