@@ -5,9 +5,10 @@ import this module, and this module imports neither.
 ``scan_lines`` parses each line once and hands it on; lines that cannot be used become
 ``BadLine``s. A format may declare which fields its ``normalize`` reads (``READS``, ``NESTED``,
 ``FULL_TYPES``, see ``formats/claude.py``): then, when nobody needs the parsed objects afterwards
-(``lazy``), a line is decoded selectively by msgspec (optional; orjson otherwise): only those
-fields are built, and a line of a type outside ``FULL_TYPES`` (a progress, snapshot, queue or
-api-request line) becomes its entry from type, uuid, parent and timestamp alone. Whatever msgspec
+(``lazy``), a line of a type outside ``FULL_TYPES`` (a progress, snapshot, queue or api-request
+line) becomes its entry from type, uuid, parent and timestamp alone, made in the loop; and where
+such lines carry the bytes, lines are decoded selectively by msgspec (optional; chosen per window
+of lines, see ``scan_lines``): only those fields are built. Whatever msgspec
 refuses goes the full way, and so does a line that is not valid UTF-8 (msgspec does not check the
 strings it skips): msgspec then accepts no line that orjson and the strict fallback both refuse
 (``tests/test_lazy_decoding.py``), so the index is the same either way.
@@ -127,17 +128,26 @@ def no_gc(freeze: bool = False):
 # ----------------------------------------------------------------------------- selective decoding
 
 _DECODERS: dict = {}
+MODES = ("1", "msgspec", "orjson")  # CTXTOOL_LAZY_DECODE: adaptive (default), always msgspec, never msgspec
+WINDOW = 2048  # lines between two choices of the decoder (adaptive mode)
+META_SHARE = 4  # msgspec is chosen while at least 1/META_SHARE of the window's bytes were metadata lines
 
 
 def decoder(fmt):
-    """``(decode, fields, full_types)`` for the format's selective decoding, or None (no msgspec,
-    a format that declares nothing, or ``CTXTOOL_LAZY_DECODE=0``)."""
-    if fmt is None or getattr(fmt, "READS", None) is None or os.environ.get(ENV_LAZY, "1") == "0":
+    """``(mode, full_types)`` for the format's selective decoding, or None (a format that declares
+    nothing, or ``CTXTOOL_LAZY_DECODE=0``). Metadata lines become entries in the loop whichever
+    decoder read them; ``msgspec_parts`` gives msgspec's decoder, imported only when chosen."""
+    mode = os.environ.get(ENV_LAZY, "1")
+    if fmt is None or getattr(fmt, "READS", None) is None or mode not in MODES:
         return None
-    name = fmt.NAME
-    if name not in _DECODERS:
-        _DECODERS[name] = _build(fmt)
-    return _DECODERS[name]
+    return mode, fmt.FULL_TYPES
+
+
+def msgspec_parts(fmt):
+    """``(decode, to_dict, refused)`` for the format (built once), or None without msgspec."""
+    if fmt.NAME not in _DECODERS:
+        _DECODERS[fmt.NAME] = _build(fmt)
+    return _DECODERS[fmt.NAME]
 
 
 def _build(fmt):
@@ -173,7 +183,7 @@ def _build(fmt):
                 out[k] = v
         return out
 
-    return decode, to_dict, fmt.FULL_TYPES, (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
+    return decode, to_dict, (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
 
 
 # ----------------------------------------------------------------------------- the hot loop
@@ -197,9 +207,26 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
     no = lf = crlf = 0
     eol = b"\n"
     selective = meta is not None or into is not None
+    # The decoder: msgspec pays where metadata lines (which it skips) carry the bytes, as in real
+    # Claude Code files; on lines read whole it costs more than orjson (the bytes it skips must
+    # still be checked for UTF-8). Adaptive (the default): orjson first, then chosen again every
+    # WINDOW lines from the last window's share of metadata bytes; msgspec is imported on first use.
     lazy = decoder(t.fmt) if selective else None
+    decode = to_dict = None
+    refused: tuple = ()
+    fast = False
+    window = WINDOW
+    next_choice = -1  # the line number at which the decoder is chosen again (-1: never)
+    window_start = meta_bytes = 0
     if lazy is not None:
-        decode, to_dict, full_types, refused = lazy
+        mode, full_types = lazy
+        if mode != "orjson":
+            parts = msgspec_parts(t.fmt) if mode == "msgspec" else None
+            if parts is not None:
+                decode, to_dict, refused = parts
+                fast = True
+            elif mode == "1":
+                next_choice = window
     if into is not None:
         append = into.append
         get = shared.setdefault
@@ -227,7 +254,19 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
                     lf += 1
             else:
                 eol = b""
-            if lazy is not None:
+            if no == next_choice:
+                fast = meta_bytes * META_SHARE >= start - window_start
+                if fast and decode is None:
+                    parts = msgspec_parts(t.fmt)
+                    if parts is None:  # no msgspec: orjson throughout
+                        fast, next_choice = False, -1
+                    else:
+                        decode, to_dict, refused = parts
+                window_start, meta_bytes = start, 0
+                if next_choice != -1:
+                    next_choice = no + window
+            ty = None  # set (with u, p, ts) when the line is a metadata line whose entry is made here
+            if fast:
                 try:
                     if not chunk.isascii():
                         chunk.decode()  # msgspec does not check UTF-8 in what it skips: this does (as strictly as orjson)
@@ -236,51 +275,68 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
                     pass
                 else:
                     ty = h.type
-                    if type(ty) is str and ty not in full_types:
-                        if into is None:
-                            meta(no, start, len(chunk) - len(eol), eol, ty, h.uuid, h.parentUuid, h.timestamp)
-                        else:  # meta_entry, inline: most lines of a Claude Code file come this way
-                            u, p, ts, n = h.uuid, h.parentUuid, h.timestamp, len(into)
-                            if type(ts) is str:  # parse_ts, its common case inline
-                                try:
-                                    ts = fromiso(ts).timestamp()
-                                except ValueError:
-                                    ts = parse_ts(ts)
-                            else:
-                                ts = parse_ts(ts)
-                            # the line's own uuid is not put in the string table: such lines (progress) are leaves,
-                            # a line naming one as its parent still gets an equal string
-                            append(small_entry(prev if prev == n else n, no, start, len(chunk) - len(eol), eol, META,
-                                               get(ty, ty), u if type(u) is str else None,
-                                               get(p, p) if type(p) is str else None, ts))
-                            prev = no
-                    else:
+                    if type(ty) is not str or ty in full_types:
                         emit((no, start, len(chunk) - len(eol), eol), to_dict(h))
                         prev = no
+                        continue
+                    u, p, ts = h.uuid, h.parentUuid, h.timestamp
+            if ty is None:
+                try:
+                    obj = loads(chunk)
+                except decode_error:
+                    obj, reason = parse(Line(no, start, chunk, eol))
+                    if reason is not None:
+                        t.bad.append(BadLine(no, start, len(chunk) - len(eol), reason, blank=reason == "blank line"))
+                        continue
+                where = (no, start, len(chunk) - len(eol), eol)
+                if t.fmt is None:
+                    pending.append((where, obj))
+                    if len(pending) < formats.SNIFF_LINES:
+                        continue
+                    t.fmt = formats.detect([o for _, o in pending], path=path, forced=module)
+                    for w, o in pending:
+                        emit(w, o)
+                    pending.clear()
+                    if selective:
+                        lazy = decoder(t.fmt)
+                        if lazy is not None:
+                            mode, full_types = lazy
+                            if mode == "msgspec" and msgspec_parts(t.fmt) is not None:
+                                decode, to_dict, refused = msgspec_parts(t.fmt)
+                                fast = True
+                            elif mode == "1":
+                                window_start, meta_bytes, next_choice = offset, 0, no + window
                     continue
-            try:
-                obj = loads(chunk)
-            except decode_error:
-                obj, reason = parse(Line(no, start, chunk, eol))
-                if reason is not None:
-                    t.bad.append(BadLine(no, start, len(chunk) - len(eol), reason, blank=reason == "blank line"))
+                if lazy is not None and type(obj) is dict:
+                    ty = obj.get("type")
+                    if type(ty) is str and ty not in full_types:
+                        u, p, ts = obj.get("uuid"), obj.get("parentUuid"), obj.get("timestamp")
+                    else:
+                        ty = None
+                if ty is None:
+                    emit(where, obj)
+                    prev = no
                     continue
-            where = (no, start, len(chunk) - len(eol), eol)
-            if t.fmt is None:
-                pending.append((where, obj))
-                if len(pending) < formats.SNIFF_LINES:
-                    continue
-                t.fmt = formats.detect([o for _, o in pending], path=path, forced=module)
-                for w, o in pending:
-                    emit(w, o)
-                pending.clear()
-                if selective:
-                    lazy = decoder(t.fmt)
-                    if lazy is not None:
-                        decode, to_dict, full_types, refused = lazy
-                continue
-            emit(where, obj)
-            prev = no
+            # a metadata line (progress, snapshot, queue, api-request...): its entry from type, uuid,
+            # parent and timestamp, whichever decoder read it
+            meta_bytes += len(chunk)
+            if into is None:
+                meta(no, start, len(chunk) - len(eol), eol, ty, u, p, ts)
+            else:  # meta_entry, inline: most lines of a Claude Code file come this way
+                n = len(into)
+                if type(ts) is str:  # parse_ts, its common case inline
+                    try:
+                        ts = fromiso(ts).timestamp()
+                    except ValueError:
+                        ts = parse_ts(ts)
+                else:
+                    ts = parse_ts(ts)
+                # the line's own uuid is not put in the string table: such lines (progress) are leaves,
+                # a line naming one as its parent still gets an equal string
+                append(small_entry(prev if prev == n else n, no, start, len(chunk) - len(eol), eol, META,
+                                   get(ty, ty), u if type(u) is str else None,
+                                   get(p, p) if type(p) is str else None, ts))
+                prev = no
     t.lines, t.size, t.lf, t.crlf = no, offset - begin, lf, crlf
     if no:
         t.last_eol = eol

@@ -25,37 +25,71 @@ FIXTURES = sorted(glob.glob(os.path.join(ROOT, "fixtures", "**", "*.jsonl"), rec
 msgspec = pytest.importorskip("msgspec", reason="selective decoding needs msgspec (optional); orjson alone is the reference")
 
 
-def both(path, monkeypatch, **kw):
+def both(path, monkeypatch, mode="1", **kw):
     monkeypatch.setenv(scanloop.ENV_LAZY, "0")
     full = scan(path, workers=1, **kw)
-    monkeypatch.setenv(scanloop.ENV_LAZY, "1")
+    monkeypatch.setenv(scanloop.ENV_LAZY, mode)
     lazy = scan(path, workers=1, **kw)
     return index_of(full), index_of(lazy)
 
 
+MODES = ["1", "msgspec", "orjson"]  # adaptive (the default), msgspec throughout, orjson throughout
+
+
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: os.path.relpath(p, ROOT))
 def test_every_fixture_indexes_the_same(path, monkeypatch):
-    try:
-        full, lazy = both(path, monkeypatch)
-    except Exception as e:  # a fixture no scan accepts: refused alike
-        monkeypatch.setenv(scanloop.ENV_LAZY, "1")
-        with pytest.raises(type(e)):
-            scan(path, workers=1)
-        return
-    assert lazy == full
-    assert both(path, monkeypatch, stats=False)[0] == both(path, monkeypatch, stats=False)[1]
+    for mode in MODES:
+        try:
+            full, lazy = both(path, monkeypatch, mode)
+        except Exception as e:  # a fixture no scan accepts: refused alike
+            monkeypatch.setenv(scanloop.ENV_LAZY, mode)
+            with pytest.raises(type(e)):
+                scan(path, workers=1)
+            continue
+        assert lazy == full, mode
+        full, lazy = both(path, monkeypatch, mode, stats=False)
+        assert lazy == full, mode
 
 
-def test_real_shape_data_indexes_the_same_and_really_skips(tmp_path, monkeypatch):
+@pytest.mark.parametrize("mode", MODES)
+def test_real_shape_data_indexes_the_same_and_really_skips(tmp_path, monkeypatch, mode):
     path = str(tmp_path / "rs.jsonl")
     realshape.write_file(path, 2_000_000, seed=5)  # large enough that format detection's first lines are few
-    full, lazy = both(path, monkeypatch)
+    full, lazy = both(path, monkeypatch, mode)
     assert lazy == full
     seen = []
     real = scanloop.small_entry
     monkeypatch.setattr(scanloop, "small_entry", lambda *a: seen.append(a[6]) or real(*a))
     scan(path, workers=1)
     assert seen.count("progress") > 0.6 * len(full["entries"])  # the progress lines took the short way
+
+
+def test_adaptive_mode_switches_decoders_and_indexes_the_same(tmp_path, monkeypatch):
+    """Content-heavy stretches (lines read whole: orjson is cheaper) then progress-heavy ones
+    (msgspec skips them): the adaptive scan changes decoder at window ends, and the index is the
+    same as whole-line decoding's."""
+    recorded = os.path.join(ROOT, "fixtures", "claude-recorded", "parallel.jsonl")
+    heavy = [l for l in open(recorded, "rb") if b'"type":"assistant"' in l or b'"type":"user"' in l]
+    path = str(tmp_path / "mix.jsonl")
+    realshape.write_file(path, 400_000, seed=3)
+    with open(path, "ab") as f:
+        f.write(b"".join(heavy * 6))
+    realshape.write_file(str(tmp_path / "more.jsonl"), 400_000, seed=4)
+    with open(path, "ab") as f, open(tmp_path / "more.jsonl", "rb") as g:
+        f.write(g.read())
+    monkeypatch.setattr(scanloop, "WINDOW", 16)
+    chosen = []
+    real = scanloop.msgspec_parts
+
+    def spy(fmt):
+        decode, to_dict, refused = real(fmt)
+        return (lambda b: chosen.append(len(b)) or decode(b)), to_dict, refused
+    monkeypatch.setattr(scanloop, "msgspec_parts", spy)
+    full, lazy = both(path, monkeypatch, "1")
+    assert lazy == full
+    lines = sum(1 for _ in open(path, "rb"))
+    assert len(heavy) * 6 > 16 * 4
+    assert 0 < len(chosen) < lines - 16 * 4  # msgspec for some windows, orjson for several others
 
 
 def _mutations(lines: list[bytes], rng: random.Random, n: int) -> list[bytes]:
@@ -78,14 +112,15 @@ def _mutations(lines: list[bytes], rng: random.Random, n: int) -> list[bytes]:
     return out
 
 
-def test_damaged_lines_are_refused_or_read_alike(tmp_path, monkeypatch):
+@pytest.mark.parametrize("mode", MODES)
+def test_damaged_lines_are_refused_or_read_alike(tmp_path, monkeypatch, mode):
     source = [l for p in FIXTURES if "claude" in p for l in open(p, "rb") if l.strip()]
     rng = random.Random(13)
     head = [l for l in open(os.path.join(ROOT, "fixtures", "claude-shapes", "split_parallel.jsonl"), "rb")]
     for batch in range(4):
         path = tmp_path / f"m{batch}.jsonl"
         path.write_bytes(b"".join(head + _mutations(source, rng, 600)))
-        full, lazy = both(str(path), monkeypatch)
+        full, lazy = both(str(path), monkeypatch, mode)
         assert lazy == full, f"batch {batch}"
         assert full["bad"]  # the damage was real
 
@@ -133,11 +168,22 @@ def test_normalize_reads_only_the_declared_fields():
     assert {"progress", "queue-operation", "file-history-snapshot", "api-request"} <= skipped_types - claude.FULL_TYPES
 
 
-def test_without_msgspec_the_whole_line_is_parsed(monkeypatch):
+def test_without_msgspec_metadata_lines_still_take_the_short_way(tmp_path, monkeypatch):
     monkeypatch.setattr(scanloop, "_DECODERS", {})
     monkeypatch.setitem(__import__("sys").modules, "msgspec", None)
-    assert scanloop.decoder(formats.get("claude")) is None
+    assert scanloop.msgspec_parts(formats.get("claude")) is None
+    assert scanloop.decoder(formats.get("claude"))[0] == "1"
     assert scanloop.decoder(formats.get("pi")) is None  # pi declares nothing
+    path = str(tmp_path / "rs.jsonl")
+    realshape.write_file(path, 2_000_000, seed=5)
+    monkeypatch.setattr(scanloop, "WINDOW", 16)  # a choice is made, and finds no msgspec
+    full, lazy = both(path, monkeypatch, "1")
+    assert lazy == full
+    seen = []
+    real = scanloop.small_entry
+    monkeypatch.setattr(scanloop, "small_entry", lambda *a: seen.append(a[6]) or real(*a))
+    scan(path, workers=1)
+    assert seen.count("progress") > 0.6 * len(full["entries"])
 
 
 def test_streaming_consumers_see_the_same_entries(tmp_path, monkeypatch):
