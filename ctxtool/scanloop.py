@@ -28,7 +28,7 @@ from . import formats
 from .errors import InputError, unexpected
 from .formats.common import parse_ts
 from .jsonl import BOM, Line, open_binary, parse
-from .model import META, Entry, FullEntry, small_entry
+from .model import META, Entry, full_entry, small_entry
 
 ENV_LAZY = "CTXTOOL_LAZY_DECODE"  # "0": always parse whole lines with orjson (the reference the tests compare with)
 
@@ -57,7 +57,7 @@ class Part:
 
 def make_entry(fmt, obj, index: int, lineno: int, offset: int, length: int, eol: bytes, blocks: bool = True,
                stats: bool = True) -> Entry:
-    e = FullEntry(index, lineno, offset, length, eol, "meta", "?", obj=obj)
+    e = full_entry(index, lineno, offset, length, eol, obj)
     try:
         fmt.normalize(obj, e, blocks, stats)
     except Exception as exc:  # a bug met on this line: one error naming it (the caller adds the file)

@@ -16,9 +16,9 @@ from typing import Callable
 import orjson
 
 from . import formats, parallel
-from .errors import InputError
+from .errors import InputError, unexpected
 from .jsonl import BOM, loads, read_at
-from .model import Entry
+from .model import Entry, full_entry
 from .paths import NOT_REGULAR, regular
 from .scanloop import BadLine, make_entry, meta_entry, no_gc, scan_lines, share_strings
 
@@ -150,6 +150,7 @@ def scan(
 
     announce = on_format
     into = None
+    append = t.entries.append
 
     def emit(where: tuple, obj) -> None:
         nonlocal index, announce
@@ -162,16 +163,20 @@ def scan(
             return
         if into is not None:
             index = len(into)  # the loop appends entries too
-        e = make_entry(t.fmt, obj, index, no, offset, length, eol, want_blocks, stats)
+        e = full_entry(index, no, offset, length, eol, obj)  # make_entry, inline
+        try:
+            t.fmt.normalize(obj, e, want_blocks, stats)
+        except Exception as exc:  # a bug met on this line: one error naming it (the caller adds the file)
+            raise unexpected(exc, line=no or None) from None
         if keep_index:
             share_strings(e, shared)
         index = no if no == index + 1 else index + 1  # one int object for this line number and the next index
         if on_entry is not None:
             on_entry(e)
         if not keep:
-            e.release()
+            e.obj = e.blocks = None  # e.release()
         if keep_index:
-            t.entries.append(e)
+            append(e)
 
     on_meta = None
     if keep_index and on_entry is None and announce is None and lazy is not False and not keep:

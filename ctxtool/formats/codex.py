@@ -16,12 +16,16 @@ becomes one entry, items in the Anthropic block shape the commands share (``tool
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import orjson
 
 from ..model import (COMPACTION, HEADER, IMAGE_CHARS, MESSAGE, META, Call, Entry, Kinds, Result, Usage, entry_to_tuple,
                      js_len)
 from . import messages as _messages
 from .common import parse_ts, result_content_chars, scan_anthropic_blocks
+
+_fromiso = datetime.fromisoformat
 
 NAME = "codex"
 LINE_TYPES = {"session_meta", "response_item", "compacted", "turn_context", "event_msg", "world_state",
@@ -51,41 +55,53 @@ def sniff(obj: dict) -> int:
 
 def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
     """``stats=False`` (repair, validate) reads the structure only: no character counts or
-    usage, and no blocks unless ``blocks``: most lines of a rollout are events."""
-    t = _tag(obj.get("type"))
+    usage, and no blocks unless ``blocks``: most lines of a rollout are events. Blocks of calls
+    and outputs are built only for ``blocks`` (their counts are read from the payload)."""
+    t = obj.get("type")
     p = obj.get("payload")
-    e.ts = parse_ts(obj.get("timestamp"))
-    if not isinstance(p, dict):
-        e.type = t if isinstance(t, str) else "?"
+    ts = obj.get("timestamp")
+    if type(ts) is str:  # parse_ts, its common case here
+        try:
+            e.ts = _fromiso(ts).timestamp()
+        except ValueError:
+            e.ts = parse_ts(ts)
+    else:
+        e.ts = parse_ts(ts)
+    if type(t) is not str:
+        t = None
+    if type(p) is not dict:
+        e.type = "?" if t is None else t
         e.kind = META
         return
     if t == "response_item":
-        item(p, e, stats, blocks or stats)
+        item(p, e, stats, blocks)
         return
-    e.type = t if isinstance(t, str) else "?"
-    if t == "session_meta":
-        _session_meta(p, e, stats)
-    elif t == "compacted":
-        _compacted(p, e, stats)
-    elif t == "event_msg":
+    e.type = "?" if t is None else t
+    if t == "event_msg":
         _event(p, e, stats)
     elif t == "turn_context":
         e.kind = META
         m = p.get("model")
-        if isinstance(m, str):
+        if type(m) is str:
             e.model = m
             e.extra = {"model": m}
+    elif t == "session_meta":
+        _session_meta(p, e, stats)
+    elif t == "compacted":
+        _compacted(p, e, stats)
     else:
         e.kind = META
 
 
 def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
     """One Responses item (a ``response_item`` payload, or an item of a replacement history).
-    Without ``stats`` nor ``blocks`` a call or an output is read without building its block."""
-    it = _tag(p.get("type"))
-    e.type = it if isinstance(it, str) else "?"
+    Without ``blocks`` a call, an output or a reasoning item is read without building its block."""
+    it = p.get("type")
+    if type(it) is not str:
+        it = None
+    e.type = "?" if it is None else it
     i = p.get("id")
-    e.id = i if isinstance(i, str) else None
+    e.id = i if type(i) is str else None
     if it == "message":
         role = _tag(p.get("role"))
         content = p.get("content")
@@ -96,9 +112,25 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
             return
         e.kind = MESSAGE
         e.role = "assistant" if role == "assistant" else "user"
-        bl = [_content_block(c) for c in content]
-        e.blocks = bl
-        scan_anthropic_blocks(e, bl, e.role, stats)
+        texts = None if blocks else _texts(content)
+        if texts is not None:  # text items only: scan_anthropic_blocks' reading of them, without the blocks
+            e.nblocks = len(texts)
+            chars = visible = 0
+            for x in texts:
+                if stats:
+                    chars += js_len(x)
+                if x and not x.isspace():
+                    visible += 1
+                else:
+                    e.blank_text = True
+            e.chars = chars
+            if chars:
+                e.kinds = Kinds(chars)
+            e.empty = visible == 0
+        else:
+            bl = [_content_block(c) for c in content]
+            e.blocks = bl
+            scan_anthropic_blocks(e, bl, e.role, stats)
         if role == "developer":
             e.extra = {"context": "developer"}
         elif role == "user" and _contextual(content):
@@ -106,23 +138,33 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
             if _text0(content).lstrip().startswith("<environment_context>"):
                 e.extra["environment"] = True
         return
-    if it == "reasoning":
+    if it == "reasoning":  # one thinking block (scan_anthropic_blocks' reading of it, inline)
         e.kind = MESSAGE
         e.role = "assistant"
         texts = [s.get("text") for s in p.get("summary") or [] if isinstance(s, dict) and isinstance(s.get("text"), str)]
         texts += [s.get("text") for s in p.get("content") or [] if isinstance(s, dict) and isinstance(s.get("text"), str)]
-        b = {"type": "thinking", "thinking": "\n".join(texts)}
+        thinking = "\n".join(texts)
         enc = p.get("encrypted_content")
-        if isinstance(enc, str):
-            b["signature"] = enc
-        e.blocks = [b]
-        scan_anthropic_blocks(e, e.blocks, "assistant", stats)
+        if blocks:
+            b = {"type": "thinking", "thinking": thinking}
+            if isinstance(enc, str):
+                b["signature"] = enc
+            e.blocks = [b]
+        e.nblocks = 1
+        n = js_len(thinking) if stats else 0
+        e.chars = n
+        if n:
+            e.kinds = Kinds(0, n)
+        if enc and isinstance(enc, str):
+            e.signed_thinking = True
         e.empty = False  # an empty summary still carries the encrypted reasoning
         return
     if it in CALLS:
         cid = p.get("call_id")
-        name = p.get("name") if isinstance(p.get("name"), str) else ("local_shell" if it == "local_shell_call" else it)
-        if not isinstance(cid, str):
+        name = p.get("name")
+        if type(name) is not str:
+            name = "local_shell" if it == "local_shell_call" else it
+        if type(cid) is not str:
             if it in ("function_call", "custom_tool_call"):
                 e.kind = META  # Codex cannot read it (call_id is required): skipped on resume
                 e.extra = {"unsent": f"{it} without a call_id"}
@@ -131,28 +173,29 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
         e.kind = MESSAGE
         e.role = "assistant"
         e.nblocks = 1
-        raw = p.get("arguments") if it in ("function_call", "tool_search_call") else (
-            p.get("input") if it == "custom_tool_call" else p.get("action"))
         n = 0
-        if stats:  # the call as the model wrote it: its name and its arguments' JSON text
-            n = js_len(name) + (js_len(raw) if isinstance(raw, str) else js_len(_dumps(raw)) if raw is not None else 0)
-            e.chars = n
-            if n:
-                e.kinds = Kinds(tool_call=n)
+        if stats or blocks:
+            raw = p.get("arguments") if it in ("function_call", "tool_search_call") else (
+                p.get("input") if it == "custom_tool_call" else p.get("action"))
+            if stats:  # the call as the model wrote it: its name and its arguments' JSON text
+                n = js_len(name) + (js_len(raw) if type(raw) is str else js_len(_dumps(raw)) if raw is not None else 0)
+                e.chars = n
+                if n:
+                    e.kinds = Kinds(0, 0, n)
+            if blocks:
+                inp = raw
+                if it == "function_call" and type(raw) is str:
+                    try:
+                        inp = orjson.loads(raw)
+                    except orjson.JSONDecodeError:
+                        pass
+                e.blocks = [{"type": "tool_use", "id": cid, "name": name, "input": inp if inp is not None else {}}]
         if cid:
             e.calls = (Call(0, cid, name, None, n),)
-        if blocks:
-            inp = raw
-            if it == "function_call" and isinstance(raw, str):
-                try:
-                    inp = orjson.loads(raw)
-                except orjson.JSONDecodeError:
-                    pass
-            e.blocks = [{"type": "tool_use", "id": cid, "name": name, "input": inp if inp is not None else {}}]
         return
     if it in OUTPUTS:
         cid = p.get("call_id")
-        if not isinstance(cid, str):
+        if type(cid) is not str:
             if it == "tool_search_output":
                 cid = ""
             else:
@@ -162,19 +205,23 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
         e.kind = MESSAGE
         e.role = "toolResult"
         e.nblocks = 1
-        out = p.get("output") if it != "tool_search_output" else p.get("tools")
-        content = out if isinstance(out, str) else (_output_content(out) if (stats or blocks) else None)
         n = 0
-        if stats:
-            text, images = result_content_chars(content)
-            n = text + images * IMAGE_CHARS
-            e.chars = n
-            if n:
-                e.kinds = Kinds(tool_result=text, image=images * IMAGE_CHARS)
+        if stats or blocks:
+            out = p.get("output") if it != "tool_search_output" else p.get("tools")
+            content = out if type(out) is str else _output_content(out)
+            if stats:
+                if type(content) is str:
+                    text, images = js_len(content), 0
+                else:
+                    text, images = result_content_chars(content)
+                n = text + images * IMAGE_CHARS
+                e.chars = n
+                if n:
+                    e.kinds = Kinds(0, 0, 0, text, images * IMAGE_CHARS)
+            if blocks:
+                e.blocks = [{"type": "tool_result", "tool_use_id": cid, "content": content}]
         if cid:
             e.results = (Result(0, cid, None, False, n),)
-        if blocks:
-            e.blocks = [{"type": "tool_result", "tool_use_id": cid, "content": content}]
         return
     if it in SERVER_ITEMS:
         e.kind = MESSAGE
@@ -199,6 +246,21 @@ def reload_part(obj: dict, e: Entry) -> Entry:
     fresh.extra = dict(fresh.extra or {}, **e.extra)
     fresh.obj = obj
     return fresh
+
+
+def _texts(content: list) -> list | None:
+    """The texts of a message's content when every item is an input or output text (as
+    ``_content_block`` reads them), else None."""
+    out = []
+    for c in content:
+        if type(c) is not dict:
+            return None
+        t = c.get("type")
+        if t != "input_text" and t != "output_text":
+            return None
+        x = c.get("text")
+        out.append(x if type(x) is str else "")
+    return out
 
 
 def _content_block(c) -> dict:
@@ -316,29 +378,32 @@ EVENTS = {"token_count", "thread_rolled_back", "user_message", "turn_aborted", "
 
 def _event(p: dict, e: Entry, stats: bool) -> None:
     e.kind = META
-    et = _tag(p.get("type"))
-    if et not in EVENTS:
+    et = p.get("type")
+    if type(et) is not str or et not in EVENTS:
         return
-    extra: dict = {"event": et}
     if et == "token_count":
+        extra: dict = {"event": et}
         info = p.get("info")
-        if isinstance(info, dict):
-            last = info.get("last_token_usage")
-            if isinstance(last, dict) and stats:
-                inp, cached = _int(last.get("input_tokens")), _int(last.get("cached_input_tokens"))
-                e.usage = Usage(max(inp - cached, 0), _int(last.get("output_tokens")), min(cached, inp), 0,
-                                _int(last.get("total_tokens")))
+        if type(info) is dict:
+            if stats:
+                last = info.get("last_token_usage")
+                if type(last) is dict:
+                    inp, cached = _int(last.get("input_tokens")), _int(last.get("cached_input_tokens"))
+                    e.usage = Usage(max(inp - cached, 0), _int(last.get("output_tokens")), min(cached, inp), 0,
+                                    _int(last.get("total_tokens")))
             tot = info.get("total_token_usage")
-            if isinstance(tot, dict):
+            if type(tot) is dict:
                 extra["total_tokens"] = _int(tot.get("total_tokens"))
             w = info.get("model_context_window")
-            if isinstance(w, int) and not isinstance(w, bool) and w > 0:
+            if type(w) is int and w > 0:
                 extra["context_window"] = w
+        e.extra = extra
     elif et == "thread_rolled_back":
-        extra["rollback"] = _int(p.get("num_turns"))
-    elif et in ("user_message", "turn_aborted", "task_started", "turn_started"):
-        extra["turn"] = et
-    e.extra = extra
+        e.extra = {"event": et, "rollback": _int(p.get("num_turns"))}
+    elif et == "task_complete":
+        e.extra = {"event": et}
+    else:  # user_message, turn_aborted, task_started, turn_started
+        e.extra = {"event": et, "turn": et}
 
 
 def _int(v) -> int:
