@@ -3,8 +3,10 @@
 Parsing is most of a scan and orjson holds the GIL, so threads do not help; processes do.
 The file is cut at line boundaries into parts. The later parts go to helper processes
 (``python -c`` running ``part_main``, so nothing is forked from a process that may have
-threads), which send their part of the index back as marshal data; this process scans the
-first part meanwhile, then appends the others with index and line numbers moved. The result
+threads), which send their part of the index back as marshal frames while they scan, into an
+unnamed temporary file (the spool) with each frame's place told on a pipe, so that a helper
+never waits for this process to read; this process scans the first part meanwhile, then appends
+the others' frames as they come, with index and line numbers moved. The result
 is the same index a serial scan builds (``tests/test_parallel_scan.py`` checks that). If a
 helper cannot start or fails, its part is scanned here instead.
 """
@@ -16,6 +18,7 @@ import os
 import struct
 import subprocess
 import sys
+import tempfile
 
 import orjson
 
@@ -101,57 +104,94 @@ def sniff(path: str, end: int, module):
     return None
 
 
-def scan_part(path: str, fmt_name: str, begin: int, end: int, stats: bool = True, lazy: bool = True) -> tuple:
-    """Index ``[begin, end)`` of ``path``: (entry tuples, bad-line tuples, lines, lf, crlf, last eol)."""
+def scan_part(path: str, fmt_name: str, begin: int, end: int, stats: bool = True, lazy: bool = True,
+              on_frame=None) -> tuple:
+    """Index ``[begin, end)`` of ``path``: (entry tuples, bad-line tuples, lines, lf, crlf, last eol).
+    ``on_frame(tuples)``, when given, is handed the entry tuples FRAME at a time as the scan goes
+    (the list returned then holds only the last, unsent ones)."""
     module = formats.get(fmt_name)
     t = Part(path, module)
     out: list[tuple] = []
     shared: dict = {}
+    sent = 0  # entries handed to on_frame so far: an entry's index in the part is sent + len(out)
+
+    def flush() -> None:
+        nonlocal out, sent
+        if on_frame is not None and len(out) >= FRAME:
+            on_frame(out)
+            sent += len(out)
+            out = []
 
     def emit(where, obj):
         no, offset, length, eol = where
         if not isinstance(obj, dict):
             t.bad.append(BadLine(no, offset, length, "not a JSON object"))
             return
-        e = make_entry(module, obj, len(out), no, offset, length, eol, False, stats)
+        e = make_entry(module, obj, sent + len(out), no, offset, length, eol, False, stats)
         share_strings(e, shared)  # marshal keeps shared strings shared: smaller data, nothing to redo here
         out.append(entry_to_tuple(e))
+        flush()
 
     def meta(no, offset, length, eol, ty, u, p, ts):  # short: an entry with nothing but these
-        e = meta_entry(len(out), no, offset, length, eol, ty, u, p, ts, shared)
+        e = meta_entry(sent + len(out), no, offset, length, eol, ty, u, p, ts, shared)
         out.append((e.lineno, e.offset, e.length, e.eol, e.type, e.id, e.parent, e.ts))
+        flush()
 
     scan_lines(t, path, [], module, emit, begin, end, meta if lazy else None)
     bad = [(b.lineno, b.offset, b.length, b.reason, b.blank) for b in t.bad]
     return out, bad, t.lines, t.lf, t.crlf, t.last_eol
 
 
-FRAME = 20_000  # entries per marshal frame: the parent holds one frame's tuples at a time, not the whole part
+FRAME = 10_000  # entries per frame: the parent holds one frame's tuples at a time, not the whole part
 _LEN = struct.Struct("<Q")
+# What a helper writes to its stdout, each a marshal tuple behind its length: ("s", offset, size), a
+# frame of entry tuples written to the spool file at offset; ("e", tuples), a frame sent inline (no
+# spool); then ("t", bad lines, lines, lf, crlf, last eol), the part's tail, last.
 
 
 def part_main() -> None:
-    """Helper process: scan one part and write it to stdout as marshal frames: first
-    (frames, bad lines, lines, lf, crlf, last eol), then the entry tuples, FRAME at a time."""
+    """Helper process: scan one part. Its entry tuples go out FRAME at a time as the scan goes, into
+    the spool file the parent opened (argv[7], a file descriptor) with their place told on stdout,
+    so the helper never waits for the parent to read; without a spool ("-"), inline on stdout."""
     path, fmt_name, begin, end = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     stats, lazy = sys.argv[5] == "1", sys.argv[6] == "1"
+    spool_fd = int(sys.argv[7]) if len(sys.argv) > 7 and sys.argv[7] != "-" else None
     import gc
 
     gc.disable()
-    out, *tail = scan_part(path, fmt_name, begin, end, stats, lazy)
-    write = sys.stdout.buffer.write
-    frames = range(0, len(out), FRAME)
-    for data in [marshal.dumps((len(frames), *tail))] + [marshal.dumps(out[i:i + FRAME]) for i in frames]:
-        write(_LEN.pack(len(data)) + data)
-    sys.stdout.buffer.flush()
+    out = sys.stdout.buffer
+    spool = open(spool_fd, "wb", closefd=False) if spool_fd is not None else None
+    pos = 0
+
+    def send(message: tuple) -> None:
+        data = marshal.dumps(message)
+        out.write(_LEN.pack(len(data)) + data)
+        out.flush()
+
+    def on_frame(tuples: list) -> None:
+        nonlocal pos
+        if spool is None:
+            send(("e", tuples))
+            return
+        data = marshal.dumps(tuples)
+        spool.write(data)
+        spool.flush()  # in the file (the page cache) before the parent is told where
+        send(("s", pos, len(data)))
+        pos += len(data)
+
+    rest, *tail = scan_part(path, fmt_name, begin, end, stats, lazy, on_frame)
+    if rest:
+        on_frame(rest)
+    send(("t", *tail))
 
 
-def _frames(proc):
-    """The helper's (bad lines, lines, lf, crlf, last eol) and an iterator over its entry frames.
-    Raises ValueError (or OSError, EOFError, TypeError) when the helper failed."""
+def _frames(proc, spool, tail: list):
+    """An iterator over the helper's entry frames, as it sends them; ``tail`` gets the part's (bad
+    lines, lines, lf, crlf, last eol) at the end. Raises ValueError (or OSError, EOFError,
+    TypeError) when the helper failed."""
     read = proc.stdout.read
 
-    def frame():
+    def message():
         head = read(_LEN.size)
         if len(head) != _LEN.size:
             raise ValueError("helper ended early")
@@ -161,27 +201,46 @@ def _frames(proc):
             raise ValueError("helper ended early")
         return marshal.loads(data)
 
-    n, *tail = frame()
+    while True:
+        m = message()
+        kind = m[0]
+        if kind == "s":
+            _, offset, size = m
+            data = os.pread(spool.fileno(), size, offset)
+            if len(data) != size:
+                raise ValueError("spool cut short")
+            yield marshal.loads(data)
+        elif kind == "e":
+            yield m[1]
+        elif kind == "t":
+            tail.extend(m[1:])
+            break
+        else:
+            raise ValueError("unknown message")
+    proc.stdout.close()
+    if proc.wait() != 0:
+        raise ValueError("helper failed")
 
-    def entries():
-        for _ in range(n):
-            yield frame()
-        proc.stdout.close()
-        if proc.wait() != 0:
-            raise ValueError("helper failed")
 
-    return tail, entries()
+def _spool():
+    """An unnamed temporary file a helper writes its frames into, or None (then they come inline)."""
+    try:
+        return tempfile.TemporaryFile(prefix="ctxtool-scan-")
+    except OSError:
+        return None
 
 
-def _start(path: str, fmt_name: str, begin: int, end: int, stats: bool, lazy: bool):
+def _start(path: str, fmt_name: str, begin: int, end: int, stats: bool, lazy: bool, spool=None):
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     # ``python -c`` puts the current directory first on sys.path: a ``ctxtool`` there (another
     # checkout or version) would scan the part instead of this one. The helper imports this copy.
     code = f"import sys; sys.path.insert(0, {root!r}); from ctxtool.parallel import part_main; part_main()"
+    fds = (spool.fileno(),) if spool is not None else ()
     try:
         return subprocess.Popen([sys.executable, "-c", code, path, fmt_name, str(begin), str(end), "1" if stats else "0",
-                                 "1" if lazy else "0"],
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+                                 "1" if lazy else "0", str(fds[0]) if fds else "-"],
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+                                pass_fds=fds)
     except (OSError, TypeError, ValueError):  # TypeError: sys.executable is None in some embedded interpreters
         return None
 
@@ -211,7 +270,8 @@ def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = Tr
     if module is None:
         return False
     name = module.NAME
-    procs = [_start(path, name, bounds[k], bounds[k + 1], stats, lazy) for k in range(1, len(bounds) - 1)]
+    spools = [_spool() for _ in range(1, len(bounds) - 1)]
+    procs = [_start(path, name, bounds[k], bounds[k + 1], stats, lazy, spools[k - 1]) for k in range(1, len(bounds) - 1)]
     try:
         t.fmt = module
         entries = t.entries
@@ -234,8 +294,9 @@ def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = Tr
             try:
                 if proc is None:
                     raise ValueError("no helper")
-                (bad, n, plf, pcrlf, peol), frames = _frames(proc)
-                _merge(entries, frames, shift, lines)
+                tail: list = []
+                _merge(entries, _frames(proc, spools[k - 1], tail), shift, lines)
+                bad, n, plf, pcrlf, peol = tail
             except (OSError, ValueError, EOFError, TypeError):  # the helper failed: its part is scanned here
                 del entries[shift:]
                 part, bad, n, plf, pcrlf, peol = scan_part(path, name, bounds[k], bounds[k + 1], stats, lazy)
@@ -255,3 +316,6 @@ def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = Tr
             if proc is not None and proc.poll() is None:
                 proc.kill()
                 proc.wait()
+        for spool in spools:
+            if spool is not None:
+                spool.close()

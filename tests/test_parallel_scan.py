@@ -174,3 +174,84 @@ def test_real_shape_claude_code_parallel_index_equals_serial(tmp_path, workers, 
     assert par.parts == workers
     assert index_of(par) == serial
     assert index_of(scan(path, workers=workers, split_min_bytes=0, stats=False)) == index_of(scan(path, workers=1, stats=False))
+
+
+def _many_lines(tmp_path, fmt="codex", lines=3 * parallel.FRAME):
+    """A session whose helper part holds several frames of entries (short lines: many per MB)."""
+    path = str(tmp_path / f"{fmt}-many.jsonl")
+    out = []
+    lines_of = synth.codex_rollout(seed=5, turns=100000) if fmt == "codex" else synth.generate(fmt, seed=5, turns=100000)
+    for line in lines_of:
+        out.append(line)
+        if len(out) >= lines:
+            break
+    with open(path, "wb") as f:
+        f.write(b"".join(out))
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["codex", "claude"])
+def test_helper_frames_sent_while_it_scans_give_the_serial_index(tmp_path, fmt):
+    """A helper writes its entries FRAME at a time into the spool as it scans; the parent merges
+    them as they come: several frames per part, in order, index as a serial scan's."""
+    path = _many_lines(tmp_path, fmt)
+    serial = scan(path, workers=1)
+    assert len(serial.entries) > 2 * parallel.FRAME
+    seen = []
+    real = parallel._frames
+
+    def counted(*a):
+        for frame in real(*a):
+            seen.append(len(frame))
+            yield frame
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(parallel, "_frames", counted)
+        par = scan(path, workers=2, split_min_bytes=0)
+    assert par.parts == 2
+    assert len(seen) >= 2 and all(n <= parallel.FRAME for n in seen)
+    assert index_of(par) == index_of(serial)
+
+
+def test_without_a_spool_file_frames_come_inline(tmp_path, monkeypatch):
+    """No temporary file to be had (a read-only or full temp dir): the helper sends its frames
+    on the pipe itself, and the index is the same."""
+    path = _many_lines(tmp_path, "codex")
+    serial = scan(path, workers=1)
+    monkeypatch.setattr(parallel, "_spool", lambda: None)
+    par = scan(path, workers=2, split_min_bytes=0)
+    assert par.parts == 2
+    assert index_of(par) == index_of(serial)
+
+
+def test_a_spool_cut_short_falls_back_to_scanning_here(tmp_path, monkeypatch):
+    """A spool that does not hold what the helper said (the temp dir filled up): the part is
+    scanned here instead, and the index is the same."""
+    path = _many_lines(tmp_path, "codex")
+    serial = scan(path, workers=1)
+    real = parallel._spool
+
+    def truncating():
+        f = real()
+
+        class Cut:
+            def fileno(self):
+                return f.fileno()
+
+            def close(self):
+                f.close()
+
+        os.ftruncate(f.fileno(), 0)
+        return Cut()
+
+    monkeypatch.setattr(parallel, "_spool", truncating)
+    real_frames = parallel._frames
+
+    def cut(proc, spool, tail):
+        for frame in real_frames(proc, spool, tail):
+            os.ftruncate(spool.fileno(), 0)  # everything the helper wrote so far is gone
+            yield frame
+
+    monkeypatch.setattr(parallel, "_frames", cut)
+    par = scan(path, workers=2, split_min_bytes=0)
+    assert index_of(par) == index_of(serial)

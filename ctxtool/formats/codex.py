@@ -363,7 +363,7 @@ def _compacted(p: dict, e: Entry, stats: bool) -> None:
         for k, x in enumerate(rh):
             if not isinstance(x, dict):
                 continue
-            s = Entry(0, e.lineno, e.offset, e.length, e.eol, META, "?")
+            s = Entry(0, 0, 0, 0, b"", META, "?")  # placed at the line when expanded (codex_rules.expand)
             item(x, s, stats)
             s.extra = dict(s.extra or {}, sub=k)
             s.blocks = None
