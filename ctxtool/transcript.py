@@ -161,8 +161,10 @@ def scan(
         if not isinstance(obj, dict):
             t.bad.append(BadLine(no, offset, length, "not a JSON object"))
             return
-        if into is not None:
-            index = len(into)  # the loop appends entries too
+        if into is not None:  # the loop appends entries too
+            n = len(into)
+            if index != n:  # (equal: keep the object, the previous line number's)
+                index = n
         e = full_entry(index, no, offset, length, eol, obj)  # make_entry, inline
         try:
             t.fmt.normalize(obj, e, want_blocks, stats)

@@ -69,18 +69,10 @@ class Evidence:
                 if best is None or c > best[0]:
                     self.peaks[m] = (c, e.lineno)
         elif kind == "meta":
-            obj = e.obj
-            x = e.extra
-            if x and ("context_window" in x or "model" in x):
-                # what the format kept in the index (pi: model_change, custom; Codex: token_count's
-                # model_context_window, turn_context's model), whether or not the line is released
-                w, mid = x.get("context_window"), x.get("model")
-            elif obj is not None:
-                data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
-                w = obj.get("contextWindow") or data.get("contextWindow")
-                mid = obj.get("modelId") or data.get("modelId")
-            else:
+            found = _meta_values(e)
+            if found is None:
                 return
+            w, mid = found
             if isinstance(w, int) and not isinstance(w, bool) and w > 0:
                 self.recorded, self.recorded_line = w, e.lineno
             if isinstance(mid, str) and mid:
@@ -101,11 +93,25 @@ class Evidence:
     @classmethod
     def of(cls, entries) -> "Evidence":
         """Evidence from an index: meta entries from their objects when kept, else from what the
-        format recorded in ``extra`` (pi's model_change/custom modelId and contextWindow)."""
+        format recorded in ``extra`` (pi's model_change/custom modelId and contextWindow). What
+        meta entries say is the last one's that says it: read from the end, until both are found."""
         ev = cls()
-        for e in entries:
-            if e.kind == "meta":
-                ev.add(e)
+        need_window = need_model = True
+        for e in reversed(entries):
+            if e.kind != "meta" or (e.obj is None and e.extra is None):
+                continue
+            found = _meta_values(e)
+            if found is None:
+                continue
+            w, mid = found
+            if need_window and isinstance(w, int) and not isinstance(w, bool) and w > 0:
+                ev.recorded, ev.recorded_line = w, e.lineno
+                need_window = False
+            if need_model and isinstance(mid, str) and mid:
+                ev.model_hint = mid
+                need_model = False
+            if not (need_window or need_model):
+                break
         ev.add_messages(entries)
         return ev
 
@@ -120,6 +126,21 @@ class Evidence:
             if m is None or model is None or m == model:
                 best = max(best, v)
         return best
+
+
+def _meta_values(e) -> tuple | None:
+    """(context window, model id) a meta entry records, either possibly None; None when it
+    records nothing: what the format kept in the index (pi: model_change, custom; Codex:
+    token_count's model_context_window, turn_context's model), whether or not the line is
+    released, else its object when kept."""
+    x = e.extra
+    if x and ("context_window" in x or "model" in x):
+        return x.get("context_window"), x.get("model")
+    obj = e.obj
+    if obj is None:
+        return None
+    data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
+    return obj.get("contextWindow") or data.get("contextWindow"), obj.get("modelId") or data.get("modelId")
 
 
 @dataclass
