@@ -134,7 +134,7 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
         # result, an orphan or a second result are not damage it sends; repair leaves them as they
         # are (validate names them) and fixes only what the client would lose, reused call ids
         self.client_heals_pairing = self.name == "claude"
-        self.claude_view: list[Entry] | None = None  # what pairing walked: the view when nothing changed
+        self.walked_view: list[Entry] | None = None  # the view pairing walked (Claude Code, Codex): the final one when nothing changed
         # a subagent's own file (all sidechain), whose links may point into its parent session
         self.side_file = self.name == "claude" and (
             os.path.basename(t.path).startswith("agent-")
@@ -529,8 +529,8 @@ def _repair(path, fmt, check, output, backup, trim_trailing, in_place, with_befo
     report = RepairReport(path, t.format_name, plan.changes, t.lines, len(plan.order))
     report.notices += plan.planner.notices
     report.before = before
-    # nothing changed: the view pairing walked is the final one (Claude Code's costs a pass to build)
-    same = plan.planner.claude_view if not plan.changes else None
+    # nothing changed: the view pairing walked is the final one (Claude Code's and Codex's cost a pass to build)
+    same = plan.planner.walked_view if not plan.changes else None
     report.after = validate_entries(t.format_name, plan.final_entries, context=same)
     commit.phase("planned", path)
     if check:

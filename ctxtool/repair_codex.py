@@ -25,6 +25,7 @@ class CodexPairing:
         from . import codex_rules
 
         seq = codex_rules.sent_entries([e for e in self.entries if self.alive(e)])
+        self.walked_view = seq  # the final view when nothing changes
         own = [e for e in seq if e.get("sub") is None and e.kind == MESSAGE]
         all_calls = {c.id for e in seq for c in e.calls}
         pending: dict[str, list] = {}  # call_id -> calls not answered yet (entry, final id), oldest first

@@ -32,8 +32,8 @@ class Pairing:
         dropped = self.dropped
         live = [e for e in self.entries if e.index not in dropped] if dropped else list(self.entries)
         if self.name == "claude":
-            self.claude_view = claude_segment(live)
-            return self.claude_view
+            self.walked_view = claude_segment(live)
+            return self.walked_view
         return live
 
     def pair(self):

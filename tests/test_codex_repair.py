@@ -115,3 +115,24 @@ def test_view_command_prints_the_items_codex_sends(tmp_path):
     assert items[0]["role"] == "developer"
     assert [i["output"] for i in items if i["type"] == "function_call_output"] == ["aborted", "aborted"]
     assert all("internal_chat_message_metadata_passthrough" not in i for i in items)
+
+
+@pytest.mark.parametrize("name", RECORDED)
+def test_the_view_pairing_walked_is_the_final_one_when_nothing_changes(name):
+    """repair validates the result against the view its pairing walked when it changed nothing
+    (one pass less): that view must be the one the final entries give, with the same findings."""
+    from ctxtool.model import entry_to_tuple
+    from ctxtool.repair import plan_repair
+    from ctxtool.validate import validate_entries
+
+    plan = plan_repair(scan(os.path.join(FIX, name), stats=False))
+    if plan.changes:
+        pytest.skip("repair changes this file")
+    walked = plan.planner.walked_view
+    assert walked is not None
+
+    def key(view):
+        return [(e.index, entry_to_tuple(e)[1:24]) for e in view]
+
+    assert key(walked) == key(codex_rules.sent_entries(plan.final_entries))
+    assert validate_entries("codex", plan.final_entries, context=walked) == validate_entries("codex", plan.final_entries)
