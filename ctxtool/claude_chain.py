@@ -6,8 +6,10 @@ has the table of rule, line pattern and what the client sends, with the fixture 
 
 1. The conversation is the chain of ``parentUuid`` links from the leaf (the file's last line
    with a uuid), so a branch left by a rewind (``--resume-session-at``) or an edit is not sent.
-   A parent that is not in the file ends the chain: the history before a lost line is not sent
-   (repair re-links such a line to the line before it). A chain that reaches a
+   A parent that is not in the file (a lost line), or one already on the chain (a cycle), is
+   bridged by time: the chain goes on from the line of the same side (main or sidechain) with the
+   latest timestamp not after this line's, if it is at most 5 seconds older; otherwise the history
+   before the lost line is not sent (repair re-links such a line to the line before it). A chain that reaches a
    ``compact_boundary`` (``parentUuid: null``) starts there, and the boundary's preserved segment
    follows its summary.
 2. Lines that share ``message.id`` are one assistant message: the chain's lines and their
@@ -34,6 +36,8 @@ The chain is built from the index (ids, links, message keys, tool ids): no secon
 """
 
 from __future__ import annotations
+
+from bisect import bisect_right
 
 from .model import BOUNDARY, MESSAGE, Entry
 
@@ -71,9 +75,10 @@ def main_entries(entries: list[Entry]) -> list[Entry]:
     return keep if main and side else entries
 
 
-def chain(entries: list[Entry], main: list[Entry] | None = None) -> list[Entry]:
+def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict | None = None) -> list[Entry]:
     """The leaf's chain, root first (rule 1): every linked line, messages or not.
-    ``main``: ``main_entries(entries)`` when the caller has it."""
+    ``main``: ``main_entries(entries)`` when the caller has it. ``bridges``, when given, gets
+    the line each lost parent was bridged to: {index of the line with the lost parent: line}."""
     if main is None:
         main = main_entries(entries)
     by_id: dict[str, Entry] = {}
@@ -84,21 +89,83 @@ def chain(entries: list[Entry], main: list[Entry] | None = None) -> list[Entry]:
             by_id[i] = e
             leaf = e
     out: list[Entry] = []
-    seen: set[int] = set()
+    seen: set[str] = set()
+    bridge = None
     cur: Entry | None = leaf
-    while cur is not None and cur.index not in seen:
-        seen.add(cur.index)
+    last = leaf  # the last line walked that is not progress: the one whose time a bridge starts from
+    while cur is not None:
+        seen.add(cur.id)
         out.append(cur)
+        if cur.type != "progress":
+            last = cur
         if cur.kind == BOUNDARY:
             break
         p = cur.parent
         if p is None:
             break
-        cur = by_id.get(p)  # None: a lost line cuts the history here (repair re-links it)
+        nxt = by_id.get(p)
+        if nxt is None or nxt.id in seen:  # a lost line or a cycle: the client bridges by time
+            if bridge is None:
+                bridge = _Bridge(by_id)
+            nxt = bridge.before(last, seen)
+            if bridges is not None and nxt is not None:
+                bridges[cur.index] = nxt
+        cur = nxt
     out.reverse()
     if out and out[0].kind == BOUNDARY:
         out = _with_preserved(out, by_id)
     return out
+
+
+BRIDGE_MS = 5000  # how much older than a line with a lost parent the line it is bridged to may be
+_BRIDGED_TYPES = frozenset(("user", "assistant", "attachment", "system"))  # the client's chain rows
+
+
+class _Bridge:
+    """The client's way across a lost parent: of the lines not yet on the chain (user, assistant,
+    attachment and system lines, not file snapshots), the one with the latest timestamp not after
+    the line's own; among lines of the same millisecond, the first in the file. Built once, on
+    the first lost parent; each later one costs a bisection (passed-over lines are skipped for
+    good, as the client does)."""
+
+    def __init__(self, by_id: dict):
+        rows = []
+        for pos, e in enumerate(by_id.values()):
+            ts = e.ts
+            if ts is None or e.type not in _BRIDGED_TYPES:
+                continue
+            if e.type == "system" and e.get("subtype") == "file_snapshot":
+                continue
+            rows.append((round(ts * 1000), -pos, e))
+        rows.sort(key=lambda r: (r[0], r[1]))
+        self.times = [r[0] for r in rows]
+        self.rows = [r[2] for r in rows]
+        self.prev = list(range(len(rows)))  # skip pointers over lines already on the chain
+
+    def before(self, e: Entry, seen: set) -> Entry | None:
+        if e.ts is None:
+            return None
+        t = round(e.ts * 1000)
+        k = bisect_right(self.times, t)
+        h = k - 1
+        prev, rows = self.prev, self.rows
+        while h >= 0:
+            q = prev[h]
+            if q != h:
+                h = q
+            elif rows[h].id in seen:
+                prev[h] = h - 1
+                h -= 1
+            else:
+                break
+        z = k - 1
+        while z > h:  # compress the path walked
+            q = prev[z]
+            prev[z] = h
+            z = q
+        if h < 0 or t - self.times[h] > BRIDGE_MS:
+            return None
+        return rows[h]
 
 
 def _with_preserved(seq: list[Entry], by_id: dict) -> list[Entry]:

@@ -27,7 +27,7 @@ import random
 import re
 from dataclasses import dataclass, field
 
-from . import commit
+from . import claude_chain, commit
 from .errors import FileChanged, InputError
 from .formats import SNIFF_LINES
 from .formats import pi as pi_fmt
@@ -134,6 +134,7 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
         # result, an orphan or a second result are not damage it sends; repair leaves them as they
         # are (validate names them) and fixes only what the client would lose, reused call ids
         self.client_heals_pairing = self.name == "claude"
+        self._bridges: dict | None = None  # Claude Code: lost parents the client bridges by time (built on need)
         self.walked_view: list[Entry] | None = None  # the view pairing walked (Claude Code, Codex): the final one when nothing changed
         # a subagent's own file (all sidechain), whose links may point into its parent session
         self.side_file = self.name == "claude" and (
@@ -266,10 +267,14 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
                     if kind == "dangling-parent" and self.name == "claude" and (prev is None or self.side_file):
                         # a link out of the file by design: a subagent or agent-acompact file points into
                         # the parent session, a file's first line may point into the session it came
-                        # from. Only a lost line inside a main file cuts what the client sends.
+                        # from. Only a lost line inside a main file cuts (or is bridged in) what the client sends.
                         kind = None
                     if kind is not None:
                         new_parent = prev.id if prev is not None else None
+                        if self.name == "claude":  # where the client bridges it by time, keep its bridge
+                            to = self._claude_bridges().get(e.index)
+                            if to is not None:
+                                new_parent = to.id
                         why = "points to itself" if p == e.id else ("points forward (cycle)" if kind == "cycle" else "points to no entry")
                         self._set_parent(e, new_parent)
                         self.change(kind, "relinked", e, e.id, f"parent {p} {why}; re-linked to {new_parent}")
@@ -291,6 +296,13 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
                 first_line[e.id] = e.lineno
                 first_entry[e.id] = e
             prev = e
+
+    def _claude_bridges(self) -> dict:
+        """The lines Claude Code bridges lost parents (and cycles) to on the leaf's chain, by time."""
+        if self._bridges is None:
+            self._bridges = {}
+            claude_chain.chain([e for e in self.entries if self.alive(e)], bridges=self._bridges)
+        return self._bridges
 
     def _links_sound(self) -> bool:
         """One cheap pass for the common case: ids unique, every parent an earlier entry."""

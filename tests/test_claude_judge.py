@@ -120,9 +120,6 @@ CORRUPTIONS = {
 }
 
 
-BRIDGED = {"lost-prompt-line", "missing-results-mid-conversation"}  # the deleted lines had children
-
-
 def results_on_disk(path) -> dict:
     out = {}
     for line in Path(path).read_text(encoding="utf-8").splitlines():
@@ -143,14 +140,8 @@ def test_corruption_is_read_as_the_client_reads_it_and_repaired_losslessly(case,
     path = tmp_path / name
     path.write_bytes(b"\n".join(corrupt(lines_of(name))) + b"\n")
     before = resume_payload(str(path))["messages"]
-    if case in BRIDGED:
-        # the client bridged the lost line to the line before it (a rule ctxtool does not know how
-        # it decides: a hand-written file with a lost line is cut there, see test_claude_view); ours
-        # is the part after the lost line, and repair makes the bridge explicit on disk
-        mine, theirs = ours(path), conversation(before)
-        assert len(mine) < len(theirs) and mine[1:] == theirs[len(theirs) - len(mine) + 1:]
-    else:
-        assert ours(path) == conversation(before), "the view of the damaged file is what the client sends"
+    # a lost line the client bridges by time (its lines were written within seconds) is read so too
+    assert ours(path) == conversation(before), "the view of the damaged file is what the client sends"
 
     repair_file(str(path), backup=False)
     after = resume_payload(str(path))["messages"]
@@ -164,6 +155,80 @@ def test_corruption_is_read_as_the_client_reads_it_and_repaired_losslessly(case,
             assert sent_results.get(tool_id) == content, tool_id
     assert "[Tool use interrupted]" not in json.dumps(after)
     assert repair_file(str(path), check=True).changes == []  # idempotent
+
+
+def retimed(lines, needle: bytes, shift_ms: int = 0, same_as: bytes | None = None):
+    """Lines with the one holding ``needle`` and all after it ``shift_ms`` later; or, with
+    ``same_as``, that one line given the timestamp of the line holding ``same_as``."""
+    from datetime import datetime, timedelta
+
+    k = line_with(lines, needle, b'"uuid"')
+    out = list(lines)
+    if same_as is not None:
+        obj = json.loads(out[k])
+        obj["timestamp"] = json.loads(out[line_with(lines, same_as, b'"uuid"')])["timestamp"]
+        out[k] = json.dumps(obj, separators=(",", ":")).encode()
+        return out
+    for j in range(k, len(out)):
+        obj = json.loads(out[j])
+        ts = obj.get("timestamp")
+        if isinstance(ts, str):
+            t = datetime.fromisoformat(ts.replace("Z", "+00:00")) + timedelta(milliseconds=shift_ms)
+            obj["timestamp"] = t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
+            out[j] = json.dumps(obj, separators=(",", ":")).encode()
+    return out
+
+
+def relinked(lines, needle: bytes, to: bytes):
+    k = line_with(lines, needle, b'"uuid"')
+    obj = json.loads(lines[k])
+    obj["parentUuid"] = uuid_of(lines[line_with(lines, to, b'"uuid"')])
+    return lines[:k] + [json.dumps(obj, separators=(",", ":")).encode()] + lines[k + 1:]
+
+
+# In parallel.jsonl the prompt "Now run the app." (10.560) follows the answer "The project has
+# notes" (10.025); the next call (10.674) hangs off the prompt. The prompt lost, the call is
+# 0.649 s after the answer: bridged when that gap, shifted, is at most 5 s.
+LOST_PROMPT = b"Now run the app."
+BRIDGES = {
+    "lost-line-bridged": (lambda ls: lost_line(ls, LOST_PROMPT), True),
+    "lost-line-5000ms-bridged": (lambda ls: lost_line(retimed(ls, b"toolu_rec_p4", 4351), LOST_PROMPT), True),
+    "lost-line-5001ms-cut": (lambda ls: lost_line(retimed(ls, b"toolu_rec_p4", 4352), LOST_PROMPT), False),
+    "lost-line-a-minute-cut": (lambda ls: lost_line(retimed(ls, b"toolu_rec_p4", 60000), LOST_PROMPT), False),
+    # the answer given the time of the attachment before it: of one millisecond, the first line wins
+    "lost-line-tie-first-in-file": (lambda ls: lost_line(retimed(ls, b"The project has notes", same_as=b'"uuid":"5f62c428'),
+                                                          LOST_PROMPT), True),
+    # a link to a later line of the chain (a cycle) is bridged the same way
+    "cycle-bridged": (lambda ls: relinked(ls, b"toolu_rec_p4", b"It prints 5."), True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BRIDGES))
+def test_a_lost_parent_is_bridged_by_time_as_the_client_does(case, tmp_path):
+    """The client walks across a lost parent (or a cycle) to the line with the latest timestamp not
+    after the line's own, if it is at most 5 s older (first in the file among equal times);
+    otherwise the history is cut there. ctxtool's view is the client's in each case."""
+    corrupt, bridged = BRIDGES[case]
+    path = tmp_path / "parallel.jsonl"
+    path.write_bytes(b"\n".join(corrupt(lines_of("parallel.jsonl"))) + b"\n")
+    sent = conversation(resume_payload(str(path))["messages"])
+    assert ours(path) == sent
+    first = sent[0][1][0][1]
+    assert first.startswith("Look around the project.") == bridged, first[:60]
+    if case == "lost-line-tie-first-in-file":  # the answer is passed over: the call follows the results
+        assert not any(b[0] == "text" and b[1].startswith("The project has notes") for _, bl in sent for b in bl)
+
+    # repair makes the link explicit: to the client's bridge where it has one (what is sent stays
+    # the same), to the line before where the client cuts (the whole history is sent again)
+    report = repair_file(str(path), backup=False)
+    assert [c.kind for c in report.changes] == ["cycle" if case.startswith("cycle") else "dangling-parent"]
+    after = conversation(resume_payload(str(path))["messages"])
+    assert ours(path) == after
+    if bridged:
+        assert after == sent
+    else:
+        assert after[0][1][0][1].startswith("Look around the project.") and len(after) > len(sent)
+    assert repair_file(str(path), check=True).changes == []
 
 
 def test_reused_call_id_keeps_its_real_result_after_repair(tmp_path):

@@ -127,8 +127,9 @@ def test_context_attachments_are_counted_from_their_rendering():
 
 
 def test_lost_line_cuts_the_history_until_repaired(tmp_path):
-    """A parent that is not in the file ends what the client sends (hand-written, resumed in
-    the judge: only the last prompt went out); repair re-links it to the line before."""
+    """A parent that is not in the file, 25 s after the line before it (more than the client's
+    5 s bridge), ends what the client sends (hand-written, resumed in the judge: only the last
+    prompt went out); repair re-links it to the line before."""
     src = Path(__file__).resolve().parent.parent / "fixtures" / "repair" / "claude-orphan-after-boundary.jsonl"
     t = scan(str(src))
     assert [m["role"] for m in sent_messages(t)] == ["user", "assistant"]  # 'go ahead' and the client's reply
