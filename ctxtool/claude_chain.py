@@ -4,8 +4,10 @@ Each rule below was established by resuming recorded and edited transcripts in t
 client (``tests/claude_harness``) and reading the request it sent; ``docs/claude-code-rules.md``
 has the table of rule, line pattern and what the client sends, with the fixture for each.
 
-1. The conversation is the chain of ``parentUuid`` links from the leaf (the file's last line
-   with a uuid), so a branch left by a rewind (``--resume-session-at``) or an edit is not sent.
+1. The conversation is the chain of ``parentUuid`` links from the leaf (``resume_leaf``: the
+   last row, or the last ``last-prompt`` checkpoint when the last row does not go on from it; then
+   up to a user or assistant line), so a branch left by a rewind (``--resume-session-at``), an edit
+   or a second writer is not sent.
    A parent that is not in the file (a lost line), or one already on the chain (a cycle), is
    bridged by time: the chain goes on from the line of the same side (main or sidechain) with the
    latest timestamp not after this line's, if it is at most 5 seconds older; otherwise the history
@@ -82,12 +84,11 @@ def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict |
     if main is None:
         main = main_entries(entries)
     by_id: dict[str, Entry] = {}
-    leaf = None
     for e in main:
         i = e.id
         if i is not None:
             by_id[i] = e
-            leaf = e
+    leaf = resume_leaf(main, by_id)
     out: list[Entry] = []
     seen: set[str] = set()
     bridge = None
@@ -115,6 +116,133 @@ def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict |
     if out and out[0].kind == BOUNDARY:
         out = _with_preserved(out, by_id)
     return out
+
+
+def resume_leaf(main: list[Entry], by_id: dict) -> Entry | None:
+    """The line the client resumes at (rule 1). Its last row (the last user, assistant, attachment
+    or system line) unless the last ``last-prompt`` checkpoint (since the last compact boundary)
+    names another line the last row does not continue: then the checkpoint (a line written beside the conversation, by a second
+    writer or a crash, is not resumed). An explicit checkpoint always wins. From the chosen line
+    the client goes up to the first user or assistant line."""
+    last = row = None
+    cp = None
+    explicit = ever_explicit = False
+    for e in main:
+        if e.id is not None:
+            last = e
+            if e.type in _BRIDGED_TYPES and not _file_snapshot(e):
+                row = e
+                explicit = False
+            if e.kind == BOUNDARY:  # a compaction starts over: no checkpoint before it counts
+                cp = None
+                explicit = ever_explicit = False
+        elif e.type == "last-prompt":
+            x = e.extra
+            lp = x.get("leaf") if x is not None else None
+            if lp:
+                explicit = x.get("explicit") or (explicit and lp == cp)
+                ever_explicit = x.get("explicit") or (ever_explicit and lp == cp)
+                cp = lp
+    chosen = row if row is not None else last
+    if cp is not None and row is not None and cp != row.id:
+        c = by_id.get(cp)
+        if c is not None and c.type in _BRIDGED_TYPES and (explicit or not _continues(row, c, by_id, not ever_explicit)):
+            chosen = c
+    return _up_to_message(chosen, by_id)
+
+
+def _file_snapshot(e: Entry) -> bool:
+    return e.type == "system" and e.get("subtype") == "file_snapshot"
+
+
+def _up_to_message(e: Entry | None, by_id: dict) -> Entry | None:
+    """The first user or assistant line at or above ``e`` (``e`` itself when there is none)."""
+    cur, seen = e, set()
+    while cur is not None and cur.id not in seen:
+        if cur.type in ("user", "assistant"):
+            return cur
+        seen.add(cur.id)
+        cur = by_id.get(cur.parent) if cur.parent is not None else None
+    return e
+
+
+def _beside(e: Entry) -> bool:
+    """A line the client reads as standing beside a response (attachments, system lines, meta
+    prompts): not a turn of its own."""
+    t = e.type
+    if t == "attachment":
+        return True
+    if t == "system":
+        return e.kind != BOUNDARY
+    return t == "user" and bool(e.get("is_meta")) and not e.results
+
+
+def _in_batch(e: Entry, key) -> bool:
+    """A line of response ``key``'s batch: its own lines, results, meta prompts, attachments, system lines."""
+    t = e.type
+    if t == "assistant":
+        return key is not None and e.msg_key == key
+    if t == "user":
+        return bool(e.get("is_meta")) or bool(e.results)
+    if t == "attachment":
+        return True
+    return t == "system" and e.kind != BOUNDARY
+
+
+def _continues(row: Entry, cp: Entry, by_id: dict, through_batch: bool) -> bool:
+    """Whether the last row goes on from the checkpoint: the checkpoint is above it, or (a batch of
+    parallel calls) the row hangs off another line of the response whose results the checkpoint
+    closed. The client's test, in the rows of the main side."""
+    y = None
+    k: tuple = ()
+    if through_batch:
+        seen: set = set()
+        q, walked = cp, None
+        while q is not None and _beside(q) and q.id not in seen:
+            seen.add(q.id)
+            walked = q
+            q = by_id.get(q.parent) if q.parent is not None else None
+        if q is not None and q.type == "user" and q.results:
+            k = tuple(r.id for r in q.results)
+            y = by_id.get(q.parent) if q.parent is not None else None
+        elif walked is None:
+            y = q
+    calls = tuple(c.id for c in y.calls) if y is not None and y.type == "assistant" else ()
+    key = y.msg_key if calls else None
+    above: set = set()
+    if key is not None:  # the response's lines above y (and what sits between them)
+        g = by_id.get(y.parent) if y.parent is not None else None
+        while g is not None and g.id not in above and g is not y and _in_batch(g, key):
+            above.add(g.id)
+            g = by_id.get(g.parent) if g.parent is not None else None
+    walked_ids: set = set()
+    below = None  # the row walked just before (below) the current one
+    sibling = False
+    v = row.id
+    while v is not None and v not in walked_ids:
+        if v == cp.id:
+            return True
+        walked_ids.add(v)
+        o = by_id.get(v)
+        if o is not None and o.type == "progress":  # the client reads progress lines out of the links
+            v = o.parent
+            continue
+        if key is not None and o is not None:
+            if sibling and o is y:
+                return True
+            if o.type == "assistant" and o is not y and o.msg_key == key and o.calls:
+                if o.id in above:
+                    return True
+                sibling = True
+            elif not _in_batch(o, key):
+                sibling = False
+        if y is not None and o is y and below is not None and any(x in calls for x in k):
+            mine = [r.id for r in below.results] if below.type == "user" else []
+            if any(x in calls and x not in k for x in mine):
+                return True
+        below = o
+        v = o.parent if o is not None else None
+    return False
 
 
 BRIDGE_MS = 5000  # how much older than a line with a lost parent the line it is bridged to may be

@@ -231,6 +231,54 @@ def test_a_lost_parent_is_bridged_by_time_as_the_client_does(case, tmp_path):
     assert repair_file(str(path), check=True).changes == []
 
 
+def appended(lines, template: bytes, parent: bytes, uuid: str, ts: str, text: str | None = None):
+    """Lines with a copy of the line holding ``template`` appended, hanging off the line holding ``parent``."""
+    obj = json.loads(lines[line_with(lines, template, b'"uuid"')])
+    obj.update(uuid=uuid, parentUuid=uuid_of(lines[line_with(lines, parent, b'"uuid"')]), timestamp=ts)
+    if text is not None:
+        obj["message"]["content"] = text
+    return lines + [json.dumps(obj, separators=(",", ":")).encode()]
+
+
+def checkpoint(lines, leaf: bytes):
+    """Lines with a ``last-prompt`` checkpoint naming the line holding ``leaf`` appended."""
+    obj = json.loads(next(x for x in lines if b'"type":"last-prompt"' in x))
+    obj["leafUuid"] = uuid_of(lines[line_with(lines, leaf, b'"uuid"')])
+    return lines + [json.dumps(obj, separators=(",", ":")).encode()]
+
+
+SIDE = "aaaaaaaa-1111-4111-8111-111111111111"
+LATER = "2026-11-23T17:56:20.000Z"
+# parallel.jsonl: the checkpoints name each turn's last line; "It prints 5." is the last answer
+LEAVES = {
+    # a prompt written beside the conversation (off the first answer) after the last checkpoint:
+    # the client resumes at the checkpoint, not at the last line
+    "side-line-after-checkpoint": (lambda ls: appended(ls, LOST_PROMPT, b"The project has notes", SIDE, LATER, "Side question."),
+                                   "It prints 5."),
+    # a prompt that goes on from the checkpointed leaf (a crash before the next checkpoint): resumed there
+    "continuation-after-checkpoint": (lambda ls: appended(ls, LOST_PROMPT, b"It prints 5.", SIDE, LATER, "Next question."),
+                                      "No response requested."),
+    # a rendered attachment hanging off the last answer: the client resumes at the answer above it
+    "trailing-attachment": (lambda ls: appended(ls, b'"remote_session_change"', b"It prints 5.", SIDE, LATER), "It prints 5."),
+    # the file cut after the first answer, its checkpoint naming one result of the parallel batch:
+    # the answer hangs off another call's result branch of the same response, and is resumed
+    "checkpoint-on-a-parallel-result": (lambda ls: checkpoint(ls[:line_with(ls, b"The project has notes", b'"uuid"') + 1],
+                                                              b'"tool_use_id":"toolu_rec_p2'), "The project has notes"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LEAVES))
+def test_the_resumed_leaf_is_the_clients(case, tmp_path):
+    """Which line the client resumes at: the last row, unless the last checkpoint names a line the
+    last row does not go on from; then up to the first user or assistant line."""
+    corrupt, last_text = LEAVES[case]
+    path = tmp_path / "parallel.jsonl"
+    path.write_bytes(b"\n".join(corrupt(lines_of("parallel.jsonl"))) + b"\n")
+    sent = conversation(resume_payload(str(path))["messages"])
+    assert ours(path) == sent
+    assert sent[-1][0] == "assistant" and sent[-1][1][-1][1].startswith(last_text), sent[-1]
+
+
 def test_reused_call_id_keeps_its_real_result_after_repair(tmp_path):
     path = tmp_path / "parallel.jsonl"
     path.write_bytes(b"\n".join(reused_call_id(lines_of("parallel.jsonl"), b"toolu_rec_p4", b"toolu_rec_p1")) + b"\n")

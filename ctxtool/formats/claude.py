@@ -28,9 +28,9 @@ ENVELOPE = ("isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch
 # A change to ``normalize`` that reads another field must add it here (tests/test_lazy_decoding.py).
 READS = ("type", "uuid", "parentUuid", "timestamp", "subtype", "compactMetadata", "logicalParentUuid", "attachment",
          "rendered", "renderedRole", "isSidechain", "message", "isCompactSummary", "isMeta", "isApiErrorMessage",
-         "apiError", "requestId", "sourceToolUseID")
+         "apiError", "requestId", "sourceToolUseID", "leafUuid", "explicit")
 NESTED = {"attachment": ("type",)}
-FULL_TYPES = frozenset({"user", "assistant", "system", "attachment"})
+FULL_TYPES = frozenset({"user", "assistant", "system", "attachment", "last-prompt"})
 
 
 def sniff(obj: dict) -> int:
@@ -65,6 +65,12 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
         return
     if t == "attachment":
         _attachment(obj, e, stats)
+        return
+    if t == "last-prompt":  # the client's checkpoint of the leaf it resumes at (claude_chain.leaf)
+        e.kind = META
+        leaf = obj.get("leafUuid")
+        if isinstance(leaf, str):
+            set_extra(e, {"leaf": leaf, "explicit": obj.get("explicit") is True})
         return
     m = obj.get("message")
     if t not in ("user", "assistant") or not isinstance(m, dict):
