@@ -77,18 +77,21 @@ def main_entries(entries: list[Entry]) -> list[Entry]:
     return keep if main and side else entries
 
 
-def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict | None = None) -> list[Entry]:
+def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict | None = None,
+          rows: dict | None = None) -> list[Entry]:
     """The leaf's chain, root first (rule 1): every linked line, messages or not.
     ``main``: ``main_entries(entries)`` when the caller has it. ``bridges``, when given, gets
-    the line each lost parent was bridged to: {index of the line with the lost parent: line}."""
+    the line each lost parent was bridged to: {index of the line with the lost parent: line}.
+    ``rows``, when given (empty), gets the client's rows: {uuid: the last line with that uuid}."""
     if main is None:
         main = main_entries(entries)
-    by_id: dict[str, Entry] = {}
+    by_id: dict[str, Entry] = {} if rows is None else rows
     for e in main:
         i = e.id
         if i is not None:
             by_id[i] = e
-    leaf = resume_leaf(main, by_id)
+    links, folded = _fold(by_id)
+    leaf = resume_leaf(main, by_id, links, folded)
     out: list[Entry] = []
     seen: set[str] = set()
     bridge = None
@@ -101,7 +104,7 @@ def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict |
             last = cur
         if cur.kind == BOUNDARY:
             break
-        p = cur.parent
+        p = links.get(cur.id, cur.parent) if links else cur.parent
         if p is None:
             break
         nxt = by_id.get(p)
@@ -118,21 +121,75 @@ def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict |
     return out
 
 
-def resume_leaf(main: list[Entry], by_id: dict) -> Entry | None:
-    """The line the client resumes at (rule 1). Its last row (the last user, assistant, attachment
-    or system line) unless the last ``last-prompt`` checkpoint (since the last compact boundary)
-    names another line the last row does not continue: then the checkpoint (a line written beside the conversation, by a second
-    writer or a crash, is not resumed). An explicit checkpoint always wins. From the chosen line
-    the client goes up to the first user or assistant line."""
+def _fold(by_id: dict) -> dict | None:
+    """What the client does to its rows at load when the last compact boundary lists the messages
+    it kept (``preservedMessages``): each kept message re-linked to the one before it (the first
+    to the anchor, the summary), what hung off the anchor re-linked to the last kept one, and every
+    row before the boundary that is not kept dropped (``by_id`` is pruned in place; a message that
+    hung off a dropped row hangs off the last kept one). With no boundary that lists its kept
+    messages, or one of them missing, nothing changes. Returns the re-links {uuid: parent} (None
+    when there are none), and whether kept messages were re-linked (the client then finds the
+    leaf among the conversation's ends)."""
+    last_b = listed = None
+    b_pos = l_pos = -1
+    for pos, e in enumerate(by_id.values()):
+        if e.kind == BOUNDARY:
+            last_b, b_pos = e, pos
+            if e.get("preserved") is not None:
+                listed, l_pos = e, pos
+    if listed is None:
+        return None, False
+    kept: list = []
+    links: dict = {}
+    if l_pos == b_pos:
+        kept = list(listed.get("preserved") or ())
+        if any(u not in by_id for u in kept):
+            return None, False
+        if kept:
+            prev = listed.get("anchor")
+            anchor = prev
+            for u in kept:
+                links[u] = prev
+                prev = u
+            for u, e in by_id.items():
+                if u != kept[0] and links.get(u, e.parent) == anchor and anchor is not None:
+                    links[u] = kept[-1]
+    keep = set(kept)
+    dropped = set()
+    for pos, u in enumerate(list(by_id)):
+        if pos >= b_pos:
+            break
+        if u not in keep:
+            dropped.add(u)
+            del by_id[u]
+    if kept and dropped:
+        for u, e in by_id.items():
+            if e.type in ("user", "assistant"):
+                p = links.get(u, e.parent)
+                if p is not None and p in dropped:
+                    links[u] = kept[-1]
+    return (links or None), bool(kept)
+
+
+def resume_leaf(main: list[Entry], by_id: dict, links: dict | None = None, folded: bool = False) -> Entry | None:
+    """The line the client resumes at (rule 1): the last ``last-prompt`` checkpoint since the last
+    compact boundary, unless the last row (the last user, assistant, attachment or system line)
+    goes on from it (then the last row; so a line written beside the conversation by a second
+    writer or before a crash is not resumed); an explicit checkpoint always wins; with no
+    checkpoint, the last row. From there up to the first user or assistant line. After a fold,
+    or when that finds none, the conversation's ends decide (``_end_leaf``)."""
     last = row = None
     cp = None
-    explicit = ever_explicit = False
+    explicit = ever_explicit = snapshots_after = False
     for e in main:
         if e.id is not None:
             last = e
-            if e.type in _BRIDGED_TYPES and not _file_snapshot(e):
+            if _file_snapshot(e):
+                snapshots_after = True
+            elif e.type in _BRIDGED_TYPES:
                 row = e
                 explicit = False
+                snapshots_after = False
             if e.kind == BOUNDARY:  # a compaction starts over: no checkpoint before it counts
                 cp = None
                 explicit = ever_explicit = False
@@ -143,27 +200,78 @@ def resume_leaf(main: list[Entry], by_id: dict) -> Entry | None:
                 explicit = x.get("explicit") or (explicit and lp == cp)
                 ever_explicit = x.get("explicit") or (ever_explicit and lp == cp)
                 cp = lp
-    chosen = row if row is not None else last
-    if cp is not None and row is not None and cp != row.id:
-        c = by_id.get(cp)
-        if c is not None and c.type in _BRIDGED_TYPES and (explicit or not _continues(row, c, by_id, not ever_explicit)):
-            chosen = c
-    return _up_to_message(chosen, by_id)
+    if row is not None and row.id not in by_id:
+        row = None
+    c = by_id.get(cp) if cp is not None else None
+    if c is not None and c.type == "progress":  # not one of the client's rows
+        c = None
+    if not folded or (explicit and c is not None):
+        chosen = c if c is not None else (None if snapshots_after else row)
+        if chosen is c and c is not None and not explicit and row is not None and row is not c \
+                and _continues(row, c, by_id, not ever_explicit, links):
+            chosen = row
+        m = _up_to_message(chosen, by_id, links, strict=True)
+        if m is not None:
+            return m
+    return _end_leaf(by_id, links, row, c, explicit, not ever_explicit, snapshots_after) or last
+
+
+def _end_leaf(by_id: dict, links: dict | None, row: Entry | None, cp: Entry | None, explicit: bool,
+              through_batch: bool, snapshots_after: bool) -> Entry | None:
+    """The client's leaf after a fold, or when neither checkpoint nor last row leads up to a user or
+    assistant line: of the conversation's ends (each row nothing hangs off, up to
+    its first user or assistant line, unless a message hangs off that), the only one; among
+    several, the checkpoint's unless the last row goes on from it through a parallel batch, else
+    the last row's; failing those, the latest."""
+    parents: set = set()
+    message_parents: set = set()
+    for u, e in by_id.items():
+        p = links.get(u, e.parent) if links else e.parent
+        if p is not None:
+            parents.add(p)
+            if e.type in ("user", "assistant"):
+                message_parents.add(p)
+    ends: dict = {}
+    for u, e in by_id.items():
+        if u in parents or e.type == "progress":
+            continue
+        m = _up_to_message(e, by_id, links, strict=True)
+        if m is not None and m.id not in message_parents:
+            ends[m.id] = m
+    if len(ends) == 1:
+        return next(iter(ends.values()))
+    if len(ends) > 1:
+        if cp is not None and cp.id in ends and (explicit or row is None
+                                                 or not _continues(row, cp, by_id, through_batch, links, direct=False)):
+            pick = cp
+        else:
+            pick = None if snapshots_after else row
+        if pick is not None:
+            m = _up_to_message(pick, by_id, links, strict=True)
+            if m is not None:
+                return m
+    best = None
+    for m in ends.values():
+        if m.ts is not None and (best is None or best.ts is None or m.ts > best.ts):
+            best = m
+    return best
 
 
 def _file_snapshot(e: Entry) -> bool:
     return e.type == "system" and e.get("subtype") == "file_snapshot"
 
 
-def _up_to_message(e: Entry | None, by_id: dict) -> Entry | None:
-    """The first user or assistant line at or above ``e`` (``e`` itself when there is none)."""
+def _up_to_message(e: Entry | None, by_id: dict, links: dict | None = None, strict: bool = False) -> Entry | None:
+    """The first user or assistant line at or above ``e`` (``e`` itself when there is none, or
+    None when ``strict``)."""
     cur, seen = e, set()
     while cur is not None and cur.id not in seen:
         if cur.type in ("user", "assistant"):
             return cur
         seen.add(cur.id)
-        cur = by_id.get(cur.parent) if cur.parent is not None else None
-    return e
+        p = links.get(cur.id, cur.parent) if links else cur.parent
+        cur = by_id.get(p) if p is not None else None
+    return None if strict else e
 
 
 def _beside(e: Entry) -> bool:
@@ -189,10 +297,18 @@ def _in_batch(e: Entry, key) -> bool:
     return t == "system" and e.kind != BOUNDARY
 
 
-def _continues(row: Entry, cp: Entry, by_id: dict, through_batch: bool) -> bool:
+def _continues(row: Entry, cp: Entry, by_id: dict, through_batch: bool, links: dict | None = None,
+               direct: bool = True) -> bool:
     """Whether the last row goes on from the checkpoint: the checkpoint is above it, or (a batch of
     parallel calls) the row hangs off another line of the response whose results the checkpoint
     closed. The client's test, in the rows of the main side."""
+    def up(e: Entry):
+        return links.get(e.id, e.parent) if links else e.parent
+
+    def above_of(e: Entry):
+        p = up(e)
+        return by_id.get(p) if p is not None else None
+
     y = None
     k: tuple = ()
     if through_batch:
@@ -201,31 +317,31 @@ def _continues(row: Entry, cp: Entry, by_id: dict, through_batch: bool) -> bool:
         while q is not None and _beside(q) and q.id not in seen:
             seen.add(q.id)
             walked = q
-            q = by_id.get(q.parent) if q.parent is not None else None
+            q = above_of(q)
         if q is not None and q.type == "user" and q.results:
             k = tuple(r.id for r in q.results)
-            y = by_id.get(q.parent) if q.parent is not None else None
+            y = above_of(q)
         elif walked is None:
             y = q
     calls = tuple(c.id for c in y.calls) if y is not None and y.type == "assistant" else ()
     key = y.msg_key if calls else None
     above: set = set()
     if key is not None:  # the response's lines above y (and what sits between them)
-        g = by_id.get(y.parent) if y.parent is not None else None
+        g = above_of(y)
         while g is not None and g.id not in above and g is not y and _in_batch(g, key):
             above.add(g.id)
-            g = by_id.get(g.parent) if g.parent is not None else None
+            g = above_of(g)
     walked_ids: set = set()
     below = None  # the row walked just before (below) the current one
     sibling = False
     v = row.id
     while v is not None and v not in walked_ids:
-        if v == cp.id:
+        if direct and v == cp.id:
             return True
         walked_ids.add(v)
         o = by_id.get(v)
         if o is not None and o.type == "progress":  # the client reads progress lines out of the links
-            v = o.parent
+            v = up(o)
             continue
         if key is not None and o is not None:
             if sibling and o is y:
@@ -241,7 +357,7 @@ def _continues(row: Entry, cp: Entry, by_id: dict, through_batch: bool) -> bool:
             if any(x in calls and x not in k for x in mine):
                 return True
         below = o
-        v = o.parent if o is not None else None
+        v = up(o) if o is not None else None
     return False
 
 
@@ -314,16 +430,22 @@ def sent_entries(entries: list[Entry]) -> list[Entry]:
     """The message entries Claude Code sends, in its order (rules 1–4): chain order, each
     assistant message's lines together, its results gathered right after it."""
     main = main_entries(entries)
-    seq = chain(entries, main)
+    rows: dict[str, Entry] = {}
+    seq = chain(entries, main, rows=rows)
     if not seq:
         return []
+    if len(rows) != sum(1 for e in main if e.id is not None):
+        # a line written twice (one uuid): the client holds one row per uuid, the last one; rows
+        # before a compact boundary that lists its kept messages are gone (_fold)
+        main = [e for e in main if e.id is None or rows.get(e.id) is e]
     start = seq[0].index
+    early = {e.index for e in seq if e.index < start}  # a boundary's kept messages, lines bridged to
     groups: dict[str, list[Entry]] = {}
     holders: dict[int, list[Entry]] = {}  # call entry index -> entries holding results for its calls
     latest: dict[str, Entry] = {}  # call id -> the last entry that made a call with it, so far
     pending: list[Entry] = []  # results that came before any call of their id
     for e in main:
-        if e.kind != MESSAGE or e.index < start:
+        if e.kind != MESSAGE or (e.index < start and e.index not in early):
             continue
         if e.role == "assistant":
             if e.msg_key is not None:
@@ -340,7 +462,7 @@ def sent_entries(entries: list[Entry]) -> list[Entry]:
     if pending:  # a result written before its call (lines out of order): the first call of its id
         first: dict[str, Entry] = {}
         for g in main:
-            if g.role == "assistant" and g.index >= start:
+            if g.role == "assistant" and (g.index >= start or g.index in early):
                 for c in g.calls:
                     first.setdefault(c.id, g)
         for e in pending:
@@ -408,13 +530,17 @@ def _calls_last(e: Entry) -> tuple:
     return (1 if e.calls else 0, e.index)
 
 
-def heal(messages: list[dict]) -> list[dict]:
+def heal(messages: list[dict], close_turn: bool = True) -> list[dict]:
     """Rule 5 on Messages-shaped dicts (``{"role", "content"}``): the pairing fixes the client
-    makes before it sends. Returns new messages; the input is not changed."""
+    makes before it sends. Returns new messages; the input is not changed. ``close_turn``: a
+    history that ends with a user message gets the reply "No response requested." (rule 13;
+    ``view._closes_turn`` says when)."""
     msgs: list[dict] = []
+    lead: list[dict] = []  # system messages before any other
+    after: dict[int, list] = {}  # id of a message -> the system messages that followed it
     for m in messages:  # consecutive messages of one role are one turn, as the API reads them
-        if m["role"] == "system":  # context the client renders: passed on as it is
-            msgs.append({"role": "system", "content": m["content"]})
+        if m["role"] == "system":  # context the client renders: passed on as it is, after its turn
+            (after.setdefault(id(msgs[-1]), []) if msgs else lead).append({"role": "system", "content": m["content"]})
             continue
         if msgs and msgs[-1]["role"] == m["role"]:
             msgs[-1]["content"] += _blocks(m["content"])
@@ -463,10 +589,14 @@ def heal(messages: list[dict]) -> list[dict]:
     for k, m in enumerate(msgs):
         if m["role"] == "user" and (k == 0 or msgs[k - 1]["role"] != "assistant"):
             m["content"] = [b for b in m["content"] if b.get("type") != "tool_result"]
+    out.extend(lead)
+    last = None
     for m in msgs + tail:
         if m["content"]:
             out.append(m)
-    if out and out[-1]["role"] == "user":  # a turn that got no reply: the client closes it
+            last = m["role"]
+        out.extend(after.get(id(m), ()))
+    if last == "user" and close_turn:  # a turn that got no reply: the client closes it
         out.append({"role": "assistant", "content": [{"type": "text", "text": NO_RESPONSE}]})
     return out
 

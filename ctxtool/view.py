@@ -236,8 +236,10 @@ def sent_messages(t, entries: list[Entry] | None = None) -> list[dict]:
     fmt = t.format_name
     entries = t.entries if entries is None else entries
     out: list[dict] = []
+    context = context_entries(fmt, entries)
     with open(t.path, "rb") as f:
-        for role, group in message_groups(fmt, entries):
+        close = fmt == "claude" and _closes_turn(t, context, f)
+        for role, group in message_groups(fmt, entries, context=context):
             if fmt == "claude" and role == "user":
                 out += _claude_user_run(t, group, f)
                 continue
@@ -249,9 +251,29 @@ def sent_messages(t, entries: list[Entry] | None = None) -> list[dict]:
     if fmt != "claude":
         return out
     lines = [m["lines"] for m in out]
-    healed = heal([{"role": m["role"], "content": m["content"]} for m in out])
+    healed = heal([{"role": m["role"], "content": m["content"]} for m in out], close_turn=close)
     # line numbers follow the messages they came from where healing kept them in place
     return [dict(m, lines=lines[k] if k < len(lines) and out[k]["role"] == m["role"] else []) for k, m in enumerate(healed)]
+
+
+# user lines of a local command (``/compact``, ``/model``…): its caveat (a meta line), name and output
+LOCAL_COMMAND = ("<local-command-caveat>", "<command-name>", "<local-command-stdout>", "<local-command-stderr>")
+
+
+def _closes_turn(t, context: list[Entry], f) -> bool:
+    """Whether the client closes a history that ends with a user message with its reply "No
+    response requested.": it does after a prompt that got no answer, not after a compact summary, a
+    meta line or a local command's lines, nor when the turn's answer was an API error (not sent)."""
+    if not context:
+        return False
+    last = context[-1]
+    if last.role == "assistant":
+        return last.stop != "error"
+    if last.get("compact_summary") or last.get("is_meta"):
+        return False
+    blocks = t.reload(last, f).blocks or []
+    first = next((b for b in blocks if isinstance(b, dict) and b.get("type") == "text"), None)
+    return not (first is not None and isinstance(first.get("text"), str) and first["text"].lstrip().startswith(LOCAL_COMMAND))
 
 
 _REMINDER_OPEN, _REMINDER_CLOSE = "<system-reminder>\n", "\n</system-reminder>"
