@@ -12,10 +12,11 @@ has the table of rule, line pattern and what the client sends, with the fixture 
    bridged by time: the chain goes on from the line of the same side (main or sidechain) with the
    latest timestamp not after this line's, if it is at most 5 seconds older; otherwise the history
    before the lost line is not sent (repair re-links such a line to the line before it). A chain that reaches a
-   ``compact_boundary`` (``parentUuid: null``) starts there, and the boundary's preserved segment
-   follows its summary.
-2. Lines that share ``message.id`` are one assistant message: the chain's lines and their
-   siblings off the chain (a line of that response whose parent is one of them), tool calls last; every tool
+   ``compact_boundary`` (``parentUuid: null``) starts there. When the last boundary lists the
+   messages it kept, the client folds its rows at load (``_fold``): the kept messages follow the
+   summary, and the rows before the boundary are gone.
+2. Lines that share ``message.id`` are one assistant message: its first line on the chain, then
+   every other line of that response, on the chain or off it, tool calls last; every tool
    result for one of its calls (from the chain's start on) is gathered into the user message
    after it, in file order, wherever the result line sits and whatever its ``parentUuid`` says;
    a result answers the call of its id made last before it (an id may be reused).
@@ -116,8 +117,6 @@ def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict |
                 bridges[cur.index] = nxt
         cur = nxt
     out.reverse()
-    if out and out[0].kind == BOUNDARY:
-        out = _with_preserved(out, by_id)
     return out
 
 
@@ -130,20 +129,20 @@ def _fold(by_id: dict) -> dict | None:
     messages, or one of them missing, nothing changes. Returns the re-links {uuid: parent} (None
     when there are none), and whether kept messages were re-linked (the client then finds the
     leaf among the conversation's ends)."""
-    last_b = listed = None
+    listed = None
     b_pos = l_pos = -1
     for pos, e in enumerate(by_id.values()):
         if e.kind == BOUNDARY:
-            last_b, b_pos = e, pos
-            if e.get("preserved") is not None:
+            b_pos = pos
+            if e.get("preserved") is not None or e.get("segment") is not None:
                 listed, l_pos = e, pos
     if listed is None:
         return None, False
     kept: list = []
     links: dict = {}
     if l_pos == b_pos:
-        kept = list(listed.get("preserved") or ())
-        if any(u not in by_id for u in kept):
+        kept = _kept(listed, by_id)
+        if kept is None or any(u not in by_id for u in kept):
             return None, False
         if kept:
             prev = listed.get("anchor")
@@ -169,6 +168,25 @@ def _fold(by_id: dict) -> dict | None:
                 if p is not None and p in dropped:
                     links[u] = kept[-1]
     return (links or None), bool(kept)
+
+
+def _kept(b: Entry, by_id: dict) -> list | None:
+    """A boundary's kept messages: its list, or the chain from the segment's tail up to its head
+    (None when that walk breaks)."""
+    listed = b.get("preserved")
+    if listed is not None:
+        return list(listed)
+    head, tail = b.get("segment")
+    out, seen = [], set()
+    cur = by_id.get(tail)
+    while cur is not None and cur.id not in seen:
+        seen.add(cur.id)
+        out.append(cur.id)
+        if cur.id == head:
+            out.reverse()
+            return out
+        cur = by_id.get(cur.parent) if cur.parent is not None else None
+    return None
 
 
 def resume_leaf(main: list[Entry], by_id: dict, links: dict | None = None, folded: bool = False) -> Entry | None:
@@ -412,20 +430,6 @@ class _Bridge:
         return rows[h]
 
 
-def _with_preserved(seq: list[Entry], by_id: dict) -> list[Entry]:
-    """A compact boundary keeps a segment of the old conversation: it follows the summary (anchor)."""
-    b = seq[0]
-    keep = b.get("preserved") or ()
-    anchor = b.get("anchor")
-    kept = [by_id[u] for u in keep if u in by_id]
-    if not kept:
-        return seq
-    on = {e.index for e in seq}
-    kept = [e for e in kept if e.index not in on]
-    at = next((k + 1 for k, e in enumerate(seq) if anchor is not None and e.id == anchor), 1)
-    return seq[:at] + kept + seq[at:]
-
-
 def sent_entries(entries: list[Entry]) -> list[Entry]:
     """The message entries Claude Code sends, in its order (rules 1–4): chain order, each
     assistant message's lines together, its results gathered right after it."""
@@ -470,7 +474,6 @@ def sent_entries(entries: list[Entry]) -> list[Entry]:
                 owner = first.get(r.id)
                 if owner is not None:
                     holders.setdefault(owner.index, []).append(e)
-    on_chain = {e.id for e in seq if e.id is not None}
     out: list[Entry] = []
     done: set[int] = set()
     for e in seq:
@@ -480,7 +483,7 @@ def sent_entries(entries: list[Entry]) -> list[Entry]:
             done.add(e.index)
             out.append(e)
             continue
-        group = _group(e, groups, on_chain, done)
+        group = _group(e, groups, done)
         answers: list[Entry] = []
         for g in group:
             done.add(g.index)
@@ -499,35 +502,24 @@ def _index(e: Entry) -> int:
     return e.index
 
 
-def _group(e: Entry, groups: dict, on_chain: set, done: set) -> list[Entry]:
-    """The lines of ``e``'s response: those on the chain and their siblings off it, in file
-    order with the tool calls last (as the client orders a response split over branches)."""
+def _group(e: Entry, groups: dict, done: set) -> list[Entry]:
+    """The lines of ``e``'s response, as the client recovers a parallel batch: ``e`` (its first
+    line on the chain), then every other line of that ``message.id`` in file order, on the chain
+    or off it (a call whose line hangs elsewhere is still part of the response), with the tool
+    calls last."""
     if e.msg_key is None:
         return [e]
     members = groups.get(e.msg_key) or [e]
     if len(members) == 1:
         return [e]
-    # the response's lines on the chain, and lines off it that hang off one of them (or off such
-    # a line): a line of the same message.id elsewhere in the file is another copy, not this response
-    linked = {g.id for g in members if g.id is not None and g.id in on_chain}
-    group = []
-    for g in members:
-        if g.index in done:
-            continue
-        if g.id in linked or g.parent in linked:
-            group.append(g)
-            if g.id is not None:
-                linked.add(g.id)
-    if e not in group:
-        group.append(e)
-        group.sort(key=_index)
-    if len(group) > 1 and any(not g.calls for g in group[1:]):
+    group = [e] + [g for g in members if g is not e and g.index not in done]
+    if any(not g.calls for g in group[1:]):
         group.sort(key=_calls_last)
     return group
 
 
-def _calls_last(e: Entry) -> tuple:
-    return (1 if e.calls else 0, e.index)
+def _calls_last(e: Entry) -> int:
+    return 1 if e.calls else 0  # a stable sort: the order above is kept within each kind
 
 
 def heal(messages: list[dict], close_turn: bool = True) -> list[dict]:
@@ -538,11 +530,11 @@ def heal(messages: list[dict], close_turn: bool = True) -> list[dict]:
     msgs: list[dict] = []
     lead: list[dict] = []  # system messages before any other
     after: dict[int, list] = {}  # id of a message -> the system messages that followed it
-    for m in messages:  # consecutive messages of one role are one turn, as the API reads them
+    for m in messages:  # consecutive user messages are one turn; each response stays on its own
         if m["role"] == "system":  # context the client renders: passed on as it is, after its turn
             (after.setdefault(id(msgs[-1]), []) if msgs else lead).append({"role": "system", "content": m["content"]})
             continue
-        if msgs and msgs[-1]["role"] == m["role"]:
+        if msgs and msgs[-1]["role"] == m["role"] == "user":
             msgs[-1]["content"] += _blocks(m["content"])
         else:
             msgs.append({"role": m["role"], "content": _blocks(m["content"])})
@@ -579,10 +571,15 @@ def heal(messages: list[dict], close_turn: bool = True) -> list[dict]:
         missing = [c for c in calls if c not in answered]
         if not missing:
             continue
-        if k == last_assistant and nxt is None:
-            tail = [{"role": "user", "content": [{"type": "tool_result", "content": INTERRUPTED_RESULT, "is_error": True,
-                                                  "tool_use_id": c} for c in missing]},
-                    {"role": "assistant", "content": [{"type": "text", "text": NO_RESPONSE}]}]
+        if k == last_assistant and (nxt is None or (k + 2 == len(msgs) and all(b.get("type") == "tool_result" for b in nxt["content"]))):
+            # the session ended in the last response's tool runs: its open calls get the client's "interrupted" result
+            results = [{"type": "tool_result", "content": INTERRUPTED_RESULT, "is_error": True, "tool_use_id": c}
+                       for c in missing]
+            if nxt is None:
+                tail = [{"role": "user", "content": results},
+                        {"role": "assistant", "content": [{"type": "text", "text": NO_RESPONSE}]}]
+            else:
+                nxt["content"] = nxt["content"] + results
         else:
             m["content"] = [b for b in m["content"] if not (b.get("type") == "tool_use" and b.get("id") in missing)]
     # results in a user message that follows no assistant message

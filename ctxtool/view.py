@@ -243,17 +243,33 @@ def sent_messages(t, entries: list[Entry] | None = None) -> list[dict]:
             if fmt == "claude" and role == "user":
                 out += _claude_user_run(t, group, f)
                 continue
-            blocks: list = []
-            for e in group:
-                b = t.reload(e, f).blocks if e.kind != COMPACTION else None
-                blocks += b if b is not None else [{"type": "text", "text": _summary_text(t, e, f)}]
-            out.append({"role": role, "content": blocks, "lines": [e.lineno for e in group]})
+            for part in (_responses(group) if fmt == "claude" else (group,)):
+                blocks: list = []
+                for e in part:
+                    b = t.reload(e, f).blocks if e.kind != COMPACTION else None
+                    blocks += b if b is not None else [{"type": "text", "text": _summary_text(t, e, f)}]
+                out.append({"role": role, "content": blocks, "lines": [e.lineno for e in part]})
     if fmt != "claude":
         return out
     lines = [m["lines"] for m in out]
     healed = heal([{"role": m["role"], "content": m["content"]} for m in out], close_turn=close)
     # line numbers follow the messages they came from where healing kept them in place
     return [dict(m, lines=lines[k] if k < len(lines) and out[k]["role"] == m["role"] else []) for k, m in enumerate(healed)]
+
+
+def _responses(group: list[Entry]) -> list[list[Entry]]:
+    """Claude Code: an assistant turn split into the responses it holds (one per ``message.id``):
+    the client pairs each response with the results after it on its own (``claude_chain.heal``)."""
+    parts: list[list[Entry]] = []
+    key = object()
+    for e in group:
+        k = e.msg_key
+        if not parts or k is None or k != key:
+            parts.append([e])
+        else:
+            parts[-1].append(e)
+        key = k
+    return parts
 
 
 # user lines of a local command (``/compact``, ``/model``…): its caveat (a meta line), name and output

@@ -57,11 +57,16 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
         meta = obj.get("compactMetadata") if isinstance(obj.get("compactMetadata"), dict) else {}
         set_extra(e, {"logical_parent": obj.get("logicalParentUuid"), "tokens_before": count_field(e, meta, "preTokens", "compactMetadata"),
                       "trigger": meta.get("trigger")})
-        kept = meta.get("preservedMessages") if isinstance(meta.get("preservedMessages"), dict) else {}
-        uuids = kept.get("uuids")
-        if isinstance(uuids, list) and uuids:
-            e.extra["preserved"] = tuple(u for u in uuids if isinstance(u, str))
+        kept = meta.get("preservedMessages") if isinstance(meta.get("preservedMessages"), dict) else None
+        if kept is not None:
+            uuids = kept.get("uuids")
+            e.extra["preserved"] = tuple(u for u in uuids if isinstance(u, str)) if isinstance(uuids, list) else ()
             e.extra["anchor"] = kept.get("anchorUuid") if isinstance(kept.get("anchorUuid"), str) else None
+        else:  # the older form: the kept messages are the chain from tail up to head
+            seg = meta.get("preservedSegment")
+            if isinstance(seg, dict) and all(isinstance(seg.get(k), str) for k in ("headUuid", "tailUuid")):
+                e.extra["segment"] = (seg["headUuid"], seg["tailUuid"])
+                e.extra["anchor"] = seg.get("anchorUuid") if isinstance(seg.get("anchorUuid"), str) else None
         return
     if t == "attachment":
         _attachment(obj, e, stats)
