@@ -192,6 +192,8 @@ def resume_payload(path: str, *, session_id: str | None = None,
         if _compaction_request(msgs):
             # the recorded context is past the client's auto-compact threshold: its first request
             # summarizes the file's conversation, followed by its compaction instruction
+            while msgs and msgs[-1].get("role") == "system":
+                msgs = msgs[:-1]
             return {"messages": msgs[:-1], "raw": body, "run": run, "compacting": True}
         return {"messages": strip_prompt(msgs), "raw": body, "run": run, "compacting": False}
 
@@ -200,7 +202,8 @@ COMPACTION_INSTRUCTION = "CRITICAL: Respond with TEXT ONLY. Do NOT call any tool
 
 
 def _compaction_request(messages: list) -> bool:
-    last = messages[-1] if messages else {}
+    users = [m for m in messages if m.get("role") != "system"]  # reminders the client adds after it
+    last = users[-1] if users else {}
     content = last.get("content")
     text = content if isinstance(content, str) else next(
         (b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text"), "")
