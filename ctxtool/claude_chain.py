@@ -79,10 +79,12 @@ def main_entries(entries: list[Entry]) -> list[Entry]:
 
 
 def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict | None = None,
-          rows: dict | None = None) -> list[Entry]:
+          rows: dict | None = None, mend=None) -> list[Entry]:
     """The leaf's chain, root first (rule 1): every linked line, messages or not.
     ``main``: ``main_entries(entries)`` when the caller has it. ``bridges``, when given, gets
-    the line each lost parent was bridged to: {index of the line with the lost parent: line}.
+    each line of the chain whose parent was lost (or a cycle) and the line it was bridged to:
+    {index of the line: line, or None where the history is cut}. ``mend``, when given, is asked
+    for the line a cut should go on from (repair's choice: the line before), and the walk goes on.
     ``rows``, when given (empty), gets the client's rows: {uuid: the last line with that uuid}."""
     if main is None:
         main = main_entries(entries)
@@ -113,7 +115,11 @@ def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict |
             if bridge is None:
                 bridge = _Bridge(by_id)
             nxt = bridge.before(last, seen)
-            if bridges is not None and nxt is not None:
+            if nxt is None and mend is not None:
+                nxt = mend(cur)
+                if nxt is not None and nxt.id in seen:
+                    nxt = None
+            if bridges is not None:
                 bridges[cur.index] = nxt
         cur = nxt
     out.reverse()

@@ -253,6 +253,7 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
         first_entry: dict[str, Entry] = {}
         all_ids = {e.id for e in self.entries if e.id}
         prev: Entry | None = None
+        deferred: list = []
         for e in self.entries:
             if not self.alive(e) or e.kind == HEADER or e.id is None:
                 continue
@@ -269,15 +270,10 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
                         # the parent session, a file's first line may point into the session it came
                         # from. Only a lost line inside a main file cuts (or is bridged in) what the client sends.
                         kind = None
-                    if kind is not None:
-                        new_parent = prev.id if prev is not None else None
-                        if self.name == "claude":  # where the client bridges it by time, keep its bridge
-                            to = self._claude_bridges().get(e.index)
-                            if to is not None:
-                                new_parent = to.id
-                        why = "points to itself" if p == e.id else ("points forward (cycle)" if kind == "cycle" else "points to no entry")
-                        self._set_parent(e, new_parent)
-                        self.change(kind, "relinked", e, e.id, f"parent {p} {why}; re-linked to {new_parent}")
+                    if kind is not None and self.name == "claude":
+                        deferred.append((e, p, kind))  # decided once duplicate ids are resolved
+                    elif kind is not None:
+                        self._relink(e, p, kind, prev.id if prev is not None else None)
             # a line written twice; not when either copy was just re-linked (then they stand in different places)
             if (e.id in resolve and first_entry[e.id].index not in self.edits and e.index not in self.edits
                     and self._same_line(first_entry[e.id], e)):
@@ -296,12 +292,39 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
                 first_line[e.id] = e.lineno
                 first_entry[e.id] = e
             prev = e
+        if deferred:
+            self._relink_claude(deferred)
+
+    def _relink(self, e: Entry, p: str, kind: str, new_parent) -> None:
+        why = "points to itself" if p == e.id else ("points forward (cycle)" if kind == "cycle" else "points to no entry")
+        self._set_parent(e, new_parent)
+        self.change(kind, "relinked", e, e.id, f"parent {p} {why}; re-linked to {new_parent}")
+
+    def _relink_claude(self, deferred: list) -> None:
+        """Claude Code: only a link the client's walk from the leaf goes through is re-linked: where
+        it bridges it by time, to its bridge; where it cuts, to the line before (and the walk goes on
+        from there). A link it never follows (a row its compaction fold re-links or drops, a side
+        branch) is left as it is: changing it would change nothing sent, or worse."""
+        self._bridges = None
+        bridges = self._claude_bridges()
+        for e, p, kind in deferred:
+            to = bridges.get(e.index)
+            if to is not None:
+                self._relink(e, p, kind, to.id)
 
     def _claude_bridges(self) -> dict:
         """The lines Claude Code bridges lost parents (and cycles) to on the leaf's chain, by time."""
         if self._bridges is None:
             self._bridges = {}
-            claude_chain.chain([e for e in self.entries if self.alive(e)], bridges=self._bridges)
+            alive = [e for e in self.entries if self.alive(e)]
+            before: dict[int, Entry] = {}  # a line -> the line with an id before it: where a cut is mended
+            prev = None
+            for e in alive:
+                if e.id is not None and e.kind != HEADER:
+                    if prev is not None:
+                        before[e.index] = prev
+                    prev = e
+            claude_chain.chain(alive, bridges=self._bridges, mend=lambda e: before.get(e.index))
         return self._bridges
 
     def _links_sound(self) -> bool:

@@ -16,7 +16,8 @@ import pytest
 
 from ctxtool.transcript import scan
 from ctxtool.view import sent_messages
-from tests.support.claude_agent import conversation, resume_payload
+from ctxtool.repair import repair_file
+from tests.support.claude_agent import conversation, resume_payload, well_paired
 
 pytestmark = pytest.mark.claude
 
@@ -62,3 +63,20 @@ def test_damaged_recorded_file_is_read_as_the_client_reads_it(seed, tmp_path):
     path.write_bytes(b"\n".join(lines) + b"\n")
     sent = resume_payload(str(path))
     assert conversation(sent_messages(scan(str(path)))) == conversation(sent["messages"]), f"{name}, {kind}"
+
+
+@pytest.mark.parametrize("seed", range(0, CASES, 2))
+def test_repair_of_a_damaged_recorded_file_loses_nothing_the_client_sent(seed, tmp_path):
+    """After repair the client resumes the file well paired, sends at least the messages it sent
+    before, reads it as ctxtool does, and a second repair finds nothing."""
+    name, kind, lines = damaged(seed)
+    path = tmp_path / name
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    before = conversation(resume_payload(str(path))["messages"])
+    repair_file(str(path), backup=False)
+    sent = resume_payload(str(path))["messages"]
+    after = conversation(sent)
+    assert well_paired(sent) == [], f"{name}, {kind}"
+    assert len(after) >= len(before), f"{name}, {kind}: the repaired file sends less"
+    assert conversation(sent_messages(scan(str(path)))) == after, f"{name}, {kind}"
+    assert repair_file(str(path), check=True).changes == [], f"{name}, {kind}"
