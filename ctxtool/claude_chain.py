@@ -79,22 +79,35 @@ def main_entries(entries: list[Entry]) -> list[Entry]:
 
 
 def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict | None = None,
-          rows: dict | None = None, mend=None) -> list[Entry]:
+          rows: dict | None = None, mend=None, counts: list | None = None) -> list[Entry]:
     """The leaf's chain, root first (rule 1): every linked line, messages or not.
     ``main``: ``main_entries(entries)`` when the caller has it. ``bridges``, when given, gets
     each line of the chain whose parent was lost (or a cycle) and the line it was bridged to:
     {index of the line: line, or None where the history is cut}. ``mend``, when given, is asked
     for the line a cut should go on from (repair's choice: the line before), and the walk goes on.
-    ``rows``, when given (empty), gets the client's rows: {uuid: the last line with that uuid}."""
+    ``rows``, when given (empty), gets the client's rows: {uuid: the last line with that uuid};
+    ``counts``, when given, gets the number of lines with a uuid appended."""
     if main is None:
         main = main_entries(entries)
     by_id: dict[str, Entry] = {} if rows is None else rows
+    n = 0
+    checkpoints = False  # a last-prompt line
+    last_b = listed = None  # the last boundary; the last that lists its kept messages (the client folds)
     for e in main:
         i = e.id
         if i is not None:
             by_id[i] = e
-    links, folded = _fold(by_id)
-    leaf = resume_leaf(main, by_id, links, folded)
+            n += 1
+            if e.kind == BOUNDARY:
+                last_b = e
+                if e.get("preserved") is not None or e.get("segment") is not None:
+                    listed = e
+        elif e.type == "last-prompt":
+            checkpoints = True
+    if counts is not None:
+        counts.append(n)
+    links, folded = _fold(by_id, last_b, listed) if listed is not None else (None, False)
+    leaf = resume_leaf(main, by_id, links, folded, checkpoints)
     out: list[Entry] = []
     seen: set[str] = set()
     bridge = None
@@ -126,53 +139,45 @@ def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict |
     return out
 
 
-def _fold(by_id: dict) -> dict | None:
-    """What the client does to its rows at load when the last compact boundary lists the messages
-    it kept (``preservedMessages``): each kept message re-linked to the one before it (the first
-    to the anchor, the summary), what hung off the anchor re-linked to the last kept one, and every
-    row before the boundary that is not kept dropped (``by_id`` is pruned in place; a message that
-    hung off a dropped row hangs off the last kept one). With no boundary that lists its kept
-    messages, or one of them missing, nothing changes. Returns the re-links {uuid: parent} (None
-    when there are none), and whether kept messages were re-linked (the client then finds the
-    leaf among the conversation's ends)."""
-    listed = None
-    b_pos = l_pos = -1
-    for pos, e in enumerate(by_id.values()):
-        if e.kind == BOUNDARY:
-            b_pos = pos
-            if e.get("preserved") is not None or e.get("segment") is not None:
-                listed, l_pos = e, pos
-    if listed is None:
-        return None, False
+def _fold(by_id: dict, last_b: Entry, listed: Entry | None) -> tuple:
+    """What the client does to its rows at load when a compact boundary lists the messages it
+    kept (``preservedMessages``, or the older ``preservedSegment``): when the last boundary
+    (``last_b``) is the last that lists them (``listed``), each kept message re-linked to the one
+    before it (the first to the anchor, the summary) and what hung off the anchor re-linked to the
+    last kept one; then every row before the last boundary that is not kept dropped (``by_id`` is
+    pruned in place; a message that hung off a dropped row hangs off the last kept one). With a
+    kept uuid missing, nothing changes. Returns the re-links {uuid: parent} (None when there are
+    none), and whether kept messages were re-linked (the client then finds the leaf among the
+    conversation's ends)."""
+    keys = list(by_id)
+    b_pos = keys.index(last_b.id)
     kept: list = []
     links: dict = {}
-    if l_pos == b_pos:
+    anchor = None
+    if listed is not None and listed.id == last_b.id:
         kept = _kept(listed, by_id)
         if kept is None or any(u not in by_id for u in kept):
             return None, False
         if kept:
-            prev = listed.get("anchor")
-            anchor = prev
+            prev = anchor = listed.get("anchor")
             for u in kept:
                 links[u] = prev
                 prev = u
-            for u, e in by_id.items():
-                if u != kept[0] and links.get(u, e.parent) == anchor and anchor is not None:
-                    links[u] = kept[-1]
     keep = set(kept)
-    dropped = set()
-    for pos, u in enumerate(list(by_id)):
-        if pos >= b_pos:
-            break
-        if u not in keep:
-            dropped.add(u)
-            del by_id[u]
-    if kept and dropped:
+    dropped = [u for u in keys[:b_pos] if u not in keep]
+    for u in dropped:
+        del by_id[u]
+    if kept:
+        gone = set(dropped)
+        first, tail = kept[0], kept[-1]
         for u, e in by_id.items():
-            if e.type in ("user", "assistant"):
-                p = links.get(u, e.parent)
-                if p is not None and p in dropped:
-                    links[u] = kept[-1]
+            p = links.get(u, e.parent)
+            if p is None:
+                continue
+            if p == anchor and u != first:  # what hung off the anchor (the summary) follows the kept ones
+                links[u] = tail
+            elif p in gone and e.type in ("user", "assistant"):
+                links[u] = tail
     return (links or None), bool(kept)
 
 
@@ -195,35 +200,15 @@ def _kept(b: Entry, by_id: dict) -> list | None:
     return None
 
 
-def resume_leaf(main: list[Entry], by_id: dict, links: dict | None = None, folded: bool = False) -> Entry | None:
+def resume_leaf(main: list[Entry], by_id: dict, links: dict | None = None, folded: bool = False,
+                checkpoints: bool = True) -> Entry | None:
     """The line the client resumes at (rule 1): the last ``last-prompt`` checkpoint since the last
     compact boundary, unless the last row (the last user, assistant, attachment or system line)
     goes on from it (then the last row; so a line written beside the conversation by a second
     writer or before a crash is not resumed); an explicit checkpoint always wins; with no
     checkpoint, the last row. From there up to the first user or assistant line. After a fold,
     or when that finds none, the conversation's ends decide (``_end_leaf``)."""
-    last = row = None
-    cp = None
-    explicit = ever_explicit = snapshots_after = False
-    for e in main:
-        if e.id is not None:
-            last = e
-            if _file_snapshot(e):
-                snapshots_after = True
-            elif e.type in _BRIDGED_TYPES:
-                row = e
-                explicit = False
-                snapshots_after = False
-            if e.kind == BOUNDARY:  # a compaction starts over: no checkpoint before it counts
-                cp = None
-                explicit = ever_explicit = False
-        elif e.type == "last-prompt":
-            x = e.extra
-            lp = x.get("leaf") if x is not None else None
-            if lp:
-                explicit = x.get("explicit") or (explicit and lp == cp)
-                ever_explicit = x.get("explicit") or (ever_explicit and lp == cp)
-                cp = lp
+    last, row, snapshots_after, cp, explicit, ever_explicit = _leaf_marks(main, checkpoints)
     if row is not None and row.id not in by_id:
         row = None
     c = by_id.get(cp) if cp is not None else None
@@ -238,6 +223,61 @@ def resume_leaf(main: list[Entry], by_id: dict, links: dict | None = None, folde
         if m is not None:
             return m
     return _end_leaf(by_id, links, row, c, explicit, not ever_explicit, snapshots_after) or last
+
+
+def _leaf_marks(main: list[Entry], checkpoints: bool = True) -> tuple:
+    """Read from the end: the last line with a uuid, the last row, whether file snapshots follow
+    it, the last checkpoint's leaf since the last compact boundary, whether it is explicit (a row
+    after it takes that back) and whether one of the run of checkpoints naming that leaf was."""
+    last = row = None
+    snapshots_after = False
+    cp = None
+    explicit = ever_explicit = False
+    rows_after = False  # a row after the checkpoint being read
+    for k in range(len(main) - 1 if checkpoints else -1, -1, -1):  # no last-prompt line: nothing to look for
+        e = main[k]
+        if e.id is not None:
+            if last is None:
+                last = e
+            if e.kind == BOUNDARY:
+                break
+            if e.type in _BRIDGED_TYPES:
+                if _file_snapshot(e):
+                    if row is None:
+                        snapshots_after = True
+                else:
+                    if row is None:
+                        row = e
+                    rows_after = True
+        elif e.type == "last-prompt":
+            x = e.extra
+            lp = x.get("leaf") if x is not None else None
+            if not lp:
+                continue
+            if cp is None:
+                cp = lp
+            elif lp != cp:
+                break  # an earlier checkpoint of another leaf: the run is read
+            if x.get("explicit"):
+                ever_explicit = True
+                if not rows_after:
+                    explicit = True
+        if cp is not None and row is not None and last is not None and ever_explicit:
+            break
+    if row is None or last is None:  # the loop stopped at a boundary or a checkpoint (or had none to read)
+        snapshots_after = False
+        for k in range(len(main) - 1, -1, -1):
+            e = main[k]
+            if e.id is None:
+                continue
+            if last is None:
+                last = e
+            if e.type in _BRIDGED_TYPES:
+                if not _file_snapshot(e):
+                    row = e
+                    break
+                snapshots_after = True
+    return last, row, snapshots_after, cp, explicit, ever_explicit
 
 
 def _end_leaf(by_id: dict, links: dict | None, row: Entry | None, cp: Entry | None, explicit: bool,
@@ -441,10 +481,11 @@ def sent_entries(entries: list[Entry]) -> list[Entry]:
     assistant message's lines together, its results gathered right after it."""
     main = main_entries(entries)
     rows: dict[str, Entry] = {}
-    seq = chain(entries, main, rows=rows)
+    counts: list = []
+    seq = chain(entries, main, rows=rows, counts=counts)
     if not seq:
         return []
-    if len(rows) != sum(1 for e in main if e.id is not None):
+    if len(rows) != counts[0]:
         # a line written twice (one uuid): the client holds one row per uuid, the last one; rows
         # before a compact boundary that lists its kept messages are gone (_fold)
         main = [e for e in main if e.id is None or rows.get(e.id) is e]
