@@ -161,6 +161,20 @@ class Usage:
         return self.total or (self.input + self.output + self.cache_read + self.cache_write)
 
 
+# The parent of a line whose parent field holds something other than a string or null (a number, an
+# object): no line has it as its id, so every reader sees a lost parent (as the agents do: their map
+# lookup finds nothing), and repair re-links the line like any other lost parent.
+BAD_PARENT = "(not a string)"
+
+
+NOT_STRINGS = (int, float, bool, dict, list)  # JSON values that are neither a string nor null
+
+
+def parent_of(value):
+    """A line's parent id as read from its parent field (absent or null: None)."""
+    return value if type(value) is str else (BAD_PARENT if type(value) in NOT_STRINGS else None)
+
+
 # The fields of an entry, in constructor order; ``_MORE`` are the ones most entries leave at their
 # default (everything but messages: progress, snapshots, settings): they live in a second object,
 # created on the first write, so that an index of a million such lines stays small.

@@ -200,7 +200,17 @@ BRIDGES = {
                                                           LOST_PROMPT), True),
     # a link to a later line of the chain (a cycle) is bridged the same way
     "cycle-bridged": (lambda ls: relinked(ls, b"toolu_rec_p4", b"It prints 5."), True),
+    # a parentUuid that is not a string is a lost parent too
+    "number-parent-bridged": (lambda ls: not_a_string_parent(ls, b"toolu_rec_p4"), True),
+    "number-parent-cut": (lambda ls: not_a_string_parent(retimed(ls, b"toolu_rec_p4", 60000), b"toolu_rec_p4"), False),
 }
+
+
+def not_a_string_parent(lines, needle: bytes):
+    k = line_with(lines, needle, b'"uuid"')
+    obj = json.loads(lines[k])
+    obj["parentUuid"] = 12345
+    return lines[:k] + [json.dumps(obj, separators=(",", ":")).encode()] + lines[k + 1:]
 
 
 @pytest.mark.parametrize("case", sorted(BRIDGES))

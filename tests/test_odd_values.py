@@ -199,3 +199,46 @@ def test_deeply_nested_custom_type_does_not_stop_profile(tmp_path):
     r = CliRunner().invoke(cli, ["profile", "--json", str(p)])
     assert r.exit_code == 0, r.output
     assert "internal error" not in r.output
+
+
+@pytest.mark.parametrize("raw", ["1" + "0" * 400, "12345", "{}", "[]", "true"])
+def test_a_parent_that_is_not_a_string_is_a_lost_parent_repair_relinks(tmp_path, raw):
+    """A parentId holding a number or an object: no entry has it as its id, so pi (its map lookup
+    finds nothing) sends only what hangs below the line; repair re-links it to the line before, the
+    second tool result goes back under its call, and a second repair finds nothing (fuzz seed 77)."""
+    from ctxtool.repair import repair_file
+    from ctxtool.view import sent_messages
+
+    lines = pi_lines()
+    k = next(i for i, ln in enumerate(lines) if b'"toolCallId":"toolu_01B"' in ln)
+    lines[k] = lines[k].replace(b'"parentId":"a1000006"', b'"parentId":' + raw.encode())
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    whole = sent_messages(scan(PI_CLEAN))
+    assert len(sent_messages(scan(str(path)))) == len(whole) - 2  # the history is cut there
+    report = repair_file(str(path), backup=False)
+    assert [(c.kind, c.line) for c in report.changes] == [("dangling-parent", k + 1)]
+    assert orjson.loads(path.read_bytes().splitlines()[k])["parentId"] == "a1000006"
+    assert not [v for v in report.after if v.severity == "error"]
+    assert [m["content"] for m in sent_messages(scan(str(path)))] == [m["content"] for m in whole]
+    assert repair_file(str(path), check=True).changes == []
+
+
+@pytest.mark.pi
+def test_pi_cuts_the_history_at_a_parent_that_is_not_a_string_and_loads_the_repair_whole(tmp_path):
+    """The judge: pi sends two messages for the damaged file (as ctxtool reads it) and the whole
+    conversation after repair."""
+    from ctxtool.repair import repair_file
+    from ctxtool.view import sent_messages
+    from tests.support.pi_agent import load_with_pi
+
+    lines = pi_lines()
+    k = next(i for i, ln in enumerate(lines) if b'"toolCallId":"toolu_01B"' in ln)
+    lines[k] = lines[k].replace(b'"parentId":"a1000006"', b'"parentId":12345')
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    assert [m["role"] for m in load_with_pi(path)["llmMessages"]] == ["toolResult", "assistant"]
+    assert len(sent_messages(scan(str(path)))) == 2  # the same two, as the Messages API takes them
+    repair_file(str(path), backup=False)
+    assert load_with_pi(path)["llmMessages"] == load_with_pi(PI_CLEAN)["llmMessages"]
+    assert len(sent_messages(scan(str(path)))) == len(sent_messages(scan(PI_CLEAN)))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from ..model import BOUNDARY, MESSAGE, META, Usage
+from ..model import BOUNDARY, MESSAGE, META, Usage, parent_of
 from .common import REPAIR_TEXT, blank_user_fixed, count_field, error_turn_content, new_uuid, scan_anthropic_blocks, set_extra, ts_field
 
 NAME = "claude"
@@ -50,7 +50,7 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
     u = obj.get("uuid")
     e.id = u if isinstance(u, str) else None
     p = obj.get("parentUuid")
-    e.parent = p if isinstance(p, str) else None
+    e.parent = parent_of(p)
     e.ts = ts_field(e, obj.get("timestamp"))
     if t == "system" and obj.get("subtype") == "compact_boundary":
         e.kind = BOUNDARY

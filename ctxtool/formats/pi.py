@@ -12,7 +12,7 @@ import os
 import re
 from datetime import datetime, timezone
 
-from ..model import COMPACTION, EMPTY, HEADER, IMAGE_CHARS, MESSAGE, META, Kinds, Result, Usage, as_text, js_len
+from ..model import COMPACTION, EMPTY, HEADER, IMAGE_CHARS, MESSAGE, META, Kinds, Result, Usage, as_text, js_len, parent_of
 from .common import (
     REPAIR_TEXT,
     blank_user_fixed,
@@ -90,7 +90,7 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
     eid = get("id")
     e.id = eid if isinstance(eid, str) else None
     pid = get("parentId")
-    e.parent = pid if isinstance(pid, str) else None
+    e.parent = parent_of(pid)
     if t == "message":
         m = get("message")
         role = m.get("role") if isinstance(m, dict) else None
