@@ -50,6 +50,8 @@ NO_RESPONSE = "No response requested."
 TOOL_USE_INTERRUPTED = "[Tool use interrupted]"
 NO_CONTENT = "(no content)"
 TOOL_REFERENCES_REMOVED = "[Tool references removed - tools no longer available]"
+MISSING_RESULT = "[Tool result missing due to internal error]"
+ORPHAN_REMOVED = "[Orphaned tool result removed due to conversation resume]"
 # tools the client renamed: a call recorded under the old name is sent under the new one
 RENAMED_TOOLS = {"Task": "Agent"}
 
@@ -523,6 +525,7 @@ def sent_entries(entries: list[Entry]) -> list[Entry]:
                     holders.setdefault(owner.index, []).append(e)
     out: list[Entry] = []
     done: set[int] = set()
+    chain_pos: dict = {}  # line -> its place in the chain (built by _group on first need)
     for e in seq:
         if e.kind != MESSAGE or e.index in done:
             continue
@@ -530,7 +533,7 @@ def sent_entries(entries: list[Entry]) -> list[Entry]:
             done.add(e.index)
             out.append(e)
             continue
-        group = _group(e, groups, done)
+        group = _group(e, groups, done, chain_pos, seq)
         answers: list[Entry] = []
         for g in group:
             done.add(g.index)
@@ -549,17 +552,29 @@ def _index(e: Entry) -> int:
     return e.index
 
 
-def _group(e: Entry, groups: dict, done: set) -> list[Entry]:
+def _group(e: Entry, groups: dict, done: set, chain_pos: dict, seq: list) -> list[Entry]:
     """The lines of ``e``'s response, as the client recovers a parallel batch: ``e`` (its first
-    line on the chain), then every other line of that ``message.id`` in file order, on the chain
-    or off it (a call whose line hangs elsewhere is still part of the response), with the tool
-    calls last."""
+    line on the chain), then its other lines on the chain in chain order, with the lines off the
+    chain put in by file position before the first later chain line that comes after them in the
+    file; tool calls last."""
     if e.msg_key is None:
         return [e]
     members = groups.get(e.msg_key) or [e]
     if len(members) == 1:
         return [e]
-    group = [e] + [g for g in members if g is not e and g.index not in done]
+    if not chain_pos:
+        chain_pos.update((x.index, k) for k, x in enumerate(seq))
+    on = sorted((g for g in members if g is not e and g.index in chain_pos and g.index not in done),
+                key=lambda g: chain_pos[g.index])
+    off = [g for g in members if g is not e and g.index not in chain_pos and g.index not in done]
+    group = [e]
+    k = 0
+    for c in on:
+        while k < len(off) and off[k].index < c.index:
+            group.append(off[k])
+            k += 1
+        group.append(c)
+    group += off[k:]
     if any(not g.calls for g in group[1:]):
         group.sort(key=_calls_last)
     return group
@@ -586,8 +601,12 @@ def heal(messages: list[dict], close_turn: bool = True) -> list[dict]:
         else:
             msgs.append({"role": m["role"], "content": _blocks(m["content"])})
     last_assistant = max((k for k, m in enumerate(msgs) if m["role"] == "assistant"), default=-1)
+    # results present somewhere: a call whose result stands elsewhere (not in the next message) keeps
+    # its place with the client's "missing" result; a call with no result anywhere is dropped
+    present = {b.get("tool_use_id") for m in msgs if m["role"] == "user" for b in m["content"] if b.get("type") == "tool_result"}
     out: list[dict] = []
     tail: list[dict] = []
+    inserted: dict[int, dict] = {}  # id of a response -> the user message of "missing" results after it
     sent_ids: set = set()
     for k, m in enumerate(msgs):
         if m["role"] != "assistant":
@@ -614,6 +633,8 @@ def heal(messages: list[dict], close_turn: bool = True) -> list[dict]:
                         continue  # no call before it, or a second result
                     answered.add(tid)
                 kept.append(b)
+            if not kept and nxt["content"] and not [c for c in calls if c not in answered]:
+                kept = [{"type": "text", "text": NO_CONTENT}]  # the client keeps the turn, emptied
             nxt["content"] = kept
         missing = [c for c in calls if c not in answered]
         if not missing:
@@ -628,17 +649,33 @@ def heal(messages: list[dict], close_turn: bool = True) -> list[dict]:
             else:
                 nxt["content"] = nxt["content"] + results
         else:
-            m["content"] = [b for b in m["content"] if not (b.get("type") == "tool_use" and b.get("id") in missing)]
+            gone = {c for c in missing if c not in present}
+            if gone:
+                m["content"] = [b for b in m["content"] if not (b.get("type") == "tool_use" and b.get("id") in gone)]
+            lost = [{"type": "tool_result", "tool_use_id": c, "content": MISSING_RESULT, "is_error": True}
+                    for c in missing if c not in gone]
+            if lost:
+                if nxt is not None:
+                    nxt["content"] = lost + nxt["content"]
+                else:
+                    inserted[id(m)] = {"role": "user", "content": lost}
     # results in a user message that follows no assistant message
     for k, m in enumerate(msgs):
         if m["role"] == "user" and (k == 0 or msgs[k - 1]["role"] != "assistant"):
-            m["content"] = [b for b in m["content"] if b.get("type") != "tool_result"]
+            kept = [b for b in m["content"] if b.get("type") != "tool_result"]
+            if not kept and m["content"] and k == 0:  # the client's note where a resumed history began
+                kept = [{"type": "text", "text": ORPHAN_REMOVED}]
+            m["content"] = kept
     out.extend(lead)
     last = None
     for m in msgs + tail:
         if m["content"]:
             out.append(m)
             last = m["role"]
+        extra = inserted.get(id(m))
+        if extra is not None:
+            out.append(extra)
+            last = "user"
         out.extend(after.get(id(m), ()))
     if last == "user" and close_turn:  # a turn that got no reply: the client closes it
         out.append({"role": "assistant", "content": [{"type": "text", "text": NO_RESPONSE}]})
