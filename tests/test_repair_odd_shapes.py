@@ -177,3 +177,14 @@ def test_line_left_with_no_content_after_its_orphan_result_goes_is_dropped(tmp_p
     assert [(c.kind, c.action, c.line) for c in repair_file(path, check=True).changes] == [("orphan-result", "dropped", 3)]
     out = repaired_and_final(tmp_path, path)
     assert [orjson.loads(x)["content"] for x in open(out, "rb").read().splitlines()] == ["hello", "hi", "more"]
+
+
+@pytest.mark.xfail(strict=True, reason="known bug, open: repair re-links a parent written after its child (no loop) as "
+                   "a cycle and then drops the tool results as orphans, though pi links by id and reads the file whole "
+                   "(checked with the pi harness: same llmMessages as the file in order)")
+def test_pi_parent_written_after_its_child_is_left_alone(tmp_path):
+    lines = open(os.path.join(FIX, "repair", "pi-clean.jsonl"), "rb").read().splitlines()
+    lines[5], lines[6] = lines[6], lines[5]  # the toolResult line before its assistant (its parent)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    assert repair_file(str(path), check=True).changes == []
