@@ -135,6 +135,8 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
         # are (validate names them) and fixes only what the client would lose, reused call ids
         self.client_heals_pairing = self.name == "claude"
         self._bridges: dict | None = None  # Claude Code: lost parents the client bridges by time (built on need)
+        self.forward_links = False  # pi: parents written after their children (read as they stand)
+        self._parents: dict | None = None  # id -> parent, to tell a loop from a forward link
         self.walked_view: list[Entry] | None = None  # the view pairing walked (Claude Code, Codex): the final one when nothing changed
         # a subagent's own file (all sidechain), whose links may point into its parent session
         self.side_file = self.name == "claude" and (
@@ -248,6 +250,7 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
         if not self.dropped and self._links_sound():
             return
         self.structure_changed = True
+        made = len(self.changes)
         resolve: dict[str, str] = {}
         first_line: dict[str, int] = {}
         first_entry: dict[str, Entry] = {}
@@ -265,6 +268,11 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
                         self.change("duplicate-id", "relinked", e, e.id, f"parent {p} is a duplicated id; linked to its latest occurrence {resolve[p]}")
                 else:
                     kind = "cycle" if (p == e.id or p in all_ids) else "dangling-parent"
+                    if kind == "cycle" and self.name == "pi" and not self._loops(e):
+                        # a parent written later in the file, with no loop: pi links by id and reads it
+                        # as it stands (a rewrite puts the line after its parent: _repair plans again)
+                        kind = None
+                        self.forward_links = True
                     if kind == "dangling-parent" and self.name == "claude" and (prev is None or self.side_file):
                         # a link out of the file by design: a subagent or agent-acompact file points into
                         # the parent session, a file's first line may point into the session it came
@@ -294,6 +302,22 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
             prev = e
         if deferred:
             self._relink_claude(deferred)
+        if self.forward_links and not self.dropped and len(self.changes) == made:
+            self.structure_changed = False  # only parents written after their children: nothing to re-link
+
+    def _loops(self, e: Entry) -> bool:
+        """Whether following parents from ``e`` never ends: it comes back to ``e``, or reaches a
+        loop above it (pi's buildSessionContext would walk it forever), or an id the file lacks."""
+        if self._parents is None:
+            self._parents = {x.id: x.parent for x in self.entries if x.id is not None and x.kind != HEADER}
+        parents = self._parents
+        cur, steps = e.parent, 0
+        while cur is not None:
+            if cur == e.id or cur not in parents or steps > len(parents):
+                return True
+            cur = parents[cur]
+            steps += 1
+        return False
 
     def _relink(self, e: Entry, p: str, kind: str, new_parent) -> None:
         why = "points to itself" if p == e.id else ("points forward (cycle)" if kind == "cycle" else "points to no entry")
@@ -335,14 +359,32 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
             return True  # one chain in file order (checked without a per-entry Python loop)
         seen: set = set()
         add = seen.add
+        forward = []
         for e in self.entries:
             i = e.id
             if i is None or e.kind == HEADER:
                 continue
             p = e.parent
-            if i in seen or (p is not None and p not in seen):
+            if i in seen:
                 return False
+            if p is not None and p not in seen:
+                if self.name != "pi":
+                    return False
+                forward.append(e)
             add(i)
+        if not forward:
+            return True
+        # pi links by id: a parent written after its child is read as it stands, unless following
+        # the parents never ends (a loop) or reaches an id the file lacks
+        parents = {e.id: e.parent for e in self.entries if e.id is not None and e.kind != HEADER}
+        for e in forward:
+            cur, steps = e.parent, 0
+            while cur is not None:
+                if cur not in parents or steps > len(parents):
+                    return False
+                cur = parents[cur]
+                steps += 1
+        self.forward_links = True
         return True
 
     def _same_line(self, a: Entry, b: Entry) -> bool:
@@ -561,6 +603,15 @@ def _repair(path, fmt, check, output, backup, trim_trailing, in_place, with_befo
     # before planning: the planner re-links entries in place
     before = validate_entries(t.format_name, t.entries) if with_before else None
     plan = plan_repair(t, trim_trailing=trim_trailing)
+    if plan.planner.forward_links and plan.changes:
+        # a pi file with parents written after their children, which pi reads as it stands, is being
+        # rewritten anyway: plan again with each such line after its parent, so repair's moves and
+        # links (which go by file order) keep what pi reads
+        t = scan(path, fmt, stats=False)
+        moved = parents_first(t.entries)
+        plan = plan_repair(t, trim_trailing=trim_trailing)
+        plan.changes[:0] = [Change("parent-order", "moved", e.lineno, e.id, "written before its parent; moved after it")
+                            for e in moved]
     report = RepairReport(path, t.format_name, plan.changes, t.lines, len(plan.order))
     report.notices += plan.planner.notices
     report.before = before
@@ -588,6 +639,35 @@ def _repair(path, fmt, check, output, backup, trim_trailing, in_place, with_befo
     report.output = dest
     report.written = True
     return report
+
+
+def parents_first(entries: list[Entry]) -> list[Entry]:
+    """Reorder ``entries`` in place so each comes after its parent (otherwise in file order) and
+    renumber their index; returns the entries that moved. Lines in a loop stay where they were."""
+    ids = {e.id for e in entries if e.id is not None}
+    placed: set = set()
+    waiting: dict = {}
+    out: list[Entry] = []
+    moved: list[Entry] = []
+    for e in entries:
+        p = e.parent
+        if e.kind != HEADER and p is not None and p in ids and p not in placed:
+            waiting.setdefault(p, []).append(e)
+            moved.append(e)
+            continue
+        stack = [e]
+        while stack:
+            x = stack.pop()
+            out.append(x)
+            if x.id is not None:
+                placed.add(x.id)
+                stack.extend(reversed(waiting.pop(x.id, ())))
+    for rest in waiting.values():  # a loop: never placed after its parent
+        out += rest
+    for k, e in enumerate(out):
+        e.index = k
+    entries[:] = out
+    return [e for e in moved if e.id in placed]
 
 
 def _last_id(entries: list[Entry]) -> str | None:

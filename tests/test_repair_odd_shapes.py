@@ -179,12 +179,34 @@ def test_line_left_with_no_content_after_its_orphan_result_goes_is_dropped(tmp_p
     assert [orjson.loads(x)["content"] for x in open(out, "rb").read().splitlines()] == ["hello", "hi", "more"]
 
 
-@pytest.mark.xfail(strict=True, reason="known bug, open: repair re-links a parent written after its child (no loop) as "
-                   "a cycle and then drops the tool results as orphans, though pi links by id and reads the file whole "
-                   "(checked with the pi harness: same llmMessages as the file in order)")
 def test_pi_parent_written_after_its_child_is_left_alone(tmp_path):
+    """pi links by id: a toolResult line written before its assistant (its parent) is read whole,
+    exactly as the file in order (checked with the pi harness), so repair leaves the file alone."""
     lines = open(os.path.join(FIX, "repair", "pi-clean.jsonl"), "rb").read().splitlines()
     lines[5], lines[6] = lines[6], lines[5]  # the toolResult line before its assistant (its parent)
     path = tmp_path / "s.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")
+    assert repair_file(str(path), check=True).changes == []
+
+
+@pytest.mark.pi
+def test_pi_parent_written_after_its_child_in_a_damaged_file_keeps_what_pi_reads(tmp_path):
+    """When the file is rewritten anyway (here: an orphan result to drop), a line written before its
+    parent is moved after it; pi then reads the repaired file as it reads the in-order file repaired."""
+    from tests.support.pi_agent import load_with_pi
+
+    lines = open(os.path.join(FIX, "repair", "pi-clean.jsonl"), "rb").read().splitlines()
+    orphan = orjson.loads(lines[6])
+    orphan.update(id="a10000ff", parentId="a1000009")
+    orphan["message"]["toolCallId"] = "toolu_gone"
+    damaged = lines + [orjson.dumps(orphan)]
+    swapped = list(damaged)
+    swapped[5], swapped[6] = swapped[6], swapped[5]
+    ref, path = tmp_path / "ref.jsonl", tmp_path / "s.jsonl"
+    ref.write_bytes(b"\n".join(damaged) + b"\n")
+    path.write_bytes(b"\n".join(swapped) + b"\n")
+    repair_file(str(ref), backup=False)
+    report = repair_file(str(path), backup=False)
+    assert [c.kind for c in report.changes][0] == "parent-order"
+    assert load_with_pi(path)["llmMessages"] == load_with_pi(ref)["llmMessages"]
     assert repair_file(str(path), check=True).changes == []
