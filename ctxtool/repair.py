@@ -134,7 +134,6 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
         # result, an orphan or a second result are not damage it sends; repair leaves them as they
         # are (validate names them) and fixes only what the client would lose, reused call ids
         self.client_heals_pairing = self.name == "claude"
-        self._bridges: dict | None = None  # Claude Code: lost parents the client bridges by time (built on need)
         self.forward_links = False  # pi: parents written after their children (read as they stand)
         self._parents: dict | None = None  # id -> parent, to tell a loop from a forward link
         self.walked_view: list[Entry] | None = None  # the view pairing walked (Claude Code, Codex): the final one when nothing changed
@@ -305,12 +304,18 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
         if self.forward_links and not self.dropped and len(self.changes) == made:
             self.structure_changed = False  # only parents written after their children: nothing to re-link
 
-    def _loops(self, e: Entry) -> bool:
+    def _parent_map(self) -> dict:
+        return {x.id: x.parent for x in self.entries if x.id is not None and x.kind != HEADER}
+
+    def _loops(self, e: Entry, parents: dict | None = None) -> bool:
         """Whether following parents from ``e`` never ends: it comes back to ``e``, or reaches a
-        loop above it (pi's buildSessionContext would walk it forever), or an id the file lacks."""
-        if self._parents is None:
-            self._parents = {x.id: x.parent for x in self.entries if x.id is not None and x.kind != HEADER}
-        parents = self._parents
+        loop above it (pi's buildSessionContext would walk it forever), or an id the file lacks.
+        ``parents``: the id -> parent map to follow (by default the one fix_structure builds on
+        first need, as the links stand then)."""
+        if parents is None:
+            if self._parents is None:
+                self._parents = self._parent_map()
+            parents = self._parents
         cur, steps = e.parent, 0
         while cur is not None:
             if cur == e.id or cur not in parents or steps > len(parents):
@@ -329,27 +334,20 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
         it bridges it by time, to its bridge; where it cuts, to the line before (and the walk goes on
         from there). A link it never follows (a row its compaction fold re-links or drops, a side
         branch) is left as it is: changing it would change nothing sent, or worse."""
-        self._bridges = None
-        bridges = self._claude_bridges()
+        alive = [e for e in self.entries if self.alive(e)]
+        before: dict[int, Entry] = {}  # a line -> the line with an id before it: where a cut is mended
+        prev = None
+        for e in alive:
+            if e.id is not None and e.kind != HEADER:
+                if prev is not None:
+                    before[e.index] = prev
+                prev = e
+        bridges: dict = {}
+        claude_chain.chain(alive, bridges=bridges, mend=lambda e: before.get(e.index))
         for e, p, kind in deferred:
             to = bridges.get(e.index)
             if to is not None:
                 self._relink(e, p, kind, to.id)
-
-    def _claude_bridges(self) -> dict:
-        """The lines Claude Code bridges lost parents (and cycles) to on the leaf's chain, by time."""
-        if self._bridges is None:
-            self._bridges = {}
-            alive = [e for e in self.entries if self.alive(e)]
-            before: dict[int, Entry] = {}  # a line -> the line with an id before it: where a cut is mended
-            prev = None
-            for e in alive:
-                if e.id is not None and e.kind != HEADER:
-                    if prev is not None:
-                        before[e.index] = prev
-                    prev = e
-            claude_chain.chain(alive, bridges=self._bridges, mend=lambda e: before.get(e.index))
-        return self._bridges
 
     def _links_sound(self) -> bool:
         """One cheap pass for the common case: ids unique, every parent an earlier entry."""
@@ -376,14 +374,9 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
             return True
         # pi links by id: a parent written after its child is read as it stands, unless following
         # the parents never ends (a loop) or reaches an id the file lacks
-        parents = {e.id: e.parent for e in self.entries if e.id is not None and e.kind != HEADER}
-        for e in forward:
-            cur, steps = e.parent, 0
-            while cur is not None:
-                if cur not in parents or steps > len(parents):
-                    return False
-                cur = parents[cur]
-                steps += 1
+        parents = self._parent_map()
+        if any(self._loops(e, parents) for e in forward):
+            return False
         self.forward_links = True
         return True
 

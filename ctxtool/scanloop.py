@@ -28,7 +28,7 @@ from . import formats
 from .errors import InputError, unexpected
 from .formats.common import parse_ts
 from .jsonl import BOM, Line, open_binary, parse
-from .model import BAD_PARENT, META, NOT_STRINGS, Entry, full_entry, small_entry
+from .model import META, Entry, full_entry, small_entry, parent_of
 
 ENV_LAZY = "CTXTOOL_LAZY_DECODE"  # "0": always parse whole lines with orjson (the reference the tests compare with)
 
@@ -69,7 +69,7 @@ def meta_entry(index: int, lineno: int, offset: int, length: int, eol: bytes, t,
     """The entry ``normalize`` makes of a line it reads only type, uuid, parent and timestamp of."""
     t = t if type(t) is str else "?"
     u = u if type(u) is str else None
-    p = p if type(p) is str else (BAD_PARENT if type(p) in NOT_STRINGS else None)
+    p = p if type(p) is str else parent_of(p)
     if shared is not None:
         get = shared.setdefault
         t = get(t, t)
@@ -335,7 +335,7 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
                 # a line naming one as its parent still gets an equal string
                 append(small_entry(prev if prev == n else n, no, start, len(chunk) - len(eol), eol, META,
                                    get(ty, ty), u if type(u) is str else None,
-                                   get(p, p) if type(p) is str else (BAD_PARENT if type(p) in NOT_STRINGS else None), ts))
+                                   get(p, p) if type(p) is str else parent_of(p), ts))
                 prev = no
     t.lines, t.size, t.lf, t.crlf = no, offset - begin, lf, crlf
     if no:
