@@ -21,7 +21,12 @@ appended line is lost and no other writer's file is overwritten:
 5. A writer that opened the path before the rename writes to the old file. It is watched
    through the handle ctxtool holds on it, and lines arriving there are appended to the
    new file, until no process has it open for writing (``/proc``; without ``/proc``: until
-   it has been quiet for ``SETTLE``), at most ``WATCH_MAX`` seconds.
+   it has been quiet for ``SETTLE``), and for a live file (lines were appended meanwhile)
+   at least ``LIVE_GRACE`` after the last sign of a writer, at most ``WATCH_MAX`` seconds.
+   When the writer has meanwhile opened the path again and added its next lines to the new
+   file, the late lines belong before those: the new file is committed once more with them
+   in place (same protocol, at most ``PUT_BACK_ROUNDS`` times; where it cannot be, they are
+   appended and the backup is kept).
 6. The pending backup becomes ``<file>.bak-<pid>-<ms>`` (OpenClaw's backup name), or is
    removed when no backup was asked for. It is the file as it was before the rewrite, the
    carried lines included. A process that still holds the old file open for writing (a
@@ -52,10 +57,12 @@ from .lock import pid_gone, process_starttime
 
 TAIL_BYTES = 64 << 10  # the end of what was read, hashed: an in-place rewrite of the same size shows there
 WATCH_MAX = 1.0  # seconds the old file is watched after the rename while a writer still has it open
+LIVE_GRACE = 0.1  # seconds a live file's old copy is still watched after the last sign of a writer
 SETTLE = 0.05  # without /proc: the old file is let go after this long without growth
 WRITERS = ".writers"  # <backup>.writers: a writer still held the old file open when ctxtool let it go
 LISTING_TTL = 10.0  # seconds a directory's leftover names are reused (a batch in a 10,000-file folder lists it rarely)
 LINK_FIELDS = {"pi": ("parentId", "id"), "claude": ("parentUuid", "uuid")}
+PUT_BACK_ROUNDS = 3  # times a commit is written once more to put late lines before another writer's
 
 #: test seam: callables ``(phase, path)`` run at each phase of a rewrite (see ``phase``)
 hooks: list[Callable[[str, str], None]] = []
@@ -221,6 +228,7 @@ class Committed:
     carried_late: int = 0  # lines that reached the old file after the rename, copied over
     relinked: str | None = None  # id of the carried line re-linked to the new leaf
     backup: str | None = None
+    keep_backup: bool = False  # lines the new file has out of order: the backup has them in order
     writers: list = field(default_factory=list)  # processes still holding the old file open for writing
     notices: list[str] = field(default_factory=list)
 
@@ -228,7 +236,7 @@ class Committed:
 class _Carry:
     """Copies complete lines appended to the old file (``old``, a read handle) onto ``out``."""
 
-    def __init__(self, snap: Snapshot, old: int, out: int, relink: Relink | None):
+    def __init__(self, snap: Snapshot, old: int, out: int, relink: Relink | None, may_hold: bool = True):
         self.snap, self.old, self.out, self.relink = snap, old, out, relink
         self.pos = snap.start
         self.skip_eol = snap.skip_eol
@@ -239,7 +247,9 @@ class _Carry:
         self.relinked: str | None = None
         self.gone: set | None = None
         self.notes: list[str] = []
-        self.interleaved = False
+        self.may_hold = may_hold  # lines arriving after another writer's: held, put back in order
+        self.held: list[bytes] = []  # late lines that belong before ``hold_at`` in the new file
+        self.hold_at: int | None = None  # where another writer's first line on the new file begins
 
     def pull(self) -> int:
         """Carry the complete lines the old file has beyond ``pos``; returns how many."""
@@ -261,10 +271,16 @@ class _Carry:
         if first_at < self.snap.size:  # the first line completes a torn line read at the end
             lines[0] = self._torn(lines[0], first_at)
         out = [self._line(line) for line in lines]
-        if os.fstat(self.out).st_size != self.expect and not self.interleaved:
-            self.interleaved = True
-            self.notes.append(f"{len(out)} line(s) that reached the old file after the rename were appended after lines "
-                              "another writer had already added to the new file")
+        if not self.strict and self.hold_at is None and os.fstat(self.out).st_size != self.expect:
+            if self.may_hold:  # a writer opened the old file before the rename, then the new one for its next line
+                self.hold_at = self.expect
+            else:
+                self.notes.append(f"{len(out)} line(s) that reached the old file after the rename were appended after "
+                                  "lines another writer had already added to the new file")
+        if self.hold_at is not None:
+            self.held += out
+            self.lines += len(out)
+            return len(out)
         _write_all(self.out, b"".join(out))
         self.expect = os.fstat(self.out).st_size
         self.lines += len(out)
@@ -312,7 +328,8 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def commit(snap: Snapshot, chunks: Iterable[bytes], *, relink: Relink | None = None, backup: bool = True) -> Committed:
+def commit(snap: Snapshot, chunks: Iterable[bytes], *, relink: Relink | None = None, backup: bool = True,
+           _rounds: int = PUT_BACK_ROUNDS) -> Committed:
     """Replace ``snap.path`` with ``chunks`` (the caller holds the agent's lock): the protocol
     in the module doc. Raises ``FileChanged`` (nothing written) when the file was replaced,
     shrank or was rewritten since the snapshot, ``WriteError`` when writing fails."""
@@ -330,7 +347,7 @@ def commit(snap: Snapshot, chunks: Iterable[bytes], *, relink: Relink | None = N
         if (st.st_dev, st.st_ino) != (snap.dev, snap.ino):
             raise _replaced(path)
         tmp, out, res.written = write_temp(path, chunks)
-        carry = _Carry(snap, old, out, relink)
+        carry = _Carry(snap, old, out, relink, may_hold=_rounds > 0)
         phase("tmp-written", path)
         _check(snap, old)
         carry.pull()
@@ -360,6 +377,8 @@ def commit(snap: Snapshot, chunks: Iterable[bytes], *, relink: Relink | None = N
         res.writers = _watch(carry, os.path.basename(path))
         res.carried_late = carry.lines - res.carried
         os.fsync(out)
+        if carry.held:
+            _put_back(res, carry, _rounds)
         res.relinked = carry.relinked
         res.notices += carry.notes
         _settle_backup(res, snap, carry, pending, backup)
@@ -372,6 +391,57 @@ def commit(snap: Snapshot, chunks: Iterable[bytes], *, relink: Relink | None = N
         os.close(old)
     fsync_dir(os.path.dirname(path))
     return res
+
+
+def _put_back(res: Committed, carry: _Carry, rounds: int) -> None:
+    """Late lines held because another writer had already added lines to the new file (an
+    open-per-line writer whose open came just before the rename writes its next line to the
+    new file): the new file is committed once more with them where they belong, before that
+    writer's lines, through the same protocol (what is appended meanwhile is carried too).
+    Where that cannot be done (the file was replaced or changed meanwhile) they are appended."""
+    path, held, at = res.path, carry.held, carry.hold_at
+    st = os.fstat(carry.out)
+    try:
+        src = _open(path)
+    except InputError:
+        src = -1
+    try:
+        if src < 0 or (os.fstat(src).st_dev, os.fstat(src).st_ino) != (st.st_dev, st.st_ino):
+            raise _replaced(path)
+        again = snapshot(path, st.st_size, expect=(st.st_dev, st.st_ino))
+
+        def chunks():
+            yield from _read_range(src, 0, at, path)
+            yield b"".join(held)
+            yield from _read_range(src, at, again.start - at, path)
+            if again.skip_eol:  # a complete record still waiting for its newline: the carry skips that newline
+                yield b"\n"
+
+        more = commit(again, chunks(), backup=False, _rounds=rounds - 1)
+    except (FileChanged, WriteError) as e:
+        _write_all(carry.out, b"".join(held))
+        res.notices.append(f"{len(held)} line(s) that reached the old file after the rename were appended after lines "
+                           f"another writer had already added to the new file (they could not be put in place: {e.reason})")
+        res.keep_backup = True
+        return
+    finally:
+        if src >= 0:
+            os.close(src)
+    res.carried_late += more.carried + more.carried_late
+    res.writers += [w for w in more.writers if w not in res.writers]
+    res.notices.append(f"{len(held)} line(s) that reached the old file after the rename were put before the lines their "
+                       "writer had meanwhile added to the new file (the file was written once more)")
+    res.notices += more.notices
+
+
+def _read_range(fd: int, offset: int, length: int, path: str, block: int = 8 << 20):
+    while length > 0:
+        data = os.pread(fd, min(length, block), offset)
+        if not data:
+            raise FileChanged("shrank while ctxtool was putting late lines in place", path=path)
+        yield data
+        offset += len(data)
+        length -= len(data)
 
 
 def _replaced(path: str) -> FileChanged:
@@ -433,26 +503,32 @@ def _keep_old(old: int, path: str, *, copy: bool) -> str | None:
 
 def _watch(carry: _Carry, name: str) -> list[dict]:
     """After the rename: carry what writers that opened the old file still write to it, until
-    none has it open for writing (two looks in a row) or, without /proc, until it is quiet."""
+    none has it open for writing (two looks in a row) or, without /proc, until it is quiet.
+
+    A live file (lines were appended since it was read) is watched at least ``LIVE_GRACE``
+    after the last sign of a writer: an agent whose ``open`` of the path began before the
+    rename is not yet a writer of the old file to the kernel, but will write there."""
     st = os.fstat(carry.old)
     start = last = time.monotonic()
     delay, clean = 0.001, 0
     size = carry.pos
+    live = carry.lines > 0
     while True:
         if carry.pull() or os.fstat(carry.old).st_size != size:
             size = os.fstat(carry.old).st_size
-            last, clean = time.monotonic(), 0
+            last, clean, live = time.monotonic(), 0, True
         writers = writers_of(carry.old, st, name)
         now = time.monotonic()
+        quiet = now - last >= (LIVE_GRACE if live else 0)
         if writers is None:
-            if now - last >= SETTLE:
+            if now - last >= max(SETTLE, LIVE_GRACE if live else 0):
                 break
         elif not writers:
             clean += 1
-            if clean >= 2:
+            if clean >= 2 and quiet:
                 break
         else:
-            clean = 0
+            clean, last, live = 0, now, True
         if now - start >= WATCH_MAX:
             break
         time.sleep(delay)
@@ -470,7 +546,7 @@ def _settle_backup(res: Committed, snap: Snapshot, carry: _Carry, pending: str |
         left = end > max(carry.pos, snap.size)  # bytes that arrived after the read and were not carried
     who = ", ".join(f"pid {w['pid']} ({w['name']})" for w in res.writers)
     if pending is not None:
-        if backup or res.writers or left:
+        if backup or res.writers or left or res.keep_backup:
             res.backup = backup_path(snap.path)
             os.rename(pending, res.backup)
         else:

@@ -199,6 +199,79 @@ def test_an_open_per_line_writer_that_opened_before_the_rename_loses_nothing(tmp
     assert report.carried == 1
 
 
+def _opened_before_the_rename_then_wrote_on(agent: Agent, more: int = 2):
+    """The writer's open came just before the rename (its line goes to the old file), its
+    next lines open the path again (they go to the new file), all before ctxtool looks."""
+    def act():
+        agent.finish_line()
+        agent.append(more)
+    return act
+
+
+@pytest.mark.parametrize("fmt", ["pi", "claude"])
+def test_a_late_line_is_put_before_the_lines_its_writer_added_to_the_new_file(tmp_path, hooks, fmt):
+    p = broken_session(tmp_path, fmt)
+    agent = Agent(p, fmt, "open-per-line")
+    install(hooks, ("before-rename", agent.open_line), ("after-rename", _opened_before_the_rename_then_wrote_on(agent)))
+    report = repair_file(p)
+    agent.check(p)  # in order, each under the one before: was the late line after the two newer ones
+    assert records(p)[-1][agent.key] == agent.written[-1]
+    assert report.carried == 1  # the late line; the two newer ones the writer put on the new file itself
+    assert any("put before the lines their writer had meanwhile added" in n for n in report.notices)
+    assert [n for n in os.listdir(tmp_path) if ".ctxtool-" in n] == []  # the second write leaves nothing behind
+    no_structure_left_to_fix(p)
+
+
+def test_real_pi_resumes_at_the_writers_newest_line_after_a_late_line(tmp_path, hooks):
+    p = broken_session(tmp_path, "pi")
+    agent = Agent(p, "pi", "open-per-line")
+    install(hooks, ("before-rename", agent.open_line), ("after-rename", _opened_before_the_rename_then_wrote_on(agent)))
+    repair_file(p)
+    out = pi_agent.load_with_pi(p)
+    assert out["leafId"] == agent.written[-1]  # was the late line, beside the newer ones
+    texts = [json.dumps(m.get("content")) for m in out["messages"][-3:]]
+    assert all(f"appended {n}" in t for n, t in enumerate(texts))
+
+
+def test_lines_appended_while_the_late_line_is_put_back_are_carried_too(tmp_path, hooks):
+    p = broken_session(tmp_path, "pi")
+    agent = Agent(p, "pi", "open-per-line")
+    install(hooks, ("before-rename", agent.open_line), ("after-rename", _opened_before_the_rename_then_wrote_on(agent, 1)))
+    rounds = []
+
+    def during_second_write(name, path):  # the second write's own temp file is written: the writer goes on
+        if name == "tmp-written" and not rounds and len(agent.written) == 2:
+            rounds.append(name)
+            agent.append(2)
+
+    commit.hooks.append(during_second_write)
+    hooks.append(during_second_write)
+    report = repair_file(p)
+    agent.check(p)
+    assert rounds and len(agent.written) == 4
+    assert report.carried == 3  # the late line, and the two carried by the second write
+
+
+def test_a_late_line_that_cannot_be_put_back_is_appended_and_the_backup_kept(tmp_path, hooks, monkeypatch):
+    p = broken_session(tmp_path, "pi")
+    agent = Agent(p, "pi", "open-per-line")
+    write_on = _opened_before_the_rename_then_wrote_on(agent, 1)
+
+    def shrunk(*a, **k):
+        raise commit.FileChanged("shrank (test)", path=p)
+
+    def then_changed():  # the new file cannot be snapshotted again
+        write_on()
+        monkeypatch.setattr(commit, "snapshot", shrunk)
+
+    install(hooks, ("before-rename", agent.open_line), ("after-rename", then_changed))
+    report = repair_file(p, backup=False)
+    ids = [r.get("id") for r in records(p)]
+    assert set(agent.written) <= set(ids)  # nothing lost, though out of order
+    assert any("could not be put in place" in n for n in report.notices)
+    assert report.backup and [r["id"] for r in records(report.backup)][-1] == agent.written[0]
+
+
 def test_repair_plans_again_when_an_appended_line_hangs_under_an_entry_it_removes(tmp_path, hooks):
     p = make_session(tmp_path, "pi", 6, size=100)  # ends with an assistant message: --trim-trailing-assistant drops it
     agent = Agent(p, "pi", "open-per-line")
@@ -372,6 +445,8 @@ def test_stress_appends_from_another_process_are_never_lost(tmp_path, monkeypatc
         assert proc.wait(timeout=60) == 0
         ids = {r.get("id") for r in records(p)}
         lost += sum(1 for k in range(n) if "st%06x" % k not in ids)
+        mine = [r["id"] for r in records(p) if str(r.get("id", "")).startswith("st")]
+        assert mine == sorted(mine)  # in the order they were written: pi resumes at the last one
         no_structure_left_to_fix(p)
     assert lost == 0
     assert carried > 0  # the appends did land while the file was being rewritten
