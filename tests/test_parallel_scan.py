@@ -255,3 +255,59 @@ def test_a_spool_cut_short_falls_back_to_scanning_here(tmp_path, monkeypatch):
     monkeypatch.setattr(parallel, "_frames", cut)
     par = scan(path, workers=2, split_min_bytes=0)
     assert index_of(par) == index_of(serial)
+
+
+# ---------------------------------------------------------------- a streaming pass split over helpers (profile)
+
+
+def _streamed(path, workers, **kw):
+    """(entries handed to on_entry as plain tuples, the Transcript, the format told)."""
+    seen, told = [], []
+    t = scan(path, workers=workers, split_min_bytes=0, on_entry=lambda e: seen.append(entry_to_tuple(e)),
+             keep_index=False, blocks=False, lazy=True, on_format=lambda m: told.append(m.NAME), **kw)
+    return seen, t, told
+
+
+@pytest.mark.parametrize("fmt,kinds", CASES + [("codex", [])], ids=lambda v: v if isinstance(v, str) else "+".join(v) or "clean")
+def test_a_streaming_pass_split_over_helpers_hands_on_the_serial_entries_in_order(tmp_path, fmt, kinds):
+    path = _session(tmp_path, fmt, kinds) if fmt != "codex" else _many_lines(tmp_path, "codex", 4000)
+    serial, st, stold = _streamed(path, 1)
+    par, pt, ptold = _streamed(path, 2)
+    assert st.parts == 1 and pt.parts == 2  # the split really ran
+    assert par == serial and len(par) > 100
+    assert pt.entries == [] and ptold == stold == [st.fmt.NAME]
+    assert index_of(pt)["bad"] == index_of(st)["bad"] and index_of(pt)["counts"] == index_of(st)["counts"]
+
+
+def test_a_streaming_pass_whose_helper_fails_midway_hands_on_each_entry_once(tmp_path, monkeypatch):
+    path = _many_lines(tmp_path, "codex")
+    serial, _, _ = _streamed(path, 1)
+    real = parallel._frames
+
+    def fails_after_one(*a):
+        for n, frame in enumerate(real(*a)):
+            if n == 1:
+                raise ValueError("helper ended early")
+            yield frame
+
+    monkeypatch.setattr(parallel, "_frames", fails_after_one)
+    par, t, _ = _streamed(path, 2)
+    assert t.parts == 2
+    assert par == serial
+
+
+@pytest.mark.parametrize("fmt", ["pi", "claude", "codex"])
+def test_profile_is_the_same_from_a_split_scan(tmp_path, monkeypatch, fmt):
+    from ctxtool.profile import profile_session
+
+    path = _session(tmp_path, fmt, ["torn_tail"] if fmt != "codex" else [], turns=400) if fmt != "codex" else \
+        _many_lines(tmp_path, "codex", 6000)
+    monkeypatch.setenv(parallel.ENV, "1")
+    serial = profile_session(path)
+    monkeypatch.setenv(parallel.ENV, "2")
+    monkeypatch.setattr(parallel, "MIN_BYTES", 0)
+    calls = []
+    real = parallel.scan
+    monkeypatch.setattr(parallel, "scan", lambda *a, **k: calls.append(real(*a, **k)) or calls[-1])
+    assert profile_session(path) == serial
+    assert calls == [True]  # the split scan ran
