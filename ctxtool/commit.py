@@ -29,7 +29,9 @@ appended line is lost and no other writer's file is overwritten:
    appended and the backup is kept).
 6. The pending backup becomes ``<file>.bak-<pid>-<ms>`` (OpenClaw's backup name), or is
    removed when no backup was asked for. It is the file as it was before the rewrite, the
-   carried lines included. A process that still holds the old file open for writing (a
+   carried lines included. A live file's (lines were appended during the rewrite) is always
+   kept, with ``<backup>.writers``: a writer whose ``open`` began before the rename and stalled
+   past the watch can still write a line there, and ``late_writes`` then reports it. A process that still holds the old file open for writing (a
    persistent handle) writes its next lines there, out of reach: the backup is then kept
    even without ``backup``, ``<backup>.writers`` records how far the new file has it and
    who holds it, and ``late_writes`` (run by the next read) reports lines found after that.
@@ -250,6 +252,10 @@ class _Carry:
         self.may_hold = may_hold  # lines arriving after another writer's: held, put back in order
         self.held: list[bytes] = []  # late lines that belong before ``hold_at`` in the new file
         self.hold_at: int | None = None  # where another writer's first line on the new file begins
+        self.misplaced: list[tuple[int, int]] = []  # byte ranges of held lines already written after that line
+        self.written_held = 0  # how many of ``held`` those ranges hold (the first ones)
+        self.interleaved = False
+        self.live = False  # a writer was seen on the old file after the rename, or lines arrived there
 
     def pull(self) -> int:
         """Carry the complete lines the old file has beyond ``pos``; returns how many."""
@@ -272,19 +278,35 @@ class _Carry:
             lines[0] = self._torn(lines[0], first_at)
         out = [self._line(line) for line in lines]
         if not self.strict and self.hold_at is None and os.fstat(self.out).st_size != self.expect:
-            if self.may_hold:  # a writer opened the old file before the rename, then the new one for its next line
-                self.hold_at = self.expect
-            else:
-                self.notes.append(f"{len(out)} line(s) that reached the old file after the rename were appended after "
-                                  "lines another writer had already added to the new file")
+            self._behind(out)  # a writer opened the old file before the rename, then the new one for its next line
         if self.hold_at is not None:
             self.held += out
             self.lines += len(out)
             return len(out)
-        _write_all(self.out, b"".join(out))
+        data = b"".join(out)
+        _write_all(self.out, data)
+        end = os.lseek(self.out, 0, os.SEEK_CUR)  # O_APPEND: just past where the write landed
+        if not self.strict and end - len(data) != self.expect:
+            # another writer's line landed between the look above and this write: these lines are behind it
+            if self._behind(out):
+                self.misplaced.append((end - len(data), end))
+                self.held += out
+                self.written_held += len(out)
         self.expect = os.fstat(self.out).st_size
         self.lines += len(out)
         return len(out)
+
+    def _behind(self, lines: list) -> bool:
+        """Another writer's lines are on the new file before ``lines``: hold them (and every later
+        one) to be put back before those (True), or, when that is not allowed, say so."""
+        if self.may_hold:
+            self.hold_at = self.expect
+            return True
+        if not self.interleaved:
+            self.interleaved = True
+            self.notes.append(f"{len(lines)} line(s) that reached the old file after the rename were appended after "
+                              "lines another writer had already added to the new file")
+        return False
 
     def _torn(self, line: bytes, at: int) -> bytes:
         """A torn last line with a new line glued to it (the torn writer never finished):
@@ -409,17 +431,23 @@ def _put_back(res: Committed, carry: _Carry, rounds: int) -> None:
         if src < 0 or (os.fstat(src).st_dev, os.fstat(src).st_ino) != (st.st_dev, st.st_ino):
             raise _replaced(path)
         again = snapshot(path, st.st_size, expect=(st.st_dev, st.st_ino))
+        if any(b < at or e > again.start for b, e in carry.misplaced):
+            raise FileChanged("does not hold the late lines where they were written", path=path)
 
         def chunks():
             yield from _read_range(src, 0, at, path)
             yield b"".join(held)
-            yield from _read_range(src, at, again.start - at, path)
+            pos = at
+            for b, e in sorted(carry.misplaced):  # the copies written behind another writer's line: left out
+                yield from _read_range(src, pos, b - pos, path)
+                pos = e
+            yield from _read_range(src, pos, again.start - pos, path)
             if again.skip_eol:  # a complete record still waiting for its newline: the carry skips that newline
                 yield b"\n"
 
         more = commit(again, chunks(), backup=False, _rounds=rounds - 1)
     except (FileChanged, WriteError) as e:
-        _write_all(carry.out, b"".join(held))
+        _write_all(carry.out, b"".join(held[carry.written_held:]))
         res.notices.append(f"{len(held)} line(s) that reached the old file after the rename were appended after lines "
                            f"another writer had already added to the new file (they could not be put in place: {e.reason})")
         res.keep_backup = True
@@ -511,12 +539,13 @@ def _watch(carry: _Carry, name: str) -> list[dict]:
     st = os.fstat(carry.old)
     start = last = time.monotonic()
     delay, clean = 0.001, 0
-    size = carry.pos
+    size = max(carry.pos, os.fstat(carry.old).st_size)  # an unfinished line read at the end is no sign of a writer
     live = carry.lines > 0
     while True:
         if carry.pull() or os.fstat(carry.old).st_size != size:
             size = os.fstat(carry.old).st_size
             last, clean, live = time.monotonic(), 0, True
+            carry.live = True
         writers = writers_of(carry.old, st, name)
         now = time.monotonic()
         quiet = now - last >= (LIVE_GRACE if live else 0)
@@ -529,6 +558,7 @@ def _watch(carry: _Carry, name: str) -> list[dict]:
                 break
         else:
             clean, last, live = 0, now, True
+            carry.live = True
         if now - start >= WATCH_MAX:
             break
         time.sleep(delay)
@@ -545,10 +575,17 @@ def _settle_backup(res: Committed, snap: Snapshot, carry: _Carry, pending: str |
     else:
         left = end > max(carry.pos, snap.size)  # bytes that arrived after the read and were not carried
     who = ", ".join(f"pid {w['pid']} ({w['name']})" for w in res.writers)
+    # a live file (lines were appended while it was rewritten): a writer whose open began before the
+    # rename and was held up longer than the watch may still write one line to the old file. It is
+    # kept, and the next read reports such a line (``late_writes``)
+    live = carry.lines > 0 or carry.live
     if pending is not None:
-        if backup or res.writers or left or res.keep_backup:
+        if backup or res.writers or left or res.keep_backup or live:
             res.backup = backup_path(snap.path)
             os.rename(pending, res.backup)
+            if not (backup or res.writers or left or res.keep_backup):
+                res.notices.append(f"lines were appended while ctxtool rewrote the file: the replaced file is kept as "
+                                   f"{res.backup} (a line an agent may still write there is reported by the next read)")
         else:
             os.unlink(pending)
     where = res.backup or "nowhere (no backup could be kept)"
@@ -560,6 +597,7 @@ def _settle_backup(res: Committed, snap: Snapshot, carry: _Carry, pending: str |
     if res.writers:
         res.notices.append(f"{who} still has the replaced file open for writing: what it writes from now on goes to "
                            f"{where}, not to the file (ctxtool repair/validate will report it)")
+    if res.writers or (live and not snap.whole):
         if res.backup:
             marker = {"file": snap.path, "size": max(carry.pos, snap.size), "at": _now_iso(), "writers": res.writers}
             with open(res.backup + WRITERS, "w", encoding="utf-8") as f:

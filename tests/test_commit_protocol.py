@@ -98,7 +98,30 @@ def test_lines_appended_before_the_commit_are_carried_byte_for_byte(tmp_path):
     assert open(p, "rb").read() == NEW + appended
     assert done.carried == 2 and done.carried_late == 0 and done.relinked is None
     assert open(done.backup, "rb").read() == ORIGINAL + appended  # the backup is the file before the rewrite
-    assert leftovers(tmp_path) == [os.path.basename(done.backup)]
+    # a live file: the record that lets the next read report a line written to the old file late
+    assert leftovers(tmp_path) == sorted([os.path.basename(done.backup), os.path.basename(done.backup) + commit.WRITERS])
+
+
+def test_a_live_file_keeps_its_old_copy_even_without_backup_and_the_next_read_reports_a_late_line(tmp_path):
+    """A writer whose open of the path began before the rename, held up longer than the watch,
+    writes its line to the old file after ctxtool let it go: nothing can carry it then, but it
+    is kept and the next read says where it is."""
+    p = write(tmp_path / "s.jsonl", ORIGINAL)
+    snap = commit.snapshot(p, len(ORIGINAL))
+    append(p, line(pi("a3", "a2")))
+    done = commit.commit(snap, [NEW], backup=False)
+    assert done.backup and any("the replaced file is kept as" in n for n in done.notices)
+    assert commit.late_writes(p) == []
+    append(done.backup, line(pi("a4", "a3")))  # the held-up writer's line, in the old file
+    commit._listings.clear()
+    said = commit.late_writes(p)
+    assert len(said) == 1 and "1 line(s)" in said[0] and done.backup in said[0]
+
+
+def test_a_quiet_file_without_backup_leaves_nothing(tmp_path):
+    p = write(tmp_path / "s.jsonl", ORIGINAL)
+    done = commit.commit(commit.snapshot(p, len(ORIGINAL)), [NEW], backup=False)
+    assert done.backup is None and leftovers(tmp_path) == []
 
 
 @pytest.mark.parametrize("change", ["shrunk", "replaced", "rewritten", "removed"])

@@ -233,6 +233,48 @@ def test_real_pi_resumes_at_the_writers_newest_line_after_a_late_line(tmp_path, 
     assert all(f"appended {n}" in t for n, t in enumerate(texts))
 
 
+def test_a_late_line_whose_writer_appends_between_ctxtools_look_and_its_write_is_put_back(tmp_path, hooks, monkeypatch):
+    """The writer's next line lands on the new file after ctxtool looked (nothing foreign yet) and
+    before its copy of the late line: the copy is behind the newer line, so it is put back too."""
+    p = broken_session(tmp_path, "pi")
+    agent = Agent(p, "pi", "open-per-line")
+    install(hooks, ("before-rename", agent.open_line), ("after-rename", agent.finish_line))
+    real = commit._write_all
+    raced = []
+
+    def racing(fd, data):
+        if not raced and agent.written and agent.written[0].encode() in data and len(agent.written) == 1:
+            raced.append(1)
+            agent.append(1)  # the writer's next line, on the new file, just before this write
+        real(fd, data)
+
+    monkeypatch.setattr(commit, "_write_all", racing)
+    report = repair_file(p)
+    assert raced
+    agent.check(p)  # once each, in order: the copy written behind the newer line is left out
+    assert records(p)[-1]["id"] == agent.written[-1]
+    assert any("put before the lines their writer had meanwhile added" in n for n in report.notices)
+
+
+def test_a_raced_late_line_that_cannot_be_put_back_is_in_the_file_once(tmp_path, hooks, monkeypatch):
+    p = broken_session(tmp_path, "pi")
+    agent = Agent(p, "pi", "open-per-line")
+    install(hooks, ("before-rename", agent.open_line), ("after-rename", agent.finish_line))
+    real = commit._write_all
+
+    def racing(fd, data):
+        if agent.written and agent.written[0].encode() in data and len(agent.written) == 1:
+            agent.append(1)
+            monkeypatch.setattr(commit, "snapshot", lambda *a, **k: (_ for _ in ()).throw(commit.FileChanged("x", path=p)))
+        real(fd, data)
+
+    monkeypatch.setattr(commit, "_write_all", racing)
+    report = repair_file(p)
+    ids = [r.get("id") for r in records(p)]
+    assert sorted(i for i in ids if i in set(agent.written)) == sorted(agent.written)  # each once, none lost
+    assert any("could not be put in place" in n for n in report.notices) and report.backup
+
+
 def test_lines_appended_while_the_late_line_is_put_back_are_carried_too(tmp_path, hooks):
     p = broken_session(tmp_path, "pi")
     agent = Agent(p, "pi", "open-per-line")

@@ -5,6 +5,7 @@ usage of 1e400, a 39-digit cacheRead / output_tokens, block types that are not s
 """
 
 import math
+import re
 import os
 
 import orjson
@@ -242,3 +243,35 @@ def test_pi_cuts_the_history_at_a_parent_that_is_not_a_string_and_loads_the_repa
     repair_file(str(path), backup=False)
     assert load_with_pi(path)["llmMessages"] == load_with_pi(PI_CLEAN)["llmMessages"]
     assert len(sent_messages(scan(str(path)))) == len(sent_messages(scan(PI_CLEAN)))
+
+
+# ---------------------------------------------------------------- Codex token counts (fuzz seed 4242, case 177)
+
+CODEX_PARALLEL = os.path.join(os.path.dirname(__file__), "..", "fixtures", "codex-recorded", "parallel.jsonl")
+
+
+def codex_with_usage(tmp_path, key: str, raw: str) -> tuple[str, int]:
+    """The recorded Codex rollout with ``key`` of the last ``token_count``'s last_token_usage set to ``raw``."""
+    lines = open(CODEX_PARALLEL, "rb").read().splitlines()
+    k = max(i for i, ln in enumerate(lines) if b'"token_count"' in ln and b'"last_token_usage"' in ln)
+    lines[k] = re.sub(rb'("last_token_usage":\{[^}]*"' + key.encode() + rb'":)\d+', rb"\g<1>" + raw.encode(), lines[k], count=1)
+    assert raw.encode() in lines[k]
+    path = tmp_path / "rollout.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return str(path), k + 1
+
+
+@pytest.mark.parametrize("args", COMMANDS, ids=lambda a: " ".join(a))
+@pytest.mark.parametrize("key,raw", [("output_tokens", "1" + "0" * 400), ("input_tokens", HUGE), ("total_tokens", "-7")])
+def test_absurd_codex_token_counts_never_stop_a_command(tmp_path, args, key, raw):
+    path, _ = codex_with_usage(tmp_path, key, raw)
+    r = run(*args, path)
+    assert r.exit_code == 0, r.output
+    assert "internal error" not in r.output and not r.stderr
+
+
+def test_absurd_codex_token_count_is_read_as_missing_with_a_note(tmp_path):
+    path, line = codex_with_usage(tmp_path, "output_tokens", "1" + "0" * 400)
+    r = run("profile", path)
+    assert r.exit_code == 0, r.output
+    assert f"line {line} payload.info.last_token_usage.output_tokens" in r.stdout

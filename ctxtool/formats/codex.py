@@ -23,7 +23,7 @@ import orjson
 from ..model import (COMPACTION, HEADER, IMAGE_CHARS, MESSAGE, META, Call, Entry, Kinds, Result, Usage, entry_to_tuple,
                      js_len)
 from . import messages as _messages
-from .common import parse_ts, result_content_chars, scan_anthropic_blocks
+from .common import MAX_COUNT, count_field, parse_ts, result_content_chars, scan_anthropic_blocks, set_extra
 
 _fromiso = datetime.fromisoformat
 
@@ -387,17 +387,21 @@ def _event(p: dict, e: Entry, stats: bool) -> None:
         if type(info) is dict:
             if stats:
                 last = info.get("last_token_usage")
-                if type(last) is dict:
-                    inp, cached = _int(last.get("input_tokens")), _int(last.get("cached_input_tokens"))
-                    e.usage = Usage(max(inp - cached, 0), _int(last.get("output_tokens")), min(cached, inp), 0,
-                                    _int(last.get("total_tokens")))
+                if type(last) is dict:  # an absurd number (huge, negative) is read as missing, with a note
+                    where = "payload.info.last_token_usage"
+                    inp, cached = count_field(e, last, "input_tokens", where), count_field(e, last, "cached_input_tokens", where)
+                    e.usage = Usage(max(inp - cached, 0), count_field(e, last, "output_tokens", where), min(cached, inp), 0,
+                                    count_field(e, last, "total_tokens", where))
             tot = info.get("total_token_usage")
             if type(tot) is dict:
-                extra["total_tokens"] = _int(tot.get("total_tokens"))
+                extra["total_tokens"] = count_field(e, tot, "total_tokens", "payload.info.total_token_usage")
             w = info.get("model_context_window")
             if type(w) is int and w > 0:
-                extra["context_window"] = w
-        e.extra = extra
+                if w <= MAX_COUNT:
+                    extra["context_window"] = w
+                else:
+                    count_field(e, info, "model_context_window", "payload.info")
+        set_extra(e, extra)
     elif et == "thread_rolled_back":
         e.extra = {"event": et, "rollback": _int(p.get("num_turns"))}
     elif et == "task_complete":
@@ -407,7 +411,7 @@ def _event(p: dict, e: Entry, stats: bool) -> None:
 
 
 def _int(v) -> int:
-    return v if type(v) is int and v > 0 else 0
+    return v if type(v) is int and 0 < v <= MAX_COUNT else 0
 
 
 def _dumps(v) -> str:
