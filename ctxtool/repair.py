@@ -601,6 +601,9 @@ def _repair(path, fmt, check, output, backup, trim_trailing, in_place, with_befo
         # rewritten anyway: plan again with each such line after its parent, so repair's moves and
         # links (which go by file order) keep what pi reads
         t = scan(path, fmt, stats=False)
+        if in_place:  # what an agent appended since the first read is in this one: carry only what follows it
+            snap = commit.snapshot(path, t.size, expect=ident)
+        old_leaf = _last_id(t.entries)
         moved = parents_first(t.entries)
         plan = plan_repair(t, trim_trailing=trim_trailing)
         plan.changes[:0] = [Change("parent-order", "moved", e.lineno, e.id, "written before its parent; moved after it")

@@ -210,3 +210,36 @@ def test_pi_parent_written_after_its_child_in_a_damaged_file_keeps_what_pi_reads
     assert [c.kind for c in report.changes][0] == "parent-order"
     assert load_with_pi(path)["llmMessages"] == load_with_pi(ref)["llmMessages"]
     assert repair_file(str(path), check=True).changes == []
+
+
+def test_a_line_appended_before_the_parent_order_rescan_is_written_once(tmp_path, monkeypatch):
+    """The parent-order re-plan reads the file again: a line an agent appended in between is in
+    that read, so it is not carried over a second time (was: written twice), and it hangs where
+    it was written."""
+    import ctxtool.repair as repair_mod
+
+    lines = open(os.path.join(FIX, "repair", "pi-clean.jsonl"), "rb").read().splitlines()
+    orphan = orjson.loads(lines[6])
+    orphan.update(id="a10000ff", parentId="a1000009")
+    orphan["message"]["toolCallId"] = "toolu_gone"
+    swapped = lines + [orjson.dumps(orphan)]
+    swapped[5], swapped[6] = swapped[6], swapped[5]
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\n".join(swapped) + b"\n")
+    late = {"type": "message", "id": "late0001", "parentId": orjson.loads(lines[-1])["id"], "timestamp": "2026-03-01T11:00:00.000Z",
+            "message": {"role": "user", "content": [{"type": "text", "text": "appended"}], "timestamp": 1}}
+    real, reads = repair_mod.scan, []
+
+    def scan_then_append(*a, **k):
+        t = real(*a, **k)
+        if not reads:
+            with open(path, "ab") as f:
+                f.write(orjson.dumps(late) + b"\n")
+        reads.append(t.size)
+        return t
+
+    monkeypatch.setattr(repair_mod, "scan", scan_then_append)
+    report = repair_file(str(path), backup=False)
+    assert len(reads) == 2 and report.written
+    ids = [orjson.loads(ln).get("id") for ln in path.read_bytes().splitlines()]
+    assert ids.count("late0001") == 1
