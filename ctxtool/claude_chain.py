@@ -42,7 +42,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-from .model import BOUNDARY, MESSAGE, Entry
+from .model import BOUNDARY, MESSAGE, Entry, as_list
 
 INTERRUPTED_RESULT = ("[Tool call interrupted: the session ended before this call's result was recorded, "
                       "so its outcome is unknown. Check whether it took effect before relying on it or running it again.]")
@@ -685,7 +685,7 @@ def heal(messages: list[dict], close_turn: bool = True) -> list[dict]:
 def _blocks(content) -> list:
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
-    return [_as_sent(dict(b)) for b in content or [] if isinstance(b, dict)]
+    return [_as_sent(dict(b)) for b in as_list(content) if isinstance(b, dict)]
 
 
 def _as_sent(b: dict) -> dict:

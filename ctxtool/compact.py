@@ -30,7 +30,7 @@ import orjson
 
 from . import window as window_rule
 from .errors import InputError
-from .model import COMPACTION, HEADER, MESSAGE, META, Entry, as_text, text_of
+from .model import COMPACTION, HEADER, MESSAGE, META, Entry, as_list, as_text, text_of
 from .tokens import heuristic_entries, heuristic_entry
 from .transcript import Transcript
 from .view import claude_segment, pi_segment, sendable
@@ -175,8 +175,8 @@ def load_context(t: Transcript) -> Context:
                 ctx.previous_summary = obj.get("summary") if isinstance(obj.get("summary"), str) else None
                 det = obj.get("details") if isinstance(obj.get("details"), dict) else {}
                 if not obj.get("fromHook"):
-                    ctx.previous_read = [x for x in det.get("readFiles") or [] if isinstance(x, str)]
-                    ctx.previous_modified = [x for x in det.get("modifiedFiles") or [] if isinstance(x, str)]
+                    ctx.previous_read = [x for x in as_list(det.get("readFiles")) if isinstance(x, str)]
+                    ctx.previous_modified = [x for x in as_list(det.get("modifiedFiles")) if isinstance(x, str)]
                 ctx.summary_entry = comp
             ctx.compacted_at_leaf = bool(path) and path[-1].kind == COMPACTION
             msgs = [e for e in path[start:] if e.kind == MESSAGE and not e.get("exclude")]

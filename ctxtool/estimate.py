@@ -40,7 +40,7 @@ import orjson
 from . import pool, skill, tokenizers
 from .errors import ApiError, CtxError, EXIT_FAILED
 from .formats.common import CALL_TYPES, ignored_notes
-from .model import BOUNDARY, COMPACTION, IMAGE_CHARS, MESSAGE, as_text
+from .model import BOUNDARY, COMPACTION, IMAGE_CHARS, MESSAGE, as_list, as_text
 from .tokens import (
     HeuristicSum,
     heuristic_per_entry,
@@ -388,7 +388,7 @@ def entry_pieces(e, names: dict) -> list[tuple[str, str | None, str, int]]:
 
 
 def _block_text(blocks) -> str:
-    return "\n".join(as_text(b.get("text")) for b in blocks or [] if isinstance(b, dict) and b.get("type") == "text")
+    return "\n".join(as_text(b.get("text")) for b in as_list(blocks) if isinstance(b, dict) and b.get("type") == "text")
 
 
 def _result_text(content) -> tuple[str, int]:

@@ -418,6 +418,12 @@ _STR_BASE = _str_base()
 _CPYTHON = platform.python_implementation() == "CPython" and _STR_BASE > 0
 
 
+def as_list(value) -> list | tuple:
+    """A field that should hold an array, read as one: a list (or tuple) as is, anything else
+    (a number, a string, an object: what a damaged line can hold) as empty."""
+    return value if type(value) in (list, tuple) else ()
+
+
 def as_text(value) -> str:
     """A block field read as text: a string as is; a number as written; anything else (null, an
     object, an array: content the API refuses) as "" - never ``str()`` of a nested value, which a

@@ -43,7 +43,7 @@ from . import config
 from . import window as window_rule
 from .errors import ConfigError, InputError, SummarizerError, TokenizerUnavailable
 from .formats.common import args_chars, ms_to_seconds, new_uuid, scan_anthropic_blocks
-from .model import Entry, IMAGE_CHARS, as_text, js_len
+from .model import Entry, IMAGE_CHARS, as_list, as_text, js_len
 from .view import context_entries, merges
 
 STRATEGIES = ("openclaw", "aceclaw", "history-turns", "history-share", "spacebot")
@@ -1028,7 +1028,7 @@ def spacebot_settings(cfg: dict | None, agent_id: str | None = None) -> dict:
     out: dict = {}
     layers = [((cfg or {}).get("defaults") or {}).get("compaction") or {}]
     if agent_id is not None:
-        agent = next((a for a in (cfg or {}).get("agents") or [] if isinstance(a, dict) and a.get("id") == agent_id), None)
+        agent = next((a for a in as_list((cfg or {}).get("agents")) if isinstance(a, dict) and a.get("id") == agent_id), None)
         if agent is None:
             raise ConfigError(f"no [[agents]] entry with id {agent_id!r}")
         layers.append(agent.get("compaction") or {})
@@ -1414,7 +1414,7 @@ def _codex_item(u: Unit, item: dict | None) -> dict | None:
     if u.role == "toolResult":
         b = u.blocks[0]
         c = b.get("content")
-        out = c if isinstance(c, str) else "\n".join(str(x.get("text") or "") for x in c or [] if isinstance(x, dict))
+        out = c if isinstance(c, str) else "\n".join(str(x.get("text") or "") for x in as_list(c) if isinstance(x, dict))
         base = item or {"type": "function_call_output", "call_id": b.get("tool_use_id")}
         return dict(base, output=out)
     if item is not None and item.get("type") == "reasoning":
@@ -1431,7 +1431,7 @@ def _pi_entry(u: Unit, obj: dict | None, iso_now: str, ts_now: float) -> dict:
     if u.role == "toolResult":
         b = u.blocks[0]
         c = b.get("content")
-        content = [{"type": "text", "text": c}] if isinstance(c, str) else [_pi_block(x) for x in c or [] if isinstance(x, dict)]
+        content = [{"type": "text", "text": c}] if isinstance(c, str) else [_pi_block(x) for x in as_list(c) if isinstance(x, dict)]
         if obj is not None and obj.get("type") == "message":
             obj["message"]["content"] = content
             return obj

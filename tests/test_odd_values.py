@@ -275,3 +275,32 @@ def test_absurd_codex_token_count_is_read_as_missing_with_a_note(tmp_path):
     r = run("profile", path)
     assert r.exit_code == 0, r.output
     assert f"line {line} payload.info.last_token_usage.output_tokens" in r.stdout
+
+
+# ---------------------------------------------------------------- arrays that are not arrays (fuzz seed 909, case 1869)
+
+PI_COMPACTION = os.path.join(os.path.dirname(__file__), "..", "fixtures", "estimate", "pi_compaction.jsonl")
+
+
+@pytest.mark.parametrize("args", COMMANDS, ids=lambda a: " ".join(a))
+@pytest.mark.parametrize("value", ["1.5", '"a.py"', '{"a":1}'])
+def test_a_compaction_whose_file_lists_are_no_arrays_stops_no_command(tmp_path, args, value):
+    data = open(PI_COMPACTION, "rb").read().replace(b'"readFiles":["a.py"]', b'"readFiles":' + value.encode())
+    assert value.encode() in data
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(data)
+    r = run(*args, path)
+    assert r.exit_code in (0, 1), r.output
+    assert "internal error" not in r.output
+
+
+@pytest.mark.parametrize("args", COMMANDS, ids=lambda a: " ".join(a))
+def test_a_codex_reasoning_summary_that_is_a_number_stops_no_command(tmp_path, args):
+    data = open(CODEX_PARALLEL, "rb").read()
+    data = re.sub(rb'("type":"reasoning","id":"[^"]+","summary":)\[[^\]]*\]', rb"\g<1>7", data, count=1)
+    assert b'"summary":7' in data
+    path = tmp_path / "rollout.jsonl"
+    path.write_bytes(data)
+    r = run(*args, path)
+    assert r.exit_code in (0, 1), r.output
+    assert "internal error" not in r.output

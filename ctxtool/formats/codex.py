@@ -21,7 +21,7 @@ from datetime import datetime
 import orjson
 
 from ..model import (COMPACTION, HEADER, IMAGE_CHARS, MESSAGE, META, Call, Entry, Kinds, Result, Usage, entry_to_tuple,
-                     js_len)
+                     as_list, js_len)
 from . import messages as _messages
 from .common import MAX_COUNT, count_field, parse_ts, result_content_chars, scan_anthropic_blocks, set_extra
 
@@ -141,8 +141,8 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
     if it == "reasoning":  # one thinking block (scan_anthropic_blocks' reading of it, inline)
         e.kind = MESSAGE
         e.role = "assistant"
-        texts = [s.get("text") for s in p.get("summary") or [] if isinstance(s, dict) and isinstance(s.get("text"), str)]
-        texts += [s.get("text") for s in p.get("content") or [] if isinstance(s, dict) and isinstance(s.get("text"), str)]
+        texts = [s.get("text") for s in as_list(p.get("summary")) if isinstance(s, dict) and isinstance(s.get("text"), str)]
+        texts += [s.get("text") for s in as_list(p.get("content")) if isinstance(s, dict) and isinstance(s.get("text"), str)]
         thinking = "\n".join(texts)
         enc = p.get("encrypted_content")
         if blocks:
