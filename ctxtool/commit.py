@@ -316,6 +316,9 @@ class _Carry:
             self.notes.append(f"an unfinished line at byte {at} was never completed; the line appended after it "
                               "is carried on its own (the unfinished bytes are in the backup)")
             return line[cut:]
+        if _record(line) is not None:
+            self.notes.append(f"the last line (byte {at}) was still being written when it was read: it is carried whole, "
+                              "not dropped")
         return line
 
     def _line(self, line: bytes) -> bytes:

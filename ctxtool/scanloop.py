@@ -238,6 +238,11 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
         for chunk in f:
             if end is not None and offset >= end:
                 break
+            if not eol:
+                # the last chunk had no newline: the end of the file when it was read. A file an agent
+                # appends to meanwhile has more now, starting with the rest of that line: it is not read
+                # as lines of their own (a line torn in two), it is what the commit carries whole
+                break
             no += 1
             start = offset
             offset += len(chunk)
