@@ -230,6 +230,7 @@ class Committed:
     carried_late: int = 0  # lines that reached the old file after the rename, copied over
     relinked: str | None = None  # id of the carried line re-linked to the new leaf
     backup: str | None = None
+    backups: list = field(default_factory=list)  # more backups: the old files of the writes that put late lines back
     keep_backup: bool = False  # lines the new file has out of order: the backup has them in order
     writers: list = field(default_factory=list)  # processes still holding the old file open for writing
     notices: list[str] = field(default_factory=list)
@@ -292,7 +293,7 @@ class _Carry:
                 self.misplaced.append((end - len(data), end))
                 self.held += out
                 self.written_held += len(out)
-        self.expect = os.fstat(self.out).st_size
+        self.expect = end  # not fstat: a line another writer adds right after this one must show up as foreign
         self.lines += len(out)
         return len(out)
 
@@ -354,7 +355,7 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def commit(snap: Snapshot, chunks: Iterable[bytes], *, relink: Relink | None = None, backup: bool = True,
-           _rounds: int = PUT_BACK_ROUNDS) -> Committed:
+           _rounds: int = PUT_BACK_ROUNDS, _live: bool = False) -> Committed:
     """Replace ``snap.path`` with ``chunks`` (the caller holds the agent's lock): the protocol
     in the module doc. Raises ``FileChanged`` (nothing written) when the file was replaced,
     shrank or was rewritten since the snapshot, ``WriteError`` when writing fails."""
@@ -373,6 +374,7 @@ def commit(snap: Snapshot, chunks: Iterable[bytes], *, relink: Relink | None = N
             raise _replaced(path)
         tmp, out, res.written = write_temp(path, chunks)
         carry = _Carry(snap, old, out, relink, may_hold=_rounds > 0)
+        carry.live = _live  # a second write to put late lines back: its file is live already
         phase("tmp-written", path)
         _check(snap, old)
         carry.pull()
@@ -409,8 +411,10 @@ def commit(snap: Snapshot, chunks: Iterable[bytes], *, relink: Relink | None = N
         _settle_backup(res, snap, carry, pending, backup)
         phase("committed", path)
     except OSError as e:
-        raise WriteError(f"the file was rewritten, but watching its old copy failed: {e.strerror or e} "
-                         f"(the old copy is {pending})", path=path) from None
+        err = WriteError(f"the file was rewritten, but watching its old copy failed: {e.strerror or e} "
+                         f"(the old copy is {pending})", path=path)
+        err.written = True  # after the rename: the new content is in place
+        raise err from None
     finally:
         os.close(out)
         os.close(old)
@@ -448,8 +452,12 @@ def _put_back(res: Committed, carry: _Carry, rounds: int) -> None:
             if again.skip_eol:  # a complete record still waiting for its newline: the carry skips that newline
                 yield b"\n"
 
-        more = commit(again, chunks(), backup=False, _rounds=rounds - 1)
-    except (FileChanged, WriteError) as e:
+        more = commit(again, chunks(), backup=False, _rounds=rounds - 1, _live=True)
+    except (FileChanged, WriteError, InputError) as e:
+        if getattr(e, "written", False):  # the second write is in place; only watching after it failed
+            res.notices.append(f"{len(held)} line(s) that reached the old file after the rename were put in place, "
+                               f"but {e.reason}")
+            return
         _write_all(carry.out, b"".join(held[carry.written_held:]))
         res.notices.append(f"{len(held)} line(s) that reached the old file after the rename were appended after lines "
                            f"another writer had already added to the new file (they could not be put in place: {e.reason})")
@@ -459,7 +467,10 @@ def _put_back(res: Committed, carry: _Carry, rounds: int) -> None:
         if src >= 0:
             os.close(src)
     res.carried_late += more.carried + more.carried_late
-    res.writers += [w for w in more.writers if w not in res.writers]
+    if more.backup:  # the second write's old file (ctxtool's first): a live file's, kept as its own backup
+        res.backups.append(more.backup)
+    res.backups += more.backups
+    # (writers of that file are its own: said in its notices and recorded beside its backup, not this one's)
     res.notices.append(f"{len(held)} line(s) that reached the old file after the rename were put before the lines their "
                        "writer had meanwhile added to the new file (the file was written once more)")
     res.notices += more.notices
@@ -483,7 +494,11 @@ def _replaced(path: str) -> FileChanged:
 def _check(snap: Snapshot, old: int) -> None:
     """Refuse a file that is no longer what was read, appends aside."""
     path = snap.path
-    if identity(path) != (snap.dev, snap.ino):
+    try:
+        now = identity(path)
+    except InputError:  # removed meanwhile
+        raise _replaced(path) from None
+    if now != (snap.dev, snap.ino):
         raise _replaced(path)
     size = os.fstat(old).st_size
     if snap.whole and size != snap.size:
@@ -543,7 +558,7 @@ def _watch(carry: _Carry, name: str) -> list[dict]:
     start = last = time.monotonic()
     delay, clean = 0.001, 0
     size = max(carry.pos, os.fstat(carry.old).st_size)  # an unfinished line read at the end is no sign of a writer
-    live = carry.lines > 0
+    live = carry.lines > 0 or carry.live
     while True:
         if carry.pull() or os.fstat(carry.old).st_size != size:
             size = os.fstat(carry.old).st_size
@@ -602,7 +617,9 @@ def _settle_backup(res: Committed, snap: Snapshot, carry: _Carry, pending: str |
                            f"{where}, not to the file (ctxtool repair/validate will report it)")
     if res.writers or (live and not snap.whole):
         if res.backup:
-            marker = {"file": snap.path, "size": max(carry.pos, snap.size), "at": _now_iso(), "writers": res.writers}
+            # with writers: what the new file has of the old one; live only: all the old file had when let go
+            size = max(carry.pos, snap.size) if res.writers else end
+            marker = {"file": snap.path, "size": size, "at": _now_iso(), "writers": res.writers}
             with open(res.backup + WRITERS, "w", encoding="utf-8") as f:
                 json.dump(marker, f)
             _listed(os.path.dirname(snap.path), add=os.path.basename(res.backup) + WRITERS)

@@ -275,6 +275,119 @@ def test_a_raced_late_line_that_cannot_be_put_back_is_in_the_file_once(tmp_path,
     assert any("could not be put in place" in n for n in report.notices) and report.backup
 
 
+def ids_of(p, agent):
+    return [r.get(agent.key) for r in records(p) if r.get(agent.key) in set(agent.written)]
+
+
+def test_a_line_another_writer_adds_right_after_a_late_copy_still_holds_the_next_late_line(tmp_path, hooks, monkeypatch):
+    """L1a, L1b reach the old file (L1b after ctxtool read L1a), then F (child of L1b) reaches
+    the new file just after ctxtool's write of L1a: L1b still goes before F (was: after it, with
+    no notice, when what ctxtool expected of the new file was read back after F had landed)."""
+    p = broken_session(tmp_path, "pi")
+    agent = Agent(p, "pi", "open-per-line")
+    fds = {}
+    l1a, l1b, f_line = agent.line(), agent.line(), agent.line()
+
+    def before_rename():  # two writers' opens that got the old inode
+        fds["a"] = open(p, "ab")
+        fds["b"] = open(p, "ab")
+
+    def after_rename():
+        fds["a"].write(l1a); fds["a"].close()
+
+    install(hooks, ("before-rename", before_rename), ("after-rename", after_rename))
+    real = commit._write_all
+    done = []
+
+    def racing(fd, data):
+        real(fd, data)
+        if not done and l1a in data:
+            done.append(1)
+            fds["b"].write(l1b); fds["b"].close()      # to the old file, after ctxtool read it
+            with open(p, "ab") as f:                    # the writer's next line, on the new file
+                f.write(f_line)
+
+    monkeypatch.setattr(commit, "_write_all", racing)
+    report = repair_file(p)
+    assert done
+    assert ids_of(p, agent) == agent.written
+
+
+def test_a_writer_of_the_second_writes_file_is_not_said_to_write_to_the_first_backup(tmp_path, hooks):
+    """A process holding the *intermediate* file (the one the first write made, replaced by the
+    second) open is not said to write to the first backup (the original file): it does not."""
+    p = broken_session(tmp_path, "pi")
+    agent = Agent(p, "pi", "open-per-line")
+    held = {}
+    act = _opened_before_the_rename_then_wrote_on(agent, 1)
+
+    def after():
+        act()
+        held["h"] = open(p, "ab")  # persistent handle on the new (intermediate) file
+
+    install(hooks, ("before-rename", agent.open_line), ("after-rename", after))
+    report = repair_file(p)
+    inter = os.fstat(held["h"].fileno()).st_ino
+    held["h"].close()
+    assert os.stat(report.backup).st_ino == inter or not any(
+        report.backup in n and "open for writing" in n for n in report.notices)
+
+
+def test_a_file_removed_during_the_second_write_leaves_no_pending_backup_and_no_traceback(tmp_path, hooks):
+    p = broken_session(tmp_path, "pi")
+    agent = Agent(p, "pi", "open-per-line")
+    install(hooks, ("before-rename", agent.open_line), ("after-rename", _opened_before_the_rename_then_wrote_on(agent, 1)))
+    n = []
+
+    def remove_in_second_write(name, path):
+        if name == "tmp-written":
+            n.append(1)
+            if len(n) == 2:
+                os.unlink(p)
+
+    commit.hooks.append(remove_in_second_write)
+    hooks.append(remove_in_second_write)
+    report = repair_file(p)  # no traceback: the held line is appended where it can be, the backup kept
+    assert report.backup and agent.written[0] in open(report.backup).read()
+    assert not [x for x in os.listdir(tmp_path) if x.endswith(".bak") and ".ctxtool-" in x]
+
+
+def test_an_unfinished_line_from_before_the_rename_is_not_reported_as_a_late_write(tmp_path, hooks):
+    p = broken_session(tmp_path, "pi")
+    agent = Agent(p, "pi", "open-per-line")
+
+    def torn():
+        with open(p, "ab") as f:
+            f.write(b'{"type":"message","id":"half')   # before the rename: never completed
+
+    install(hooks, ("tmp-written", lambda: agent.append(1)), ("before-rename", torn))
+    report = repair_file(p, backup=False)
+    agent.check(p)
+    commit._listings.clear()
+    again = repair_file(p, check=True)
+    assert not any("after ctxtool replaced it" in n for n in again.notices)
+
+
+def test_a_second_write_that_fails_after_its_rename_says_the_lines_are_in_place(tmp_path, hooks):
+    p = broken_session(tmp_path, "pi")
+    agent = Agent(p, "pi", "open-per-line")
+    install(hooks, ("before-rename", agent.open_line), ("after-rename", _opened_before_the_rename_then_wrote_on(agent, 1)))
+    n = []
+
+    def fail_second_watch(name, path):  # stands for an OSError in the second write's watch (EIO, ENOSPC on fsync)
+        if name == "after-rename":
+            n.append(1)
+            if len(n) == 2:
+                raise OSError(5, "Input/output error")
+
+    commit.hooks.append(fail_second_watch)
+    hooks.append(fail_second_watch)
+    report = repair_file(p)
+    agent.check(p)
+    assert not any("could not be put in place" in x for x in report.notices)
+    assert any("were put in place, but" in x for x in report.notices)
+
+
 def test_lines_appended_while_the_late_line_is_put_back_are_carried_too(tmp_path, hooks):
     p = broken_session(tmp_path, "pi")
     agent = Agent(p, "pi", "open-per-line")
