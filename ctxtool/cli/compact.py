@@ -66,7 +66,7 @@ def _shard(ctx, param, value):
                    "reported pending (exit 1) and the same command collects them later. Default: wait until they end.")
 @click.option("-n", "--dry-run", is_flag=True, help="Show the plan (messages and tokens to summarize, tokens sent, tokens after); call and write nothing.")
 @click.option("--truncate", is_flag=True, help="pi: also remove the summarized message entries and re-link the rest (OpenClaw truncateAfterCompaction).")
-@click.option("--no-backup", is_flag=True, help="Do not keep <file>.bak-<pid>-<ms>.")
+@click.option("--no-backup", is_flag=True, help="Do not keep <file>.bak-<pid>-<ms> (kept anyway when an agent appended to the file meanwhile).")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=DEFAULT_CALL_TIMEOUT, show_default=True, help="Seconds per summarizer call.")
 @click.option("--overall-timeout", type=click.FloatRange(min=0.1), default=DEFAULT_OVERALL_TIMEOUT, show_default=True,
               help="Seconds for all summarizer calls of one file, retries included.")

@@ -20,7 +20,7 @@ from .common import CONTEXT_SETTINGS, collect, each_with_progress, emit_json, fa
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 when anything would change (for CI).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the repaired file here; the input is left alone (one input only).")
-@click.option("--no-backup", is_flag=True, help="Do not keep <file>.bak-<pid>-<ms> beside a file repaired in place.")
+@click.option("--no-backup", is_flag=True, help="Do not keep <file>.bak-<pid>-<ms> beside a file repaired in place (kept anyway when an agent appended to the file meanwhile).")
 @click.option("--trim-trailing-assistant", is_flag=True, help="Also drop a trailing assistant message (avoids the prefill 400).")
 @click.option("--lock-timeout", type=click.FloatRange(min=0), default=DEFAULT_TIMEOUT, show_default=True, help="Seconds to wait for the agent's <file>.lock.")
 @click.option("--break-stale-lock", is_flag=True, help="Also remove a lock held for over 30 min by a live process (a dead or recycled holder's lock is always taken over).")
