@@ -262,8 +262,18 @@ def timestamp_ms() -> int:
 
 
 def backup_path(path: str) -> str:
-    """OpenClaw's repair backup name: ``<file>.bak-<pid>-<ms>``."""
-    return f"{path}.bak-{os.getpid()}-{timestamp_ms()}"
+    """OpenClaw's repair backup name: ``<file>.bak-<pid>-<ms>``, one not taken yet (two writes
+    of one process in the same millisecond, as when late lines are put back, get two names)."""
+    return _free(lambda ms: f"{path}.bak-{os.getpid()}-{ms}")
+
+
+def _free(name_at) -> str:
+    """``name_at(ms)`` for the first millisecond from now whose name does not exist (names carry
+    this process's pid: only this process makes them)."""
+    ms = timestamp_ms()
+    while os.path.lexists(name_at(ms)):
+        ms += 1
+    return name_at(ms)
 
 
 #: ctxtool's own leftovers beside a file: temp files (``tmp``) and backups not yet named (``bak``)
@@ -273,7 +283,7 @@ TEMP_NAME = re.compile(r"^\.(?P<name>.+)\.ctxtool-(?P<pid>\d+)-(?P<ms>\d+)\.(?P<
 def temp_path(path: str, kind: str = "tmp") -> str:
     """``<dir>/.<name>.ctxtool-<pid>-<ms>.<kind>`` beside ``path`` (see TEMP_NAME)."""
     directory, name = os.path.split(path)
-    return os.path.join(directory, f".{name}.ctxtool-{os.getpid()}-{timestamp_ms()}.{kind}")
+    return _free(lambda ms: os.path.join(directory, f".{name}.ctxtool-{os.getpid()}-{ms}.{kind}"))
 
 
 def write_temp(path: str, chunks: Iterable[bytes]) -> tuple[str, int, int]:

@@ -243,6 +243,10 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
                 # appends to meanwhile has more now, starting with the rest of that line: it is not read
                 # as lines of their own (a line torn in two), it is what the commit carries whole
                 break
+            if end is not None and offset + len(chunk) > end:
+                # the last part ends where the file ended when it was split: a line that was unfinished
+                # then and is complete now is read as it was (torn), as the part's size says
+                chunk = chunk[: end - offset]
             no += 1
             start = offset
             offset += len(chunk)

@@ -417,3 +417,19 @@ def test_a_lock_is_put_in_place_whole(tmp_path, monkeypatch):
         assert json.load(open(p + ".lock"))["pid"] == os.getpid()
         assert sorted(os.listdir(tmp_path)) == ["s.jsonl", "s.jsonl.lock"]
     assert seen == [os.getpid()] and os.listdir(tmp_path) == ["s.jsonl"]
+
+
+def test_two_writes_in_one_millisecond_get_two_backup_and_temp_names(tmp_path, monkeypatch):
+    """A put-back commits twice within the same millisecond: the second backup must not take
+    (and the rename not overwrite) the first one's name."""
+    from ctxtool import jsonl
+
+    monkeypatch.setattr(jsonl, "timestamp_ms", lambda: 1795625856415)
+    p = str(tmp_path / "s.jsonl")
+    first = jsonl.backup_path(p)
+    open(first, "w").close()
+    second = jsonl.backup_path(p)
+    assert second != first and second.endswith("-1795625856416")
+    tmp = jsonl.temp_path(p, "bak")
+    open(tmp, "w").close()
+    assert jsonl.temp_path(p, "bak") != tmp

@@ -311,6 +311,7 @@ def test_a_line_another_writer_adds_right_after_a_late_copy_still_holds_the_next
     report = repair_file(p)
     assert done
     assert ids_of(p, agent) == agent.written
+    assert any("put before the lines their writer had meanwhile added" in n for n in report.notices)
 
 
 def test_a_writer_of_the_second_writes_file_is_not_said_to_write_to_the_first_backup(tmp_path, hooks):
@@ -363,6 +364,7 @@ def test_an_unfinished_line_from_before_the_rename_is_not_reported_as_a_late_wri
     install(hooks, ("tmp-written", lambda: agent.append(1)), ("before-rename", torn))
     report = repair_file(p, backup=False)
     agent.check(p)
+    assert report.backup  # a live file: its old copy kept, though no backup was asked for
     commit._listings.clear()
     again = repair_file(p, check=True)
     assert not any("after ctxtool replaced it" in n for n in again.notices)

@@ -311,3 +311,25 @@ def test_profile_is_the_same_from_a_split_scan(tmp_path, monkeypatch, fmt):
     monkeypatch.setattr(parallel, "scan", lambda *a, **k: calls.append(real(*a, **k)) or calls[-1])
     assert profile_session(path) == serial
     assert calls == [True]  # the split scan ran
+
+
+def test_a_last_line_completed_after_the_split_is_read_as_it_was_then(tmp_path):
+    """The file ended in an unfinished line when it was split into parts, and an agent finished
+    the line before the last helper read it: the part still ends where the file ended (the line
+    is the torn tail the commit carries whole later), as a serial scan of the file then reads it.
+    Was: read whole beyond the part's end, so a repair wrote it and carried it again."""
+    path = _many_lines(tmp_path, "codex", 3000)
+    data = open(path, "rb").read()
+    cut = len(data) - 40  # the last line without its last 40 bytes
+    with open(path, "wb") as f:
+        f.write(data[:cut])
+    serial = scan(path, workers=1)
+    bounds = parallel.plan(path, 2, 0)
+    with open(path, "ab") as f:  # finished after the split, before the helper reads it
+        f.write(data[cut:])
+    from ctxtool.transcript import Transcript
+
+    t = Transcript(path, None)
+    assert parallel.scan(t, path, None, bounds, {})
+    assert index_of(t) == index_of(serial)
+    assert t.size == cut and t.bad and t.bad[-1].offset + t.bad[-1].length == cut
