@@ -1,11 +1,13 @@
 """Stress: `repair` rewrites a session while another process appends to it without a lock.
 
-    python tests/bench/stress_appends.py --runs 3000 [--mode open-per-line] [--dir /tmp/stress]
+    python tests/bench/stress_appends.py --runs 3000 [--mode open-per-line] [--writer repair|compact] [--dir /tmp/stress]
 
 Each run writes a ~1 MB generated pi session with one damaged line (so repair rewrites it), starts
 an appender (the test suite's APPENDER: one line every ``--gap`` seconds, a fresh ``open`` per line
 or one handle kept open, under the agent's own leaf), waits a few ms (a different moment each run)
-and repairs the file in place with ``--no-backup``. Then it counts the appended lines missing from
+and repairs the file in place with ``--no-backup`` (or compacts it, ``--writer compact``: the
+extractive summarizer, keeping the last 20,000 tokens, so the appended lines hang under the
+compaction). Then it counts the appended lines missing from
 the file, those out of the order they were written in, and the runs where late lines were put back
 in place. A missing line the next read reports (kept in the backup) is counted apart from one lost
 without a word. Failing runs are copied (with their backups) to ``<dir>/failed-<run>/``.
@@ -26,7 +28,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, ROOT)
 
 from ctxtool import commit  # noqa: E402
+from ctxtool.compact_writer import Options, compact_file  # noqa: E402
 from ctxtool.repair import repair_file  # noqa: E402
+from ctxtool.summarize import ExtractiveSummarizer  # noqa: E402
 from ctxtool.synth import write_session  # noqa: E402
 from tests.test_concurrent_appends import APPENDER, records  # noqa: E402
 
@@ -37,6 +41,7 @@ def main() -> None:
     ap.add_argument("--lines", type=int, default=80)
     ap.add_argument("--gap", type=float, default=0.0002)
     ap.add_argument("--mode", choices=["open-per-line", "persistent-handle"], default="open-per-line")
+    ap.add_argument("--writer", choices=["repair", "compact"], default="repair")
     ap.add_argument("--dir", default="/tmp/ctxtool-stress")
     a = ap.parse_args()
     commit.WATCH_MAX = 2.0  # the appender closes its handle well before this
@@ -48,12 +53,18 @@ def main() -> None:
         shutil.rmtree(work, ignore_errors=True)
         os.makedirs(work)
         path = os.path.join(work, "session.jsonl")
-        write_session(path, "pi", seed=run, target_bytes=1 << 20, corruptions=("bad_control_char",))
+        write_session(path, "pi", seed=run, target_bytes=1 << 20,
+                      corruptions=("bad_control_char",) if a.writer == "repair" else ())
         proc = subprocess.Popen([sys.executable, "-c", APPENDER, path, "pi", a.mode, records(path)[-1]["id"],
                                  str(a.lines), str(a.gap)], stdout=subprocess.PIPE, text=True)
         proc.stdout.readline()
         time.sleep(0.001 * (run % 20))
-        report = repair_file(path, backup=False)
+        if a.writer == "repair":
+            report = repair_file(path, backup=False)
+        else:
+            report = compact_file(path, ExtractiveSummarizer(), Options(keep_recent_tokens=20000, backup=False))
+            if report.status != "compacted":
+                print(f"run {run}: compact {report.status}: {report.error}", flush=True)
         proc.wait()
         totals["runs"] += 1
         totals["carried"] += report.carried
@@ -72,7 +83,7 @@ def main() -> None:
             shutil.copytree(work, keep, dirs_exist_ok=True)
             print(f"run {run}: missing {missing}, in order: {mine == sorted(mine)}; notices: {report.notices}", flush=True)
     totals["seconds"] = round(time.monotonic() - started, 1)
-    totals["mode"] = a.mode
+    totals["mode"], totals["writer"] = a.mode, a.writer
     print(json.dumps(totals))
 
 
