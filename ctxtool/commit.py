@@ -29,12 +29,13 @@ appended line is lost and no other writer's file is overwritten:
    appended and the backup is kept).
 6. The pending backup becomes ``<file>.bak-<pid>-<ms>`` (OpenClaw's backup name), or is
    removed when no backup was asked for. It is the file as it was before the rewrite, the
-   carried lines included. A live file's (lines were appended during the rewrite) is always
-   kept, with ``<backup>.writers``: a writer whose ``open`` began before the rename and stalled
-   past the watch can still write a line there, and ``late_writes`` then reports it. A process that still holds the old file open for writing (a
+   carried lines included. A process that still holds the old file open for writing (a
    persistent handle) writes its next lines there, out of reach: the backup is then kept
    even without ``backup``, ``<backup>.writers`` records how far the new file has it and
    who holds it, and ``late_writes`` (run by the next read) reports lines found after that.
+   A live file's old copy (lines were appended during the rewrite) is kept the same way: a
+   writer whose ``open`` began before the rename and stalled past the watch can still write
+   a line there.
 
 A run killed at any point leaves the file untouched or fully rewritten; ``clean_leftovers``
 (run by the next write) removes temp files whose pid is gone, removes a pending backup when
