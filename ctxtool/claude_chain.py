@@ -122,7 +122,7 @@ def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict |
             last = cur
         if cur.kind == BOUNDARY:
             break
-        p = links.get(cur.id, cur.parent) if links else cur.parent
+        p = links.get(cur.id, cur.parent) if links else cur.parent  # _parent, inline: the walk of every line
         if p is None:
             break
         nxt = by_id.get(p)
@@ -335,9 +335,14 @@ def _up_to_message(e: Entry | None, by_id: dict, links: dict | None = None, stri
         if cur.type in ("user", "assistant"):
             return cur
         seen.add(cur.id)
-        p = links.get(cur.id, cur.parent) if links else cur.parent
+        p = _parent(cur, links)
         cur = by_id.get(p) if p is not None else None
     return None if strict else e
+
+
+def _parent(e: Entry, links: dict | None) -> str | None:
+    """``e``'s parent as the client links it: after a compaction fold's re-links (``links``)."""
+    return links.get(e.id, e.parent) if links else e.parent
 
 
 def _beside(e: Entry) -> bool:
@@ -368,11 +373,8 @@ def _continues(row: Entry, cp: Entry, by_id: dict, through_batch: bool, links: d
     """Whether the last row goes on from the checkpoint: the checkpoint is above it, or (a batch of
     parallel calls) the row hangs off another line of the response whose results the checkpoint
     closed. The client's test, in the rows of the main side."""
-    def up(e: Entry):
-        return links.get(e.id, e.parent) if links else e.parent
-
     def above_of(e: Entry):
-        p = up(e)
+        p = _parent(e, links)
         return by_id.get(p) if p is not None else None
 
     y = None
@@ -407,7 +409,7 @@ def _continues(row: Entry, cp: Entry, by_id: dict, through_batch: bool, links: d
         walked_ids.add(v)
         o = by_id.get(v)
         if o is not None and o.type == "progress":  # the client reads progress lines out of the links
-            v = up(o)
+            v = _parent(o, links)
             continue
         if key is not None and o is not None:
             if sibling and o is y:
@@ -423,7 +425,7 @@ def _continues(row: Entry, cp: Entry, by_id: dict, through_batch: bool, links: d
             if any(x in calls and x not in k for x in mine):
                 return True
         below = o
-        v = up(o) if o is not None else None
+        v = _parent(o, links) if o is not None else None
     return False
 
 

@@ -133,16 +133,19 @@ def _open(path: str) -> int:
         raise InputError(f"cannot read: {e.strerror or e}", path=path) from None
 
 
-def _pread_all(fd: int, offset: int, length: int) -> bytes:
-    parts = []
+def _preads(fd: int, offset: int, length: int):
+    """The bytes of ``fd`` from ``offset``, ``length`` of them or up to its end, 8 MiB at a time."""
     while length > 0:
         block = os.pread(fd, min(length, 8 << 20), offset)
         if not block:
-            break
-        parts.append(block)
+            return
+        yield block
         offset += len(block)
         length -= len(block)
-    return b"".join(parts)
+
+
+def _pread_all(fd: int, offset: int, length: int) -> bytes:
+    return b"".join(_preads(fd, offset, length))
 
 
 def _digest(fd: int, size: int, whole: bool) -> str:
@@ -231,8 +234,6 @@ class Committed:
     carried_late: int = 0  # lines that reached the old file after the rename, copied over
     relinked: str | None = None  # id of the carried line re-linked to the new leaf
     backup: str | None = None
-    backups: list = field(default_factory=list)  # more backups: the old files of the writes that put late lines back
-    keep_backup: bool = False  # lines the new file has out of order: the backup has them in order
     writers: list = field(default_factory=list)  # processes still holding the old file open for writing
     notices: list[str] = field(default_factory=list)
 
@@ -257,7 +258,7 @@ class _Carry:
         self.misplaced: list[tuple[int, int]] = []  # byte ranges of held lines already written after that line
         self.written_held = 0  # how many of ``held`` those ranges hold (the first ones)
         self.interleaved = False
-        self.live = False  # a writer was seen on the old file after the rename, or lines arrived there
+        self.live = False  # lines were appended since the read, or a writer was seen on the old file after the rename
 
     def pull(self) -> int:
         """Carry the complete lines the old file has beyond ``pos``; returns how many."""
@@ -405,11 +406,11 @@ def commit(snap: Snapshot, chunks: Iterable[bytes], *, relink: Relink | None = N
         res.writers = _watch(carry, os.path.basename(path))
         res.carried_late = carry.lines - res.carried
         os.fsync(out)
-        if carry.held:
-            _put_back(res, carry, _rounds)
+        # late lines left out of order: the backup has them in order
+        out_of_order = _put_back(res, carry, _rounds) if carry.held else False
         res.relinked = carry.relinked
         res.notices += carry.notes
-        _settle_backup(res, snap, carry, pending, backup)
+        _settle_backup(res, snap, carry, pending, backup, keep=out_of_order)
         phase("committed", path)
     except OSError as e:
         err = WriteError(f"the file was rewritten, but watching its old copy failed: {e.strerror or e} "
@@ -423,12 +424,13 @@ def commit(snap: Snapshot, chunks: Iterable[bytes], *, relink: Relink | None = N
     return res
 
 
-def _put_back(res: Committed, carry: _Carry, rounds: int) -> None:
+def _put_back(res: Committed, carry: _Carry, rounds: int) -> bool:
     """Late lines held because another writer had already added lines to the new file (an
     open-per-line writer whose open came just before the rename writes its next line to the
     new file): the new file is committed once more with them where they belong, before that
     writer's lines, through the same protocol (what is appended meanwhile is carried too).
-    Where that cannot be done (the file was replaced or changed meanwhile) they are appended."""
+    Where that cannot be done (the file was replaced or changed meanwhile) they are appended:
+    returns True then (they are out of order in the new file)."""
     path, held, at = res.path, carry.held, carry.hold_at
     st = os.fstat(carry.out)
     try:
@@ -436,7 +438,7 @@ def _put_back(res: Committed, carry: _Carry, rounds: int) -> None:
     except InputError:
         src = -1
     try:
-        if src < 0 or (os.fstat(src).st_dev, os.fstat(src).st_ino) != (st.st_dev, st.st_ino):
+        if src < 0 or not os.path.samestat(os.fstat(src), st):
             raise _replaced(path)
         again = snapshot(path, st.st_size, expect=(st.st_dev, st.st_ino))
         if any(b < at or e > again.start for b, e in carry.misplaced):
@@ -458,33 +460,31 @@ def _put_back(res: Committed, carry: _Carry, rounds: int) -> None:
         if getattr(e, "written", False):  # the second write is in place; only watching after it failed
             res.notices.append(f"{len(held)} line(s) that reached the old file after the rename were put in place, "
                                f"but {e.reason}")
-            return
+            return False
         _write_all(carry.out, b"".join(held[carry.written_held:]))
         res.notices.append(f"{len(held)} line(s) that reached the old file after the rename were appended after lines "
                            f"another writer had already added to the new file (they could not be put in place: {e.reason})")
-        res.keep_backup = True
-        return
+        return True
     finally:
         if src >= 0:
             os.close(src)
     res.carried_late += more.carried + more.carried_late
-    if more.backup:  # the second write's old file (ctxtool's first): a live file's, kept as its own backup
-        res.backups.append(more.backup)
-    res.backups += more.backups
-    # (writers of that file are its own: said in its notices and recorded beside its backup, not this one's)
+    # the second write's own backup and writers are said in its notices (and recorded beside its
+    # backup), not merged into this write's
     res.notices.append(f"{len(held)} line(s) that reached the old file after the rename were put before the lines their "
                        "writer had meanwhile added to the new file (the file was written once more)")
     res.notices += more.notices
+    return False
 
 
-def _read_range(fd: int, offset: int, length: int, path: str, block: int = 8 << 20):
-    while length > 0:
-        data = os.pread(fd, min(length, block), offset)
-        if not data:
-            raise FileChanged("shrank while ctxtool was putting late lines in place", path=path)
-        yield data
-        offset += len(data)
-        length -= len(data)
+def _read_range(fd: int, offset: int, length: int, path: str):
+    """``_preads``, all ``length`` bytes of them: a file that has fewer now is refused."""
+    got = 0
+    for block in _preads(fd, offset, length):
+        got += len(block)
+        yield block
+    if got < length:
+        raise FileChanged("shrank while ctxtool was putting late lines in place", path=path)
 
 
 def _replaced(path: str) -> FileChanged:
@@ -559,35 +559,37 @@ def _watch(carry: _Carry, name: str) -> list[dict]:
     start = last = time.monotonic()
     delay, clean = 0.001, 0
     size = max(carry.pos, os.fstat(carry.old).st_size)  # an unfinished line read at the end is no sign of a writer
-    live = carry.lines > 0 or carry.live
+    if carry.lines:
+        carry.live = True
     while True:
         if carry.pull() or os.fstat(carry.old).st_size != size:
             size = os.fstat(carry.old).st_size
-            last, clean, live = time.monotonic(), 0, True
-            carry.live = True
+            last, clean, carry.live = time.monotonic(), 0, True
         writers = writers_of(carry.old, st, name)
         now = time.monotonic()
-        quiet = now - last >= (LIVE_GRACE if live else 0)
+        grace = LIVE_GRACE if carry.live else 0
         if writers is None:
-            if now - last >= max(SETTLE, LIVE_GRACE if live else 0):
+            if now - last >= max(SETTLE, grace):
                 break
         elif not writers:
             clean += 1
-            if clean >= 2 and quiet:
+            if clean >= 2 and now - last >= grace:
                 break
         else:
-            clean, last, live = 0, now, True
-            carry.live = True
+            clean, last, carry.live = 0, now, True
         if now - start >= WATCH_MAX:
             break
         time.sleep(delay)
         delay = min(delay * 2, 0.02)
-    carry.pull()
+    if carry.pull():
+        carry.live = True
     return writers or []
 
 
-def _settle_backup(res: Committed, snap: Snapshot, carry: _Carry, pending: str | None, backup: bool) -> None:
-    """Name the pending backup (or remove it), and say what the new file does not have."""
+def _settle_backup(res: Committed, snap: Snapshot, carry: _Carry, pending: str | None, backup: bool,
+                   keep: bool = False) -> None:
+    """Name the pending backup (or remove it), and say what the new file does not have. ``keep``:
+    the backup is needed (the new file has late lines out of order)."""
     end = os.fstat(carry.old).st_size
     if snap.whole:
         left = end != snap.size
@@ -597,12 +599,12 @@ def _settle_backup(res: Committed, snap: Snapshot, carry: _Carry, pending: str |
     # a live file (lines were appended while it was rewritten): a writer whose open began before the
     # rename and was held up longer than the watch may still write one line to the old file. It is
     # kept, and the next read reports such a line (``late_writes``)
-    live = carry.lines > 0 or carry.live
+    needed = backup or bool(res.writers) or left or keep
     if pending is not None:
-        if backup or res.writers or left or res.keep_backup or live:
+        if needed or carry.live:
             res.backup = backup_path(snap.path)
             os.rename(pending, res.backup)
-            if not (backup or res.writers or left or res.keep_backup):
+            if not needed:
                 res.notices.append(f"lines were appended while ctxtool rewrote the file: the replaced file is kept as "
                                    f"{res.backup} (a line an agent may still write there is reported by the next read)")
         else:
@@ -616,7 +618,7 @@ def _settle_backup(res: Committed, snap: Snapshot, carry: _Carry, pending: str |
     if res.writers:
         res.notices.append(f"{who} still has the replaced file open for writing: what it writes from now on goes to "
                            f"{where}, not to the file (ctxtool repair/validate will report it)")
-    if res.writers or (live and not snap.whole):
+    if res.writers or (carry.live and not snap.whole):
         if res.backup:
             # with writers: what the new file has of the old one; live only: all the old file had when let go
             size = max(carry.pos, snap.size) if res.writers else end

@@ -339,9 +339,9 @@ def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = Tr
                     del entries[shift:]
                     _merge(entries, [part], shift, lines)
                 else:  # the entries it sent were handed on already: the rest of them
-                    done = count - shift
+                    sent = count
                     for e in _built([part], shift, lines):
-                        if e.index >= shift + done:
+                        if e.index >= sent:
                             on_entry(e)
                             count += 1
                 del part
