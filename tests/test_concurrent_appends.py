@@ -662,3 +662,28 @@ def test_a_line_the_read_met_half_written_is_carried_whole_not_read_as_two_bad_l
     agent.check(p)  # both lines, whole, in order
     assert any("was still being written when it was read: it is carried whole" in n for n in report.notices)
     assert [c.kind for c in repair_file(p, check=True).changes] == []
+
+
+@pytest.mark.claude
+def test_real_claude_code_resumes_at_the_writers_newest_line_after_a_late_line(tmp_path, hooks):
+    """The judge on a recorded Claude Code file: a late line put back before its writer's newer
+    lines, the client resumes through all of them in order, and sends what ctxtool reads."""
+    from ctxtool.transcript import scan
+    from ctxtool.view import sent_messages
+    from tests.support.claude_agent import conversation, resume_payload
+
+    src = os.path.join(os.path.dirname(__file__), "..", "fixtures", "claude-recorded", "parallel.jsonl")
+    lines = open(src, "rb").read().splitlines(keepends=True)
+    lines.insert(len(lines) // 2, b'{"type":"user","uuid":"garbage","mess\n')  # something for repair to rewrite
+    p = str(tmp_path / "parallel.jsonl")
+    open(p, "wb").write(b"".join(lines))
+    agent = Agent(p, "claude", "open-per-line")
+    install(hooks, ("before-rename", agent.open_line), ("after-rename", _opened_before_the_rename_then_wrote_on(agent)))
+    report = repair_file(p)
+    assert any("put before the lines their writer had meanwhile added" in n for n in report.notices)
+    agent.check(p)
+    sent = conversation(resume_payload(p)["messages"])
+    assert sent == conversation(sent_messages(scan(p)))
+    texts = [json.dumps(m) for m in sent if "appended" in json.dumps(m)]
+    assert len(texts) == 3 and all(f"appended {n}" in t for n, t in enumerate(texts)), texts
+    assert "appended 2" in json.dumps(sent[-2])  # the newest line is where the client resumes (then closes the turn)
