@@ -41,6 +41,7 @@ The chain is built from the index (ids, links, message keys, tool ids): no secon
 from __future__ import annotations
 
 from bisect import bisect_right
+from itertools import islice
 
 from .model import BOUNDARY, MESSAGE, Entry, as_list
 
@@ -166,20 +167,33 @@ def _fold(by_id: dict, last_b: Entry, listed: Entry | None) -> tuple:
                 links[u] = prev
                 prev = u
     keep = set(kept)
-    dropped = [u for u in keys[:b_pos] if u not in keep]
-    for u in dropped:
-        del by_id[u]
-    if kept:
+    if 2 * b_pos < len(keys):  # most rows stay: the dropped ones are deleted
+        dropped = [u for u in islice(keys, b_pos) if u not in keep]
+        for u in dropped:
+            del by_id[u]
         gone = set(dropped)
+        dropped_row = gone.__contains__
+        survivors = by_id
+    else:  # most rows go (a late boundary): the few that stay are copied, in their order
+        survivors = {u: by_id[u] for u in filter(keep.__contains__, islice(keys, b_pos))}
+        survivors.update(islice(by_id.items(), b_pos, None))
+
+        def dropped_row(u, was=by_id, survivors=survivors):
+            return u in was and u not in survivors
+    del keys
+    if kept:
         first, tail = kept[0], kept[-1]
-        for u, e in by_id.items():
+        for u, e in survivors.items():
             p = links.get(u, e.parent)
             if p is None:
                 continue
             if p == anchor and u != first:  # what hung off the anchor (the summary) follows the kept ones
                 links[u] = tail
-            elif p in gone and e.type in ("user", "assistant"):
+            elif e.type in ("user", "assistant") and dropped_row(p):
                 links[u] = tail
+    if survivors is not by_id:
+        by_id.clear()
+        by_id.update(survivors)
     return (links or None), bool(kept)
 
 
@@ -489,18 +503,21 @@ def sent_entries(entries: list[Entry]) -> list[Entry]:
     seq = chain(entries, main, rows=rows, counts=counts)
     if not seq:
         return []
+    start = seq[0].index
+    early = {e.index for e in seq if e.index < start}  # a boundary's kept messages, lines bridged to
+    # the lines from the chain's start on, and the chain's lines before it
     if len(rows) != counts[0]:
         # a line written twice (one uuid): the client holds one row per uuid, the last one; rows
         # before a compact boundary that lists its kept messages are gone (_fold)
-        main = [e for e in main if e.id is None or rows.get(e.id) is e]
-    start = seq[0].index
-    early = {e.index for e in seq if e.index < start}  # a boundary's kept messages, lines bridged to
+        main = [e for e in main if (e.index >= start or e.index in early) and (e.id is None or rows.get(e.id) is e)]
+    else:
+        main = [e for e in main if e.index >= start or e.index in early]
     groups: dict[str, list[Entry]] = {}
     holders: dict[int, list[Entry]] = {}  # call entry index -> entries holding results for its calls
     latest: dict[str, Entry] = {}  # call id -> the last entry that made a call with it, so far
     pending: list[Entry] = []  # results that came before any call of their id
     for e in main:
-        if e.kind != MESSAGE or (e.index < start and e.index not in early):
+        if e.kind != MESSAGE:
             continue
         if e.role == "assistant":
             if e.msg_key is not None:
@@ -517,7 +534,7 @@ def sent_entries(entries: list[Entry]) -> list[Entry]:
     if pending:  # a result written before its call (lines out of order): the first call of its id
         first: dict[str, Entry] = {}
         for g in main:
-            if g.role == "assistant" and (g.index >= start or g.index in early):
+            if g.role == "assistant":
                 for c in g.calls:
                     first.setdefault(c.id, g)
         for e in pending:

@@ -40,7 +40,7 @@ import orjson
 from . import pool, skill, tokenizers
 from .errors import ApiError, CtxError, EXIT_FAILED
 from .formats.common import CALL_TYPES, ignored_notes
-from .model import BOUNDARY, COMPACTION, IMAGE_CHARS, MESSAGE, as_list, as_text
+from .model import BOUNDARY, COMPACTION, IMAGE_CHARS, MESSAGE, META, PLAIN, as_list, as_text
 from .tokens import (
     HeuristicSum,
     heuristic_per_entry,
@@ -53,7 +53,7 @@ from .tokens import (
     with_margin,
 )
 from .transcript import scan
-from .window import Evidence
+from .window import Evidence, meta_values
 from .window import resolve_window as window_rule
 from .view import ViewMessage, claude_main_thread, context_entries, pi_path, sendable
 
@@ -103,11 +103,16 @@ class Options:
 
 @dataclass
 class Index:
-    """The transcript index plus what the breakdowns need that ``Entry`` does not keep."""
+    """The transcript index plus what the breakdowns need that ``Entry`` does not keep, gathered in
+    one pass after the scan (``_facts``)."""
 
     t: object
     split: dict = field(default_factory=dict)  # entry index -> [(kind, key, chars)] for multi-call/result entries
     evidence: Evidence = field(default_factory=Evidence)  # what the file says about its window
+    names: dict = field(default_factory=dict)  # tool_use id -> tool name (``tool_names``)
+    compactions: int = 0  # compaction records and compact boundaries
+    ignored: list = field(default_factory=list)  # (line, field) of the absurd values read as missing
+    last_model: str | None = None  # the model of the last assistant line that names one
 
     @property
     def window_hint(self) -> int | None:
@@ -125,22 +130,71 @@ def read_index(path: str, fmt: str | None = None) -> Index:
     # the index lives until the estimate is done: keep later collections from re-walking it
     # (frozen objects are still freed by reference counting)
     gc.freeze()
-    # per-call and per-result counts of multi-call/result entries, for the breakdowns
-    split: dict = {}
-    for e in t.entries:
-        if len(e.calls) > 1:
-            split[e.index] = [("call", c.name or "unknown", c.chars) for c in e.calls]
+    ix = Index(t)
+    _facts(ix, t.entries)
+    return ix
+
+
+def _facts(ix: Index, entries: list) -> None:
+    """Fill ``ix`` in one pass over the index: what ``Evidence.of``, ``tool_names``,
+    ``ignored_notes`` and the per-call split would each read in a pass of their own. A metadata
+    line whose optional fields are all unset (``PLAIN``: most lines of a Claude Code file) is
+    passed over at the cost of one field read."""
+    split, names, ignored = ix.split, ix.names, ix.ignored
+    ev = ix.evidence
+    add, main = ev.add, ev.main
+    compactions = 0
+    last_model = None
+    for e in entries:
+        if e._m is PLAIN and e.obj is None and e.kind == META:
+            continue
+        kind = e.kind
+        x = e.extra
+        if x is not None:
+            found = x.get("ignored")
+            if found:
+                ignored.extend((e.lineno, f) for f in found)
+        calls = e.calls
+        if calls:
+            for c in calls:
+                if c.id:
+                    names[c.id] = c.name or "unknown"
+            if len(calls) > 1:
+                split[e.index] = [("call", c.name or "unknown", c.chars) for c in calls]
         if len(e.results) > 1:
             split.setdefault(e.index, []).extend(("result", r.id, r.chars) for r in e.results)
-    return Index(t, split, Evidence.of(t.entries))
+        if kind == MESSAGE:
+            if e.role == "assistant":
+                m = e.model
+                if m and m != "<synthetic>":
+                    last_model = m
+                add(e)
+            elif x is not None:
+                add(e)
+            else:
+                main.seen = True  # MainThread.keeps for a plain line (Evidence.add_messages)
+        elif kind == META:  # what the last meta line that says it says (Evidence.of): meta_values, its common case inline
+            if x and ("context_window" in x or "model" in x):
+                w, mid = x.get("context_window"), x.get("model")
+            elif e.obj is not None:
+                w, mid = meta_values(e) or (None, None)
+            else:
+                w = mid = None
+            if w is not None and isinstance(w, int) and not isinstance(w, bool) and w > 0:
+                ev.recorded, ev.recorded_line = w, e.lineno
+            if mid and isinstance(mid, str):
+                ev.model_hint = mid
+        elif kind == COMPACTION or kind == BOUNDARY:
+            compactions += 1
+        if kind != MESSAGE and e.role == "assistant" and e.model and e.model != "<synthetic>":
+            last_model = e.model
+    ix.compactions = compactions
+    ix.last_model = last_model
 
 
 def file_model(ix: Index) -> str | None:
     """The model the session last used, as the file names it."""
-    for e in reversed(ix.t.entries):
-        if e.role == "assistant" and e.model and e.model != "<synthetic>":
-            return e.model
-    return ix.model_hint
+    return ix.last_model or ix.model_hint
 
 
 # ----------------------------------------------------------------------------- labels
@@ -1034,7 +1088,7 @@ def estimate_file(path: str, opts: Options | None = None) -> dict:
     view = view_of(ctx)
     vis = [e for m in view for e in m.entries]
     # tool names for results that do not carry one (Claude Code, Messages JSONL)
-    names = tool_names(t.entries) if any(r.name is None for e in vis for r in e.results) else {}
+    names = ix.names if any(r.name is None for e in vis for r in e.results) else {}
     model = opts.model or file_model(ix)
     win = window_rule(ix.evidence, override=opts.window, model=model)
     window, window_source = win.tokens, win.source
@@ -1079,7 +1133,7 @@ def estimate_file(path: str, opts: Options | None = None) -> dict:
         if tools:
             notes.append(f"count_tokens includes {len(tools)} minimal tool definition(s) the API requires for tool blocks")
     fraction = tokens / window if window else 0.0
-    n_comp = sum(1 for e in t.entries if e.kind in (COMPACTION, BOUNDARY))
+    n_comp = ix.compactions
     res.update({
         "tokens": tokens,
         "window": window,
@@ -1102,7 +1156,7 @@ def estimate_file(path: str, opts: Options | None = None) -> dict:
                                 tool_tokens=sum(x["tokens"] for x in breakdown["by_tool"]) if calls else 0)
     if n_comp >= 3:
         notes.append(f"{n_comp} compactions in the file: summaries stack (each cycle raises the floor)")
-    notes += ignored_notes(t.entries)
+    notes += ignored_notes(found=ix.ignored)
     if opts.calibrate:
         res["calibration"] = calibration(ix, opts, names)
     res["notes"] = notes

@@ -197,6 +197,9 @@ class _More:
 
 
 _NONE = _More()  # the shared defaults of entries that set none of these: never written (see _set)
+# ``e._m is PLAIN``: an ``Entry`` none of whose optional fields (calls, results, extra, usage, model,
+# chars...) is set, such as the scan's metadata lines; a pass that reads only those fields skips it
+PLAIN = _NONE
 
 
 class Entry:

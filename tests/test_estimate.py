@@ -237,3 +237,37 @@ def test_view_of_matches_provider_view(case):
     a = provider_view(t.format_name, t.entries)
     b = est.view_of(context_entries(t.format_name, t.entries))
     assert [(m.role, m.lines) for m in a] == [(m.role, m.lines) for m in b]
+
+
+ALL_FIXTURES = sorted(str(p) for p in (FIX.parent).glob("**/*.jsonl"))
+
+
+def _reference_facts(entries):
+    """What estimate read in passes of their own before ``_facts`` gathered them in one."""
+    from ctxtool.window import Evidence
+
+    ev = Evidence.of(entries)
+    ignored = [(e.lineno, f) for e in entries if e.extra and e.extra.get("ignored") for f in e.extra["ignored"]]
+    split: dict = {}
+    for e in entries:
+        if len(e.calls) > 1:
+            split[e.index] = [("call", c.name or "unknown", c.chars) for c in e.calls]
+        if len(e.results) > 1:
+            split.setdefault(e.index, []).extend(("result", r.id, r.chars) for r in e.results)
+    last = next((e.model for e in reversed(entries) if e.role == "assistant" and e.model and e.model != "<synthetic>"), None)
+    return {"evidence": (ev.last_model, ev.model_hint, ev.recorded, ev.recorded_line, ev.peaks, ev.main.seen),
+            "names": est.tool_names(entries), "ignored": ignored, "split": split, "last_model": last,
+            "compactions": sum(1 for e in entries if e.kind in ("compaction", "boundary"))}
+
+
+@pytest.mark.parametrize("path", ALL_FIXTURES, ids=lambda p: p.split("fixtures/")[-1])
+def test_one_pass_facts_equal_the_separate_passes(path):
+    try:
+        ix = read_index(path)
+    except Exception:  # fixtures of files ctxtool refuses (tested elsewhere)
+        pytest.skip("not readable")
+    ev = ix.evidence
+    got = {"evidence": (ev.last_model, ev.model_hint, ev.recorded, ev.recorded_line, ev.peaks, ev.main.seen),
+           "names": ix.names, "ignored": ix.ignored, "split": ix.split, "last_model": ix.last_model,
+           "compactions": ix.compactions}
+    assert got == _reference_facts(ix.t.entries)

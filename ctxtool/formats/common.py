@@ -90,9 +90,11 @@ def ts_field(entry, value, where: str = "timestamp") -> float | None:
     return ts
 
 
-def ignored_notes(entries, limit: int = 3) -> list[str]:
-    """One note for the absurd values the entries held (read as missing), with their lines."""
-    found = [(e.lineno, f) for e in entries if e.extra and e.extra.get("ignored") for f in e.extra["ignored"]]
+def ignored_notes(entries=(), limit: int = 3, found: list | None = None) -> list[str]:
+    """One note for the absurd values the entries held (read as missing), with their lines;
+    ``found``: those (line, field) pairs when the caller already gathered them."""
+    if found is None:
+        found = [(e.lineno, f) for e in entries if e.extra and e.extra.get("ignored") for f in e.extra["ignored"]]
     if not found:
         return []
     shown = ", ".join(f"line {n} {f}" for n, f in found[:limit]) + (f" and {len(found) - limit} more" if len(found) > limit else "")
