@@ -130,6 +130,10 @@ def no_gc(freeze: bool = False):
 _DECODERS: dict = {}
 MODES = ("1", "msgspec", "orjson")  # CTXTOOL_LAZY_DECODE: adaptive (default), always msgspec, never msgspec
 WINDOW = 2048  # lines between two choices of the decoder (adaptive mode)
+# lines before the first choice: short, so that a file of a few thousand lines (most sessions in a folder)
+# is not read whole by orjson when its metadata lines carry the bytes; a wrong first choice costs at most
+# one window (the choice is made again every WINDOW lines)
+FIRST_WINDOW = 64
 META_SHARE = 4  # msgspec is chosen while at least 1/META_SHARE of the window's bytes were metadata lines
 
 
@@ -226,7 +230,7 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
                 decode, to_dict, refused = parts
                 fast = True
             elif mode == "1":
-                next_choice = window
+                next_choice = FIRST_WINDOW
     if into is not None:
         append = into.append
         get = shared.setdefault
@@ -314,7 +318,7 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
                                 decode, to_dict, refused = msgspec_parts(t.fmt)
                                 fast = True
                             elif mode == "1":
-                                window_start, meta_bytes, next_choice = offset, 0, no + window
+                                window_start, meta_bytes, next_choice = offset, 0, no + FIRST_WINDOW
                     continue
                 if lazy is not None and type(obj) is dict:
                     ty = obj.get("type")

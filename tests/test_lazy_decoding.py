@@ -197,3 +197,23 @@ def test_streaming_consumers_see_the_same_entries(tmp_path, monkeypatch):
         full = profile_session(p)
         monkeypatch.setenv(scanloop.ENV_LAZY, "1")
         assert profile_session(p) == full, p
+
+
+def test_a_short_session_switches_to_msgspec_after_its_first_lines(tmp_path, monkeypatch):
+    """Most sessions in a folder have fewer lines than a window: the first choice comes after
+    FIRST_WINDOW lines, so a short real-shape file (progress lines carry its bytes) is not read
+    whole by orjson to its end; and its index is whole-line decoding's."""
+    path = str(tmp_path / "short.jsonl")
+    realshape.write_file(path, 600_000, seed=5)
+    lines = sum(1 for _ in open(path, "rb"))
+    assert scanloop.FIRST_WINDOW * 4 < lines < scanloop.WINDOW  # shorter than one window
+    chosen = []
+    real = scanloop.msgspec_parts
+
+    def spy(fmt):
+        decode, to_dict, refused = real(fmt)
+        return (lambda b: chosen.append(len(b)) or decode(b)), to_dict, refused
+    monkeypatch.setattr(scanloop, "msgspec_parts", spy)
+    full, lazy = both(path, monkeypatch, "1")
+    assert lazy == full
+    assert len(chosen) > lines - formats.SNIFF_LINES - scanloop.FIRST_WINDOW - 1  # every line after the first choice
