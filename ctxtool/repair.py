@@ -34,7 +34,7 @@ from .formats import pi as pi_fmt
 from .formats.common import is_blank_text
 from .jsonl import atomic_write
 from .lock import DEFAULT_TIMEOUT, SessionLocks
-from .model import HEADER, MESSAGE, Entry
+from .model import HEADER, MESSAGE, PLAIN, Entry
 from .transcript import Transcript, make_entry, no_gc, scan
 from .validate import Violation, validate_entries
 from .view import linear
@@ -351,16 +351,17 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
 
     def _links_sound(self) -> bool:
         """One cheap pass for the common case: ids unique, every parent an earlier entry."""
-        body = [e for e in self.entries if e.kind != HEADER]
+        # only pi and Codex files have a header line
+        body = self.entries if self.name == "claude" else [e for e in self.entries if e.kind != HEADER]
         if body and body[0].parent is None and linear(body):
             self.linear_path = body  # the leaf's path is the whole file: pairing reuses it
             return True  # one chain in file order (checked without a per-entry Python loop)
         seen: set = set()
         add = seen.add
         forward = []
-        for e in self.entries:
+        for e in body:
             i = e.id
-            if i is None or e.kind == HEADER:
+            if i is None:
                 continue
             p = e.parent
             if i in seen:
@@ -391,6 +392,8 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
     def hygiene(self):
         dropped = self.dropped
         for e in self.entries:
+            if e._m is PLAIN and e.kind != MESSAGE:
+                continue  # no extra, calls or text flags: nothing to look at (most lines of a Claude Code file)
             if e.index in dropped:
                 continue
             if e.extra and e.extra.get("malformed"):
