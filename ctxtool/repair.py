@@ -26,6 +26,7 @@ import os
 import random
 import re
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from . import claude_chain, commit
 from .errors import FileChanged, InputError
@@ -447,6 +448,9 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
     TOP_LEVEL_EDITS = {"set_id", "set_parent", "set_first_kept", "set_first_kept_index"}
 
 
+_index = attrgetter("index")
+
+
 @dataclass
 class Plan:
     transcript: Transcript
@@ -498,7 +502,7 @@ def plan_repair(t: Transcript, *, trim_trailing: bool = False) -> Plan:
         p.changes.append(Change("final-newline", "added", order[-1].lineno, None, "last line had no line ending"))
     _refuse_unreadable(t, p, order)
     edits = p.edits
-    if not edits and all(e.index >= 0 for e in order):  # nothing to rewrite: the index as scanned
+    if not edits and min(map(_index, order), default=0) >= 0:  # nothing to rewrite (no line made): the index as scanned
         return Plan(t, p, order, list(order), p.changes)
     final = []
     with open(t.path, "rb") as f:

@@ -24,7 +24,8 @@ class CodexPairing:
         ``compacted`` line's replacement history are left as they are (Codex heals them on send)."""
         from . import codex_rules
 
-        seq = codex_rules.sent_entries([e for e in self.entries if self.alive(e)])
+        dropped = self.dropped
+        seq = codex_rules.sent_entries([e for e in self.entries if e.index not in dropped] if dropped else self.entries)
         self.walked_view = seq  # the final view when nothing changes
         own = [e for e in seq if e.get("sub") is None and e.kind == MESSAGE]
         all_calls = {c.id for e in seq for c in e.calls}
