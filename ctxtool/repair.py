@@ -38,7 +38,7 @@ from .lock import DEFAULT_TIMEOUT, SessionLocks
 from .model import HEADER, MESSAGE, PLAIN, Entry
 from .transcript import Transcript, make_entry, no_gc, scan
 from .validate import Violation, validate_entries
-from .view import linear
+from .view import context_entries, linear
 from .repair_codex import CodexPairing
 from .repair_order import Ordering
 from .repair_pairing import Pairing
@@ -138,6 +138,9 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
         self.forward_links = False  # pi: parents written after their children (read as they stand)
         self._parents: dict | None = None  # id -> parent, to tell a loop from a forward link
         self.walked_view: list[Entry] | None = None  # the view pairing walked (Claude Code, Codex): the final one when nothing changed
+        # the view of the file as scanned (view.context_entries), when the caller built it already: pairing
+        # walks it when nothing before pairing dropped or re-linked a line (Claude Code's and Codex's cost a pass)
+        self.known_view: list[Entry] | None = None
         # a subagent's own file (all sidechain), whose links may point into its parent session
         self.side_file = self.name == "claude" and (
             os.path.basename(t.path).startswith("agent-")
@@ -472,10 +475,12 @@ class Plan:
                     yield line + eol
 
 
-def plan_repair(t: Transcript, *, trim_trailing: bool = False) -> Plan:
+def plan_repair(t: Transcript, *, trim_trailing: bool = False, view: list[Entry] | None = None) -> Plan:
     """Plan the repair of a scanned transcript. The planner updates ids, parent links
-    and tool ids of ``t.entries`` in place: validate the original before calling this."""
+    and tool ids of ``t.entries`` in place: validate the original before calling this.
+    ``view``: ``view.context_entries`` of ``t`` as scanned, when the caller has it."""
     p = _Planner(t)
+    p.known_view = view
     p.file_level()
     if p.name == "pi":
         p.fix_header()
@@ -600,9 +605,12 @@ def _repair(path, fmt, check, output, backup, trim_trailing, in_place, with_befo
     t = scan(path, fmt, stats=False)  # structure only: no character counts
     snap = commit.snapshot(path, t.size, expect=ident) if in_place else None
     old_leaf = _last_id(t.entries)  # before planning: the planner renames ids in place
-    # before planning: the planner re-links entries in place
-    before = validate_entries(t.format_name, t.entries) if with_before else None
-    plan = plan_repair(t, trim_trailing=trim_trailing)
+    # before planning: the planner re-links entries in place. Claude Code's and Codex's view costs a
+    # pass over the index: built once, for this validation and for the planner's pairing
+    view = context_entries(t.format_name, t.entries) if t.format_name in ("claude", "codex") else None
+    before = validate_entries(t.format_name, t.entries, context=view) if with_before else None
+    plan = plan_repair(t, trim_trailing=trim_trailing, view=view)
+    del view
     if plan.planner.forward_links and plan.changes:
         # a pi file with parents written after their children, which pi reads as it stands, is being
         # rewritten anyway: plan again with each such line after its parent, so repair's moves and

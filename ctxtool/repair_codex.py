@@ -25,7 +25,10 @@ class CodexPairing:
         from . import codex_rules
 
         dropped = self.dropped
-        seq = codex_rules.sent_entries([e for e in self.entries if e.index not in dropped] if dropped else self.entries)
+        if dropped:
+            seq = codex_rules.sent_entries([e for e in self.entries if e.index not in dropped])
+        else:  # the file's view as scanned, when the caller built it
+            seq = self.known_view if self.known_view is not None else codex_rules.sent_entries(self.entries)
         self.walked_view = seq  # the final view when nothing changes
         own = [e for e in seq if e.get("sub") is None and e.kind == MESSAGE]
         all_calls = {c.id for e in seq for c in e.calls}

@@ -30,6 +30,9 @@ class Pairing:
             dropped = self.dropped
             return [e for e in path[start:] if e.index not in dropped] if dropped else path[start:]
         dropped = self.dropped
+        if self.name == "claude" and self.known_view is not None and not dropped and not self.structure_changed:
+            self.walked_view = self.known_view  # nothing dropped or re-linked: the file's view as scanned
+            return self.walked_view
         live = [e for e in self.entries if e.index not in dropped] if dropped else list(self.entries)
         if self.name == "claude":
             self.walked_view = claude_segment(live)

@@ -219,3 +219,25 @@ def test_prune_and_profile_count_prompts_not_the_clients_reminders():
     assert sum(1 for u in units if u.src == "user") == 2  # two typed prompts
     assert sum(1 for u in units if u.src == "context") >= 8  # the reminders the client rendered
     assert profile_session(str(REC / "parallel.jsonl"))["user_turns"] == 2
+
+
+def test_repair_builds_the_view_once_for_a_healthy_file_and_again_after_a_fix(tmp_path, monkeypatch):
+    """The view of the file as scanned serves both the validation before repair and the planner's
+    pairing (one pass over a large file less); once a line is dropped, pairing builds it again."""
+    import ctxtool.view as view_mod
+
+    calls = []
+    real = view_mod.sent_entries
+    monkeypatch.setattr(view_mod, "sent_entries", lambda entries: calls.append(len(entries)) or real(entries))
+    healthy = repair_file(str(REC / "parallel.jsonl"), check=True)
+    assert not healthy.changed and len(calls) == 1
+    lines = (REC / "parallel.jsonl").read_bytes().splitlines(keepends=True)
+    k = next(i for i, ln in enumerate(lines) if b'"type":"user"' in ln and b"tool_result" in ln)
+    damaged = tmp_path / "twice.jsonl"
+    damaged.write_bytes(b"".join(lines[: k + 1] + [lines[k]] + lines[k + 1:]))  # a result line written twice
+    calls.clear()
+    r = repair_file(str(damaged), check=True)
+    assert [c.kind for c in r.changes] == ["duplicate-line"]
+    # pairing builds it again without the dropped copy, and the check after repair on the lines it writes
+    assert len(calls) == 3 and calls[1] == calls[2] == calls[0] - 1
+    assert r.after == []
