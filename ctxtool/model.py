@@ -435,8 +435,28 @@ def as_text(value) -> str:
     if t is str:
         return value
     if t in (int, float) and value:
-        return str(value)
+        return str(decoded_number(value))
     return ""
+
+
+def decoded_number(value):
+    """A JSON number as orjson reads it: an integer beyond 64 bits as a float. msgspec, which the scan
+    uses for some lines, keeps such an integer whole; this makes what is read of it the same."""
+    if type(value) is int and not -(1 << 63) <= value < (1 << 64):
+        return float(value)
+    return value
+
+
+def as_decoded(value):
+    """``value`` with every integer beyond 64 bits made a float (``decoded_number``), as orjson reads it."""
+    t = type(value)
+    if t is int:
+        return decoded_number(value)
+    if t is dict:
+        return {k: as_decoded(v) for k, v in value.items()}
+    if t is list:
+        return [as_decoded(v) for v in value]
+    return value
 
 
 def text_of(content) -> str:

@@ -187,7 +187,9 @@ def _build(fmt):
                 out[k] = v
         return out
 
-    return decode, to_dict, (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
+    # RecursionError: msgspec stops at ~1,000 levels of nesting, orjson at ~1,024: such a line goes the
+    # whole way (orjson, then the strict fallback), as it would without msgspec
+    return decode, to_dict, (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError)
 
 
 # ----------------------------------------------------------------------------- the hot loop
@@ -221,7 +223,7 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
     fast = False
     window = WINDOW
     next_choice = -1  # the line number at which the decoder is chosen again (-1: never)
-    window_start = meta_bytes = 0
+    window_start, meta_bytes = begin, 0  # a later part of a split scan starts at its own offset
     if lazy is not None:
         mode, full_types = lazy
         if mode != "orjson":

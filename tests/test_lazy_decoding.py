@@ -217,3 +217,76 @@ def test_a_short_session_switches_to_msgspec_after_its_first_lines(tmp_path, mon
     full, lazy = both(path, monkeypatch, "1")
     assert lazy == full
     assert len(chosen) > lines - formats.SNIFF_LINES - scanloop.FIRST_WINDOW - 1  # every line after the first choice
+
+
+def _odd_lines() -> list[bytes]:
+    """Lines whose values the two decoders read differently unless the scan evens them out: nesting
+    msgspec refuses (it stops at ~1,000 levels, orjson at ~1,024), nesting both refuse, and integers
+    beyond 64 bits (orjson reads them as floats, msgspec whole) in a tool call's input and a text block."""
+    def line(obj, raw=None):
+        data = json.dumps(obj)
+        return (data.replace('"@DEEP@"', raw) if raw else data).encode() + b"\n"
+
+    base = {"sessionId": "s", "timestamp": "2025-01-01T00:00:01.000Z", "isSidechain": False}
+    deep = "[" * 1000 + "]" * 1000
+    deeper = "[" * 1100 + "]" * 1100
+    big = 10 ** 40
+    return [
+        line({**base, "type": "progress", "uuid": "d1", "parentUuid": "u0", "data": "@DEEP@"}, deep),
+        line({**base, "type": "progress", "uuid": "d2", "parentUuid": "u0", "data": "@DEEP@"}, deeper),
+        line({**base, "type": "assistant", "uuid": "a1", "parentUuid": "u0", "message": {
+            "id": "m1", "role": "assistant", "model": "claude-sonnet-4", "stop_reason": "tool_use",
+            "content": [{"type": "text", "text": big}, {"type": "tool_use", "id": "t1", "name": "Calc",
+                                                       "input": {"n": big, "m": -big, "k": [big, 2 ** 64, 2 ** 64 - 1]}}],
+            "usage": {"input_tokens": big, "output_tokens": 5}}}),
+        line({**base, "type": "user", "uuid": "u2", "parentUuid": "a1", "message": {
+            "role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": -big}]}]}}),
+    ]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("at", ["start", "late"])
+def test_deep_nesting_and_integers_beyond_64_bits_index_the_same(tmp_path, monkeypatch, mode, at):
+    """A line msgspec refuses for its depth goes the whole way (it was an internal error: msgspec's
+    RecursionError), and an integer beyond 64 bits reads the same through either decoder: the call's
+    characters, the text, the absurd usage note. ``late``: after the decoder's first choice, where a
+    short session now reaches msgspec."""
+    path = tmp_path / "odd.jsonl"
+    realshape.write_file(str(path), 300_000, seed=6)
+    lines = open(path, "rb").readlines()
+    k = 1 if at == "start" else min(len(lines) - 1, formats.SNIFF_LINES + scanloop.FIRST_WINDOW + 20)
+    path.write_bytes(b"".join(lines[:k] + _odd_lines() + lines[k:]))
+    full, lazy = both(str(path), monkeypatch, mode)
+    assert lazy == full
+    full, lazy = both(str(path), monkeypatch, mode, stats=False)
+    assert lazy == full
+    monkeypatch.setenv(scanloop.ENV_LAZY, mode)
+    t = scan(str(path), workers=1)
+    assert [b.reason for b in t.bad] == ["invalid JSON (depth limit exceeded)"]
+    a1 = next(e for e in t.entries if e.id == "a1")
+    assert a1.calls[0].chars == len("Calc") + len('{"n":1e+40,"m":-1e+40,"k":[1e+40,18446744073709552000,18446744073709551615]}')
+
+
+def test_a_later_part_of_a_split_scan_chooses_its_decoder_from_its_own_lines(tmp_path, monkeypatch):
+    """A helper's part starts mid-file: its first window is measured from the part's start (it was
+    measured from the file's start, so the first choice always fell to orjson)."""
+    from ctxtool import parallel
+
+    path = str(tmp_path / "rs.jsonl")
+    realshape.write_file(path, 1_500_000, seed=7)
+    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        f.seek(size // 2)
+        f.readline()
+        begin = f.tell()
+    chosen = []
+    real = scanloop.msgspec_parts
+
+    def spy(fmt):
+        decode, to_dict, refused = real(fmt)
+        return (lambda b: chosen.append(len(b)) or decode(b)), to_dict, refused
+    monkeypatch.setattr(scanloop, "msgspec_parts", spy)
+    monkeypatch.setenv(scanloop.ENV_LAZY, "1")
+    out, bad, lines, *_ = parallel.scan_part(path, "claude", begin, size)
+    assert lines > scanloop.FIRST_WINDOW * 4
+    assert len(chosen) == lines - scanloop.FIRST_WINDOW + 1  # every line from the first choice on

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import orjson
 
-from ..model import IMAGE_CHARS, Call, Kinds, Result, as_text, js_len
+from ..model import IMAGE_CHARS, Call, Kinds, Result, as_decoded, as_text, js_len
 
 CALL_TYPES = {"toolCall", "toolUse", "functionCall", "tool_use", "tool_call", "function_call"}
 NAME_RE = re.compile(r"^[A-Za-z0-9_:.-]+$")
@@ -133,8 +133,12 @@ def args_chars(args) -> int:
         return js_len(args)
     try:
         n = js_len(orjson.dumps(args).decode("utf-8"))
-    except TypeError:
-        return 0
+    except TypeError:  # an integer beyond 64 bits (read by msgspec): counted as orjson reads it, a float
+        try:  # (or nested too deep for orjson to write: then nothing, as before)
+            args = as_decoded(args)
+            n = js_len(orjson.dumps(args).decode("utf-8"))
+        except (TypeError, RecursionError):
+            return 0
     floats: list = []
     _collect_floats(args, floats)
     for f in floats:  # orjson and JavaScript write some numbers differently (1.0 vs 1)
