@@ -40,7 +40,7 @@ import orjson
 from . import pool, skill, tokenizers
 from .errors import ApiError, CtxError, EXIT_FAILED
 from .formats.common import CALL_TYPES, ignored_notes
-from .model import BOUNDARY, COMPACTION, IMAGE_CHARS, MESSAGE, META, PLAIN, as_list, as_text
+from .model import BOUNDARY, COMPACTION, IMAGE_CHARS, MESSAGE, META, PLAIN, Kinds, as_list, as_text
 from .tokens import (
     HeuristicSum,
     heuristic_per_entry,
@@ -55,7 +55,7 @@ from .tokens import (
 from .transcript import scan
 from .window import Evidence, meta_values
 from .window import resolve_window as window_rule
-from .view import ViewMessage, claude_main_thread, context_entries, pi_path, sendable
+from .view import UNSENT_STOPS, ViewMessage, claude_main_thread, context_entries, pi_path, sendable
 
 TOKENIZERS = ("heuristic", "tiktoken", "usage", "anthropic")
 PI_RESERVE_TOKENS = 16_384
@@ -308,14 +308,19 @@ class Tally:
 def view_of(ctx: list) -> list:
     """``view.provider_view`` from already computed ``context_entries`` (the pi path is walked once)."""
     msgs: list = []
+    last = None  # the last message's role
     for e in ctx:
-        if not sendable(e):
-            continue
-        role = e.api_role
-        if msgs and msgs[-1].role == role:
+        r = e.role
+        if r == "assistant":
+            if e.empty or e.stop in UNSENT_STOPS:  # not sendable(e)
+                continue
+        elif r is not None:
+            r = "user"  # e.api_role
+        if r == last and msgs:
             msgs[-1].entries.append(e)
         else:
-            msgs.append(ViewMessage(role, [e]))
+            msgs.append(ViewMessage(r, [e]))
+            last = r
     return msgs
 
 
@@ -323,32 +328,47 @@ def _heuristic_tally(tally: Tally, vis: list, split: dict, names: dict) -> None:
     """``Tally.add(e, *heuristic_detail(e))`` for every entry, inlined for speed (same figures)."""
     by_role = tally.by_role
     kind_chars: dict = {}
+    # characters by kind: Kinds' six fields summed as they come (most entries), other maps by key
+    text = thinking = tool_call = tool_result = image = summary = 0
     toks = heuristic_per_entry(vis)  # one ceil per message; split Claude lines share theirs
     total = 0
     for e, n in zip(vis, toks):
         total += n
         role = e.role
         extra = e.extra
+        kinds = e.kinds
         if extra is not None and extra.get("compact_summary"):
             role = "compactionSummary"
-            kind_chars["summary"] = kind_chars.get("summary", 0) + sum(e.kinds.values())
+            summary += sum(kinds.values())
         else:
             if role == "user" and e.results:
                 role = "toolResult"
-            for k, v in e.kinds.items():
-                kind_chars[k] = kind_chars.get(k, 0) + v
+            if type(kinds) is Kinds:
+                text += kinds.text
+                thinking += kinds.thinking
+                tool_call += kinds.tool_call
+                tool_result += kinds.tool_result
+                image += kinds.image
+                summary += kinds.summary
+            elif kinds:
+                for k, v in kinds.items():
+                    kind_chars[k] = kind_chars.get(k, 0) + v
         by_role[role] = by_role.get(role, 0) + n
         if e.calls or e.results:
-            for name, which, tok in heuristic_detail(e, split, names)[2]:
+            for name, which, tok in heuristic_tools(e, split, names):
                 tally.tool(name, which, tok)
+    for k, v in (("text", text), ("thinking", thinking), ("tool_call", tool_call), ("tool_result", tool_result),
+                 ("image", image), ("summary", summary)):
+        if v:
+            kind_chars[k] = kind_chars.get(k, 0) + v
     tally.total += total
     tally.entries += len(vis)
     for k, v in kind_chars.items():
         tally.by_kind[k] = tally.by_kind.get(k, 0.0) + v / CHARS_PER_TOKEN
     if tally.top_n > 0:
-        for i in heapq.nlargest(tally.top_n, range(len(vis)), key=lambda i: (toks[i], -vis[i].index)):
+        for _, _, i in heapq.nlargest(tally.top_n, zip(toks, [-e.index for e in vis], range(len(vis)))):
             e = vis[i]
-            names_ = tuple(n for n, _, _ in heuristic_detail(e, split, names)[2])
+            names_ = tuple(n for n, _, _ in heuristic_tools(e, split, names))
             tally.heap.append((toks[i], -e.index, e.lineno, role_label(e), names_))
 
 
@@ -356,6 +376,11 @@ def heuristic_detail(e, split: dict, names: dict) -> tuple[int, dict, list]:
     """(tokens, tokens by kind, [(tool, 'call'|'result', tokens)]) of one entry by pi's rules."""
     tokens = heuristic_chars_tokens(e.chars)
     kinds = {k: v / CHARS_PER_TOKEN for k, v in _entry_kinds(e).items() if v}
+    return tokens, kinds, heuristic_tools(e, split, names)
+
+
+def heuristic_tools(e, split: dict, names: dict) -> list:
+    """[(tool, 'call'|'result', tokens)] of one entry by pi's rules (``heuristic_detail``'s third part)."""
     tools = []
     parts = split.get(e.index)
     multi_calls = multi_results = False
@@ -378,7 +403,7 @@ def heuristic_detail(e, split: dict, names: dict) -> tuple[int, dict, list]:
             r = e.results[0]
             chars = e.kinds.get("tool_result", 0) + e.kinds.get("image", 0)
             tools.append((_result_name(r, names), "result", chars / CHARS_PER_TOKEN))
-    return tokens, kinds, tools
+    return tools
 
 
 # ----------------------------------------------------------------------------- tiktoken
