@@ -33,6 +33,18 @@ def both(path, monkeypatch, mode="1", **kw):
     return index_of(full), index_of(lazy)
 
 
+def _msgspec_spy(monkeypatch) -> list:
+    """The sizes of the lines msgspec decodes from now on, in order."""
+    chosen: list = []
+    real = scanloop.msgspec_parts
+
+    def spy(fmt):
+        decode, to_dict, refused = real(fmt)
+        return (lambda b: chosen.append(len(b)) or decode(b)), to_dict, refused
+    monkeypatch.setattr(scanloop, "msgspec_parts", spy)
+    return chosen
+
+
 MODES = ["1", "msgspec", "orjson"]  # adaptive (the default), msgspec throughout, orjson throughout
 
 
@@ -78,13 +90,7 @@ def test_adaptive_mode_switches_decoders_and_indexes_the_same(tmp_path, monkeypa
     with open(path, "ab") as f, open(tmp_path / "more.jsonl", "rb") as g:
         f.write(g.read())
     monkeypatch.setattr(scanloop, "WINDOW", 16)
-    chosen = []
-    real = scanloop.msgspec_parts
-
-    def spy(fmt):
-        decode, to_dict, refused = real(fmt)
-        return (lambda b: chosen.append(len(b)) or decode(b)), to_dict, refused
-    monkeypatch.setattr(scanloop, "msgspec_parts", spy)
+    chosen = _msgspec_spy(monkeypatch)
     full, lazy = both(path, monkeypatch, "1")
     assert lazy == full
     lines = sum(1 for _ in open(path, "rb"))
@@ -207,13 +213,7 @@ def test_a_short_session_switches_to_msgspec_after_its_first_lines(tmp_path, mon
     realshape.write_file(path, 600_000, seed=5)
     lines = sum(1 for _ in open(path, "rb"))
     assert scanloop.FIRST_WINDOW * 4 < lines < scanloop.WINDOW  # shorter than one window
-    chosen = []
-    real = scanloop.msgspec_parts
-
-    def spy(fmt):
-        decode, to_dict, refused = real(fmt)
-        return (lambda b: chosen.append(len(b)) or decode(b)), to_dict, refused
-    monkeypatch.setattr(scanloop, "msgspec_parts", spy)
+    chosen = _msgspec_spy(monkeypatch)
     full, lazy = both(path, monkeypatch, "1")
     assert lazy == full
     assert len(chosen) > lines - formats.SNIFF_LINES - scanloop.FIRST_WINDOW - 1  # every line after the first choice
@@ -279,13 +279,7 @@ def test_a_later_part_of_a_split_scan_chooses_its_decoder_from_its_own_lines(tmp
         f.seek(size // 2)
         f.readline()
         begin = f.tell()
-    chosen = []
-    real = scanloop.msgspec_parts
-
-    def spy(fmt):
-        decode, to_dict, refused = real(fmt)
-        return (lambda b: chosen.append(len(b)) or decode(b)), to_dict, refused
-    monkeypatch.setattr(scanloop, "msgspec_parts", spy)
+    chosen = _msgspec_spy(monkeypatch)
     monkeypatch.setenv(scanloop.ENV_LAZY, "1")
     out, bad, lines, *_ = parallel.scan_part(path, "claude", begin, size)
     assert lines > scanloop.FIRST_WINDOW * 4
