@@ -53,9 +53,9 @@ from .tokens import (
     with_margin,
 )
 from .transcript import scan
-from .window import Evidence, meta_values
+from .window import Evidence
 from .window import resolve_window as window_rule
-from .view import UNSENT_STOPS, ViewMessage, claude_main_thread, context_entries, pi_path, sendable
+from .view import ViewMessage, claude_main_thread, context_entries, pi_path, sendable
 
 TOKENIZERS = ("heuristic", "tiktoken", "usage", "anthropic")
 PI_RESERVE_TOKENS = 16_384
@@ -141,8 +141,7 @@ def _facts(ix: Index, entries: list) -> None:
     line whose optional fields are all unset (``PLAIN``: most lines of a Claude Code file) is
     passed over at the cost of one field read."""
     split, names, ignored = ix.split, ix.names, ix.ignored
-    ev = ix.evidence
-    add, main = ev.add, ev.main
+    add, main = ix.evidence.add, ix.evidence.main
     compactions = 0
     last_model = None
     for e in entries:
@@ -173,17 +172,9 @@ def _facts(ix: Index, entries: list) -> None:
                 add(e)
             else:
                 main.seen = True  # MainThread.keeps for a plain line (Evidence.add_messages)
-        elif kind == META:  # what the last meta line that says it says (Evidence.of): meta_values, its common case inline
-            if x and ("context_window" in x or "model" in x):
-                w, mid = x.get("context_window"), x.get("model")
-            elif e.obj is not None:
-                w, mid = meta_values(e) or (None, None)
-            else:
-                w = mid = None
-            if w is not None and isinstance(w, int) and not isinstance(w, bool) and w > 0:
-                ev.recorded, ev.recorded_line = w, e.lineno
-            if mid and isinstance(mid, str):
-                ev.model_hint = mid
+        elif kind == META:
+            if x is not None or e.obj is not None:
+                add(e)  # what the last meta line that says it says (Evidence.of, read forward)
         elif kind == COMPACTION or kind == BOUNDARY:
             compactions += 1
         if kind != MESSAGE and e.role == "assistant" and e.model and e.model != "<synthetic>":
@@ -308,19 +299,14 @@ class Tally:
 def view_of(ctx: list) -> list:
     """``view.provider_view`` from already computed ``context_entries`` (the pi path is walked once)."""
     msgs: list = []
-    last = None  # the last message's role
     for e in ctx:
-        r = e.role
-        if r == "assistant":
-            if e.empty or e.stop in UNSENT_STOPS:  # not sendable(e)
-                continue
-        elif r is not None:
-            r = "user"  # e.api_role
-        if r == last and msgs:
+        if not sendable(e):
+            continue
+        role = e.api_role
+        if msgs and msgs[-1].role == role:
             msgs[-1].entries.append(e)
         else:
-            msgs.append(ViewMessage(r, [e]))
-            last = r
+            msgs.append(ViewMessage(role, [e]))
     return msgs
 
 

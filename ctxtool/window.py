@@ -69,7 +69,7 @@ class Evidence:
                 if best is None or c > best[0]:
                     self.peaks[m] = (c, e.lineno)
         elif kind == "meta":
-            found = meta_values(e)
+            found = _meta_values(e)
             if found is None:
                 return
             w, mid = found
@@ -100,7 +100,7 @@ class Evidence:
         for e in reversed(entries):
             if e.kind != "meta" or (e.obj is None and e.extra is None):
                 continue
-            found = meta_values(e)
+            found = _meta_values(e)
             if found is None:
                 continue
             w, mid = found
@@ -128,7 +128,7 @@ class Evidence:
         return best
 
 
-def meta_values(e) -> tuple | None:
+def _meta_values(e) -> tuple | None:
     """(context window, model id) a meta entry records, either possibly None; None when it
     records nothing: what the format kept in the index (pi: model_change, custom; Codex:
     token_count's model_context_window, turn_context's model), whether or not the line is
