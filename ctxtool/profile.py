@@ -32,7 +32,7 @@ from array import array
 
 from . import agents, skill
 from .formats.common import ignored_notes
-from .model import BOUNDARY, COMPACTION, MESSAGE
+from .model import BOUNDARY, COMPACTION, MESSAGE, META, PLAIN
 from .tokens import CHARS_PER_TOKEN
 from .transcript import scan
 from .view import MainThread, merges, sendable
@@ -598,6 +598,8 @@ def profile_session(path: str, fmt: str | None = None, *, window: int | None = N
 
     def on_entry(e):
         nonlocal openclaw_marks
+        if e._m is PLAIN and e.kind == META and e.obj is None:
+            return  # a metadata line with nothing set (most lines of a Claude Code file): nothing below reads it
         if e.model:
             models[e.model] = models.get(e.model, 0) + 1
         if e.extra and "ignored" in e.extra:
