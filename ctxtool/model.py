@@ -441,9 +441,13 @@ def as_text(value) -> str:
 
 def decoded_number(value):
     """A JSON number as orjson reads it: an integer beyond 64 bits as a float. msgspec, which the scan
-    uses for some lines, keeps such an integer whole; this makes what is read of it the same."""
+    uses for some lines, keeps such an integer whole; this makes what is read of it the same. One
+    beyond a float's range stays whole: orjson refuses its line, and the fallback reads it whole."""
     if type(value) is int and not -(1 << 63) <= value < (1 << 64):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:
+            return value
     return value
 
 

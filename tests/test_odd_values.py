@@ -298,3 +298,16 @@ def test_a_codex_reasoning_summary_that_is_a_number_stops_no_command(tmp_path, a
     r = run(*args, path)
     assert r.exit_code in (0, 1), r.output
     assert "internal error" not in r.output
+
+
+def test_integers_beyond_a_float_read_as_orjson_reads_them():
+    """An integer beyond 64 bits reads as the float orjson makes of it; one beyond a float's range
+    (orjson refuses its line, the fallback reads it whole) stays whole: never an OverflowError."""
+    from ctxtool.formats.common import args_chars
+    from ctxtool.model import as_text, decoded_number
+
+    assert decoded_number(10 ** 40) == 1e40 and decoded_number(2 ** 64 - 1) == 2 ** 64 - 1
+    assert decoded_number(10 ** 400) == 10 ** 400 and as_text(10 ** 400) == "1" + "0" * 400
+    assert as_text(10 ** 40) == "1e+40" and as_text(-(10 ** 40)) == "-1e+40"
+    assert args_chars({"n": 10 ** 40}) == len('{"n":1e+40}')
+    assert args_chars({"n": 10 ** 400}) == 0  # not written by orjson either way
