@@ -130,6 +130,7 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
         self.active_path: list[Entry] = []  # pi: root-to-leaf path after the structure fixes
         self.structure_changed = False  # fix_structure found links or ids to look at
         self.copies: dict[int, Entry] = {}  # index of a dropped duplicate line -> its kept first copy
+        self._kept_ids: dict | None = None  # pi pairing: id -> the kept line with it (Pairing._stand_in)
         self.linear_path: list[Entry] | None = None  # pi: set when the entries form one chain in file order
         # Claude Code heals pairing itself when it resumes (claude_chain.heal): a call without a
         # result, an orphan or a second result are not damage it sends; repair leaves them as they
@@ -285,6 +286,10 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
                         deferred.append((e, p, kind))  # decided once duplicate ids are resolved
                     elif kind is not None:
                         self._relink(e, p, kind, prev.id if prev is not None else None)
+            if e.extra and e.extra.get("malformed"):
+                # hygiene drops it: its id is not renamed (a kept line with that id then stands in for it on
+                # the path, as it does in the repaired file), no kept line takes its id, and none is re-linked to it
+                continue
             # a line written twice; not when either copy was just re-linked (then they stand in different places)
             if (e.id in resolve and first_entry[e.id].index not in self.edits and e.index not in self.edits
                     and self._same_line(first_entry[e.id], e)):

@@ -24,8 +24,10 @@ class Pairing:
                 if all(e.id is None for e in kept):
                     known = kept  # version 1 once the dropped lines (which had ids) are gone: a linear list
             path, start, _ = pi_segment(self.entries, known)
-            if self.copies:  # a line written twice reads the same either way: its kept first copy stands on the path
-                path = [self.copies.get(e.index, e) for e in path]
+            if self.dropped:
+                # a dropped line whose id a kept line holds (a line written twice, or a damaged copy of one):
+                # in the repaired file that id is the kept line's, so pi's walk goes through it there
+                path = [self._stand_in(e) for e in path]
             self.active_path = path  # links do not change again before relink(): reused there
             dropped = self.dropped
             return [e for e in path[start:] if e.index not in dropped] if dropped else path[start:]
@@ -38,6 +40,20 @@ class Pairing:
             self.walked_view = claude_segment(live)
             return self.walked_view
         return live
+
+    def _stand_in(self, e: Entry) -> Entry:
+        """``e``, or when it is dropped, the kept line with its id (the first copy of a duplicate line)."""
+        if e.index not in self.dropped:
+            return e
+        copy = self.copies.get(e.index)
+        if copy is not None:
+            return copy
+        if self._kept_ids is None:
+            self._kept_ids = {}
+            for x in self.entries:
+                if x.id is not None and x.kind != HEADER and x.index not in self.dropped:
+                    self._kept_ids[x.id] = x
+        return self._kept_ids.get(e.id, e) if e.id is not None else e
 
     def pair(self):
         """One pass over what the model sees, turn by turn, grouped exactly as the view groups them."""

@@ -68,3 +68,38 @@ def test_pi_resumes_the_repaired_branch(tmp_path):
     texts = orjson.dumps(result["messages"]).decode()
     assert "abandoned branch" not in texts
     assert [m["role"] for m in result["messages"]] == ["user", "assistant", "toolResult"]
+
+
+def damaged_copy(tmp_path):
+    """The last line is a damaged copy of the one before it (its type is not a string), with the
+    same id; the line before holds a call with no result. Found by the fuzz test (seed 2026)."""
+    call = msg("a0000002", "a0000001", {"role": "assistant", "content": [{"type": "toolCall", "id": "x", "name": "ls",
+                                                                          "arguments": {}}],
+                                        "stopReason": "toolUse", "timestamp": 2}, 2)
+    lines = [H, msg("a0000001", None, {"role": "user", "content": "list files", "timestamp": 1}, 1), call,
+             {**call, "type": {"type": {}}}]
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(o) + b"\n" for o in lines))
+    return str(path)
+
+
+def test_a_dropped_copy_of_the_last_line_leaves_its_first_copy_repaired(tmp_path):
+    """The kept line with the dropped one's id stands on the path in its place (in the repaired file
+    the id is its own): its open call gets its result in the same repair, which a second repair then
+    leaves alone. Before, the path ended at the dropped copy, nothing was paired and the repaired file
+    still drew an API error."""
+    path = damaged_copy(tmp_path)
+    rep = repair_file(path, backup=False)
+    assert "missing-result" in [c.kind for c in rep.changes]
+    assert not errors(rep.after)
+    assert not [v for v in validate_file(path)["violations"] if v["severity"] == "error"]
+    assert repair_file(path, check=True).changes == []
+
+
+@pytest.mark.pi
+def test_pi_loads_the_repaired_copy_with_its_call_answered(tmp_path):
+    path = damaged_copy(tmp_path)
+    repair_file(path, backup=False)
+    result = load_with_pi(path)
+    assert result["rewritten"] is False
+    assert [m["role"] for m in result["messages"]] == ["user", "assistant", "toolResult"]
