@@ -70,25 +70,28 @@ def test_pi_resumes_the_repaired_branch(tmp_path):
     assert [m["role"] for m in result["messages"]] == ["user", "assistant", "toolResult"]
 
 
-def damaged_copy(tmp_path):
+def damaged_copy(tmp_path, header=True):
     """The last line is a damaged copy of the one before it (its type is not a string), with the
-    same id; the line before holds a call with no result. Found by the fuzz test (seed 2026)."""
+    same id; the line before holds a call with no result. Found by the fuzz test (seed 2026, with
+    no header: the copy is then dropped as a line before the header)."""
     call = msg("a0000002", "a0000001", {"role": "assistant", "content": [{"type": "toolCall", "id": "x", "name": "ls",
                                                                           "arguments": {}}],
                                         "stopReason": "toolUse", "timestamp": 2}, 2)
-    lines = [H, msg("a0000001", None, {"role": "user", "content": "list files", "timestamp": 1}, 1), call,
-             {**call, "type": {"type": {}}}]
+    lines = [H] if header else []
+    lines += [msg("a0000001", None, {"role": "user", "content": "list files", "timestamp": 1}, 1), call,
+              {**call, "type": {"type": {}}}]
     path = tmp_path / "s.jsonl"
     path.write_bytes(b"".join(orjson.dumps(o) + b"\n" for o in lines))
     return str(path)
 
 
-def test_a_dropped_copy_of_the_last_line_leaves_its_first_copy_repaired(tmp_path):
+@pytest.mark.parametrize("header", [True, False])
+def test_a_dropped_copy_of_the_last_line_leaves_its_first_copy_repaired(tmp_path, header):
     """The kept line with the dropped one's id stands on the path in its place (in the repaired file
     the id is its own): its open call gets its result in the same repair, which a second repair then
     leaves alone. Before, the path ended at the dropped copy, nothing was paired and the repaired file
     still drew an API error."""
-    path = damaged_copy(tmp_path)
+    path = damaged_copy(tmp_path, header)
     rep = repair_file(path, backup=False)
     assert "missing-result" in [c.kind for c in rep.changes]
     assert not errors(rep.after)
@@ -97,8 +100,9 @@ def test_a_dropped_copy_of_the_last_line_leaves_its_first_copy_repaired(tmp_path
 
 
 @pytest.mark.pi
-def test_pi_loads_the_repaired_copy_with_its_call_answered(tmp_path):
-    path = damaged_copy(tmp_path)
+@pytest.mark.parametrize("header", [True, False])
+def test_pi_loads_the_repaired_copy_with_its_call_answered(tmp_path, header):
+    path = damaged_copy(tmp_path, header)
     repair_file(path, backup=False)
     result = load_with_pi(path)
     assert result["rewritten"] is False
