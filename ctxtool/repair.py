@@ -131,6 +131,7 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
         self.structure_changed = False  # fix_structure found links or ids to look at
         self.copies: dict[int, Entry] = {}  # index of a dropped duplicate line -> its kept first copy
         self._kept_ids: dict | None = None  # pi pairing: id -> the kept line with it (Pairing._stand_in)
+        self.renamed_from: dict[int, str] = {}  # index of a line whose duplicate id was renamed -> that id
         self.linear_path: list[Entry] | None = None  # pi: set when the entries form one chain in file order
         # Claude Code heals pairing itself when it resumes (claude_chain.heal): a call without a
         # result, an orphan or a second result are not damage it sends; repair leaves them as they
@@ -286,10 +287,6 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
                         deferred.append((e, p, kind))  # decided once duplicate ids are resolved
                     elif kind is not None:
                         self._relink(e, p, kind, prev.id if prev is not None else None)
-            if e.extra and e.extra.get("malformed"):
-                # hygiene drops it: its id is not renamed (a kept line with that id then stands in for it on
-                # the path, as it does in the repaired file), no kept line takes its id, and none is re-linked to it
-                continue
             # a line written twice; not when either copy was just re-linked (then they stand in different places)
             if (e.id in resolve and first_entry[e.id].index not in self.edits and e.index not in self.edits
                     and self._same_line(first_entry[e.id], e)):
@@ -300,6 +297,7 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
                 new = self.fmt.new_id(self.taken_ids, self.rng)
                 self.change("duplicate-id", "rewritten", e, e.id, f"id {e.id} already used on line {first_line[e.id]}; renamed {new}")
                 self.edit(e)["set_id"] = new
+                self.renamed_from[e.index] = e.id
                 resolve[e.id] = new
                 e.id = new
                 resolve[new] = new

@@ -53,7 +53,8 @@ class Pairing:
             for x in self.entries:
                 if x.id is not None and x.kind != HEADER and x.index not in self.dropped:
                     self._kept_ids[x.id] = x
-        return self._kept_ids.get(e.id, e) if e.id is not None else e
+        i = self.renamed_from.get(e.index, e.id)  # a dropped line renamed as a duplicate: the id it had
+        return self._kept_ids.get(i, e) if i is not None else e
 
     def pair(self):
         """One pass over what the model sees, turn by turn, grouped exactly as the view groups them."""
