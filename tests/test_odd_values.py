@@ -311,3 +311,43 @@ def test_integers_beyond_a_float_read_as_orjson_reads_them():
     assert as_text(10 ** 40) == "1e+40" and as_text(-(10 ** 40)) == "-1e+40"
     assert args_chars({"n": 10 ** 40}) == len('{"n":1e+40}')
     assert args_chars({"n": 10 ** 400}) == 0  # not written by orjson either way
+
+
+def _odd_roles_session(tmp_path):
+    head = {"type": "session", "version": 3, "id": "3f1c2a4e-0000-4000-8000-0000000000aa", "timestamp": "2026-04-01T10:00:00.000Z",
+            "cwd": "/w"}
+
+    def msg(i, parent, m):
+        return {"type": "message", "id": i, "parentId": parent, "timestamp": "2026-04-01T10:00:01.000Z", "message": m}
+    lines = [head, msg("b0000001", None, {"role": "user", "content": "hi", "timestamp": 1}),
+             msg("b0000002", "b0000001", {"role": "system", "content": "SECRET-SYSTEM", "timestamp": 2}),
+             msg("b0000003", "b0000002", {"role": "assistant", "content": [{"type": "text", "text": "ok"}],
+                                          "stopReason": "stop", "timestamp": 3}),
+             msg("b0000004", "b0000003", {"role": "", "content": [], "timestamp": 4})]
+    path = tmp_path / "roles.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in lines))
+    return str(path)
+
+
+def test_a_message_of_a_role_pi_does_not_send_is_not_in_the_view(tmp_path):
+    """pi's convertToLlm passes on user, assistant, toolResult, bashExecution, custom and the two
+    summaries, and drops any other role: such a message is not sent, so it is neither counted nor an
+    empty message for validate (a fuzz case, seed 14: repair could not fix the error it reported)."""
+    from ctxtool.validate import validate_file
+    from ctxtool.view import sent_messages
+
+    path = _odd_roles_session(tmp_path)
+    sent = sent_messages(scan(path))
+    assert [m["role"] for m in sent] == ["user", "assistant"] and "SECRET-SYSTEM" not in orjson.dumps(sent).decode()
+    assert [v["kind"] for v in validate_file(path)["violations"]] == ["trailing-assistant"]  # a warning; no empty message
+    r = run("repair", "--check", path)
+    assert r.exit_code == 0, r.output
+
+
+@pytest.mark.pi
+def test_pi_drops_a_message_of_another_role(tmp_path):
+    from tests.support.pi_agent import load_with_pi
+
+    result = load_with_pi(_odd_roles_session(tmp_path))
+    assert [m["role"] for m in result["llmMessages"]] == ["user", "assistant"]
+    assert "SECRET-SYSTEM" not in orjson.dumps(result["llmMessages"]).decode()

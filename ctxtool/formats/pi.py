@@ -37,6 +37,11 @@ SUMMARY_SUFFIX = "\n</summary>"
 UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
+# the message roles pi's convertToLlm passes on to the model (hookMessage: a v2 file's, read as custom);
+# a message of any other role is in the session but never sent
+SENT_ROLES = frozenset(("user", "assistant", "toolResult", "bashExecution", "custom", "hookMessage", "branchSummary",
+                        "compactionSummary"))
+
 def sniff(obj: dict) -> int:
     t = obj.get("type")
     if not isinstance(t, str):
@@ -104,6 +109,10 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
         e.ts = ts_field(e, mts, "message.timestamp") if type(mts) in (int, float) else None
         if e.ts is None:
             e.ts = ts_field(e, get("timestamp"))
+        if role not in SENT_ROLES:  # pi's convertToLlm passes no other role on: the model never sees it
+            e.kind = META
+            set_extra(e, {"unsent": f"message with role {role!r} (pi does not send it)"})
+            return
         e.kind = MESSAGE
         if role == "hookMessage":
             role = "custom"
