@@ -408,6 +408,13 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
                 continue
             if e.kind != MESSAGE:
                 continue
+            blocks = e.extra.get("bad_blocks") if e.extra else None
+            if blocks:  # Messages JSONL: blocks that are no content blocks (the API refuses them)
+                if len(blocks) >= e.nblocks:
+                    self.drop(e, "invalid-block", "message whose every content block lacks a string type")
+                    continue
+                self.edit(e).setdefault("drop_blocks", set()).update(blocks)
+                self.change("invalid-block", "dropped", e, None, f"{len(blocks)} content block(s) without a string type removed")
             bad = [c for c in e.calls if c.problem] if e.calls else None
             if bad:
                 if e.signed_thinking and self.name == "pi":

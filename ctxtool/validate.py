@@ -161,7 +161,8 @@ def _validate(groups) -> list[Violation]:
         sm = None
         if len(ents) == 1:
             e = ents[0]
-            if not e.calls and not e.results and not e.empty and not e.blank_text:
+            if not e.calls and not e.results and not e.empty and not e.blank_text and (
+                    e.extra is None or "bad_blocks" not in e.extra):
                 sm = _PLAIN if e.nblocks else _PLAIN_NO_BLOCKS  # shared: most messages allocate nothing
         nxt = [role, ents, sm, False]
         if cur is not None and not cur[3] and cur[2] is not _PLAIN:
@@ -193,7 +194,7 @@ def _answered_turn(n: int, cur: list, nxt: list, seen_calls: dict) -> bool:
     if cur[0] != "assistant" or nxt[0] != "user" or len(ents) != 1:
         return False
     e = ents[0]
-    if e.results or e.blank_text or not e.calls:
+    if e.results or e.blank_text or not e.calls or e.extra is not None:
         return False
     ids = [c.id for c in e.calls if not c.problem]
     answers = nxt[1]
@@ -220,6 +221,12 @@ def _sm(msg: list) -> _Summary:
 
 def _check(out: list, n: int, prev, cur, nxt, seen_calls: dict) -> None:
     role, ents = cur[0], cur[1]
+    for e in ents:
+        bad = e.extra.get("bad_blocks") if e.extra is not None else None
+        if bad:  # Messages JSONL: a block that is no content block
+            out.append(Violation("invalid-block", ERROR, n, [e.lineno],
+                                 f"messages.{n}.content: {len(bad)} block(s) without a string `type` (at block "
+                                 f"{', '.join(map(str, bad))} of line {e.lineno}): the API accepts none"))
     sm = _sm(cur)
     if not sm.calls and not sm.results and not sm.empty and not sm.blank_lines:
         return  # nothing a plain message can get wrong

@@ -169,7 +169,14 @@ def test_block_type_that_is_not_a_string_counts_as_other_content(tmp_path):
     t = scan(str(path))
     assert [e.nblocks for e in t.entries] == [2, 1]
     assert not t.entries[1].empty
-    assert run("validate", path).exit_code == 0
+    # the API refuses a block with no string type (Messages JSONL: the API is the reader): an error
+    # validate names, which repair removes
+    r = run("validate", "--json", path)
+    assert r.exit_code == 1
+    assert [v["kind"] for v in orjson.loads(r.output)["files"][0]["violations"]][:2] == ["invalid-block", "invalid-block"]
+    out = tmp_path / "fixed.jsonl"
+    assert run("repair", "-o", str(out), path).exit_code == 0
+    assert out.read_bytes() == b'{"role":"user","content":[{"type":"text","text":"hi"}]}\n'
 
 
 def test_deeply_nested_text_is_no_recursion_error(tmp_path):
@@ -351,3 +358,20 @@ def test_pi_drops_a_message_of_another_role(tmp_path):
     result = load_with_pi(_odd_roles_session(tmp_path))
     assert [m["role"] for m in result["llmMessages"]] == ["user", "assistant"]
     assert "SECRET-SYSTEM" not in orjson.dumps(result["llmMessages"]).decode()
+
+
+def test_deeply_nested_request_id_is_no_recursion_error(tmp_path):
+    """A Claude Code line's requestId that is no string (here nested 1,000 deep) was formatted into the
+    response's grouping key, and its repr() hit the recursion limit: an internal error on every
+    command (fuzz seed 16). It is read as missing now."""
+    deep = '{"a":' * 1000 + "1" + "}" * 1000
+    base = '"sessionId":"s","timestamp":"2026-04-17T02:30:01.000Z","isSidechain":false'
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"type":"user","uuid":"u1","parentUuid":null,' + base + ',"message":{"role":"user","content":"go"}}\n'
+                    '{"type":"assistant","uuid":"a1","parentUuid":"u1",' + base + ',"requestId":' + deep +
+                    ',"message":{"id":"m1","role":"assistant","model":"claude-sonnet-4-6","content":[{"type":"text","text":"ok"}],'
+                    '"stop_reason":"end_turn","usage":{"input_tokens":3,"output_tokens":1}}}\n')
+    for args in COMMANDS:
+        r = run(*args, path)
+        assert r.exit_code in (0, 1), (args, r.output)
+        assert "internal error" not in r.output

@@ -174,7 +174,9 @@ def test_line_left_with_no_content_after_its_orphan_result_goes_is_dropped(tmp_p
             {"role": "user", "content": [True, {"type": "tool_result", "tool_use_id": "gone", "content": "x"}]},
             {"role": "user", "content": "more"}]
     path = write(tmp_path, objs)
-    assert [(c.kind, c.action, c.line) for c in repair_file(path, check=True).changes] == [("orphan-result", "dropped", 3)]
+    # the stray `true` is no content block (the API refuses it): removed too
+    assert [(c.kind, c.action, c.line) for c in repair_file(path, check=True).changes] == [
+        ("invalid-block", "dropped", 3), ("orphan-result", "dropped", 3)]
     out = repaired_and_final(tmp_path, path)
     assert [orjson.loads(x)["content"] for x in open(out, "rb").read().splitlines()] == ["hello", "hi", "more"]
 

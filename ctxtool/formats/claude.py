@@ -107,7 +107,7 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
         e.model = m.get("model") if isinstance(m.get("model"), str) else None
         mid = m.get("id")
         rid = obj.get("requestId")
-        e.msg_key = f"{mid}|{rid or ''}" if isinstance(mid, str) else None
+        e.msg_key = f"{mid}|{rid if isinstance(rid, str) else ''}" if isinstance(mid, str) else None  # never repr() a value
         us = m.get("usage") if stats else None
         if isinstance(us, dict) and e.model != "<synthetic>":
             e.usage = Usage(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..model import MESSAGE, META
 from . import claude  # same block shape: its content helpers serve here too
-from .common import REPAIR_TEXT, scan_anthropic_blocks
+from .common import REPAIR_TEXT, scan_anthropic_blocks, set_extra
 
 NAME = "messages"
 
@@ -28,6 +28,9 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
     e.blocks = blocks
     has_results = any(isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks)
     scan_anthropic_blocks(e, blocks, "assistant" if role == "assistant" else ("toolResult" if has_results else "user"), stats)
+    bad = tuple(i for i, b in enumerate(blocks) if type(b) is not dict or type(b.get("type")) is not str)
+    if bad:  # not a content block (no string type): the API refuses the request; repair removes them
+        set_extra(e, {"bad_blocks": bad})
     stop = obj.get("stop_reason")
     if isinstance(stop, str):
         e.stop = {"end_turn": "stop", "tool_use": "toolUse", "max_tokens": "length"}.get(stop, stop)
