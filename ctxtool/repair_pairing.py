@@ -26,8 +26,17 @@ class Pairing:
             path, start, _ = pi_segment(self.entries, known)
             if self.dropped:
                 # a dropped line whose id a kept line holds (a line written twice, or a damaged copy of one):
-                # in the repaired file that id is the kept line's, so pi's walk goes through it there
-                path = [self._stand_in(e) for e in path]
+                # in the repaired file that id is the kept line's, so pi's walk goes through it there; once
+                # (a copy that hangs off the line it copies would put that line on the path twice)
+                on_path: set = set()
+                stood = []
+                for e in path:
+                    x = self._stand_in(e)
+                    if x is not e and x.index in on_path:
+                        continue
+                    on_path.add(x.index)
+                    stood.append(x)
+                path = stood
             self.active_path = path  # links do not change again before relink(): reused there
             dropped = self.dropped
             return [e for e in path[start:] if e.index not in dropped] if dropped else path[start:]
@@ -253,6 +262,14 @@ class Pairing:
             call_obj = loaded.get(u.index)
             if call_obj is None:
                 call_obj = loaded[u.index] = self.t.load(u)
+                if u.id is None and self.name == "pi" and self._tree():
+                    # its id is no string (a damaged line): the result could not follow it, and pi would
+                    # resume at the result alone. It gets an id of its own
+                    new = self.fmt.new_id(self.taken_ids, self.rng)
+                    self.change("invalid-id", "rewritten", u, None, f"id {call_obj.get('id')!r:.40} is not a string; "
+                                f"renamed {new} so that the synthetic result can follow it")
+                    self.edit(u)["set_id"] = new
+                    u.id = new
                 if u.id is not None:
                     self.fmt.set_id(call_obj, u.id)  # as planned: a renamed duplicate id is the result's parent
             obj = self.fmt.synthetic_result(call_obj, fid, c.name, ts=u.ts, with_ids=u.id is not None or self.name == "claude", taken=self.taken_ids, rng=self.rng)
@@ -260,6 +277,11 @@ class Pairing:
             self._synth_entry(obj, key=(base[0], sub))
             self.change("missing-result", "inserted", None, fid,
                         f"synthetic error result for tool call {c.name} (line {u.lineno}) with no result")
+
+    def _tree(self) -> bool:
+        """pi: the file links its entries by id (version 2 and later), not a linear version 1 list."""
+        dropped = self.dropped
+        return any(e.id is not None for e in self.entries if e.kind != HEADER and e.index not in dropped)
 
     def _results_not_first(self, s: Entry) -> bool:
         res = {r.idx for r in self.results_of(s)}

@@ -245,3 +245,37 @@ def test_a_line_appended_before_the_parent_order_rescan_is_written_once(tmp_path
     assert len(reads) == 2 and report.written
     ids = [orjson.loads(ln).get("id") for ln in path.read_bytes().splitlines()]
     assert ids.count("late0001") == 1
+
+
+def _call_with_a_list_id(tmp_path):
+    head = {"type": "session", "version": 3, "id": "3f1c2a4e-0000-4000-8000-0000000000bb", "timestamp": "2026-04-01T10:00:00.000Z",
+            "cwd": "/w"}
+    user = {"type": "message", "id": "c0000001", "parentId": None, "timestamp": "2026-04-01T10:00:01.000Z",
+            "message": {"role": "user", "content": "read a.txt", "timestamp": 1}}
+    call = {"type": "message", "id": [], "parentId": "c0000001", "timestamp": "2026-04-01T10:00:02.000Z",
+            "message": {"role": "assistant", "content": [{"type": "toolCall", "id": "x", "name": "read", "arguments": {}}],
+                        "stopReason": "toolUse", "timestamp": 2}}
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(o) + b"\n" for o in (head, user, call)))
+    return str(path)
+
+
+def test_a_call_whose_id_is_no_string_gets_one_for_its_synthetic_result(tmp_path):
+    """pi (version 3): the last assistant's id is a list, and its call has no result. The synthetic
+    result had no parent to follow (its call's id was not a string), so pi resumed at the result alone,
+    an orphan: a second repair dropped it (fuzz seed 909). The call gets an id of its own first."""
+    path = _call_with_a_list_id(tmp_path)
+    report = repair_file(path, backup=False)
+    assert [(c.kind, c.action) for c in report.changes] == [("invalid-id", "rewritten"), ("missing-result", "inserted")]
+    rows = [orjson.loads(x) for x in open(path, "rb")]
+    assert isinstance(rows[2]["id"], str) and rows[3]["parentId"] == rows[2]["id"]
+    assert repair_file(path, check=True).changes == []
+
+
+@pytest.mark.pi
+def test_pi_resumes_the_call_with_its_synthetic_result(tmp_path):
+    from tests.support.pi_agent import load_with_pi
+
+    path = _call_with_a_list_id(tmp_path)
+    repair_file(path, backup=False)
+    assert [m["role"] for m in load_with_pi(path)["llmMessages"]] == ["user", "assistant", "toolResult"]
