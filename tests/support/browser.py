@@ -53,8 +53,11 @@ def _run(args: list[str], profile: str, timeout: float) -> subprocess.CompletedP
 def render_page(html_path: str, png_path: str, *, size: tuple[int, int] = (1000, 900), timeout: float = 120) -> Page:
     url = "file://" + os.path.abspath(html_path)
     with tempfile.TemporaryDirectory(prefix="ctxtool-chromium-") as profile:
-        shot = _run([f"--window-size={size[0]},{size[1]}", f"--screenshot={png_path}", url], profile, timeout)
-        dom = _run(["--dump-dom", url], profile, timeout)
+        # the screenshot and the DOM once the page's scripts have run: without a virtual time budget, a
+        # loaded machine can get a screenshot of a chart still being drawn (CI: 3,074 of its > 5,000 pixels)
+        wait = "--virtual-time-budget=5000"
+        shot = _run([f"--window-size={size[0]},{size[1]}", wait, f"--screenshot={png_path}", url], profile, timeout)
+        dom = _run([wait, "--dump-dom", url], profile, timeout)
     console = [m.group(1) for proc in (shot, dom) for line in proc.stderr.splitlines() if (m := CONSOLE.search(line))]
     if not os.path.exists(png_path):
         raise AssertionError(f"chromium wrote no screenshot: rc={shot.returncode} {shot.stderr[-800:]}")
