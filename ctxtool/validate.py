@@ -194,7 +194,7 @@ def _answered_turn(n: int, cur: list, nxt: list, seen_calls: dict) -> bool:
     if cur[0] != "assistant" or nxt[0] != "user" or len(ents) != 1:
         return False
     e = ents[0]
-    if e.results or e.blank_text or not e.calls or e.extra is not None:
+    if e.results or e.blank_text or not e.calls or (e.extra is not None and "bad_blocks" in e.extra):
         return False
     ids = [c.id for c in e.calls if not c.problem]
     answers = nxt[1]
