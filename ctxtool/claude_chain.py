@@ -87,7 +87,8 @@ def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict |
     ``main``: ``main_entries(entries)`` when the caller has it. ``bridges``, when given, gets
     each line of the chain whose parent was lost (or a cycle) and the line it was bridged to:
     {index of the line: line, or None where the history is cut}. ``mend``, when given, is asked
-    for the line a cut should go on from (repair's choice: the line before), and the walk goes on.
+    for the line a cut should go on from (repair's choice: the line before), and the walk goes on;
+    a line the walk has passed already is skipped (``mend`` is asked again, for the one before it).
     ``rows``, when given (empty), gets the client's rows: {uuid: the last line with that uuid};
     ``counts``, when given, gets the number of lines with a uuid appended."""
     if main is None:
@@ -133,8 +134,8 @@ def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict |
             nxt = bridge.before(last, seen)
             if nxt is None and mend is not None:
                 nxt = mend(cur)
-                if nxt is not None and nxt.id in seen:
-                    nxt = None
+                while nxt is not None and nxt.id in seen:  # on the chain already: the line before that
+                    nxt = mend(nxt)
             if bridges is not None:
                 bridges[cur.index] = nxt
         cur = nxt

@@ -203,7 +203,20 @@ BRIDGES = {
     # a parentUuid that is not a string is a lost parent too
     "number-parent-bridged": (lambda ls: not_a_string_parent(ls, b"toolu_rec_p4"), True),
     "number-parent-cut": (lambda ls: not_a_string_parent(retimed(ls, b"toolu_rec_p4", 60000), b"toolu_rec_p4"), False),
+    # cut where the line before in the file is the cut line's own result (written out of order): repair
+    # goes on from the line before that, as it would once the result is the line after (fuzz seeds 15, 777)
+    "lost-line-cut-after-its-own-result": (lambda ls: call_after_result(lost_line(retimed(ls, b"toolu_rec_p4", 60000),
+                                                                                  LOST_PROMPT), b"toolu_rec_p4"), False),
 }
+
+
+def call_after_result(lines, tool_id: bytes):
+    """Lines with the call ``tool_id`` moved to just after its result."""
+    k = line_with(lines, b'"id":"' + tool_id, b'"type":"assistant"')
+    r = line_with(lines, b'"tool_use_id":"' + tool_id)
+    out = lines[:k] + lines[k + 1:]
+    out.insert(r, lines[k])  # r - 1 is now the result, so r is just after it
+    return out
 
 
 def not_a_string_parent(lines, needle: bytes):
