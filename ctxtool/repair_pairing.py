@@ -25,18 +25,15 @@ class Pairing:
                     known = kept  # version 1 once the dropped lines (which had ids) are gone: a linear list
             path, start, _ = pi_segment(self.entries, known)
             if self.dropped:
-                # a dropped line whose id a kept line holds (a line written twice, or a damaged copy of one):
-                # in the repaired file that id is the kept line's, so pi's walk goes through it there; once
-                # (a copy that hangs off the line it copies would put that line on the path twice)
-                on_path: set = set()
-                stood = []
-                for e in path:
-                    x = self._stand_in(e)
-                    if x is not e and x.index in on_path:
-                        continue
-                    on_path.add(x.index)
-                    stood.append(x)
-                path = stood
+                path = self._stood_in(path)
+                if path and all(e.index in self.dropped for e in path):
+                    # the leaf's whole path is dropped (a last line that is no pi entry, with no parent): the
+                    # repaired file ends at the last kept line, and pi resumes there (keep_leaf has no branch to keep)
+                    last = next((k for k in range(len(self.entries) - 1, -1, -1)
+                                 if self.entries[k].kind != HEADER and self.entries[k].index not in self.dropped), None)
+                    if last is not None:
+                        path, start, _ = pi_segment(self.entries[:last + 1])
+                        path = self._stood_in(path)
             self.active_path = path  # links do not change again before relink(): reused there
             dropped = self.dropped
             return [e for e in path[start:] if e.index not in dropped] if dropped else path[start:]
@@ -49,6 +46,21 @@ class Pairing:
             self.walked_view = claude_segment(live)
             return self.walked_view
         return live
+
+    def _stood_in(self, path: list[Entry]) -> list[Entry]:
+        """pi's path with each dropped line whose id a kept line holds (a line written twice, or a damaged
+        copy of one) replaced by that kept line: in the repaired file the id is the kept line's, so pi's
+        walk goes through it there; once (a copy that hangs off the line it copies would put that line on
+        the path twice)."""
+        on_path: set = set()
+        stood = []
+        for e in path:
+            x = self._stand_in(e)
+            if x is not e and x.index in on_path:
+                continue
+            on_path.add(x.index)
+            stood.append(x)
+        return stood
 
     def _stand_in(self, e: Entry) -> Entry:
         """``e``, or when it is dropped, the kept line with its id (the first copy of a duplicate line)."""
