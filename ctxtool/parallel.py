@@ -250,22 +250,25 @@ def _start(path: str, fmt_name: str, begin: int, end: int, stats: bool, lazy: bo
         return None
 
 
-def _merge(entries: list, frames, shift: int, line_shift: int) -> None:
+def _merge(entries: list, frames, shift: int, line_shift: int, sizes: dict | None = None) -> None:
     """Append a part's entries, index and line numbers moved; each tuple freed once its entry is built."""
-    entries.extend(_built(frames, shift, line_shift))
+    entries.extend(_built(frames, shift, line_shift, sizes))
 
 
-def _built(frames, shift: int, line_shift: int):
-    """A part's entries, in order, index and line numbers moved; each tuple freed once its entry is built."""
+def _built(frames, shift: int, line_shift: int, sizes: dict | None = None):
+    """A part's entries, in order, index and line numbers moved; each tuple freed once its entry is built.
+    ``sizes``: the table of line lengths (one int object per value, as the scan keeps them)."""
     i = shift
+    same_size = (sizes if sizes is not None else {}).setdefault
     for part in frames:
         for j, tup in enumerate(part):
             if len(tup) == 8:  # an entry of type, id, parent and time (scan_part's meta)
                 no, off, length, eol, ty, u, p, ts = tup
-                e = small_entry(i, no + line_shift, off, length, eol, META, ty, u, p, ts)
+                e = small_entry(i, no + line_shift, off, same_size(length, length), eol, META, ty, u, p, ts)
             else:
                 e = entry_from_tuple(tup, shift, line_shift)
                 e.index = i  # the same value, as the int object shared with the previous line number
+                e.length = same_size(e.length, e.length)
             part[j] = None
             yield e
             no = e.lineno
@@ -315,8 +318,9 @@ def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = Tr
             on_entry(meta_entry(count, no, offset, length, eol, ty, u, p, ts, None))
             count += 1
 
+        sizes: dict = {}
         scan_lines(t, path, [], module, emit, 0, bounds[1], meta=meta if lazy and not keep else None,
-                   into=entries if lazy and keep else None, shared=shared)
+                   into=entries if lazy and keep else None, shared=shared, sizes=sizes)
         lines, lf, crlf, last_eol = t.lines, t.lf, t.crlf, t.last_eol
         shared.clear()  # the helpers' entries share strings among themselves only: free the table first
         for k, proc in enumerate(procs, 1):
@@ -327,7 +331,7 @@ def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = Tr
                 tail: list = []
                 frames = _frames(proc, spools[k - 1], tail)
                 if keep:
-                    _merge(entries, frames, shift, lines)
+                    _merge(entries, frames, shift, lines, sizes)
                 else:
                     for e in _built(frames, shift, lines):
                         on_entry(e)
@@ -337,7 +341,7 @@ def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = Tr
                 part, bad, n, plf, pcrlf, peol = scan_part(path, name, bounds[k], bounds[k + 1], stats, lazy)
                 if keep:
                     del entries[shift:]
-                    _merge(entries, [part], shift, lines)
+                    _merge(entries, [part], shift, lines, sizes)
                 else:  # the entries it sent were handed on already: the rest of them
                     sent = count
                     for e in _built([part], shift, lines):

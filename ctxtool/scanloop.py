@@ -196,7 +196,7 @@ def _build(fmt):
 
 
 def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: int | None = None, meta=None,
-               into: list | None = None, shared: dict | None = None) -> None:
+               into: list | None = None, shared: dict | None = None, sizes: dict | None = None) -> None:
     """The hot loop: one parse per line and no per-line objects unless the line is bad
     (orjson accepts the trailing newline as whitespace, so lines are never copied).
 
@@ -207,7 +207,8 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
     ``Transcript``). ``begin``/``end`` (line boundaries) limit it to part of the file; line
     numbers then count from the part's first line. ``into`` (in place of ``meta``): the list
     ``emit`` appends every entry to; those lines' entries are appended here directly, their
-    index its length, their strings shared through ``shared`` (the index's fast way)."""
+    index its length, their strings shared through ``shared`` (the index's fast way). ``sizes``: the
+    table of line lengths (one int object per value), when the caller goes on with it."""
     loads, decode_error = orjson.loads, orjson.JSONDecodeError
     offset = begin
     no = lf = crlf = 0
@@ -237,6 +238,7 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
         append = into.append
         get = shared.setdefault
     fromiso = datetime.fromisoformat
+    same_size = (sizes if sizes is not None else {}).setdefault
     prev = None  # the line number of the last line emitted: its int object is the next index (see transcript.scan)
     with open_binary(path) as f:
         if begin:
@@ -269,6 +271,8 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
                     lf += 1
             else:
                 eol = b""
+            size = len(chunk) - len(eol)
+            size = same_size(size, size)  # one int object per distinct line length: most repeat (~7 MB at 500 MB)
             if no == next_choice:
                 fast = meta_bytes * META_SHARE >= start - window_start
                 if fast and decode is None:
@@ -291,7 +295,7 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
                 else:
                     ty = h.type
                     if type(ty) is not str or ty in full_types:
-                        emit((no, start, len(chunk) - len(eol), eol), to_dict(h))
+                        emit((no, start, size, eol), to_dict(h))
                         prev = no
                         continue
                     u, p, ts = h.uuid, h.parentUuid, h.timestamp
@@ -301,9 +305,9 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
                 except decode_error:
                     obj, reason = parse(Line(no, start, chunk, eol))
                     if reason is not None:
-                        t.bad.append(BadLine(no, start, len(chunk) - len(eol), reason, blank=reason == "blank line"))
+                        t.bad.append(BadLine(no, start, size, reason, blank=reason == "blank line"))
                         continue
-                where = (no, start, len(chunk) - len(eol), eol)
+                where = (no, start, size, eol)
                 if t.fmt is None:
                     pending.append((where, obj))
                     if len(pending) < formats.SNIFF_LINES:
@@ -336,7 +340,7 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
             # parent and timestamp, whichever decoder read it
             meta_bytes += len(chunk)
             if into is None:
-                meta(no, start, len(chunk) - len(eol), eol, ty, u, p, ts)
+                meta(no, start, size, eol, ty, u, p, ts)
             else:  # meta_entry, inline: most lines of a Claude Code file come this way
                 n = len(into)
                 if type(ts) is str:  # parse_ts, its common case inline
@@ -348,7 +352,7 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
                     ts = parse_ts(ts)
                 # the line's own uuid is not put in the string table: such lines (progress) are leaves,
                 # a line naming one as its parent still gets an equal string
-                append(small_entry(prev if prev == n else n, no, start, len(chunk) - len(eol), eol, META,
+                append(small_entry(prev if prev == n else n, no, start, size, eol, META,
                                    get(ty, ty), u if type(u) is str else None,
                                    get(p, p) if type(p) is str else parent_of(p), ts))
                 prev = no
