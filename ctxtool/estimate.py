@@ -145,7 +145,7 @@ def _facts(ix: Index, entries: list) -> None:
     compactions = 0
     last_model = None
     for e in entries:
-        if e._m is PLAIN and e.obj is None and e.kind == META:
+        if e._m is PLAIN and e.kind == META:  # (obj is None there: it lives in PLAIN too)
             continue
         kind = e.kind
         x = e.extra

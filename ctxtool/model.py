@@ -179,6 +179,9 @@ def parent_of(value):
 # default (everything but messages: progress, snapshots, settings): they live in a second object,
 # created on the first write, so that an index of a million such lines stays small.
 _CORE = ("index", "lineno", "offset", "length", "eol", "kind", "type", "id", "parent", "role")
+# role, obj and blocks are None on every metadata line (most lines of a Claude Code file): in the second
+# object too on an ``Entry`` (24 bytes a line), in slots of their own on a ``FullEntry``
+_RARE = ("role", "obj", "blocks")
 _MORE = {"stop": None, "msg_key": None, "ts": None, "model": None, "calls": (), "results": (), "nblocks": 0, "empty": False,
          "blank_text": False, "signed_thinking": False, "chars": 0, "kinds": EMPTY, "tool_chars": EMPTY, "usage": None,
          "extra": None}
@@ -186,9 +189,10 @@ FIELDS = _CORE + tuple(_MORE) + ("obj", "blocks")
 
 
 class _More:
-    __slots__ = tuple(k for k in _MORE if k != "ts")
+    __slots__ = tuple(k for k in _MORE if k != "ts") + _RARE
 
     def __init__(self):
+        self.role = self.obj = self.blocks = None
         self.stop = self.msg_key = self.model = self.usage = self.extra = None
         self.calls = self.results = ()
         self.nblocks = self.chars = 0
@@ -213,7 +217,7 @@ class Entry:
     place), tool_chars (tool-result chars by tool name), usage, extra, obj, blocks. Compared by
     identity. The fields most entries leave at their default cost no memory until set."""
 
-    __slots__ = _CORE + ("ts", "obj", "blocks", "_m")
+    __slots__ = tuple(k for k in _CORE if k not in _RARE) + ("ts", "_m")
 
     def __init__(self, index: int, lineno: int, offset: int, length: int, eol: bytes, kind: str, type: str,
                  id: str | None = None, parent: str | None = None, role: str | None = None, stop: str | None = None,
@@ -230,19 +234,17 @@ class Entry:
         self.type = type
         self.id = id
         self.parent = parent
-        self.role = role
         self.ts = ts
-        self.obj = obj
-        self.blocks = blocks
         if self.__class__ is not Entry:  # FullEntry: the fields below are its own slots
             self._m = None
-        elif (stop is None and msg_key is None and model is None and not calls and not results and not nblocks
-                and not empty and not blank_text and not signed_thinking and not chars and kinds is EMPTY
-                and tool_chars is EMPTY and usage is None and extra is None):
+        elif (role is None and obj is None and blocks is None and stop is None and msg_key is None and model is None
+                and not calls and not results and not nblocks and not empty and not blank_text and not signed_thinking
+                and not chars and kinds is EMPTY and tool_chars is EMPTY and usage is None and extra is None):
             self._m = _NONE
             return
         else:
             self._m = _More()  # the fields below are written into it
+        self.role, self.obj, self.blocks = role, obj, blocks
         self.stop, self.msg_key, self.model, self.calls, self.results, self.nblocks = stop, msg_key, model, calls, results, nblocks
         self.empty, self.blank_text, self.signed_thinking, self.chars, self.kinds = empty, blank_text, signed_thinking, chars, kinds
         self.tool_chars, self.usage, self.extra = tool_chars, usage, extra
@@ -273,16 +275,20 @@ class Entry:
 def _more_field(name: str) -> property:
     from operator import attrgetter
 
-    def _set(self, value, _name=name):
+    default = _MORE.get(name)
+
+    def _set(self, value, _name=name, _default=default):
         m = self._m
         if m is _NONE:
+            if value is _default:  # the value it has: nothing to hold (a metadata line's release())
+                return
             m = self._m = _More()
         setattr(m, _name, value)
 
     return property(attrgetter("_m." + name), _set)
 
 
-for _name in _MORE:
+for _name in (*_MORE, *_RARE):
     if _name != "ts":
         setattr(Entry, _name, _more_field(_name))
 del _name
@@ -302,9 +308,8 @@ def small_entry(index: int, lineno: int, offset: int, length: int, eol: bytes, k
     e.type = type
     e.id = id
     e.parent = parent
-    e.role = e.obj = e.blocks = None
     e.ts = ts
-    e._m = _NONE
+    e._m = _NONE  # role, obj and blocks: None there
     return e
 
 

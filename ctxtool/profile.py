@@ -598,7 +598,7 @@ def profile_session(path: str, fmt: str | None = None, *, window: int | None = N
 
     def on_entry(e):
         nonlocal openclaw_marks
-        if e._m is PLAIN and e.kind == META and e.obj is None:
+        if e._m is PLAIN and e.kind == META:  # (obj is None there: it lives in PLAIN too)
             return  # a metadata line with nothing set (most lines of a Claude Code file): nothing below reads it
         if e.model:
             models[e.model] = models.get(e.model, 0) + 1
