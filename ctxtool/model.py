@@ -179,9 +179,10 @@ def parent_of(value):
 # default (everything but messages: progress, snapshots, settings): they live in a second object,
 # created on the first write, so that an index of a million such lines stays small.
 _CORE = ("index", "lineno", "offset", "length", "eol", "kind", "type", "id", "parent", "role")
-# role, obj and blocks are None on every metadata line (most lines of a Claude Code file): in the second
-# object too on an ``Entry`` (24 bytes a line), in slots of their own on a ``FullEntry``
-_RARE = ("role", "obj", "blocks")
+# a line ending other than "\n", role, obj and blocks: none on almost every metadata line (most lines of
+# a Claude Code file): in the second object too on an ``Entry`` (32 bytes a line), in slots of their own on
+# a ``FullEntry``
+_RARE = {"eol": b"\n", "role": None, "obj": None, "blocks": None}
 _MORE = {"stop": None, "msg_key": None, "ts": None, "model": None, "calls": (), "results": (), "nblocks": 0, "empty": False,
          "blank_text": False, "signed_thinking": False, "chars": 0, "kinds": EMPTY, "tool_chars": EMPTY, "usage": None,
          "extra": None}
@@ -189,9 +190,10 @@ FIELDS = _CORE + tuple(_MORE) + ("obj", "blocks")
 
 
 class _More:
-    __slots__ = tuple(k for k in _MORE if k != "ts") + _RARE
+    __slots__ = tuple(k for k in _MORE if k != "ts") + tuple(_RARE)
 
     def __init__(self):
+        self.eol = b"\n"
         self.role = self.obj = self.blocks = None
         self.stop = self.msg_key = self.model = self.usage = self.extra = None
         self.calls = self.results = ()
@@ -229,7 +231,6 @@ class Entry:
         self.lineno = lineno
         self.offset = offset
         self.length = length
-        self.eol = eol
         self.kind = kind
         self.type = type
         self.id = id
@@ -237,14 +238,14 @@ class Entry:
         self.ts = ts
         if self.__class__ is not Entry:  # FullEntry: the fields below are its own slots
             self._m = None
-        elif (role is None and obj is None and blocks is None and stop is None and msg_key is None and model is None
+        elif (eol == b"\n" and role is None and obj is None and blocks is None and stop is None and msg_key is None and model is None
                 and not calls and not results and not nblocks and not empty and not blank_text and not signed_thinking
                 and not chars and kinds is EMPTY and tool_chars is EMPTY and usage is None and extra is None):
             self._m = _NONE
             return
         else:
             self._m = _More()  # the fields below are written into it
-        self.role, self.obj, self.blocks = role, obj, blocks
+        self.eol, self.role, self.obj, self.blocks = eol, role, obj, blocks
         self.stop, self.msg_key, self.model, self.calls, self.results, self.nblocks = stop, msg_key, model, calls, results, nblocks
         self.empty, self.blank_text, self.signed_thinking, self.chars, self.kinds = empty, blank_text, signed_thinking, chars, kinds
         self.tool_chars, self.usage, self.extra = tool_chars, usage, extra
@@ -275,7 +276,7 @@ class Entry:
 def _more_field(name: str) -> property:
     from operator import attrgetter
 
-    default = _MORE.get(name)
+    default = _RARE[name] if name in _RARE else _MORE[name]
 
     def _set(self, value, _name=name, _default=default):
         m = self._m
@@ -303,13 +304,14 @@ def small_entry(index: int, lineno: int, offset: int, length: int, eol: bytes, k
     e.lineno = lineno
     e.offset = offset
     e.length = length
-    e.eol = eol
     e.kind = kind
     e.type = type
     e.id = id
     e.parent = parent
     e.ts = ts
-    e._m = _NONE  # role, obj and blocks: None there
+    e._m = _NONE  # role, obj and blocks: None there, and the line ending "\n"
+    if eol != b"\n":
+        e.eol = eol  # (a second object of its own)
     return e
 
 
