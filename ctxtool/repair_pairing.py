@@ -194,6 +194,7 @@ class Pairing:
         taken: dict[int, tuple[Entry, object]] = {}
         cursor: dict[str, int] = {}  # by call id: how many of its calls are taken
         first_remainder = None
+        mixed_first = False  # the first remainder is a message with results of its own, and text after them
         moved_entries: dict[int, Entry] = {}  # by index, in the order found
         for pos, s in enumerate(span):
             results = self.results_of(s)
@@ -224,8 +225,15 @@ class Pairing:
                     self.change("reused-id", "rewritten", s, r.id, f"result renamed {final_id[k]} with its tool call")
                 if first_remainder is not None:
                     moved_entries.setdefault(s.index, s)
-            if first_remainder is None and has_other and self.alive(s) and not self.results_of(s):
-                first_remainder = pos
+            if first_remainder is None and has_other and self.alive(s):
+                if not self.results_of(s):
+                    first_remainder = pos
+                elif (not self.client_heals_pairing and self._other_blocks_left(s)
+                      and any(self.alive(x) and self.results_of(x) for x in span[pos + 1:])):
+                    # results of later lines would come after its other blocks in the message the lines
+                    # merge into: they are moved before it (its own results are put first below)
+                    first_remainder = pos
+                    mixed_first = True
         # the anchor: the last span entry before the first remainder message (or the unit)
         anchor = unit[-1]
         limit = first_remainder if first_remainder is not None else len(span)
@@ -252,7 +260,7 @@ class Pairing:
             self.keys[s.index] = (base[0], sub)
             self.change("moved-result", "moved", s, ",".join(r.id for r in self.results_of(s)),
                         "tool result moved right after its tool call (it came after another message)")
-        for s in span[:limit]:
+        for s in span[:limit + 1] if mixed_first else span[:limit]:
             if self.alive(s) and s.nblocks > len(self.results_of(s)) and self._results_not_first(s):
                 self.edit(s)["results_first"] = order_ids
                 self.change("moved-result", "rewritten", s, None, "tool_result blocks moved before the other blocks of the message")
@@ -294,6 +302,12 @@ class Pairing:
         """pi: the file links its entries by id (version 2 and later), not a linear version 1 list."""
         dropped = self.dropped
         return any(e.id is not None for e in self.entries if e.kind != HEADER and e.index not in dropped)
+
+    def _other_blocks_left(self, s: Entry) -> bool:
+        """Whether ``s`` keeps a block that is no tool result (one repair does not drop)."""
+        res = {r.idx for r in s.results}
+        dropped = self.edits.get(s.index, {}).get("drop_blocks", ())
+        return any(i not in res and i not in dropped for i in range(s.nblocks))
 
     def _results_not_first(self, s: Entry) -> bool:
         res = {r.idx for r in self.results_of(s)}
