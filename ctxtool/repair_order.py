@@ -171,7 +171,9 @@ class Ordering:
         path = [e for e in order if e.kind != HEADER and (e.index in on_path or e.index < 0)]
         for k, e in enumerate(path):
             want = path[k - 1].id if k > 0 else e.parent
-            if k == 0 and e.parent is not None and e.parent not in {x.id for x in order}:
+            # the first keeps its parent, unless that is gone, or is on the path itself (a kept line standing in
+            # for a dropped one, written later: linked after the others, it would close a loop)
+            if k == 0 and e.parent is not None and (e.parent not in {x.id for x in order} or e.parent in {x.id for x in path}):
                 want = None
             if e.parent != want:
                 old = e.parent
