@@ -162,7 +162,7 @@ class Ordering:
                 else:
                     self.edit(e)["set_parent"] = want
                     self.change("parent", "relinked", e, e.id, f"parent {p} now comes after it; linked to the entry before it {want}")
-            if e.id is not None:
+            if e.id is not None and e.kind != HEADER:  # the session header is no entry's parent
                 seen.add(e.id)
                 prev = e
 

@@ -250,7 +250,9 @@ class Pairing:
         if missing and host is None and any(self.alive(s) and s.nblocks > len(self.results_of(s)) for s in moved_entries.values()):
             synth_sub = sub  # then right after the anchor, so that every result of the turn comes before that text
             sub += len(missing)
-        for s in moved_entries.values():
+        # the messages holding only results first: the results of a message with more after them (put
+        # first in it) are then followed by no other result in the message the lines merge into
+        for s in sorted(moved_entries.values(), key=lambda x: x.nblocks > len(self.results_of(x))):
             if not self.alive(s):
                 continue
             if s.nblocks > len(self.results_of(s)):
