@@ -134,13 +134,31 @@ def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict |
             nxt = bridge.before(last, seen)
             if nxt is None and mend is not None:
                 nxt = mend(cur)
-                while nxt is not None and nxt.id in seen:  # on the chain already: the line before that
+                # on the chain already, or a line whose parents lead back into it (linked to, it would
+                # close a loop): the line before that
+                while nxt is not None and (nxt.id in seen or _leads_into(nxt, seen, by_id, links)):
                     nxt = mend(nxt)
             if bridges is not None:
                 bridges[cur.index] = nxt
         cur = nxt
     out.reverse()
     return out
+
+
+def _leads_into(e: Entry, seen: set, by_id: dict, links: dict | None) -> bool:
+    """Whether following the parents of ``e`` (as the walk would, re-links included) reaches a line
+    of ``seen``; it stops at a root, a lost parent or a loop of its own."""
+    passed: set = set()
+    cur = e
+    while cur is not None and cur.id not in passed:
+        passed.add(cur.id)
+        p = links.get(cur.id, cur.parent) if links else cur.parent
+        if p is None:
+            return False
+        if p in seen:
+            return True
+        cur = by_id.get(p)
+    return False
 
 
 def _fold(by_id: dict, last_b: Entry, listed: Entry | None) -> tuple:

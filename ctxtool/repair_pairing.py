@@ -228,12 +228,16 @@ class Pairing:
             if first_remainder is None and has_other and self.alive(s):
                 if not self.results_of(s):
                     first_remainder = pos
-                elif (not self.client_heals_pairing and self._other_blocks_left(s)
-                      and any(self.alive(x) and self.results_of(x) for x in span[pos + 1:])):
+                elif not self.client_heals_pairing and self._other_blocks_left(s):
                     # results of later lines would come after its other blocks in the message the lines
-                    # merge into: they are moved before it (its own results are put first below)
-                    first_remainder = pos
-                    mixed_first = True
+                    # merge into: they are moved before it (its own results are put first below), when
+                    # they hold results alone and it is the first with more (else no order of the lines
+                    # is valid: left as it is)
+                    later = [x for x in span[pos + 1:] if self.alive(x) and self.results_of(x)]
+                    if (later and not any(self._other_blocks_left(x) for x in later)
+                            and not any(self.alive(x) and self._other_blocks_left(x) for x in span[:pos])):
+                        first_remainder = pos
+                        mixed_first = True
         # the anchor: the last span entry before the first remainder message (or the unit)
         anchor = unit[-1]
         limit = first_remainder if first_remainder is not None else len(span)

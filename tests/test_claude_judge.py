@@ -207,7 +207,21 @@ BRIDGES = {
     # goes on from the line before that, as it would once the result is the line after (fuzz seeds 15, 777)
     "lost-line-cut-after-its-own-result": (lambda ls: call_after_result(lost_line(retimed(ls, b"toolu_rec_p4", 60000),
                                                                                   LOST_PROMPT), b"toolu_rec_p4"), False),
+    # and the line before that hangs off a later line of the chain (an attachment off the answer): linked
+    # to, it would close a loop; repair goes on from the line before it
+    "lost-line-cut-after-a-side-line": (lambda ls: side_line_before_result(call_after_result(
+        lost_line(retimed(ls, b"toolu_rec_p4", 60000), LOST_PROMPT), b"toolu_rec_p4"), b"toolu_rec_p4", b"It prints 5."), False),
 }
+
+
+def side_line_before_result(lines, tool_id: bytes, parent: bytes):
+    """Lines with a copy of the recorded attachment, hanging off the line holding ``parent``, just
+    before the result of ``tool_id``."""
+    obj = json.loads(lines[line_with(lines, b'"remote_session_change"', b'"attachment"')])
+    r = line_with(lines, b'"tool_use_id":"' + tool_id)
+    obj.update(uuid=SIDE, parentUuid=uuid_of(lines[line_with(lines, parent, b'"uuid"')]),
+               timestamp=json.loads(lines[r])["timestamp"])
+    return lines[:r] + [json.dumps(obj, separators=(",", ":")).encode()] + lines[r:]
 
 
 def call_after_result(lines, tool_id: bytes):

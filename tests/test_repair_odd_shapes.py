@@ -279,3 +279,30 @@ def test_pi_resumes_the_call_with_its_synthetic_result(tmp_path):
     path = _call_with_a_list_id(tmp_path)
     repair_file(path, backup=False)
     assert [m["role"] for m in load_with_pi(path)["llmMessages"]] == ["user", "assistant", "toolResult"]
+
+
+def _turn(*user_lines):
+    calls = [{"type": "tool_use", "id": f"t{k}", "name": "ls", "input": {}} for k in range(1, 4)]
+    return ([{"role": "user", "content": "go"}, {"role": "assistant", "content": calls}] + list(user_lines)
+            + [{"role": "assistant", "content": "done"}])
+
+
+def _res(k, text=None):
+    blocks = [{"type": "tool_result", "tool_use_id": f"t{k}", "content": "x"}]
+    return {"role": "user", "content": blocks + ([{"type": "text", "text": text}] if text else [])}
+
+
+def test_results_after_a_line_with_text_are_moved_before_it(tmp_path):
+    """Messages JSONL: consecutive user lines merge into one message, whose results must come first."""
+    out = repaired_and_final(tmp_path, write(tmp_path, _turn(_res(1, "note"), _res(2), _res(3))))
+    got = [orjson.loads(x) for x in open(out, "rb").read().splitlines()]
+    assert [b.get("tool_use_id") or b["text"] for m in got[2:5] for b in m["content"]] == ["t2", "t3", "t1", "note"]
+
+
+def test_two_lines_with_text_among_results_are_left_stable(tmp_path):
+    """No order of whole lines puts every result first when two of them hold text after their results:
+    repair leaves them (the report says the file is still invalid) rather than moving them back and forth."""
+    for lines in (_turn(_res(1, "a"), _res(2, "b"), _res(3)), _turn(_res(1, "a"), _res(2), _res(3, "b"))):
+        path = write(tmp_path, lines)
+        first = repair_file(path, check=True)
+        assert first.changes == [] and errors(first.after)
