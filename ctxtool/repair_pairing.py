@@ -196,10 +196,8 @@ class Pairing:
         first_remainder = None
         mixed_first = False  # the first remainder is a message with results of its own, and text after them
         moved_entries: dict[int, Entry] = {}  # by index, in the order found
-        for pos, s in enumerate(span):
-            results = self.results_of(s)
-            has_other = s.nblocks > len(results) or not results
-            for r in list(results):
+        for s in span:
+            for r in list(self.results_of(s)):
                 ks = by_call_id.get(r.id)
                 k = None
                 if ks is not None:  # calls of an id are taken in order: a cursor finds the first untaken one
@@ -223,21 +221,30 @@ class Pairing:
                 if final_id[k] != r.id:
                     self.edit(s).setdefault("rename_results", {})[r.idx] = final_id[k]
                     self.change("reused-id", "rewritten", s, r.id, f"result renamed {final_id[k]} with its tool call")
-                if first_remainder is not None:
+        # the remainder, once every drop of the turn is known: the first message with more than results
+        # (a text line, or a line whose results were all dropped); the messages with results after it are
+        # moved back to the calls
+        answering = {s.index for s, _ in taken.values()}
+        for pos, s in enumerate(span):
+            if not self.alive(s):
+                continue
+            if first_remainder is not None:
+                if s.index in answering:
                     moved_entries.setdefault(s.index, s)
-            if first_remainder is None and has_other and self.alive(s):
-                if not self.results_of(s):
+                continue
+            if not self.results_of(s):
+                first_remainder = pos
+            elif not self.client_heals_pairing and self._other_blocks_left(s):
+                # results of later lines would come after its other blocks in the message the lines merge
+                # into: they are moved before it (its own results are put first below), when they hold
+                # results alone (two or more lines with more than results: _gather_results)
+                later = [x for x in span[pos + 1:] if self.alive(x) and self.results_of(x)]
+                if later and not any(self._other_blocks_left(x) for x in later):
                     first_remainder = pos
-                elif not self.client_heals_pairing and self._other_blocks_left(s):
-                    # results of later lines would come after its other blocks in the message the lines
-                    # merge into: they are moved before it (its own results are put first below), when
-                    # they hold results alone and it is the first with more (else no order of the lines
-                    # is valid: left as it is)
-                    later = [x for x in span[pos + 1:] if self.alive(x) and self.results_of(x)]
-                    if (later and not any(self._other_blocks_left(x) for x in later)
-                            and not any(self.alive(x) and self._other_blocks_left(x) for x in span[:pos])):
-                        first_remainder = pos
-                        mixed_first = True
+                    mixed_first = True
+        order_ids = [final_id[k] for k in range(len(calls))]
+        if self.name == "messages" and self._gather_results(unit[-1], span, order_ids, calls, final_id, taken):
+            return
         # the anchor: the last span entry before the first remainder message (or the unit)
         anchor = unit[-1]
         limit = first_remainder if first_remainder is not None else len(span)
@@ -246,7 +253,6 @@ class Pairing:
                 anchor = s
         base = self.key(anchor)
         sub = base[1]
-        order_ids = [final_id[k] for k in range(len(calls))]
         missing = [k for k in range(len(calls)) if k not in taken]
         host = anchor if (missing and anchor is not unit[-1] and self.name != "pi" and self.results_of(anchor)
                           and anchor.nblocks > len(self.results_of(anchor))) else None
@@ -308,6 +314,50 @@ class Pairing:
         """pi: the file links its entries by id (version 2 and later), not a linear version 1 list."""
         dropped = self.dropped
         return any(e.id is not None for e in self.entries if e.kind != HEADER and e.index not in dropped)
+
+    def _gather_results(self, u: Entry, span: list[Entry], order_ids: list, calls: list, final_id: dict, taken: dict) -> bool:
+        """Messages JSONL: when two or more of the turn's lines holding results hold other blocks too, no
+        order of whole lines puts every result first in the message they merge into. The results of the
+        later lines are then moved into the first (their blocks, as they are), put first there, and
+        synthetic results for calls without one join them; a line left with nothing is dropped. The
+        first is moved up to the calls when a line of other content stands before it. False: not needed."""
+        holders = [s for s in span if self.alive(s) and self.results_of(s)]
+        if sum(1 for s in holders if self._other_blocks_left(s)) < 2:
+            return False
+        host = holders[0]
+        add = self.edit(host).setdefault("add_results", [])
+        for s in holders[1:]:
+            content = _content_ref(self.name, self.t.load(s))
+            renamed = self.edits.get(s.index, {}).get("rename_results", {})
+            moved = list(self.results_of(s))
+            for r in moved:
+                block = dict(content[r.idx])
+                if r.idx in renamed:
+                    block["tool_use_id"] = renamed[r.idx]
+                add.append(block)
+            gone = self.edit(s).setdefault("drop_blocks", set())
+            gone.update(r.idx for r in moved)
+            self.live_results[s.index] = {}
+            detail = f"tool result moved into line {host.lineno}, with the turn's other results (they must come first)"
+            if self._other_blocks_left(s):
+                for r in moved:
+                    self.change("moved-result", "rewritten", s, r.id, detail)
+            else:
+                self.drop(s, "moved-result", detail, ",".join(r.id for r in moved))
+        for k in range(len(calls)):
+            if k not in taken:
+                c = calls[k][1]
+                block = self.fmt.synthetic_result({}, final_id[k], c.name, ts=u.ts, with_ids=False, taken=self.taken_ids, rng=self.rng)
+                add.extend(block["content"])
+                self.change("missing-result", "inserted", host, final_id[k], f"synthetic error result for tool call {c.name} added to this message")
+        self.edit(host)["results_first"] = order_ids
+        up = any(self.alive(s) and self._other_blocks_left(s) for s in span[:span.index(host)])
+        if up:
+            base = self.key(u)
+            self.keys[host.index] = (base[0], base[1] + 1)
+        self.change("moved-result", "rewritten", host, None, "tool_result blocks of the turn gathered before the other blocks"
+                    " of the message" + ("; the line moved up to its tool calls" if up else ""))
+        return True
 
     def _other_blocks_left(self, s: Entry) -> bool:
         """Whether ``s`` keeps a block that is no tool result (one repair does not drop)."""

@@ -299,10 +299,22 @@ def test_results_after_a_line_with_text_are_moved_before_it(tmp_path):
     assert [b.get("tool_use_id") or b["text"] for m in got[2:5] for b in m["content"]] == ["t2", "t3", "t1", "note"]
 
 
-def test_two_lines_with_text_among_results_are_left_stable(tmp_path):
+@pytest.mark.parametrize("lines", [
+    [_res(1, "a"), _res(2, "b"), _res(3)],
+    [_res(1, "a"), _res(2), _res(3, "b")],
+    [{"role": "user", "content": "txt"}, _res(1, "a"), _res(2, "b"), _res(3)],
+    [_res(1, "a"), _res(2, "b")],  # t3 has no result
+], ids=["two-texts", "text-first-and-last", "text-line-first", "missing-result"])
+def test_results_of_lines_with_text_are_gathered_into_the_first(tmp_path, lines):
     """No order of whole lines puts every result first when two of them hold text after their results:
-    repair leaves them (the report says the file is still invalid) rather than moving them back and forth."""
-    for lines in (_turn(_res(1, "a"), _res(2, "b"), _res(3)), _turn(_res(1, "a"), _res(2), _res(3, "b"))):
-        path = write(tmp_path, lines)
-        first = repair_file(path, check=True)
-        assert first.changes == [] and errors(first.after)
+    the later results move into the first such line (their blocks as they are), nothing else is lost."""
+    path = write(tmp_path, _turn(*lines))
+    out = repaired_and_final(tmp_path, path)
+    got = [orjson.loads(x) for x in open(out, "rb").read().splitlines()]
+    first = got[2]["content"]
+    assert [b.get("tool_use_id") for b in first[:3]] == ["t1", "t2", "t3"]
+    before = [orjson.dumps(b) for m in _turn(*lines) for b in (m["content"] if isinstance(m["content"], list) else [m["content"]])]
+    after = [orjson.dumps(b) for m in got for b in (m["content"] if isinstance(m["content"], list) else [m["content"]])]
+    synthetic = [b for b in after if b not in before]
+    assert sorted(b for b in after if b in before) == sorted(before)  # every block kept, once
+    assert len(synthetic) == (1 if len(lines) == 2 else 0)
