@@ -503,6 +503,8 @@ def plan_repair(t: Transcript, *, trim_trailing: bool = False, view: list[Entry]
     else:
         p.hygiene()
         p.pair()
+        if p.name == "pi":
+            p.pair_again_if_path_gone()
     if trim_trailing and p.name != "codex":  # Codex sends a history that ends with its reply as it is
         p.trim()
     order = p.ordered()

@@ -77,6 +77,18 @@ class Pairing:
         i = self.renamed_from.get(e.index, e.id)  # a dropped line renamed as a duplicate: the id it had
         return self._kept_ids.get(i, e) if i is not None else e
 
+    def pair_again_if_path_gone(self) -> None:
+        """pi: when pairing dropped every line of the path it paired (a last line that is a lone orphan
+        result), the repaired file ends at another line, and pi resumes there: that line's path is paired
+        too (``segment`` walks from the last kept line then)."""
+        for _ in range(3):
+            if not self.active_path or any(e.index not in self.dropped for e in self.active_path):
+                return
+            if not any(e.kind != HEADER and e.index not in self.dropped for e in self.entries):
+                return
+            self._kept_ids = None  # the kept line of an id, as the drops now stand
+            self.pair()
+
     def pair(self):
         """One pass over what the model sees, turn by turn, grouped exactly as the view groups them."""
         seq = [e for e in self.segment() if e.kind == MESSAGE and not (e.extra and e.extra.get("exclude"))]
