@@ -257,7 +257,7 @@ def _merge(entries: list, frames, shift: int, line_shift: int, sizes: dict | Non
 
 def _built(frames, shift: int, line_shift: int, sizes: dict | None = None):
     """A part's entries, in order, index and line numbers moved; each tuple freed once its entry is built.
-    ``sizes``: the table of line lengths (one int object per value, as the scan keeps them)."""
+    ``sizes``: the table of metadata lines' lengths (one int object per value, as the scan keeps them)."""
     i = shift
     same_size = (sizes if sizes is not None else {}).setdefault
     for part in frames:
@@ -268,7 +268,6 @@ def _built(frames, shift: int, line_shift: int, sizes: dict | None = None):
             else:
                 e = entry_from_tuple(tup, shift, line_shift)
                 e.index = i  # the same value, as the int object shared with the previous line number
-                e.length = same_size(e.length, e.length)
             part[j] = None
             yield e
             no = e.lineno

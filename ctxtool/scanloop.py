@@ -272,7 +272,6 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
             else:
                 eol = b""
             size = len(chunk) - len(eol)
-            size = same_size(size, size)  # one int object per distinct line length: most repeat (~7 MB at 500 MB)
             if no == next_choice:
                 fast = meta_bytes * META_SHARE >= start - window_start
                 if fast and decode is None:
@@ -339,6 +338,8 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
             # a metadata line (progress, snapshot, queue, api-request...): its entry from type, uuid,
             # parent and timestamp, whichever decoder read it
             meta_bytes += len(chunk)
+            # one int object per distinct length of a metadata line: most repeat (~7 MB of a 500 MB Claude Code index)
+            size = same_size(size, size)
             if into is None:
                 meta(no, start, size, eol, ty, u, p, ts)
             else:  # meta_entry, inline: most lines of a Claude Code file come this way

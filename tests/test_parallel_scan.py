@@ -337,8 +337,9 @@ def test_a_last_line_completed_after_the_split_is_read_as_it_was_then(tmp_path):
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_equal_line_lengths_share_one_int_object(tmp_path, workers):
-    """The index holds one int object per distinct line length (most lengths repeat: ~7 MB of a
-    500 MB real-shape file's index), in this process's part and in the helpers' alike."""
+    """The index holds one int object per distinct length of a metadata line (most lengths repeat:
+    ~7 MB of a 500 MB real-shape file's index), in this process's part and in the helpers' alike."""
+    from ctxtool.model import Entry
     from tests.bench import realshape
 
     path = str(tmp_path / "realshape.jsonl")
@@ -346,5 +347,6 @@ def test_equal_line_lengths_share_one_int_object(tmp_path, workers):
     for stats in (True, False):
         t = scan(path, workers=workers, split_min_bytes=0, stats=stats)
         assert t.parts == workers
-        big = [e.length for e in t.entries if e.length > 256]  # CPython caches the small ints anyway
+        # (CPython caches the small ints anyway; message lines, read whole, keep their own)
+        big = [e.length for e in t.entries if e.length > 256 and type(e) is Entry]
         assert len({id(n) for n in big}) == len(set(big)) < len(big)
