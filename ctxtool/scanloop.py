@@ -192,6 +192,29 @@ def _build(fmt):
     return decode, to_dict, (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError)
 
 
+def rust_refuses(fmt, obj) -> str | None:
+    """Why Codex cannot read a line that JavaScript's JSON.parse (and Python's) accepts and orjson
+    refused: a lone UTF-16 surrogate escape, which Codex's parser (serde_json) rejects, so that it
+    skips the whole line when it resumes (judged). None for every other format and line (a line
+    of unknown format counts as Codex's when it has the shape of one)."""
+    if fmt is None:
+        if type(obj) is not dict or not formats.get("codex").sniff(obj):
+            return None
+    elif fmt.NAME != "codex":
+        return None
+    return "lone UTF-16 surrogate escape: Codex cannot read the line (it skips it)" if _lone_surrogate(obj) else None
+
+
+def _lone_surrogate(v) -> bool:
+    if type(v) is str:
+        return any("\ud800" <= c <= "\udfff" for c in v)  # a valid pair is one character by now
+    if type(v) is dict:
+        return any(_lone_surrogate(k) or _lone_surrogate(x) for k, x in v.items())
+    if type(v) is list:
+        return any(_lone_surrogate(x) for x in v)
+    return False
+
+
 # ----------------------------------------------------------------------------- the hot loop
 
 
@@ -303,6 +326,8 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
                     obj = loads(chunk)
                 except decode_error:
                     obj, reason = parse(Line(no, start, chunk, eol))
+                    if reason is None:
+                        reason = rust_refuses(t.fmt, obj)
                     if reason is not None:
                         t.bad.append(BadLine(no, start, size, reason, blank=reason == "blank line"))
                         continue

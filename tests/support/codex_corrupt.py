@@ -103,6 +103,13 @@ def bad_line_inside(lines):
     return b"".join(lines[:k] + [b'{"timestamp":"2026-11-23T18:27:01.000Z","type":"response_item","payl\n'] + lines[k:])
 
 
+def lone_surrogate(lines):
+    """A call whose id holds a lone UTF-16 surrogate escape: valid JSON for JavaScript and Python,
+    refused by Codex's parser, which skips the line."""
+    k = _find(lines, "function_call", "call_rec_p5")
+    return b"".join(lines[:k] + [_edit(lines[k], id="fc_\udfff")] + lines[k + 1:])
+
+
 def bom_and_no_final_newline(lines):
     return b"\xef\xbb\xbf" + b"".join(lines).rstrip(b"\n")
 
@@ -120,6 +127,7 @@ CORRUPTIONS = {
     "output_before_call": (output_before_call, SENT),
     "torn_last_line": (torn_last_line, HEALED),
     "bad_line_inside": (bad_line_inside, HEALED),
+    "lone_surrogate": (lone_surrogate, HEALED),
     "bom_and_no_final_newline": (bom_and_no_final_newline, REFUSED),  # "does not start with session metadata"
 }
 
