@@ -170,6 +170,8 @@ class Ordering:
         on_path.update(e.index for e in self.active_path)
         path = [e for e in order if e.kind != HEADER and (e.index in on_path or e.index < 0)]
         for k, e in enumerate(path):
+            if k > 0 and path[k - 1].id is None and path[k - 1].index >= 0:
+                self._give_id(path[k - 1])
             want = path[k - 1].id if k > 0 else e.parent
             # the first keeps its parent, unless that is gone, or is on the path itself (a kept line standing in
             # for a dropped one, written later: linked after the others, it would close a loop)
@@ -183,6 +185,16 @@ class Ordering:
                 else:
                     self.edit(e)["set_parent"] = want
                     self.change("parent", "relinked", e, e.id, f"parent {old} -> {want} (the entry before it on the active branch)")
+
+    def _give_id(self, e: Entry) -> None:
+        """A line of a pi tree whose id is no string (a damaged line) with a line after it on the path:
+        nothing could link to it, and pi would resume from the next line alone. It gets an id of its own."""
+        new = self.fmt.new_id(self.taken_ids, self.rng)
+        was = self.t.load(e).get("id")
+        self.change("invalid-id", "rewritten", e, None, f"id {was!r:.40} is not a string; renamed {new} so that the "
+                    "next line of the conversation can link to it")
+        self.edit(e)["set_id"] = new
+        e.id = new
 
     def keep_leaf(self, order: list[Entry]) -> None:
         """pi resumes at the last line of the file. When repair removed the old last line and
