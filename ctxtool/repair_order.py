@@ -169,9 +169,13 @@ class Ordering:
     def _relink_path(self, order: list[Entry], on_path: set[int]):
         on_path.update(e.index for e in self.active_path)
         path = [e for e in order if e.kind != HEADER and (e.index in on_path or e.index < 0)]
+        tree = None  # whether the header says version 2 or later (read on first need)
         for k, e in enumerate(path):
             if k > 0 and path[k - 1].id is None and path[k - 1].index >= 0:
-                self._give_id(path[k - 1])
+                if tree is None:
+                    tree = self._header_version(order) >= 2
+                if tree:
+                    self._give_id(path[k - 1])
             want = path[k - 1].id if k > 0 else e.parent
             # the first keeps its parent, unless that is gone, or is on the path itself (a kept line standing in
             # for a dropped one, written later: linked after the others, it would close a loop)
@@ -185,6 +189,14 @@ class Ordering:
                 else:
                     self.edit(e)["set_parent"] = want
                     self.change("parent", "relinked", e, e.id, f"parent {old} -> {want} (the entry before it on the active branch)")
+
+    def _header_version(self, order: list[Entry]) -> int:
+        """The version the (kept or rebuilt) session header states: 1 when it states none."""
+        h = next((e for e in order if e.kind == HEADER), None)
+        if h is None:
+            return 1
+        v = (self.synthetic_obj(h) if h.index < 0 else self.t.load(h)).get("version")
+        return v if type(v) is int else 1
 
     def _give_id(self, e: Entry) -> None:
         """A line of a pi tree whose id is no string (a damaged line) with a line after it on the path:
