@@ -6,6 +6,7 @@ from __future__ import annotations
 import bisect
 
 from .formats import pi as pi_fmt
+from .formats.common import js_to_number
 from .model import COMPACTION, HEADER, MESSAGE, Entry
 from .transcript import make_entry
 
@@ -173,7 +174,7 @@ class Ordering:
         for k, e in enumerate(path):
             if k > 0 and path[k - 1].id is None and path[k - 1].index >= 0:
                 if tree is None:
-                    tree = self._header_version(order) >= 2
+                    tree = not self._header_version(order) < 2  # pi's migrateToCurrentVersion: NaN is no v1 file
                 if tree:
                     self._give_id(path[k - 1])
             want = path[k - 1].id if k > 0 else e.parent
@@ -190,13 +191,14 @@ class Ordering:
                     self.edit(e)["set_parent"] = want
                     self.change("parent", "relinked", e, e.id, f"parent {old} -> {want} (the entry before it on the active branch)")
 
-    def _header_version(self, order: list[Entry]) -> int:
-        """The version the (kept or rebuilt) session header states: 1 when it states none."""
+    def _header_version(self, order: list[Entry]) -> float:
+        """The version the (kept or rebuilt) session header states, as pi compares it
+        (``header?.version ?? 1`` against numbers): 1 when it states none."""
         h = next((e for e in order if e.kind == HEADER), None)
         if h is None:
             return 1
         v = (self.synthetic_obj(h) if h.index < 0 else self.t.load(h)).get("version")
-        return v if type(v) is int else 1
+        return 1 if v is None else js_to_number(v)
 
     def _give_id(self, e: Entry) -> None:
         """A line of a pi tree whose id is no string (a damaged line) with a line after it on the path:

@@ -181,6 +181,42 @@ def js_number(f: float) -> str:
     return f"{sign}{mant}e{'+' if e > 0 else '-'}{abs(e)}"
 
 
+def js_to_number(v) -> float:
+    """JavaScript's ``Number(v)`` for a value JSON holds, as a comparison with a number coerces it:
+    NaN (every comparison false) where JavaScript gets no number."""
+    nan = float("nan")
+    t = type(v)
+    if t is bool:
+        return 1.0 if v else 0.0
+    if t is int or t is float:
+        return v
+    if v is None:
+        return 0.0
+    if t is list:  # Number(String(list)): [] and [null] are 0, [x] is Number(String(x)), more is NaN
+        if len(v) > 1:
+            return nan
+        x = v[0] if v else None
+        return nan if type(x) in (bool, dict) else js_to_number(x)
+    if t is str:
+        s = v.strip(" \t\n\r\v\f\u00a0\ufeff\u2028\u2029")
+        if not s:
+            return 0.0
+        if s[:2].lower() in ("0x", "0o", "0b"):
+            try:
+                return float(int(s[2:], {"x": 16, "o": 8, "b": 2}[s[1].lower()]))
+            except ValueError:
+                return nan
+        if s in ("Infinity", "+Infinity", "-Infinity"):
+            return float(s.replace("Infinity", "inf"))
+        if not all(c in "0123456789+-.eE" for c in s):  # Python's float takes "inf", "nan", "1_0": JavaScript does not
+            return nan
+        try:
+            return float(s)
+        except ValueError:
+            return nan
+    return nan
+
+
 def result_content_chars(content) -> tuple[int, int]:
     """(text chars, image count) of a tool result's content (string or blocks)."""
     if content is None:
