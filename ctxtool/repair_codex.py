@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
 
 from . import commit
 from .model import HEADER, MESSAGE, Entry
@@ -36,10 +37,15 @@ class CodexPairing:
         used: set[str] = set()
         answered: set[int] = set()
         early: dict[str, list] = {}  # call_id -> outputs written before their call, oldest first
+        took: set[str] = set()  # call_ids whose call took one of them
+        calls_left = Counter(c.id for e in seq if e.get("sub") is None for c in e.calls)  # calls not reached yet
+        outs_of: dict[str, list] = {}  # call_id -> the outputs already given to its calls
         for e in seq:
             inside = e.get("sub") is not None
             for c in e.calls:
                 fid = c.id
+                if not inside:
+                    calls_left[c.id] -= 1
                 if c.id in used and not inside:
                     fid = self._codex_rename(e, c.id, used)
                 used.add(fid)
@@ -47,20 +53,29 @@ class CodexPairing:
                     # its output was written before it (Codex would send it there, and the API refuses
                     # an output before its call): the output moves to right after the call
                     out = early[c.id].pop(0)
+                    took.add(c.id)
+                    outs_of.setdefault(c.id, []).append(out)
                     base = self.keys.get(e.index, (e.index, 0))
                     self.keys[out.index] = (base[0], base[1] + 1)
                     answered.add(id(e))
                     self.change("moved-result", "moved", out, c.id,
                                 f"output written before its call (line {e.lineno}) moved right after the call")
+                    if fid != c.id:  # the call was renamed as a reused id: so is the output it takes
+                        self.edit(out)["set_call_id"] = fid
+                        self.change("reused-id", "rewritten", out, c.id, f"output renamed {fid} with its call")
                     continue
                 pending.setdefault(c.id, []).append((e, fid))
             for r in e.results:
                 queue = pending.get(r.id)
-                if not queue and not inside and r.id in all_calls and r.id not in used and len(e.results) == 1:
+                if not queue and not inside and len(e.results) == 1 and calls_left.get(r.id, 0) > 0 and (
+                        r.id not in used or not self._repeats(e, outs_of.get(r.id, ()))):
+                    # before its call: the first call with this id not reached yet, or a later call reusing
+                    # the id (an output that only repeats one already given is a duplicate instead)
                     early.setdefault(r.id, []).append(e)
                     continue
                 if queue:
                     call, fid = queue.pop(0)
+                    outs_of.setdefault(r.id, []).append(e)
                     answered.add(id(call))
                     if fid != r.id and not inside:
                         self.edit(e)["set_call_id"] = fid
@@ -72,6 +87,10 @@ class CodexPairing:
                     self.drop(e, "duplicate-result", "a second output for the same call (Codex would send both)", r.id)
                 elif r.id not in all_calls:
                     self.drop(e, *ORPHAN_OUTPUT, r.id)
+        for cid, outs in early.items():  # written before their call, which an earlier one already answers
+            for e in outs if cid in took else ():
+                self.drop(e, "duplicate-result", "a second output for the same call, both written before it "
+                          "(Codex would send both)", cid)
         live = None
         for e in own:
             for c in e.calls:
@@ -109,6 +128,11 @@ class CodexPairing:
         self.edit(e)["set_call_id"] = fid
         self.change("reused-id", "rewritten", e, cid, f"call_id {cid} was already used by an earlier call; renamed {fid}")
         return fid
+
+    def _repeats(self, e: Entry, outs) -> bool:
+        """The output item of ``e`` is the very same as one of ``outs`` (a line written twice)."""
+        mine = self.t.load(e).get("payload")
+        return any(self.t.load(x).get("payload") == mine for x in outs)
 
     def _same_call_earlier(self, e: Entry) -> bool:
         """An earlier line holds the very same call item (a line written twice)."""

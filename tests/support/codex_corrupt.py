@@ -94,6 +94,33 @@ def output_before_call(lines):
     return b"".join(rest[:c] + [out] + rest[c:])
 
 
+def output_twice_before_call(lines):
+    """An output line written twice, both copies before its call's line (fuzz seed 38: repair
+    moved one and left the other, still before the call)."""
+    k = _find(lines, "function_call_output", "call_rec_p1")
+    c = _find(lines, "function_call", "call_rec_p1")
+    out = lines[k]
+    rest = lines[:k] + lines[k + 1:]
+    return b"".join(rest[:c] + [out, out] + rest[c:])
+
+
+def reused_call_id_outputs_before_calls(lines):
+    """Two calls with one call_id, each output written before its call: the second output goes
+    with the second call, renamed with it."""
+    k = _find(lines, "function_call", "call_rec_p5")
+    j = _find(lines, "function_call_output", "call_rec_p5")
+    out = list(lines)
+    out[k] = _edit(lines[k], call_id="call_rec_p1")
+    moved = _edit(lines[j], call_id="call_rec_p1")
+    del out[j]
+    out.insert(k, moved)  # before the second call
+    first = _find(out, "function_call_output", "call_rec_p1")
+    c = _find(out, "function_call", "call_rec_p1")
+    line = out.pop(first)
+    out.insert(c, line)  # before the first call
+    return b"".join(out)
+
+
 def torn_last_line(lines):
     return b"".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 2]
 
@@ -125,6 +152,8 @@ CORRUPTIONS = {
     "reused_call_id": (reused_call_id, SENT),
     "call_written_twice": (call_written_twice, SENT),
     "output_before_call": (output_before_call, SENT),
+    "output_twice_before_call": (output_twice_before_call, SENT),
+    "reused_call_id_outputs_before_calls": (reused_call_id_outputs_before_calls, SENT),
     "torn_last_line": (torn_last_line, HEALED),
     "bad_line_inside": (bad_line_inside, HEALED),
     "lone_surrogate": (lone_surrogate, HEALED),
