@@ -33,7 +33,7 @@ from .errors import FileChanged, InputError
 from .formats import SNIFF_LINES
 from .formats import pi as pi_fmt
 from .formats.common import is_blank_text
-from .jsonl import atomic_write
+from .jsonl import atomic_write, dumps
 from .lock import DEFAULT_TIMEOUT, SessionLocks
 from .model import HEADER, MESSAGE, PLAIN, Entry
 from .transcript import Transcript, make_entry, no_gc, scan
@@ -202,6 +202,8 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
                 self.edit(first)["set_id"] = new
                 first.id = new
                 self.change("header", "rewritten", first, new, "session header had no id")
+            if first.get("v1") and any(type(e.id) is str for e in entries if e.kind != HEADER and self.alive(e)):
+                self._restore_version(first)
             return
         header = next((e for e in entries if e.kind == HEADER and e.id), None)
         for e in entries:
@@ -227,6 +229,21 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
                     f"rebuilt missing/invalid session header (version {obj.get('version', 1)}, cwd {obj['cwd'] or '(unknown)'}"
                     + (", id and fields salvaged from the damaged first line)" if salvage else ")"))
         return e
+
+    def _restore_version(self, header: Entry) -> None:
+        """A header whose version pi reads as 1 (missing, or no number of 2 or more) in a file whose
+        entries carry ids: pi would give every entry a new id and link them in file order, every
+        branch in one line. The version the entries' shape says is written back, so that pi walks the
+        tree they form."""
+        obj = self.t.load(header)
+        v = obj.get("version")
+        was = ("(none)" if "version" not in obj else {dict: "(an object)", list: "(an array)"}.get(type(v))
+               or dumps(v).decode(errors="replace")[:40])
+        self.edit(header)["set_version"] = pi_fmt.CURRENT_VERSION
+        header.extra = None  # read as the version written
+        self.change("header", "rewritten", header, header.id,
+                    f"session header version {was} is read by pi as version 1 (every entry re-linked in "
+                    f"file order) while the entries carry ids and links: version {pi_fmt.CURRENT_VERSION}")
 
     def _salvage_header(self) -> dict:
         """Fields still readable in a torn or malformed first line that was a header."""
@@ -448,17 +465,9 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
 
     # ------------------------------------------------------------ Codex pairing
 
-    # ------------------------------------------------------------ synthetic entries
-
-    # ------------------------------------------------------------ trailing assistant
-
-    # ------------------------------------------------------------ ordering and links
-
     # ------------------------------------------------------------ materialize
     SLIM_EDITS = {"set_id", "set_parent", "rename_calls", "rename_results"}
-
-
-    TOP_LEVEL_EDITS = {"set_id", "set_parent", "set_first_kept", "set_first_kept_index"}
+    TOP_LEVEL_EDITS = {"set_id", "set_parent", "set_first_kept", "set_first_kept_index", "set_version"}
 
 
 _index = attrgetter("index")

@@ -197,7 +197,9 @@ class Ordering:
         h = next((e for e in order if e.kind == HEADER), None)
         if h is None:
             return 1
-        v = (self.synthetic_obj(h) if h.index < 0 else self.t.load(h)).get("version")
+        v = self.edits.get(h.index, {}).get("set_version")
+        if v is None:
+            v = (self.synthetic_obj(h) if h.index < 0 else self.t.load(h)).get("version")
         return 1 if v is None else js_to_number(v)
 
     def _give_id(self, e: Entry) -> None:

@@ -85,7 +85,7 @@ class Rewriting:
         return obj
 
     def _top_level(self, e: Entry, ed: dict, obj: dict) -> dict:
-        """The id, link and firstKept edits of ``e`` set on ``obj`` (its loaded line, or {} for ``set_top_level``)."""
+        """The id, link, firstKept and version edits of ``e`` set on ``obj`` (its loaded line, or {} for ``set_top_level``)."""
         if "set_id" in ed:
             if e.kind == HEADER:
                 obj["id"] = ed["set_id"]
@@ -97,6 +97,8 @@ class Rewriting:
             obj["firstKeptEntryId"] = ed["set_first_kept"]
         if "set_first_kept_index" in ed:
             obj["firstKeptEntryIndex"] = ed["set_first_kept_index"]
+        if "set_version" in ed:
+            obj["version"] = ed["set_version"]
         if "set_call_id" in ed:
             obj["payload"]["call_id"] = ed["set_call_id"]
         return obj

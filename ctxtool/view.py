@@ -47,8 +47,8 @@ def pi_path(entries: list[Entry]) -> list[Entry]:
     body = [e for e in entries if e.kind != HEADER]
     if not body:
         return []
-    if all(e.id is None for e in body):
-        return body  # version 1: a linear list
+    if all(e.id is None for e in body) or read_as_v1(entries):
+        return body  # version 1: a linear list (pi links the entries in file order)
     if linear(body):
         return body
     by_id = {e.id: e for e in body if e.id is not None}  # later duplicates win, as in pi's Map
@@ -65,6 +65,12 @@ def pi_path(entries: list[Entry]) -> list[Entry]:
         cur = get(p) if p is not None else None
     path.reverse()
     return path
+
+
+def read_as_v1(entries: list[Entry]) -> bool:
+    """The first session header says version 1 as pi reads it (``formats.pi.migrates_v1``)."""
+    h = next((e for e in entries if e.kind == HEADER), None)
+    return h is not None and h.get("v1", False)
 
 
 def linear(body: list[Entry]) -> bool:

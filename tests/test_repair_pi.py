@@ -68,3 +68,53 @@ def test_generated_corruptions_load_in_pi_after_repair(tmp_path_factory, kinds, 
     result = load_with_pi(path)
     assert result["ok"] and not result["rewritten"], (kinds, result.get("error"))
     assert pi_roles(result) == our_roles(path)
+
+
+def _branched(tmp_path, version: str) -> str:
+    """pi-clean with a second branch off the first user message (a user message and an answer),
+    its header's version written as ``version`` (raw JSON)."""
+    lines = open(os.path.join(FIXTURES, "pi-clean.jsonl"), "rb").read().splitlines(keepends=True)
+    lines[0] = lines[0].replace(b'"version":3', b'"version":' + version.encode())
+    ts = '"timestamp":"2026-04-17T02:40:00.000Z"'
+    lines.append(('{"type":"message","id":"b2000001","parentId":"a1000004",%s,"message":{"role":"user",'
+                  '"content":[{"type":"text","text":"Another way, then."}],"timestamp":1776393600000}}\n' % ts).encode())
+    lines.append(('{"type":"message","id":"b2000002","parentId":"b2000001",%s,"message":{"role":"assistant",'
+                  '"content":[{"type":"text","text":"Sure."}],"stopReason":"stop","timestamp":1776393600100}}\n' % ts).encode())
+    path = str(tmp_path / "branched.jsonl")
+    open(path, "wb").write(b"".join(lines))
+    return path
+
+
+@pytest.mark.parametrize("version,linear", [("3", False), ('""', True), ("1", True), ("1.5", True), ("null", True),
+                                            ('"3"', False), ("1e400", False), ("{}", False)])
+def test_the_header_version_pi_reads_decides_tree_or_file_order(tmp_path, version, linear):
+    """pi migrates a file whose header says version 1 (compared as JavaScript compares: "" and
+    null are below 2, "3" is 3, an object is NaN) by linking every entry to the one before it in
+    file order: both branches are then sent. The view is what pi sends either way."""
+    path = _branched(tmp_path, version)
+    roles = our_roles(path)
+    assert pi_roles(load_with_pi(path)) == roles
+    assert len(roles) == (7 if linear else 3)
+
+
+@pytest.mark.parametrize("version", ['""', "1", "null"])
+def test_repair_writes_back_the_version_of_a_file_whose_entries_carry_ids(tmp_path, version):
+    path = _branched(tmp_path, version)
+    r = repair_file(path, backup=False)
+    assert [(c.kind, c.action, c.line) for c in r.changes] == [("header", "rewritten", 1)]
+    assert open(path, "rb").readline().startswith(b'{"type":"session","version":3,"id":"7d3f4c2a')
+    result = load_with_pi(path)
+    assert not result["rewritten"] and pi_roles(result) == our_roles(path) == ["user", "user", "assistant"]
+    assert not repair_file(path, check=True).changed
+
+
+def test_compact_asks_for_repair_first_when_pi_would_read_the_file_as_version_1(tmp_path):
+    from click.testing import CliRunner
+
+    from ctxtool.cli import cli
+
+    path = _branched(tmp_path, '""')
+    before = open(path, "rb").read()
+    r = CliRunner().invoke(cli, ["compact", "--summarizer", "extractive", path])
+    assert r.exit_code == 3 and "broken structure (header 1); run `ctxtool repair` first" in r.output
+    assert open(path, "rb").read() == before

@@ -18,6 +18,7 @@ from .common import (
     blank_user_fixed,
     error_turn_content,
     count_field,
+    js_to_number,
     new_uuid,
     result_content_chars,
     scan_anthropic_blocks,
@@ -27,6 +28,7 @@ from .common import (
 )
 
 NAME = "pi"
+CURRENT_VERSION = 3  # pi's CURRENT_SESSION_VERSION
 ENTRY_TYPES = {
     "message", "thinking_level_change", "model_change", "compaction", "branch_summary",
     "custom", "custom_message", "label", "session_info",
@@ -178,6 +180,8 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
     e.ts = ts_field(e, obj.get("timestamp"))
     if t == "session":
         e.kind = HEADER
+        if migrates_v1(obj):
+            e.extra = {"v1": True}
         return
     if t == "compaction":
         e.kind = COMPACTION
@@ -267,6 +271,14 @@ def cwd_from_path(path: str) -> str | None:
     if parent.startswith("--") and parent.endswith("--") and len(parent) > 4:
         return "/" + parent[2:-2].replace("-", "/")
     return None
+
+
+def migrates_v1(header: dict) -> bool:
+    """pi reads the file as version 1 (``migrateToCurrentVersion``: ``header.version ?? 1`` below 2,
+    compared as JavaScript compares): it then gives every entry a new id, each linked to the one
+    before it in file order, whatever ids and links the lines had."""
+    v = header.get("version")
+    return v is None or js_to_number(v) < 2
 
 
 def make_header(path: str, *, version: int, first_ts: float | None, cwd: str | None = None, rng=None,
