@@ -213,14 +213,15 @@ class Ordering:
         e.id = new
 
     def keep_leaf(self, order: list[Entry]) -> None:
-        """pi resumes at the last line of the file. When repair removed the old last line and
+        """pi resumes at the last line of the file that is no session header. When repair removed the old last line and
         the new one sits on another branch, append a ``custom`` entry (never sent to the model)
         under the repaired branch's leaf, so pi resumes the branch it was on."""
-        if self.name != "pi" or not self.active_path or not order or order[-1].kind == HEADER:
+        if self.name != "pi" or not self.active_path:
             return
+        # pi's leaf is the last line that is no session header (a header line later in the file is skipped)
+        last = next((e for e in reversed(order) if e.kind != HEADER), None)
         on_path = {e.index for e in self.active_path}
-        last = order[-1]
-        if last.index in on_path or last.index < 0:
+        if last is None or last.index in on_path or last.index < 0:
             return
         leaf = next((e for e in reversed(order) if e.kind != HEADER and (e.index in on_path or e.index < 0)), None)
         if leaf is None or leaf.id is None:
