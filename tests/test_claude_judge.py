@@ -103,6 +103,15 @@ def lost_line(lines, needle):
     return lines[:k] + lines[k + 1:]
 
 
+def empty_rendering(lines, kind: bytes):
+    """An attachment's recorded rendering emptied: the client leaves it out (found by a fuzz run
+    against the client: the view sent an empty text block, and repair raised a KeyError on it)."""
+    k = line_with(lines, b'"type":"' + kind + b'"', b'"type":"attachment"')
+    obj = json.loads(lines[k])
+    obj["rendered"] = [{"content": ""}]
+    return lines[:k] + [json.dumps(obj, separators=(",", ":")).encode()] + lines[k + 1:]
+
+
 def torn_tail(lines):
     return lines[:-1] + [lines[-1][: len(lines[-1]) // 2]]
 
@@ -115,6 +124,7 @@ CORRUPTIONS = {
     "reused-call-id": ("parallel.jsonl", lambda ls: reused_call_id(ls, b"toolu_rec_p4", b"toolu_rec_p1")),
     "lost-prompt-line": ("rewound.jsonl", lambda ls: lost_line(ls, b"Second question, asked differently.")),
     "torn-tail": ("interrupted_resumed.jsonl", torn_tail),
+    "empty-attachment-rendering": ("api_error.jsonl", lambda ls: empty_rendering(ls, b"agent_listing_delta")),
     "missing-results-mid-conversation": ("interrupted_resumed.jsonl",
                                          lambda ls: drop_result(drop_result(ls, b"toolu_rec_i1"), b"toolu_rec_i2")),
 }

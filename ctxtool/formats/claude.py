@@ -128,7 +128,8 @@ def _attachment(obj: dict, e, stats: bool) -> None:
     in a user or system message); one without a rendering is never read here (the client renders
     it from its data at send time, which ctxtool does not imitate)."""
     rendered = obj.get("rendered")
-    texts = [r.get("content") for r in rendered if isinstance(r, dict) and isinstance(r.get("content"), str)] \
+    # an empty rendering is not sent (judged: the client leaves the attachment out)
+    texts = [r.get("content") for r in rendered if isinstance(r, dict) and isinstance(r.get("content"), str) and r["content"]] \
         if isinstance(rendered, list) else []
     att = obj.get("attachment")
     kind = att.get("type") if isinstance(att, dict) and isinstance(att.get("type"), str) else "attachment"
