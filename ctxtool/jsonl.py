@@ -98,10 +98,16 @@ def _reject_constant(name):
 def _strict_fallback(raw: bytes):
     """Lines orjson refuses but JavaScript's JSON.parse (so the agent) accepts: numbers
     beyond double range and lone UTF-16 surrogate escapes. Such a line is valid and
-    must never be dropped. NaN/Infinity literals stay invalid, as in JavaScript."""
+    must never be dropped. NaN/Infinity literals stay invalid, as in JavaScript.
+    Bytes that are not UTF-8 are read as Node reads a file as text: each bad sequence one
+    U+FFFD (pi and Claude Code keep such a line, judged; Codex skips it: ``scanloop.rust_refuses``)."""
     try:
-        return json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
-    except (ValueError, UnicodeDecodeError, RecursionError):
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = raw.decode("utf-8", "replace")
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
         return _INVALID
 
 

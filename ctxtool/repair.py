@@ -221,6 +221,8 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
         version = 3 if any(e.id for e in body) else 1
         ts = min((e.ts for e in body if e.ts is not None), default=None)
         salvage = self._salvage_header()
+        if salvage.get("version", version) < 2 <= version:  # a version pi would read as 1 while the entries carry ids
+            salvage.pop("version")
         obj = pi_fmt.make_header(self.t.path, version=salvage.get("version", version), first_ts=ts,
                                  cwd=salvage.get("cwd"), rng=self.rng, session_id=salvage.get("id"),
                                  timestamp=salvage.get("timestamp"))

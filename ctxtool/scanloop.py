@@ -192,16 +192,21 @@ def _build(fmt):
     return decode, to_dict, (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError)
 
 
-def rust_refuses(fmt, obj) -> str | None:
+def rust_refuses(fmt, obj, raw: bytes = b"") -> str | None:
     """Why Codex cannot read a line that JavaScript's JSON.parse (and Python's) accepts and orjson
-    refused: a lone UTF-16 surrogate escape, which Codex's parser (serde_json) rejects, so that it
-    skips the whole line when it resumes (judged). None for every other format and line (a line
-    of unknown format counts as Codex's when it has the shape of one)."""
+    refused: bytes that are not UTF-8 (Node reads them as U+FFFD) or a lone UTF-16 surrogate escape,
+    which Codex's reader and parser (serde_json) reject, so that it skips the whole line when it
+    resumes (judged). None for every other format and line (a line of unknown format counts as
+    Codex's when it has the shape of one)."""
     if fmt is None:
         if type(obj) is not dict or not formats.get("codex").sniff(obj):
             return None
     elif fmt.NAME != "codex":
         return None
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return f"invalid UTF-8 (byte {e.start + 1} of the line): Codex cannot read the line (it skips it)"
     return "lone UTF-16 surrogate escape: Codex cannot read the line (it skips it)" if _lone_surrogate(obj) else None
 
 
@@ -327,7 +332,7 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
                 except decode_error:
                     obj, reason = parse(Line(no, start, chunk, eol))
                     if reason is None:
-                        reason = rust_refuses(t.fmt, obj)
+                        reason = rust_refuses(t.fmt, obj, chunk)
                     if reason is not None:
                         t.bad.append(BadLine(no, start, size, reason, blank=reason == "blank line"))
                         continue

@@ -112,6 +112,14 @@ def empty_rendering(lines, kind: bytes):
     return lines[:k] + [json.dumps(obj, separators=(",", ":")).encode()] + lines[k + 1:]
 
 
+def not_utf8(lines, tool_id):
+    """A byte that is not UTF-8 inside a tool result's text: the client (Node) reads it as U+FFFD
+    and keeps the line; repair dropped it as a bad line, a real result lost."""
+    k = line_with(lines, b'"tool_use_id":"' + tool_id)
+    i = lines[k].index(b'"content":"') + 13
+    return lines[:k] + [lines[k][:i] + b"\xff" + lines[k][i + 1:]] + lines[k + 1:]
+
+
 def torn_tail(lines):
     return lines[:-1] + [lines[-1][: len(lines[-1]) // 2]]
 
@@ -124,6 +132,7 @@ CORRUPTIONS = {
     "reused-call-id": ("parallel.jsonl", lambda ls: reused_call_id(ls, b"toolu_rec_p4", b"toolu_rec_p1")),
     "lost-prompt-line": ("rewound.jsonl", lambda ls: lost_line(ls, b"Second question, asked differently.")),
     "torn-tail": ("interrupted_resumed.jsonl", torn_tail),
+    "not-utf8-in-result": ("parallel.jsonl", lambda ls: not_utf8(ls, b"toolu_rec_p1")),
     "empty-attachment-rendering": ("api_error.jsonl", lambda ls: empty_rendering(ls, b"agent_listing_delta")),
     "missing-results-mid-conversation": ("interrupted_resumed.jsonl",
                                          lambda ls: drop_result(drop_result(ls, b"toolu_rec_i1"), b"toolu_rec_i2")),
@@ -132,7 +141,7 @@ CORRUPTIONS = {
 
 def results_on_disk(path) -> dict:
     out = {}
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
+    for line in Path(path).read_text(encoding="utf-8", errors="replace").splitlines():
         try:
             obj = json.loads(line)
         except ValueError:

@@ -1,6 +1,7 @@
 """The owning agent is the judge: repaired pi files load in the real pi coding agent
 (SessionManager.open + buildSessionContext), unchanged, with their whole history."""
 
+import json
 import os
 import shutil
 
@@ -118,3 +119,20 @@ def test_compact_asks_for_repair_first_when_pi_would_read_the_file_as_version_1(
     r = CliRunner().invoke(cli, ["compact", "--summarizer", "extractive", path])
     assert r.exit_code == 3 and "broken structure (header 1); run `ctxtool repair` first" in r.output
     assert open(path, "rb").read() == before
+
+
+def test_bytes_that_are_not_utf8_are_read_as_pi_reads_them_and_the_line_is_kept(tmp_path):
+    """Node reads the file as text with U+FFFD for each bad sequence: pi keeps the line (here a tool
+    result), so the view keeps it and repair leaves the file alone (it dropped the line, a real tool
+    output, as a bad line)."""
+    lines = open(os.path.join(FIXTURES, "pi-clean.jsonl"), "rb").read().splitlines(keepends=True)
+    k = next(n for n, ln in enumerate(lines) if b'"toolCallId":"toolu_01A"' in ln)
+    i = lines[k].index(b'"text":"') + 10
+    lines[k] = lines[k][:i] + b"\xff" + lines[k][i + 1:]
+    path = str(tmp_path / "s.jsonl")
+    open(path, "wb").write(b"".join(lines))
+    result = load_with_pi(path)
+    assert pi_roles(result) == our_roles(path) == ["user", "assistant", "toolResult", "toolResult", "assistant"]
+    assert "\ufffd" in json.dumps(result["llmMessages"][2]["content"], ensure_ascii=False)
+    assert scan(path).bad == []
+    assert not repair_file(path, check=True).changed

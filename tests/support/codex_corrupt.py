@@ -137,6 +137,15 @@ def lone_surrogate(lines):
     return b"".join(lines[:k] + [_edit(lines[k], id="fc_\udfff")] + lines[k + 1:])
 
 
+def invalid_utf8(lines):
+    """A byte that is not UTF-8 inside an output's text: Codex skips the line (and sends its own
+    "aborted" output for the call); Node-based agents read it as U+FFFD."""
+    k = _find(lines, "function_call_output", "call_rec_p1")
+    ln = lines[k]
+    i = ln.index(b'"output":"') + 12
+    return b"".join(lines[:k] + [ln[:i] + b"\xff" + ln[i + 1:]] + lines[k + 1:])
+
+
 def bom_and_no_final_newline(lines):
     return b"\xef\xbb\xbf" + b"".join(lines).rstrip(b"\n")
 
@@ -157,6 +166,7 @@ CORRUPTIONS = {
     "torn_last_line": (torn_last_line, HEALED),
     "bad_line_inside": (bad_line_inside, HEALED),
     "lone_surrogate": (lone_surrogate, HEALED),
+    "invalid_utf8": (invalid_utf8, HEALED),
     "bom_and_no_final_newline": (bom_and_no_final_newline, REFUSED),  # "does not start with session metadata"
 }
 
