@@ -280,10 +280,13 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
         first_entry: dict[str, Entry] = {}
         all_ids = {e.id for e in self.entries if e.id}
         prev: Entry | None = None
+        passed: list[Entry] = []  # the entries before this one (pi: a re-link goes to the nearest that is not below it)
         deferred: list = []
         for e in self.entries:
             if not self.alive(e) or e.kind == HEADER or e.id is None:
                 continue
+            if prev is not None and (not passed or passed[-1] is not prev):
+                passed.append(prev)
             p = e.parent
             if p is not None:
                 if p in resolve:
@@ -292,7 +295,8 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
                         self.change("duplicate-id", "relinked", e, e.id, f"parent {p} is a duplicated id; linked to its latest occurrence {resolve[p]}")
                 else:
                     kind = "cycle" if (p == e.id or p in all_ids) else "dangling-parent"
-                    if kind == "cycle" and self.name == "pi" and not self._loops(e):
+                    # (a lost id above it is the dangling line's own repair, which comes when it is reached)
+                    if kind == "cycle" and self.name == "pi" and not self._loops(e, lost=False):
                         # a parent written later in the file, with no loop: pi links by id and reads it
                         # as it stands (a rewrite puts the line after its parent: _repair plans again)
                         kind = None
@@ -305,7 +309,7 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
                     if kind is not None and self.name == "claude":
                         deferred.append((e, p, kind))  # decided once duplicate ids are resolved
                     elif kind is not None:
-                        self._relink(e, p, kind, prev.id if prev is not None else None)
+                        self._relink(e, p, kind, self._not_below(e, passed))
             # a line written twice; not when either copy was just re-linked (then they stand in different places)
             if (e.id in resolve and first_entry[e.id].index not in self.edits and e.index not in self.edits
                     and self._same_line(first_entry[e.id], e)):
@@ -333,22 +337,41 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
     def _parent_map(self) -> dict:
         return {x.id: x.parent for x in self.entries if x.id is not None and x.kind != HEADER}
 
-    def _loops(self, e: Entry, parents: dict | None = None) -> bool:
+    def _loops(self, e: Entry, parents: dict | None = None, lost: bool = True) -> bool:
         """Whether following parents from ``e`` never ends: it comes back to ``e``, or reaches a
-        loop above it (pi's buildSessionContext would walk it forever), or an id the file lacks.
-        ``parents``: the id -> parent map to follow (by default the one fix_structure builds on
-        first need, as the links stand then)."""
+        loop above it (pi's buildSessionContext would walk it forever), or (``lost``) an id the file
+        lacks. ``parents``: the id -> parent map to follow (by default the one fix_structure builds
+        on first need, as the links stand then)."""
         if parents is None:
             if self._parents is None:
                 self._parents = self._parent_map()
             parents = self._parents
         cur, steps = e.parent, 0
         while cur is not None:
-            if cur == e.id or cur not in parents or steps > len(parents):
+            if cur not in parents:
+                return lost
+            if cur == e.id or steps > len(parents):
                 return True
             cur = parents[cur]
             steps += 1
         return False
+
+    def _not_below(self, e: Entry, passed: list[Entry]):
+        """The id of the nearest entry before ``e`` whose parents do not lead to ``e`` (one written
+        before its parent ``e`` would close a loop), or None (the root)."""
+        by_id = None
+        for cand in reversed(passed):
+            if cand.parent is None:
+                return cand.id
+            if by_id is None:
+                by_id = {x.id: x for x in self.entries if x.id is not None and x.kind != HEADER and self.alive(x)}
+            cur, steps = cand, 0
+            while cur is not None and cur.id != e.id and steps <= len(by_id):
+                cur = by_id.get(cur.parent) if cur.parent is not None else None
+                steps += 1
+            if cur is None:
+                return cand.id
+        return None
 
     def _relink(self, e: Entry, p: str, kind: str, new_parent) -> None:
         why = "points to itself" if p == e.id else ("points forward (cycle)" if kind == "cycle" else "points to no entry")

@@ -1,0 +1,228 @@
+"""Mutated recorded sessions against the real agents (test support for ``tests/test_judge_fuzz.py``).
+
+The fuzz test (``tests/test_fuzz.py``) checks ctxtool against itself: no crash, and what repair
+writes passes validate and repair --check. This one asks the owning agent. Each case is a session
+its agent wrote (or one repair wrote and the agent loads), changed by the fuzz mutations
+(``tests/support/fuzz.py``: flipped bytes, truncation, lines deleted, duplicated or swapped,
+values replaced by odd ones), and then:
+
+- the view of the damaged file is what the agent sends for it (when the agent resumes it at all);
+- the file repair writes is resumed by the agent, well paired, its view again what the agent
+  sends, and every tool result the agent sent for the damaged file (with its call) is still sent.
+
+``problems(agent, path)`` returns what is wrong (empty: nothing). Known differences that are
+not ctxtool's reading are left out, each said where it is.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+
+from ctxtool import codex_rules
+from ctxtool.errors import InputError
+from ctxtool.repair import repair_file
+from ctxtool.transcript import scan
+from ctxtool.view import context_entries, sent_messages
+
+from . import fuzz
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "..", "fixtures")
+AGENTS = ("pi", "claude", "codex")
+REFUSED = "refused"
+
+
+def sources(agent: str) -> list[str]:
+    """The agent's own files: recorded by the real client (Claude Code, Codex), or the repair cases
+    and what repair made of them (pi, each judged by the real pi in ``test_repair_pi.py``)."""
+    if agent == "claude":
+        d = os.path.join(FIXTURES, "claude-recorded")
+        return [os.path.join(d, n) for n in sorted(os.listdir(d))
+                if n.endswith(".jsonl") and ".agent-" not in n and not n.startswith("subagent")]
+    if agent == "codex":
+        d = os.path.join(FIXTURES, "codex-recorded")
+        return [os.path.join(d, n) for n in sorted(os.listdir(d)) if n.endswith(".jsonl") and not n.startswith("forked")]
+    d = os.path.join(FIXTURES, "repair")
+    return [os.path.join(d, n) for n in sorted(os.listdir(d)) if n.startswith("pi-") and n.endswith(".jsonl")]
+
+
+def cases(agent: str, seed: int, n: int):
+    """``(name, source file name, bytes)``: the same seed always gives the same cases."""
+    srcs = sources(agent)
+    data = [open(p, "rb").read() for p in srcs]
+    r = random.Random(seed)
+    for i in range(n):
+        k = i % len(srcs)
+        out = data[k]
+        for _ in range(r.choice((1, 1, 2))):
+            out = fuzz.mutate(r, out)
+        yield f"{agent}-{seed}-{i:04d}", os.path.basename(srcs[k]), out
+
+
+# ----------------------------------------------------------------------------- each agent's reading
+
+def _pi_judge(path: str):
+    from .pi_agent import load_with_pi
+
+    r = load_with_pi(path, check=False)
+    if not r.get("ok") or (r.get("rewritten") and not r.get("llmMessages")):
+        return REFUSED  # pi could not load it, or wiped it (a torn header: what repair is for)
+    out = []
+    for m in r["llmMessages"]:
+        c = m.get("content")
+        calls = [b.get("id") for b in c if isinstance(b, dict) and b.get("type") == "toolCall"] if isinstance(c, list) else []
+        tid = m.get("toolCallId")
+        out.append((m["role"], tid if isinstance(tid, str) else ("" if m["role"] == "toolResult" else None), calls,
+                    m.get("stopReason") if m["role"] == "assistant" else None))
+    return out
+
+
+def _pi_view(path: str):
+    out = []
+    for e in context_entries("pi", scan(path).entries):
+        rid = e.results[0].id if e.role == "toolResult" and e.results else None
+        out.append((e.role, rid, [c.id for c in e.calls], e.stop if e.role == "assistant" else None))
+    return out
+
+
+def _pi_results(sent) -> set:
+    # pi-ai leaves out an errored or aborted turn when it sends (below llmMessages): so are its results
+    calls = {c for role, _, cs, stop in sent if role == "assistant" and stop not in ("error", "aborted") for c in cs}
+    return {rid for role, rid, _, _ in sent if role == "toolResult" and rid in calls}
+
+
+def _claude_judge(path: str):
+    from .claude_agent import conversation, resume_payload
+
+    try:
+        return conversation(resume_payload(path)["messages"])
+    except AssertionError:
+        return REFUSED
+
+
+def _claude_view(path: str):
+    from .claude_agent import conversation
+
+    return conversation(sent_messages(scan(path)))
+
+
+def _claude_results(sent) -> set:
+    calls = {b[1] for _, blocks in sent for b in blocks if b[0] == "tool_use"}
+    return {(b[1], b[2]) for _, blocks in sent for b in blocks if b[0] == "tool_result" and b[1] in calls}
+
+
+def _claude_paired(sent) -> list:
+    from .claude_agent import well_paired
+
+    return well_paired([{"role": role, "content": [_claude_block(b) for b in blocks]} for role, blocks in sent])
+
+
+def _claude_block(b) -> dict:
+    if b[0] == "tool_use":
+        return {"type": "tool_use", "id": b[1], "name": b[2]}
+    if b[0] == "tool_result":
+        return {"type": "tool_result", "tool_use_id": b[1]}
+    return {"type": "text", "text": "x"}
+
+
+def _codex_judge(path: str):
+    from .codex_agent import resume_payload
+
+    try:
+        return resume_payload(path)["history"]
+    except AssertionError:
+        return REFUSED
+
+
+def _codex_view(path: str):
+    return [it for it, _ in codex_rules.sent_items(scan(path))]
+
+
+def _codex_results(sent) -> set:
+    calls = {it.get("call_id") for it in sent if it.get("type") in ("function_call", "custom_tool_call", "local_shell_call")}
+    return {(it["call_id"], repr(it.get("output"))) for it in sent
+            if it.get("type") in ("function_call_output", "custom_tool_call_output") and it.get("call_id") in calls}
+
+
+def _differ(agent: str, view, sent) -> list[str]:
+    if agent == "codex":
+        from .codex_agent import compare
+
+        return compare(view, sent)
+    if view == sent:
+        return []
+    k = next((k for k, (a, b) in enumerate(zip(view, sent)) if a != b), min(len(view), len(sent)))
+    return [f"message {k}: view {str(view[k:k + 1])[:300]} != sent {str(sent[k:k + 1])[:300]}"]
+
+
+def _paired(agent: str, sent) -> list:
+    if agent == "codex":
+        from .codex_agent import well_paired
+
+        return well_paired(sent)
+    if agent == "claude":
+        return _claude_paired(sent)
+    return []  # pi: the repaired file's view is checked by validate in the fuzz test
+
+
+READERS = {
+    "pi": (_pi_judge, _pi_view, _pi_results),
+    "claude": (_claude_judge, _claude_view, _claude_results),
+    "codex": (_codex_judge, _codex_view, _codex_results),
+}
+
+
+def _no_turn(agent: str, path: str) -> bool:
+    """A Codex rollout cut before its first turn: Codex sends fresh context in place of the
+    recorded one, which the judge's ``strip_turn`` cannot tell apart (not ctxtool's reading)."""
+    if agent != "codex":
+        return False
+    try:
+        return not any(e.role == "assistant" or e.results for e in scan(path).entries)
+    except InputError:
+        return True
+
+
+def problems(agent: str, path: str, workdir: str) -> list[str]:
+    """What is wrong with ctxtool's reading and repair of ``path`` as its agent judges it."""
+    judge, view, results = READERS[agent]
+    out: list[str] = []
+    before = judge(path)
+    skip_view = before == REFUSED or _no_turn(agent, path)
+    if not skip_view:
+        try:
+            out += [f"damaged file: {d}" for d in _differ(agent, view(path), before)]
+        except InputError:
+            pass  # ctxtool refuses a file the agent resumes: a finding of its own kind, not judged here
+    repaired = os.path.join(workdir, "repaired", os.path.basename(path))
+    os.makedirs(os.path.dirname(repaired), exist_ok=True)
+    try:
+        report = repair_file(path, output=repaired)
+    except InputError:
+        return out
+    if not report.written:
+        return out
+    after = judge(repaired)
+    if after == REFUSED:
+        if before != REFUSED:
+            out.append("the agent resumed the damaged file but not the repaired one")
+        return out
+    if not _no_turn(agent, repaired):
+        out += [f"repaired file: {d}" for d in _differ(agent, view(repaired), after)]
+    out += [f"repaired file not well paired: {p}" for p in _paired(agent, after)[:3]]
+    if before != REFUSED:
+        lost = results(before) - results(after)
+        if lost:
+            out.append(f"tool results the agent sent before repair and not after: {sorted(map(str, lost))[:3]}")
+    return out
+
+
+def write(tmp: str, source_name: str, data: bytes) -> str:
+    d = os.path.join(tmp, "case")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    p = os.path.join(d, source_name)
+    with open(p, "wb") as f:
+        f.write(data)
+    return p

@@ -1,0 +1,29 @@
+"""Fuzz against the owning agents: mutated sessions each agent wrote, read by ctxtool and by the
+agent itself, before and after repair (``tests/support/judge_fuzz.py`` says what is checked).
+
+CI runs ``JUDGE_FUZZ_CASES`` cases per agent with a fixed seed; ``CTXTOOL_JUDGE_FUZZ_N=200``
+runs more (``CTXTOOL_JUDGE_FUZZ_SEED`` picks another seed). Each case starts the agent twice.
+"""
+
+import os
+
+import pytest
+
+from tests.support import judge_fuzz
+
+JUDGE_FUZZ_CASES = 8
+SEED = int(os.environ.get("CTXTOOL_JUDGE_FUZZ_SEED", "20261126"))
+N = int(os.environ.get("CTXTOOL_JUDGE_FUZZ_N", JUDGE_FUZZ_CASES))
+
+
+@pytest.mark.parametrize("agent", [pytest.param(a, marks=getattr(pytest.mark, a)) for a in judge_fuzz.AGENTS])
+def test_mutated_sessions_read_and_repaired_as_their_agent_reads_them(agent, tmp_path):
+    failures = []
+    for name, source, data in judge_fuzz.cases(agent, SEED, N):
+        path = judge_fuzz.write(str(tmp_path), source, data)
+        found = judge_fuzz.problems(agent, path, str(tmp_path / "work"))
+        if found:
+            keep = tmp_path / f"{name}-{source}"
+            keep.write_bytes(data)
+            failures.append(f"{name} ({source}, kept as {keep}): " + "; ".join(found))
+    assert not failures, f"{len(failures)} of {N} case(s), first:\n" + "\n".join(failures[:3])
