@@ -140,3 +140,49 @@ def test_generated_profile_rollouts_are_resumed_as_ctxtool_reads_them(tmp_path, 
     assert compare(view(path), sent) == []
     calls = sum(1 for it in sent if it["type"] == "function_call")
     assert calls == sum(1 for line in open(path) if '"function_call"' in line) and calls > 0
+
+
+def _typed(lines, item_type, role, where, key, value):
+    """``lines`` with the first ``item_type`` item (of ``role``) given ``value`` for ``key`` (in its
+    payload, or on the line itself)."""
+    import json
+
+    for k, ln in enumerate(lines):
+        o = json.loads(ln)
+        p = o.get("payload") or {}
+        if o.get("type") == "response_item" and p.get("type") == item_type and (role is None or p.get("role") == role):
+            (p if where == "payload" else o)[key] = value
+            return lines[:k] + [json.dumps(o, separators=(",", ":")).encode() + b"\n"] + lines[k + 1:]
+    raise KeyError(item_type)
+
+
+# (item, role, where, key, value): Codex's reader refuses the line (skipped on resume), or reads it
+TYPED = [
+    ("message", "user", "payload", "id", 1), ("message", "assistant", "payload", "status", []),
+    ("reasoning", None, "payload", "summary", None), ("reasoning", None, "payload", "encrypted_content", 1),
+    ("function_call", None, "payload", "arguments", None), ("function_call", None, "payload", "name", None),
+    ("function_call_output", None, "payload", "output", None), ("custom_tool_call", None, "payload", "input", 1),
+    ("custom_tool_call_output", None, "payload", "output", {}),
+    ("message", "assistant", "payload", "internal_chat_message_metadata_passthrough", "x"),
+    ("function_call", None, "line", "timestamp", 1),
+    # read: an optional field null, an empty list, a passthrough that is an array
+    ("message", "user", "payload", "id", None), ("function_call_output", None, "payload", "output", []),
+    ("reasoning", None, "payload", "internal_chat_message_metadata_passthrough", []),
+]
+
+
+@pytest.mark.parametrize("item,role,where,key,value", TYPED, ids=lambda v: str(v))
+def test_a_field_of_a_type_codex_refuses_leaves_the_line_out_as_codex_does(tmp_path, item, role, where, key, value):
+    """Codex reads a rollout line with serde: a known field of another type (an id that is a
+    number, arguments that are null) makes it skip the whole line. The view leaves it out too, and
+    what repair writes is resumed well paired (found by running mutated rollouts against Codex)."""
+    from tests.support.codex_corrupt import read
+
+    path = str(tmp_path / "parallel.jsonl")
+    with open(path, "wb") as f:
+        f.write(b"".join(_typed(read(), item, role, where, key, value)))
+    sent = judge(path)
+    assert compare(view(path), sent) == []
+    repair_file(path)
+    after = judge(path)
+    assert well_paired(after) == [] and compare(view(path), after) == []

@@ -74,6 +74,11 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
         e.kind = META
         return
     if t == "response_item":
+        if type(ts) is not str:  # the line's timestamp is a String to Codex's reader: it skips the line
+            e.type = "?" if type(p.get("type")) is not str else p["type"]
+            e.kind = META
+            e.extra = {"unsent": "item whose line has no string timestamp: Codex cannot read it (skipped on resume)"}
+            return
         item(p, e, stats, blocks)
         return
     e.type = "?" if t is None else t
@@ -93,6 +98,34 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
         e.kind = META
 
 
+# fields Codex's reader (serde) types strictly, per item type: a value of another type makes it refuse
+# the whole line, which it then skips on resume (judged field by field with the real Codex 0.169)
+_STR, _OPT_STR, _LIST, _OPT_LIST, _STR_OR_LIST = "a string", "a string or null", "an array", "an array or null", \
+    "a string or an array"
+_TYPED = {
+    "message": {"id": _OPT_STR, "status": _OPT_STR},
+    "reasoning": {"id": _OPT_STR, "summary": _LIST, "content": _OPT_LIST, "encrypted_content": _OPT_STR},
+    "function_call": {"id": _OPT_STR, "status": _OPT_STR, "name": _STR, "arguments": _STR},
+    "function_call_output": {"id": _OPT_STR, "output": _STR_OR_LIST},
+    "custom_tool_call": {"id": _OPT_STR, "name": _STR, "input": _STR},
+    "custom_tool_call_output": {"id": _OPT_STR, "output": _STR_OR_LIST},
+}
+_FITS = {_STR: (str,), _OPT_STR: (str, type(None)), _LIST: (list,), _OPT_LIST: (list, type(None)), _STR_OR_LIST: (str, list)}
+PASSTHROUGH = "internal_chat_message_metadata_passthrough"  # a struct: an object, an array or null
+
+
+def serde_refuses(p: dict, it: str | None) -> str | None:
+    """Why Codex cannot read item ``p`` of type ``it``: the first field whose value is of a type its
+    reader refuses (a missing optional field is fine; required ones are checked where they are read)."""
+    for key, want in _TYPED.get(it, {}).items():
+        if key in p and type(p[key]) not in _FITS[want]:
+            return f"{it} whose {key} is not {want}"
+    meta = p.get(PASSTHROUGH)
+    if it in _TYPED and meta is not None and type(meta) not in (dict, list):
+        return f"{it} whose {PASSTHROUGH} is no object"
+    return None
+
+
 def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
     """One Responses item (a ``response_item`` payload, or an item of a replacement history).
     Without ``blocks`` a call, an output or a reasoning item is read without building its block."""
@@ -102,6 +135,11 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
     e.type = "?" if it is None else it
     i = p.get("id")
     e.id = i if type(i) is str else None
+    why = serde_refuses(p, it) if it in _TYPED else None
+    if why is not None:
+        e.kind = META  # Codex skips the line on resume
+        e.extra = {"unsent": f"{why}: Codex cannot read it (skipped on resume)"}
+        return
     if it == "message":
         role = _tag(p.get("role"))
         content = p.get("content")
