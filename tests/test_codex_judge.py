@@ -165,6 +165,10 @@ TYPED = [
     ("custom_tool_call_output", None, "payload", "output", {}),
     ("message", "assistant", "payload", "internal_chat_message_metadata_passthrough", "x"),
     ("function_call", None, "line", "timestamp", 1),
+    ("message", "user", "payload", "content", [{"type": "input_text", "text": []}]),
+    ("message", "user", "payload", "content", [{"type": "input_image"}]),
+    ("message", "user", "payload", "content", [{"type": "weird", "text": "a"}]),
+    ("message", "user", "payload", "content", ["a"]),
     # read: an optional field null, an empty list, a passthrough that is an array
     ("message", "user", "payload", "id", None), ("function_call_output", None, "payload", "output", []),
     ("reasoning", None, "payload", "internal_chat_message_metadata_passthrough", []),

@@ -123,7 +123,17 @@ def serde_refuses(p: dict, it: str | None) -> str | None:
     meta = p.get(PASSTHROUGH)
     if it in _TYPED and meta is not None and type(meta) not in (dict, list):
         return f"{it} whose {PASSTHROUGH} is no object"
+    if it == "message" and type(p.get("content")) is list:
+        for c in p["content"]:  # its content items: input_text and output_text with a text, input_image with a URL
+            key = _CONTENT_ITEMS.get(c.get("type")) if type(c) is dict and type(c.get("type")) is str else None
+            if key is None:
+                return "message with a content item Codex does not know"
+            if type(c.get(key)) is not str:
+                return f"message whose {c['type']} {key} is not a string"
     return None
+
+
+_CONTENT_ITEMS = {"input_text": "text", "output_text": "text", "input_image": "image_url"}
 
 
 def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
