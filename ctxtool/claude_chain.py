@@ -28,7 +28,7 @@ has the table of rule, line pattern and what the client sends, with the fixture 
 5. The client heals pairing on resume (``heal``): a call with no result is dropped, unless it
    is in the last message, where it gets an "interrupted" error result and the assistant reply
    "No response requested."; results with no call before them and second results for a call
-   are dropped; a message left empty is dropped; a history that ends with a user message (a turn
+   are dropped; user text that is only whitespace is dropped; a message left empty is dropped; a history that ends with a user message (a turn
    with no reply) gets the reply "No response requested.". Calls of a renamed tool (``Task``) go
    under the new name (``Agent``); ``tool_reference`` blocks in a result become the client's
    notice that those tools are gone. A call whose id an earlier response already used is sent as
@@ -634,10 +634,15 @@ def heal(messages: list[dict], close_turn: bool = True) -> list[dict]:
         if m["role"] == "system":  # context the client renders: passed on as it is, after its turn
             (after.setdefault(id(msgs[-1]), []) if msgs else lead).append({"role": "system", "content": m["content"]})
             continue
+        blocks = _blocks(m["content"])
+        if m["role"] == "user":  # text that is only whitespace is left out, and a message left empty (judged)
+            blocks = [b for b in blocks if not _blank_text(b)]
+            if not blocks:
+                continue
         if msgs and msgs[-1]["role"] == m["role"] == "user":
-            msgs[-1]["content"] += _blocks(m["content"])
+            msgs[-1]["content"] += blocks
         else:
-            msgs.append({"role": m["role"], "content": _blocks(m["content"])})
+            msgs.append({"role": m["role"], "content": blocks})
     last_assistant = max((k for k, m in enumerate(msgs) if m["role"] == "assistant"), default=-1)
     # results present somewhere: a call whose result stands elsewhere (not in the next message) keeps
     # its place with the client's "missing" result; a call with no result anywhere is dropped
@@ -718,6 +723,11 @@ def heal(messages: list[dict], close_turn: bool = True) -> list[dict]:
     if last == "user" and close_turn:  # a turn that got no reply: the client closes it
         out.append({"role": "assistant", "content": [{"type": "text", "text": NO_RESPONSE}]})
     return out
+
+
+def _blank_text(b: dict) -> bool:
+    t = b.get("text")
+    return b.get("type") == "text" and isinstance(t, str) and not t.strip()
 
 
 def _blocks(content) -> list:

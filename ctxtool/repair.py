@@ -473,8 +473,8 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
             if e.role == "assistant" and e.nblocks == 0 and e.stop == "error":
                 self.edit(e)["fix_error_text"] = True
                 self.change("error-turn", "rewritten", e, e.id, "empty errored assistant turn given the stream-error fallback text")
-            elif e.role == "user" and e.get("context") is not None:
-                pass  # context the client renders itself (a Claude Code attachment): no message to fix
+            elif e.role == "user" and (e.get("context") is not None or self.name == "claude"):
+                pass  # Claude Code leaves out blank user text itself (judged), and renders its context itself
             elif e.role == "user" and e.blank_text:
                 self.edit(e)["fix_blank_user"] = True
                 self.change("blank-user", "rewritten", e, e.id, "blank user text replaced by the fallback \"(continue)\"")

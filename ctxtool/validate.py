@@ -116,6 +116,8 @@ CLAUDE_HEALS = {
     "result-not-first": "Claude Code gathers the results of a response into one message: ",
     "duplicate-tool-use-id": "Claude Code replaces the later call with '[Tool use interrupted]' and loses its "
                              "result (repair renames the id): ",
+    "empty-user-text": "Claude Code leaves out user text that is only whitespace when it resumes",
+    "empty-user-message": "Claude Code leaves out a user message with no text but whitespace when it resumes",
 }
 OLDER_CLIENTS = " [older Claude Code versions sent this as is and the API answered: {}]"
 
@@ -131,7 +133,9 @@ def as_sent(fmt_name: str, violations: list[Violation]) -> list[Violation]:
         if v.kind == "trailing-assistant":
             continue
         heals = CLAUDE_HEALS.get(v.kind)
-        if heals is not None:
+        if heals is not None and v.kind in ("empty-user-text", "empty-user-message"):
+            v = Violation(v.kind, WARNING, v.message_index, v.lines, heals, v.ids)
+        elif heals is not None:
             v = Violation(v.kind, WARNING, v.message_index, v.lines, heals + ", ".join(v.ids) + OLDER_CLIENTS.format(v.api_error), v.ids)
         out.append(v)
     return out
@@ -231,10 +235,11 @@ def _check(out: list, n: int, prev, cur, nxt, seen_calls: dict) -> None:
     if not sm.calls and not sm.results and not sm.empty and not sm.blank_lines:
         return  # nothing a plain message can get wrong
     if sm.empty and not (nxt is None and role == "assistant"):
-        out.append(Violation("empty-message", ERROR, n, [e.lineno for e in ents],
+        out.append(Violation("empty-user-message" if role == "user" else "empty-message", ERROR, n, [e.lineno for e in ents],
                              f"messages.{n}: all messages must have non-empty content except for the optional final assistant message"))
     if sm.blank_lines:
-        out.append(Violation("empty-text", ERROR, n, list(sm.blank_lines), "messages: text content blocks must be non-empty"))
+        out.append(Violation("empty-user-text" if role == "user" else "empty-text", ERROR, n, list(sm.blank_lines),
+                             "messages: text content blocks must be non-empty"))
     if role == "assistant":
         ids = []
         for pos, e, c in sm.calls:

@@ -120,6 +120,13 @@ def not_utf8(lines, tool_id):
     return lines[:k] + [lines[k][:i] + b"\xff" + lines[k][i + 1:]] + lines[k + 1:]
 
 
+def user_content(lines, text: bytes, content: bytes):
+    """The user message ``text`` given the raw JSON ``content`` (found by a fuzz run against the
+    client: it leaves out user text that is only whitespace, and a user message left empty)."""
+    k = line_with(lines, b'"content":' + json.dumps(text.decode()).encode())
+    return lines[:k] + [lines[k].replace(b'"content":' + json.dumps(text.decode()).encode(), b'"content":' + content, 1)] + lines[k + 1:]
+
+
 def torn_tail(lines):
     return lines[:-1] + [lines[-1][: len(lines[-1]) // 2]]
 
@@ -133,6 +140,9 @@ CORRUPTIONS = {
     "lost-prompt-line": ("rewound.jsonl", lambda ls: lost_line(ls, b"Second question, asked differently.")),
     "torn-tail": ("interrupted_resumed.jsonl", torn_tail),
     "not-utf8-in-result": ("parallel.jsonl", lambda ls: not_utf8(ls, b"toolu_rec_p1")),
+    "blank-user-message": ("interrupted.jsonl", lambda ls: user_content(ls, b"Say hi.", b'"  "')),
+    "blank-user-text-beside-text": ("interrupted.jsonl", lambda ls: user_content(
+        ls, b"Say hi.", b'[{"type":"text","text":" "},{"type":"text","text":"Say hi."},{"type":"text","text":""}]')),
     "empty-attachment-rendering": ("api_error.jsonl", lambda ls: empty_rendering(ls, b"agent_listing_delta")),
     "missing-results-mid-conversation": ("interrupted_resumed.jsonl",
                                          lambda ls: drop_result(drop_result(ls, b"toolu_rec_i1"), b"toolu_rec_i2")),
@@ -397,3 +407,15 @@ def test_line_appended_while_compacting_is_sent_after_the_kept_messages(tmp_path
     assert sent[0][1][0][1].startswith("This session is being continued")
     assert sent[-2] == ["user", [("text", "appended while compacting")]]  # last, once; the client replies after it
     assert [b for _, bl in sent for b in bl].count(("text", "appended while compacting")) == 1
+
+
+def test_blank_user_text_is_a_warning_and_repair_leaves_the_file(tmp_path):
+    """The client leaves out user text that is only whitespace (and a message left empty): the file
+    loads whole, so validate warns and repair changes nothing (it wrote "(continue)" there)."""
+    from ctxtool.validate import validate_file
+
+    path = tmp_path / "interrupted.jsonl"
+    path.write_bytes(b"\n".join(user_content(lines_of("interrupted.jsonl"), b"Say hi.", b'"  "')) + b"\n")
+    vs = validate_file(str(path))["violations"]
+    assert [(v["kind"], v["severity"]) for v in vs] == [("empty-user-text", "warning"), ("missing-tool-result", "warning")]
+    assert repair_file(str(path), check=True).changes == []
