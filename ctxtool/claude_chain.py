@@ -522,9 +522,11 @@ def sent_entries(entries: list[Entry]) -> list[Entry]:
     seq = chain(entries, main, rows=rows, counts=counts)
     if not seq:
         return []
-    start = seq[0].index
-    early = {e.index for e in seq if e.index < start}  # a boundary's kept messages, lines bridged to
-    # the lines from the chain's start on, and the chain's lines before it
+    # after a compact boundary, the lines from it on and the chain's lines before it (a boundary's kept
+    # messages, lines bridged to); a chain that starts at its first prompt reads every line, wherever the
+    # prompt was written (judged: a prompt line written after its turn's results still has them gathered)
+    start = seq[0].index if seq[0].kind == BOUNDARY else 0
+    early = {e.index for e in seq if e.index < start}
     if len(rows) != counts[0]:
         # a line written twice (one uuid): the client holds one row per uuid, the last one; rows
         # before a compact boundary that lists its kept messages are gone (_fold)

@@ -202,8 +202,7 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
                 self.edit(first)["set_id"] = new
                 first.id = new
                 self.change("header", "rewritten", first, new, "session header had no id")
-            if first.get("v1") and any(type(e.id) is str for e in entries if e.kind != HEADER and self.alive(e)):
-                self._restore_version(first)
+            self._restore_version(first)
             return
         header = next((e for e in entries if e.kind == HEADER and e.id), None)
         for e in entries:
@@ -216,6 +215,7 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
         if header is not None:
             self.keys[header.index] = (-1, 0)
             self.change("header", "moved", header, header.id, "session header moved to the first line")
+            self._restore_version(header)
             return
         body = [e for e in entries if self.alive(e)]
         version = 3 if any(e.id for e in body) else 1
@@ -237,6 +237,8 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
         entries carry ids: pi would give every entry a new id and link them in file order, every
         branch in one line. The version the entries' shape says is written back, so that pi walks the
         tree they form."""
+        if not header.get("v1") or not any(type(e.id) is str for e in self.entries if e.kind != HEADER and self.alive(e)):
+            return
         obj = self.t.load(header)
         v = obj.get("version")
         was = ("(none)" if "version" not in obj else {dict: "(an object)", list: "(an array)"}.get(type(v))

@@ -127,6 +127,15 @@ def user_content(lines, text: bytes, content: bytes):
     return lines[:k] + [lines[k].replace(b'"content":' + json.dumps(text.decode()).encode(), b'"content":' + content, 1)] + lines[k + 1:]
 
 
+def prompt_after_results(lines):
+    """The first prompt line written after its turn's tool results (found by a fuzz run against the
+    client: it still gathers every result; the view read only the lines from the prompt's place on)."""
+    k = line_with(lines, b'"content":"Print a lot."')
+    prompt = lines.pop(k)
+    j = line_with(lines, b'"tool_use_id":"toolu_rec_l2"')
+    return lines[:j + 1] + [prompt] + lines[j + 1:]
+
+
 def torn_tail(lines):
     return lines[:-1] + [lines[-1][: len(lines[-1]) // 2]]
 
@@ -143,6 +152,7 @@ CORRUPTIONS = {
     "blank-user-message": ("interrupted.jsonl", lambda ls: user_content(ls, b"Say hi.", b'"  "')),
     "blank-user-text-beside-text": ("interrupted.jsonl", lambda ls: user_content(
         ls, b"Say hi.", b'[{"type":"text","text":" "},{"type":"text","text":"Say hi."},{"type":"text","text":""}]')),
+    "prompt-after-results": ("long_output.jsonl", prompt_after_results),
     "empty-attachment-rendering": ("api_error.jsonl", lambda ls: empty_rendering(ls, b"agent_listing_delta")),
     "missing-results-mid-conversation": ("interrupted_resumed.jsonl",
                                          lambda ls: drop_result(drop_result(ls, b"toolu_rec_i1"), b"toolu_rec_i2")),
