@@ -118,7 +118,7 @@ def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict |
     cur: Entry | None = leaf
     last = leaf  # the last line walked that is not progress: the one whose time a bridge starts from
     while cur is not None:
-        seen.add(cur.id)
+        seen.add(cur.id if cur.id is not None else cur)  # a row with no string uuid (only a bridge reaches it)
         out.append(cur)
         if cur.type != "progress":
             last = cur
@@ -130,7 +130,9 @@ def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict |
         nxt = by_id.get(p)
         if nxt is None or nxt.id in seen:  # a lost line or a cycle: the client bridges by time
             if bridge is None:
-                bridge = _Bridge(by_id)
+                # rows whose uuid is no string are in the client's map too (under that value): a bridge
+                # can reach them (judged), a parent link cannot
+                bridge = _Bridge(by_id, [e for e in main if e.id is None and e.type in _BRIDGED_TYPES])
             nxt = bridge.before(last, seen)
             if nxt is None and mend is not None:
                 nxt = mend(cur)
@@ -473,9 +475,9 @@ class _Bridge:
     the first lost parent; each later one costs a bisection (passed-over lines are skipped for
     good, as the client does)."""
 
-    def __init__(self, by_id: dict):
+    def __init__(self, by_id: dict, odd: list | None = None):
         rows = []
-        for pos, e in enumerate(by_id.values()):
+        for pos, e in enumerate(list(by_id.values()) + (odd or [])):
             ts = e.ts
             if ts is None or e.type not in _BRIDGED_TYPES:
                 continue
@@ -498,7 +500,7 @@ class _Bridge:
             q = prev[h]
             if q != h:
                 h = q
-            elif rows[h].id in seen:
+            elif (rows[h].id if rows[h].id is not None else rows[h]) in seen:
                 prev[h] = h - 1
                 h -= 1
             else:

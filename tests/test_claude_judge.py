@@ -136,6 +136,16 @@ def prompt_after_results(lines):
     return lines[:j + 1] + [prompt] + lines[j + 1:]
 
 
+def uuid_not_a_string(lines, needle: bytes):
+    """The uuid of the line holding ``needle`` made an array (found by a fuzz run against the client:
+    no parent link reaches such a row, but the time bridge over the lost parent of the line after it
+    does, and the client sends it)."""
+    k = line_with(lines, needle)
+    obj = json.loads(lines[k])
+    obj["uuid"] = [1, "x", None]
+    return lines[:k] + [json.dumps(obj, separators=(",", ":")).encode()] + lines[k + 1:]
+
+
 def torn_tail(lines):
     return lines[:-1] + [lines[-1][: len(lines[-1]) // 2]]
 
@@ -153,6 +163,7 @@ CORRUPTIONS = {
     "blank-user-text-beside-text": ("interrupted.jsonl", lambda ls: user_content(
         ls, b"Say hi.", b'[{"type":"text","text":" "},{"type":"text","text":"Say hi."},{"type":"text","text":""}]')),
     "prompt-after-results": ("long_output.jsonl", prompt_after_results),
+    "uuid-not-a-string": ("interrupted_resumed.jsonl", lambda ls: uuid_not_a_string(ls, b'"content":"Did it finish?"')),
     "empty-attachment-rendering": ("api_error.jsonl", lambda ls: empty_rendering(ls, b"agent_listing_delta")),
     "missing-results-mid-conversation": ("interrupted_resumed.jsonl",
                                          lambda ls: drop_result(drop_result(ls, b"toolu_rec_i1"), b"toolu_rec_i2")),
