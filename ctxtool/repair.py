@@ -32,8 +32,8 @@ from . import claude_chain, commit
 from .errors import FileChanged, InputError
 from .formats import SNIFF_LINES
 from .formats import pi as pi_fmt
-from .formats.common import is_blank_text
-from .jsonl import atomic_write, dumps
+from .formats.common import brief, is_blank_text
+from .jsonl import atomic_write
 from .lock import DEFAULT_TIMEOUT, SessionLocks
 from .model import HEADER, MESSAGE, PLAIN, Entry
 from .transcript import Transcript, make_entry, no_gc, scan
@@ -240,9 +240,7 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
         if not header.get("v1") or not any(type(e.id) is str for e in self.entries if e.kind != HEADER and self.alive(e)):
             return
         obj = self.t.load(header)
-        v = obj.get("version")
-        was = ("(none)" if "version" not in obj else {dict: "(an object)", list: "(an array)"}.get(type(v))
-               or dumps(v).decode(errors="replace")[:40])
+        was = brief(obj["version"]) if "version" in obj else "(none)"
         self.edit(header)["set_version"] = pi_fmt.CURRENT_VERSION
         header.extra = None  # read as the version written
         self.change("header", "rewritten", header, header.id,

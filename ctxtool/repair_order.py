@@ -6,7 +6,7 @@ from __future__ import annotations
 import bisect
 
 from .formats import pi as pi_fmt
-from .formats.common import js_to_number
+from .formats.common import brief, js_to_number
 from .model import COMPACTION, HEADER, MESSAGE, Entry
 from .transcript import make_entry
 
@@ -207,7 +207,7 @@ class Ordering:
         nothing could link to it, and pi would resume from the next line alone. It gets an id of its own."""
         new = self.fmt.new_id(self.taken_ids, self.rng)
         was = self.t.load(e).get("id")
-        self.change("invalid-id", "rewritten", e, None, f"id {was!r:.40} is not a string; renamed {new} so that the "
+        self.change("invalid-id", "rewritten", e, None, f"id {brief(was)} is not a string; renamed {new} so that the "
                     "next line of the conversation can link to it")
         self.edit(e)["set_id"] = new
         e.id = new

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .formats.common import is_blank_text
+from .formats.common import brief, is_blank_text
 from .model import HEADER, MESSAGE, Entry
 from .repair_rewrite import _content_ref
 from .view import UNSENT_STOPS, claude_segment, merges, pi_segment, sendable
@@ -310,7 +310,7 @@ class Pairing:
                     # its id is no string (a damaged line): the result could not follow it, and pi would
                     # resume at the result alone. It gets an id of its own
                     new = self.fmt.new_id(self.taken_ids, self.rng)
-                    self.change("invalid-id", "rewritten", u, None, f"id {call_obj.get('id')!r:.40} is not a string; "
+                    self.change("invalid-id", "rewritten", u, None, f"id {brief(call_obj.get('id'))} is not a string; "
                                 f"renamed {new} so that the synthetic result can follow it")
                     self.edit(u)["set_id"] = new
                     u.id = new

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import re
 from datetime import datetime
 from decimal import Decimal
@@ -179,6 +181,22 @@ def js_number(f: float) -> str:
     e = n - 1
     mant = ds[0] + ("." + ds[1:] if k > 1 else "")
     return f"{sign}{mant}e{'+' if e > 0 else '-'}{abs(e)}"
+
+
+def brief(v, limit: int = 40) -> str:
+    """A value as a message names it: JSON text for a scalar (cut at ``limit``), "(an object)" or
+    "(an array)" for a container (which may be nested deeper than repr goes)."""
+    if type(v) is dict:
+        return "(an object)"
+    if type(v) is list:
+        return "(an array)"
+    if type(v) is float and (v != v or v in (float("inf"), float("-inf"))):
+        return "Infinity" if v > 0 else "-Infinity" if v < 0 else "NaN"
+    try:
+        text = json.dumps(v)  # escaped: a lone surrogate prints
+    except (TypeError, ValueError):
+        text = repr(v)
+    return text[:limit]
 
 
 def js_to_number(v) -> float:
