@@ -60,3 +60,15 @@ def test_js_to_number_equals_node():
     for v, want in zip(values, out):
         got, want = js_to_number(v), float(want.replace("Infinity", "inf"))  # float("NaN") is nan
         assert got == want or (got != got and want != want), (v, got, want)
+
+
+def test_brief_names_any_value_without_recursion():
+    from ctxtool.formats.common import brief
+
+    deep = cur = {}
+    for _ in range(5000):
+        cur["a"] = {}
+        cur = cur["a"]
+    assert brief(deep) == "(an object)" and brief([deep]) == "(an array)"
+    assert brief("x" * 100) == '"' + "x" * 39 and brief(float("inf")) == "Infinity" and brief(None) == "null"
+    assert brief("\ud800") == '"\\ud800"'  # escaped: it prints
