@@ -724,7 +724,9 @@ def heal(messages: list[dict], close_turn: bool = True) -> list[dict]:
             out.append(extra)
             last = "user"
         out.extend(after.get(id(m), ()))
-    if last == "user" and close_turn:  # a turn that got no reply: the client closes it
+    # a turn that got no reply: the client closes it; so it does a history of context alone (attachments
+    # it renders as system text, judged)
+    if close_turn and (last == "user" or (last is None and lead)):
         out.append({"role": "assistant", "content": [{"type": "text", "text": NO_RESPONSE}]})
     return out
 

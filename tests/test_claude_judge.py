@@ -146,6 +146,12 @@ def uuid_not_a_string(lines, needle: bytes):
     return lines[:k] + [json.dumps(obj, separators=(",", ":")).encode()] + lines[k + 1:]
 
 
+def only_line(lines, needle: bytes, kind: bytes):
+    """Every line but one lost (found by a fuzz run against the client: a file left with one
+    attachment the client renders as system text is sent with the reply "No response requested.")."""
+    return [lines[line_with(lines, needle, kind)]]
+
+
 def torn_tail(lines):
     return lines[:-1] + [lines[-1][: len(lines[-1]) // 2]]
 
@@ -164,6 +170,7 @@ CORRUPTIONS = {
         ls, b"Say hi.", b'[{"type":"text","text":" "},{"type":"text","text":"Say hi."},{"type":"text","text":""}]')),
     "prompt-after-results": ("long_output.jsonl", prompt_after_results),
     "uuid-not-a-string": ("interrupted_resumed.jsonl", lambda ls: uuid_not_a_string(ls, b'"content":"Did it finish?"')),
+    "only-a-system-attachment": ("long_output.jsonl", lambda ls: only_line(ls, b'"type":"skill_listing"', b'"type":"attachment"')),
     "empty-attachment-rendering": ("api_error.jsonl", lambda ls: empty_rendering(ls, b"agent_listing_delta")),
     "missing-results-mid-conversation": ("interrupted_resumed.jsonl",
                                          lambda ls: drop_result(drop_result(ls, b"toolu_rec_i1"), b"toolu_rec_i2")),
