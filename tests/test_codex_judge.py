@@ -151,13 +151,19 @@ def _typed(lines, item_type, role, where, key, value):
         o = json.loads(ln)
         p = o.get("payload") or {}
         if o.get("type") == "response_item" and p.get("type") == item_type and (role is None or p.get("role") == role):
-            (p if where == "payload" else o)[key] = value
+            if value == MISSING:
+                del (p if where == "payload" else o)[key]
+            else:
+                (p if where == "payload" else o)[key] = value
             return lines[:k] + [json.dumps(o, separators=(",", ":")).encode() + b"\n"] + lines[k + 1:]
     raise KeyError(item_type)
 
 
+MISSING = "<missing>"
 # (item, role, where, key, value): Codex's reader refuses the line (skipped on resume), or reads it
 TYPED = [
+    ("function_call", None, "payload", "name", MISSING), ("function_call_output", None, "payload", "output", MISSING),
+    ("reasoning", None, "payload", "summary", MISSING),
     ("message", "user", "payload", "id", 1), ("message", "assistant", "payload", "status", []),
     ("reasoning", None, "payload", "summary", None), ("reasoning", None, "payload", "encrypted_content", 1),
     ("function_call", None, "payload", "arguments", None), ("function_call", None, "payload", "name", None),

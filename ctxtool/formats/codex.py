@@ -98,42 +98,60 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
         e.kind = META
 
 
-# fields Codex's reader (serde) types strictly, per item type: a value of another type makes it refuse
-# the whole line, which it then skips on resume (judged field by field with the real Codex 0.169)
-_STR, _OPT_STR, _LIST, _OPT_LIST, _STR_OR_LIST = "a string", "a string or null", "an array", "an array or null", \
-    "a string or an array"
-_TYPED = {
-    "message": {"id": _OPT_STR, "status": _OPT_STR},
-    "reasoning": {"id": _OPT_STR, "summary": _LIST, "content": _OPT_LIST, "encrypted_content": _OPT_STR},
-    "function_call": {"id": _OPT_STR, "status": _OPT_STR, "name": _STR, "arguments": _STR},
-    "function_call_output": {"id": _OPT_STR, "output": _STR_OR_LIST},
-    "custom_tool_call": {"id": _OPT_STR, "name": _STR, "input": _STR},
-    "custom_tool_call_output": {"id": _OPT_STR, "output": _STR_OR_LIST},
-}
-_FITS = {_STR: (str,), _OPT_STR: (str, type(None)), _LIST: (list,), _OPT_LIST: (list, type(None)), _STR_OR_LIST: (str, list)}
+# Codex's reader (serde) types the fields of the items it knows strictly: a field of another type, or a
+# required one missing, makes it refuse the whole line, which it then skips on resume (judged field by
+# field with the real Codex 0.169: tests/test_codex_judge.py)
 PASSTHROUGH = "internal_chat_message_metadata_passthrough"  # a struct: an object, an array or null
-
-
-def serde_refuses(p: dict, it: str | None) -> str | None:
-    """Why Codex cannot read item ``p`` of type ``it``: the first field whose value is of a type its
-    reader refuses (a missing optional field is fine; required ones are checked where they are read)."""
-    for key, want in _TYPED.get(it, {}).items():
-        if key in p and type(p[key]) not in _FITS[want]:
-            return f"{it} whose {key} is not {want}"
-    meta = p.get(PASSTHROUGH)
-    if it in _TYPED and meta is not None and type(meta) not in (dict, list):
-        return f"{it} whose {PASSTHROUGH} is no object"
-    if it == "message" and type(p.get("content")) is list:
-        for c in p["content"]:  # its content items: input_text and output_text with a text, input_image with a URL
-            key = _CONTENT_ITEMS.get(c.get("type")) if type(c) is dict and type(c.get("type")) is str else None
-            if key is None:
-                return "message with a content item Codex does not know"
-            if type(c.get(key)) is not str:
-                return f"message whose {c['type']} {key} is not a string"
-    return None
-
-
+KNOWN_ITEMS = frozenset(("message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
+                         "custom_tool_call_output"))
 _CONTENT_ITEMS = {"input_text": "text", "output_text": "text", "input_image": "image_url"}
+
+
+def serde_refuses(p: dict, it: str) -> str | None:
+    """Why Codex cannot read item ``p`` of type ``it`` (one of ``KNOWN_ITEMS``), or None. One pass of
+    plain checks: it runs on most lines of a rollout."""
+    g = p.get
+    v = g("id")
+    if v is not None and type(v) is not str:
+        return f"{it} whose id is not a string"
+    v = g(PASSTHROUGH)
+    if v is not None and type(v) is not dict and type(v) is not list:
+        return f"{it} whose {PASSTHROUGH} is no object"
+    if it == "function_call":
+        if type(g("name")) is not str or type(g("arguments")) is not str:
+            return "function_call whose name or arguments are no string"
+        v = g("status")
+        if v is not None and type(v) is not str:
+            return "function_call whose status is not a string"
+    elif it == "function_call_output" or it == "custom_tool_call_output":
+        v = g("output")
+        if type(v) is not str and type(v) is not list:
+            return f"{it} whose output is no string or array"
+    elif it == "reasoning":
+        if type(g("summary")) is not list:
+            return "reasoning whose summary is no array"
+        v = g("content")
+        if v is not None and type(v) is not list:
+            return "reasoning whose content is no array"
+        v = g("encrypted_content")
+        if v is not None and type(v) is not str:
+            return "reasoning whose encrypted_content is not a string"
+    elif it == "message":
+        v = g("status")
+        if v is not None and type(v) is not str:
+            return "message whose status is not a string"
+        content = g("content")
+        if type(content) is list:
+            for c in content:  # input_text and output_text with a text, input_image with a URL
+                key = _CONTENT_ITEMS.get(c.get("type")) if type(c) is dict and type(c.get("type")) is str else None
+                if key is None:
+                    return "message with a content item Codex does not know"
+                if type(c.get(key)) is not str:
+                    return f"message whose {c['type']} {key} is not a string"
+    elif it == "custom_tool_call":
+        if type(g("name")) is not str or type(g("input")) is not str:
+            return "custom_tool_call whose name or input is no string"
+    return None
 
 
 def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
@@ -145,7 +163,7 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
     e.type = "?" if it is None else it
     i = p.get("id")
     e.id = i if type(i) is str else None
-    why = serde_refuses(p, it) if it in _TYPED else None
+    why = serde_refuses(p, it) if it in KNOWN_ITEMS else None
     if why is not None:
         e.kind = META  # Codex skips the line on resume
         e.extra = {"unsent": f"{why}: Codex cannot read it (skipped on resume)"}

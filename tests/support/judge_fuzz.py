@@ -213,6 +213,11 @@ def problems(agent: str, path: str, workdir: str) -> list[str]:
     out += [f"repaired file not well paired: {p}" for p in _paired(agent, after)[:3]]
     if before != REFUSED:
         lost = results(before) - results(after)
+        if agent == "pi" and any(c.kind == "tool-call" for c in report.changes):
+            # OpenClaw's rules, which repair follows: an unusable tool call is dropped (a turn with signed
+            # thinking whole, as it cannot be edited), and with it the results that answered it
+            gone = {c.id for c in report.changes if c.kind in ("tool-call", "orphan-result", "errored-turn-result")}
+            lost = {r for r in lost if r not in gone}
         if lost:
             out.append(f"tool results the agent sent before repair and not after: {sorted(map(str, lost))[:3]}")
     return out
