@@ -74,7 +74,7 @@ def _pi_judge(path: str):
         calls = [b.get("id") for b in c if isinstance(b, dict) and b.get("type") == "toolCall"] if isinstance(c, list) else []
         tid = m.get("toolCallId")
         out.append((m["role"], tid if isinstance(tid, str) else ("" if m["role"] == "toolResult" else None), calls,
-                    m.get("stopReason") if m["role"] == "assistant" else None))
+                    m.get("stopReason") if m["role"] == "assistant" and isinstance(m.get("stopReason"), str) else None))
     return out
 
 
