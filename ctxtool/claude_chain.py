@@ -533,7 +533,7 @@ def sent_entries(entries: list[Entry]) -> list[Entry]:
         # a line written twice (one uuid): the client holds one row per uuid, the last one; rows
         # before a compact boundary that lists its kept messages are gone (_fold)
         main = [e for e in main if (e.index >= start or e.index in early) and (e.id is None or rows.get(e.id) is e)]
-    else:
+    elif start:
         main = [e for e in main if e.index >= start or e.index in early]
     groups: dict[str, list[Entry]] = {}
     holders: dict[int, list[Entry]] = {}  # call entry index -> entries holding results for its calls
