@@ -21,7 +21,7 @@ from datetime import datetime
 import orjson
 
 from ..model import (COMPACTION, HEADER, IMAGE_CHARS, MESSAGE, META, Call, Entry, Kinds, Result, Usage, entry_to_tuple,
-                     as_list, js_len)
+                     js_len)
 from . import messages as _messages
 from .common import MAX_COUNT, count_field, parse_ts, result_content_chars, scan_anthropic_blocks, set_extra
 
@@ -107,50 +107,25 @@ KNOWN_ITEMS = frozenset(("message", "reasoning", "function_call", "function_call
 _CONTENT_ITEMS = {"input_text": "text", "output_text": "text", "input_image": "image_url"}
 
 
-def serde_refuses(p: dict, it: str) -> str | None:
-    """Why Codex cannot read item ``p`` of type ``it`` (one of ``KNOWN_ITEMS``), or None. One pass of
-    plain checks: it runs on most lines of a rollout."""
-    g = p.get
-    v = g("id")
-    if v is not None and type(v) is not str:
-        return f"{it} whose id is not a string"
-    v = g(PASSTHROUGH)
-    if v is not None and type(v) is not dict and type(v) is not list:
-        return f"{it} whose {PASSTHROUGH} is no object"
-    if it == "function_call":
-        if type(g("name")) is not str or type(g("arguments")) is not str:
-            return "function_call whose name or arguments are no string"
-        v = g("status")
-        if v is not None and type(v) is not str:
-            return "function_call whose status is not a string"
-    elif it == "function_call_output" or it == "custom_tool_call_output":
-        v = g("output")
-        if type(v) is not str and type(v) is not list:
-            return f"{it} whose output is no string or array"
-    elif it == "reasoning":
-        if type(g("summary")) is not list:
-            return "reasoning whose summary is no array"
-        v = g("content")
-        if v is not None and type(v) is not list:
-            return "reasoning whose content is no array"
-        v = g("encrypted_content")
-        if v is not None and type(v) is not str:
-            return "reasoning whose encrypted_content is not a string"
-    elif it == "message":
-        v = g("status")
-        if v is not None and type(v) is not str:
-            return "message whose status is not a string"
-        content = g("content")
-        if type(content) is list:
-            for c in content:  # input_text and output_text with a text, input_image with a URL
-                key = _CONTENT_ITEMS.get(c.get("type")) if type(c) is dict and type(c.get("type")) is str else None
-                if key is None:
-                    return "message with a content item Codex does not know"
-                if type(c.get(key)) is not str:
-                    return f"message whose {c['type']} {key} is not a string"
-    elif it == "custom_tool_call":
-        if type(g("name")) is not str or type(g("input")) is not str:
-            return "custom_tool_call whose name or input is no string"
+def _refused(e: Entry, why: str) -> None:
+    e.kind = META  # Codex skips the line on resume
+    e.extra = {"unsent": f"{why}: Codex cannot read it (skipped on resume)"}
+
+
+def _opt(v, kind) -> bool:
+    """``v`` is null or of type ``kind`` (an optional field as Codex's reader takes it)."""
+    return v is None or type(v) is kind
+
+
+def _bad_content(content: list) -> str | None:
+    """Why Codex's reader refuses a message's content items: each is an input_text or output_text
+    with a string text, or an input_image with a string image_url."""
+    for c in content:
+        key = _CONTENT_ITEMS.get(c.get("type")) if type(c) is dict and type(c.get("type")) is str else None
+        if key is None:
+            return "message with a content item Codex does not know"
+        if type(c.get(key)) is not str:
+            return f"message whose {c['type']} {key} is not a string"
     return None
 
 
@@ -163,11 +138,11 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
     e.type = "?" if it is None else it
     i = p.get("id")
     e.id = i if type(i) is str else None
-    why = serde_refuses(p, it) if it in KNOWN_ITEMS else None
-    if why is not None:
-        e.kind = META  # Codex skips the line on resume
-        e.extra = {"unsent": f"{why}: Codex cannot read it (skipped on resume)"}
-        return
+    if it in KNOWN_ITEMS:  # the fields Codex's reader types strictly, checked where each is read below
+        v = p.get(PASSTHROUGH)
+        if (i is not None and type(i) is not str) or (v is not None and type(v) is not dict and type(v) is not list):
+            return _refused(e, f"{it} whose id is not a string" if i is not None and type(i) is not str
+                            else f"{it} whose {PASSTHROUGH} is no object")
     if it == "message":
         role = _tag(p.get("role"))
         content = p.get("content")
@@ -176,9 +151,14 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
             e.kind = META
             e.extra = {"unsent": f"message with role {role!r}" if role not in ROLES else "message without content"}
             return
+        if not _opt(p.get("status"), str):
+            return _refused(e, "message whose status is not a string")
+        texts = None if blocks else _texts(content)
+        why = _bad_content(content) if texts is None or texts is False else None
+        if why is not None:
+            return _refused(e, why)
         e.kind = MESSAGE
         e.role = "assistant" if role == "assistant" else "user"
-        texts = None if blocks else _texts(content)
         if texts is not None:  # text items only: scan_anthropic_blocks' reading of them, without the blocks
             e.nblocks = len(texts)
             chars = visible = 0
@@ -205,12 +185,15 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
                 e.extra["environment"] = True
         return
     if it == "reasoning":  # one thinking block (scan_anthropic_blocks' reading of it, inline)
+        summary, more, enc = p.get("summary"), p.get("content"), p.get("encrypted_content")
+        if type(summary) is not list or not _opt(more, list) or not _opt(enc, str):
+            return _refused(e, "reasoning whose summary is no array, or content or encrypted_content of another type")
         e.kind = MESSAGE
         e.role = "assistant"
-        texts = [s.get("text") for s in as_list(p.get("summary")) if isinstance(s, dict) and isinstance(s.get("text"), str)]
-        texts += [s.get("text") for s in as_list(p.get("content")) if isinstance(s, dict) and isinstance(s.get("text"), str)]
+        texts = [s.get("text") for s in summary if isinstance(s, dict) and isinstance(s.get("text"), str)]
+        if more:
+            texts += [s.get("text") for s in more if isinstance(s, dict) and isinstance(s.get("text"), str)]
         thinking = "\n".join(texts)
-        enc = p.get("encrypted_content")
         if blocks:
             b = {"type": "thinking", "thinking": thinking}
             if isinstance(enc, str):
@@ -228,6 +211,11 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
     if it in CALLS:
         cid = p.get("call_id")
         name = p.get("name")
+        if it == "function_call" or it == "custom_tool_call":
+            raw = p.get("arguments" if it == "function_call" else "input")
+            if type(name) is not str or type(raw) is not str or (it == "function_call" and not _opt(p.get("status"), str)):
+                return _refused(e, f"{it} whose name, {'arguments' if it == 'function_call' else 'input'} or status "
+                                   "is of another type, or missing")
         if type(name) is not str:
             name = "local_shell" if it == "local_shell_call" else it
         if type(cid) is not str:
@@ -261,6 +249,10 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
         return
     if it in OUTPUTS:
         cid = p.get("call_id")
+        if it in KNOWN_ITEMS:
+            out = p.get("output")
+            if type(out) is not str and type(out) is not list:
+                return _refused(e, f"{it} whose output is no string or array")
         if type(cid) is not str:
             if it == "tool_search_output":
                 cid = ""
@@ -314,9 +306,10 @@ def reload_part(obj: dict, e: Entry) -> Entry:
     return fresh
 
 
-def _texts(content: list) -> list | None:
+def _texts(content: list):
     """The texts of a message's content when every item is an input or output text (as
-    ``_content_block`` reads them), else None."""
+    ``_content_block`` reads them), else None; False when one of them has no string text (which
+    Codex's reader refuses)."""
     out = []
     for c in content:
         if type(c) is not dict:
@@ -325,7 +318,9 @@ def _texts(content: list) -> list | None:
         if t != "input_text" and t != "output_text":
             return None
         x = c.get("text")
-        out.append(x if type(x) is str else "")
+        if type(x) is not str:
+            return False
+        out.append(x)
     return out
 
 
