@@ -115,6 +115,12 @@ def sent_entries(entries: list[Entry]) -> list[Entry]:
         elif k == HEADER:
             if base is None and e.extra and e.extra.get("base"):
                 base = e
+            elif base is not None and e is not base and history and e.id is not None and e.id == base.id:
+                # the session's own session_meta line again (a fork's is another session's): Codex starts
+                # the history over from it (judged)
+                history = []
+                if e.extra and e.extra.get("base"):
+                    base = e
         elif k == COMPACTION:
             if e.get("replacement") is not None:
                 history = expand(e)

@@ -535,6 +535,7 @@ def plan_repair(t: Transcript, *, trim_trailing: bool = False, view: list[Entry]
     if p.name == "pi":
         p.remember_first_kept()
     if p.name == "codex":
+        p.drop_meta_copies()
         p.pair_codex()
     else:
         p.hygiene()

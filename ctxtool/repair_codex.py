@@ -15,6 +15,19 @@ ORPHAN_OUTPUT = ("orphan-result", "output with no call in the history Codex send
 class CodexPairing:
     """Tool pairing of Codex rollouts (the Responses API pairs by call_id), and the ordinal of a paginated file."""
 
+    def drop_meta_copies(self):
+        """A rollout's ``session_meta`` line written again later, byte for byte: Codex starts the
+        history over from it, so everything before it is no longer sent (judged). The copy is dropped."""
+        first = None
+        for e in self.entries:
+            if e.kind != HEADER or e.index in self.dropped:
+                continue
+            if first is None:
+                first = e
+            elif e.id is not None and e.id == first.id and self._same_line(first, e):
+                self.drop(e, "duplicate-line", f"the session_meta line again (line {first.lineno}): Codex would "
+                          "start the history over from it")
+
     def pair_codex(self):
         """Codex rollouts: the items Codex replays (after the latest compaction) paired as the
         Responses API pairs them, by call_id. A lost output gets the output Codex itself sends

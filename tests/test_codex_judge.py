@@ -171,6 +171,7 @@ TYPED = [
     ("custom_tool_call_output", None, "payload", "output", {}),
     ("message", "assistant", "payload", "internal_chat_message_metadata_passthrough", "x"),
     ("function_call", None, "line", "timestamp", 1),
+    ("message", "developer", "line", "metadata", " "), ("function_call_output", None, "line", "metadata", 7),
     ("message", "user", "payload", "content", [{"type": "input_text", "text": []}]),
     ("message", "user", "payload", "content", [{"type": "input_image"}]),
     ("message", "user", "payload", "content", [{"type": "weird", "text": "a"}]),
@@ -178,6 +179,7 @@ TYPED = [
     # read: an optional field null, an empty list, a passthrough that is an array
     ("message", "user", "payload", "id", None), ("function_call_output", None, "payload", "output", []),
     ("reasoning", None, "payload", "internal_chat_message_metadata_passthrough", []),
+    ("message", "assistant", "line", "metadata", None),
 ]
 
 
@@ -196,3 +198,24 @@ def test_a_field_of_a_type_codex_refuses_leaves_the_line_out_as_codex_does(tmp_p
     repair_file(path)
     after = judge(path)
     assert well_paired(after) == [] and compare(view(path), after) == []
+
+
+def test_a_session_meta_line_written_again_restarts_the_history_and_repair_drops_the_copy(tmp_path):
+    """Codex starts the history over from a second copy of the session's ``session_meta`` line:
+    what came before it is not sent (judged). The view says so; repair drops the copy, and Codex
+    sends the whole history again (found by the judge fuzz)."""
+    from tests.support.codex_corrupt import read
+
+    lines = read()
+    k = next(n for n, ln in enumerate(lines) if b'"content":[{"type":"input_text","text":"Look around the project."' in ln)
+    path = str(tmp_path / "parallel.jsonl")
+    with open(path, "wb") as f:
+        f.write(b"".join(lines[:k + 1] + [lines[0]] + lines[k + 1:]))
+    sent = judge(path)
+    assert compare(view(path), sent) == []
+    assert "Look around the project." not in str(sent)
+    report = repair_file(path)
+    assert [(c.kind, c.line) for c in report.changes] == [("duplicate-line", k + 2)]
+    after = judge(path)
+    assert compare(view(path), after) == [] and well_paired(after) == []
+    assert compare(after, judge(os.path.join(FIX, "parallel.jsonl"))) == []

@@ -74,11 +74,12 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
         e.kind = META
         return
     if t == "response_item":
-        if type(ts) is not str:  # the line's timestamp is a String to Codex's reader: it skips the line
+        md = obj.get("metadata")
+        if type(ts) is not str or (md is not None and type(md) is not dict and type(md) is not list):
+            # the line's timestamp is a String to Codex's reader, its metadata a struct: it skips the line
             e.type = "?" if type(p.get("type")) is not str else p["type"]
-            e.kind = META
-            e.extra = {"unsent": "item whose line has no string timestamp: Codex cannot read it (skipped on resume)"}
-            return
+            return _refused(e, "item whose line has no string timestamp" if type(ts) is not str
+                            else "item whose line's metadata is no object")
         item(p, e, stats, blocks)
         return
     e.type = "?" if t is None else t

@@ -147,9 +147,14 @@ def _codex_results(sent) -> set:
 
 def _differ(agent: str, view, sent) -> list[str]:
     if agent == "codex":
-        from .codex_agent import compare
+        from .codex_agent import _turn_context_item, compare
 
-        return compare(view, sent)
+        # the judge takes every context item at the end of the request for the new turn's fresh
+        # context (``strip_turn``): a file whose own items end with such context is read the same way
+        end = len(view)
+        while end > 0 and _turn_context_item(view[end - 1]):
+            end -= 1
+        return compare(view[:end], sent)
     if view == sent:
         return []
     k = next((k for k, (a, b) in enumerate(zip(view, sent)) if a != b), min(len(view), len(sent)))
@@ -173,24 +178,12 @@ READERS = {
 }
 
 
-def _no_turn(agent: str, path: str) -> bool:
-    """A Codex rollout cut before its first turn: Codex sends fresh context in place of the
-    recorded one, which the judge's ``strip_turn`` cannot tell apart (not ctxtool's reading)."""
-    if agent != "codex":
-        return False
-    try:
-        return not any(e.role == "assistant" or e.results for e in scan(path).entries)
-    except InputError:
-        return True
-
-
 def problems(agent: str, path: str, workdir: str) -> list[str]:
     """What is wrong with ctxtool's reading and repair of ``path`` as its agent judges it."""
     judge, view, results = READERS[agent]
     out: list[str] = []
     before = judge(path)
-    skip_view = before == REFUSED or _no_turn(agent, path)
-    if not skip_view:
+    if before != REFUSED:
         try:
             out += [f"damaged file: {d}" for d in _differ(agent, view(path), before)]
         except InputError:
@@ -208,8 +201,7 @@ def problems(agent: str, path: str, workdir: str) -> list[str]:
         if before != REFUSED:
             out.append("the agent resumed the damaged file but not the repaired one")
         return out
-    if not _no_turn(agent, repaired):
-        out += [f"repaired file: {d}" for d in _differ(agent, view(repaired), after)]
+    out += [f"repaired file: {d}" for d in _differ(agent, view(repaired), after)]
     out += [f"repaired file not well paired: {p}" for p in _paired(agent, after)[:3]]
     if before != REFUSED:
         lost = results(before) - results(after)
