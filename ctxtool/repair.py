@@ -237,7 +237,7 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
         entries carry ids: pi would give every entry a new id and link them in file order, every
         branch in one line. The version the entries' shape says is written back, so that pi walks the
         tree they form."""
-        if not header.get("v1") or not any(type(e.id) is str for e in self.entries if e.kind != HEADER and self.alive(e)):
+        if not header.get("v1") or not any(e.id for e in self.entries if e.kind != HEADER and self.alive(e)):
             return
         obj = self.t.load(header)
         was = brief(obj["version"]) if "version" in obj else "(none)"

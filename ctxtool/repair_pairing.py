@@ -316,7 +316,7 @@ class Pairing:
                     u.id = new
                 if u.id is not None:
                     self.fmt.set_id(call_obj, u.id)  # as planned: a renamed duplicate id is the result's parent
-            obj = self.fmt.synthetic_result(call_obj, fid, c.name, ts=u.ts, with_ids=u.id is not None or self.name == "claude", taken=self.taken_ids, rng=self.rng)
+            obj = self.fmt.synthetic_result(call_obj, fid, c.name, ts=u.ts, with_ids=bool(u.id) or self.name == "claude", taken=self.taken_ids, rng=self.rng)
             sub += 1
             self._synth_entry(obj, key=(base[0], sub))
             self.change("missing-result", "inserted", None, fid,
