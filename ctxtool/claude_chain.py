@@ -43,7 +43,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from itertools import islice
 
-from .model import BOUNDARY, MESSAGE, Entry, as_list
+from .model import BOUNDARY, FALSY_PARENT, MESSAGE, Entry, as_list
 
 INTERRUPTED_RESULT = ("[Tool call interrupted: the session ended before this call's result was recorded, "
                       "so its outcome is unknown. Check whether it took effect before relying on it or running it again.]")
@@ -125,7 +125,7 @@ def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict |
         if cur.kind == BOUNDARY:
             break
         p = links.get(cur.id, cur.parent) if links else cur.parent  # _parent, inline: the walk of every line
-        if p is None:
+        if p is None or p == "" or p is FALSY_PARENT:  # a parent JavaScript takes for false ends the walk (judged)
             break
         nxt = by_id.get(p)
         if nxt is None or nxt.id in seen:  # a lost line or a cycle: the client bridges by time

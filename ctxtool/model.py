@@ -165,6 +165,9 @@ class Usage:
 # object): no line has it as its id, so every reader sees a lost parent (as the agents do: their map
 # lookup finds nothing), and repair re-links the line like any other lost parent.
 BAD_PARENT = "(not a string)"
+# The same for a value JavaScript takes for false (0, false): Claude Code's walk ends at such a line as
+# at a root (judged), pi's lookup finds nothing (a lost parent, as above)
+FALSY_PARENT = "(not a string, false)"
 
 
 NOT_STRINGS = (int, float, bool, dict, list)  # JSON values that are neither a string nor null
@@ -172,7 +175,12 @@ NOT_STRINGS = (int, float, bool, dict, list)  # JSON values that are neither a s
 
 def parent_of(value):
     """A line's parent id as read from its parent field (absent or null: None)."""
-    return value if type(value) is str else (BAD_PARENT if type(value) in NOT_STRINGS else None)
+    t = type(value)
+    if t is str:
+        return value
+    if t in NOT_STRINGS:
+        return FALSY_PARENT if not value and t is not dict and t is not list else BAD_PARENT
+    return None
 
 
 # The fields of an entry, in constructor order; ``_MORE`` are the ones most entries leave at their

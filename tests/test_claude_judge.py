@@ -152,6 +152,16 @@ def only_line(lines, needle: bytes, kind: bytes):
     return [lines[line_with(lines, needle, kind)]]
 
 
+def parent_value(lines, needle: bytes, value):
+    """The parent field of the line holding ``needle`` given ``value`` (found by a fuzz run against the
+    client: a value JavaScript takes for false, 0 or false or "", ends its walk there as at a root;
+    another value is a lost parent it bridges by time)."""
+    k = line_with(lines, needle, b'"uuid"')
+    obj = json.loads(lines[k])
+    obj["parentUuid"] = value
+    return lines[:k] + [json.dumps(obj, separators=(",", ":")).encode()] + lines[k + 1:]
+
+
 def torn_tail(lines):
     return lines[:-1] + [lines[-1][: len(lines[-1]) // 2]]
 
@@ -171,6 +181,9 @@ CORRUPTIONS = {
     "prompt-after-results": ("long_output.jsonl", prompt_after_results),
     "uuid-not-a-string": ("interrupted_resumed.jsonl", lambda ls: uuid_not_a_string(ls, b'"content":"Did it finish?"')),
     "only-a-system-attachment": ("long_output.jsonl", lambda ls: only_line(ls, b'"type":"skill_listing"', b'"type":"attachment"')),
+    "parent-zero": ("interrupted.jsonl", lambda ls: parent_value(ls, b'"type":"remote_session_change"', 0)),
+    "parent-empty-string": ("interrupted.jsonl", lambda ls: parent_value(ls, b'"type":"remote_session_change"', "")),
+    "parent-one": ("interrupted.jsonl", lambda ls: parent_value(ls, b'"type":"remote_session_change"', 1)),
     "empty-attachment-rendering": ("api_error.jsonl", lambda ls: empty_rendering(ls, b"agent_listing_delta")),
     "missing-results-mid-conversation": ("interrupted_resumed.jsonl",
                                          lambda ls: drop_result(drop_result(ls, b"toolu_rec_i1"), b"toolu_rec_i2")),

@@ -65,7 +65,10 @@ def cases(agent: str, seed: int, n: int):
 def _pi_judge(path: str):
     from .pi_agent import load_with_pi
 
-    r = load_with_pi(path, check=False)
+    try:
+        r = load_with_pi(path, check=False)
+    except RecursionError:  # the harness's answer nests deeper than Python's json reads: not judged
+        return REFUSED
     if not r.get("ok") or (r.get("rewritten") and not r.get("llmMessages")):
         return REFUSED  # pi could not load it, or wiped it (a torn header: what repair is for)
     out = []
@@ -97,7 +100,7 @@ def _claude_judge(path: str):
 
     try:
         return conversation(resume_payload(path)["messages"])
-    except AssertionError:
+    except (AssertionError, RecursionError):
         return REFUSED
 
 
@@ -131,7 +134,7 @@ def _codex_judge(path: str):
 
     try:
         return resume_payload(path)["history"]
-    except AssertionError:
+    except (AssertionError, RecursionError):
         return REFUSED
 
 
@@ -205,7 +208,7 @@ def problems(agent: str, path: str, workdir: str) -> list[str]:
     out += [f"repaired file not well paired: {p}" for p in _paired(agent, after)[:3]]
     if before != REFUSED:
         lost = results(before) - results(after)
-        if agent == "pi" and any(c.kind == "tool-call" for c in report.changes):
+        if any(c.kind == "tool-call" for c in report.changes):
             # OpenClaw's rules, which repair follows: an unusable tool call is dropped (a turn with signed
             # thinking whole, as it cannot be edited), and with it the results that answered it
             gone = {c.id for c in report.changes if c.kind in ("tool-call", "orphan-result", "errored-turn-result")}
