@@ -194,7 +194,13 @@ def resume_payload(path: str, *, session_id: str | None = None,
             # summarizes the file's conversation, followed by its compaction instruction
             while msgs and msgs[-1].get("role") == "system":
                 msgs = msgs[:-1]
-            return {"messages": msgs[:-1], "raw": body, "run": run, "compacting": True}
+            # the instruction is the client's; blocks before it in that message (results of the
+            # file's last response) are the file's
+            last = msgs[-1]
+            kept = [b for b in last["content"] if not (isinstance(b, dict) and b.get("type") == "text" and (
+                b.get("text", "").startswith(COMPACTION_INSTRUCTION)))] if isinstance(last["content"], list) else []
+            msgs = msgs[:-1] + ([dict(last, content=kept)] if any(b.get("type") != "text" for b in kept) else [])
+            return {"messages": msgs, "raw": body, "run": run, "compacting": True}
         return {"messages": strip_prompt(msgs), "raw": body, "run": run, "compacting": False}
 
 

@@ -99,9 +99,15 @@ def _claude_judge(path: str):
     from .claude_agent import conversation, resume_payload
 
     try:
-        return conversation(resume_payload(path)["messages"])
+        r = resume_payload(path)
     except (AssertionError, RecursionError):
         return REFUSED
+    conv = conversation(r["messages"])
+    if r["compacting"] and conv and conv[-1][0] == "user":
+        # a file past the auto-compact threshold: the client's first request summarizes it, with its
+        # instruction in place of the reply "No response requested." it sends on an ordinary resume
+        conv.append(["assistant", [("text", "No response requested.")]])
+    return conv
 
 
 def _claude_view(path: str):
