@@ -650,7 +650,7 @@ def heal(messages: list[dict], close_turn: bool = True) -> list[dict]:
     last_assistant = max((k for k, m in enumerate(msgs) if m["role"] == "assistant"), default=-1)
     # results present somewhere: a call whose result stands elsewhere (not in the next message) keeps
     # its place with the client's "missing" result; a call with no result anywhere is dropped
-    present = {b.get("tool_use_id") for m in msgs if m["role"] == "user" for b in m["content"] if b.get("type") == "tool_result"}
+    present = {_tid(b, "tool_use_id") for m in msgs if m["role"] == "user" for b in m["content"] if b.get("type") == "tool_result"}
     out: list[dict] = []
     tail: list[dict] = []
     inserted: dict[int, dict] = {}  # id of a response -> the user message of "missing" results after it
@@ -658,16 +658,16 @@ def heal(messages: list[dict], close_turn: bool = True) -> list[dict]:
     for k, m in enumerate(msgs):
         if m["role"] != "assistant":
             continue
-        reused = {b.get("id") for b in m["content"] if b.get("type") == "tool_use" and b.get("id") in sent_ids}
+        reused = {_tid(b, "id") for b in m["content"] if b.get("type") == "tool_use" and _tid(b, "id") in sent_ids}
         if reused:  # a call id an earlier response already used: the client sends neither call nor result
             m["content"] = [{"type": "text", "text": TOOL_USE_INTERRUPTED}
-                            if b.get("type") == "tool_use" and b.get("id") in reused else b for b in m["content"]]
+                            if b.get("type") == "tool_use" and _tid(b, "id") in reused else b for b in m["content"]]
             if k + 1 < len(msgs) and msgs[k + 1]["role"] == "user":
                 nxt = msgs[k + 1]
                 nxt["content"] = [b for b in nxt["content"]
-                                  if not (b.get("type") == "tool_result" and b.get("tool_use_id") in reused)] \
+                                  if not (b.get("type") == "tool_result" and _tid(b, "tool_use_id") in reused)] \
                     or [{"type": "text", "text": NO_CONTENT}]
-        calls = [b.get("id") for b in m["content"] if b.get("type") == "tool_use"]
+        calls = [_tid(b, "id") for b in m["content"] if b.get("type") == "tool_use"]
         sent_ids.update(calls)
         nxt = msgs[k + 1] if k + 1 < len(msgs) and msgs[k + 1]["role"] == "user" else None
         answered: set = set()
@@ -675,7 +675,7 @@ def heal(messages: list[dict], close_turn: bool = True) -> list[dict]:
             kept = []
             for b in nxt["content"]:
                 if b.get("type") == "tool_result":
-                    tid = b.get("tool_use_id")
+                    tid = _tid(b, "tool_use_id")
                     if tid not in calls or tid in answered:
                         continue  # no call before it, or a second result
                     answered.add(tid)
@@ -698,7 +698,7 @@ def heal(messages: list[dict], close_turn: bool = True) -> list[dict]:
         else:
             gone = {c for c in missing if c not in present}
             if gone:
-                m["content"] = [b for b in m["content"] if not (b.get("type") == "tool_use" and b.get("id") in gone)]
+                m["content"] = [b for b in m["content"] if not (b.get("type") == "tool_use" and _tid(b, "id") in gone)]
             lost = [{"type": "tool_result", "tool_use_id": c, "content": MISSING_RESULT, "is_error": True}
                     for c in missing if c not in gone]
             if lost:
@@ -731,6 +731,13 @@ def heal(messages: list[dict], close_turn: bool = True) -> list[dict]:
     return out
 
 
+def _tid(b: dict, key: str):
+    """A block's tool id as a set member: an object or array (a damaged line) stands for itself, as
+    in the client's Set, and cannot be hashed by value."""
+    v = b.get(key)
+    return v if type(v) in (str, int, float, bool) or v is None else ("object", id(v))
+
+
 def _blank_text(b: dict) -> bool:
     t = b.get("text")
     return b.get("type") == "text" and isinstance(t, str) and not t.strip()
@@ -746,7 +753,7 @@ def _as_sent(b: dict) -> dict:
     """One block as the client sends it: renamed tools under their new name, and references to
     tools it no longer has (``tool_reference`` in a result) replaced by its notice."""
     t = b.get("type")
-    if t == "tool_use" and b.get("name") in RENAMED_TOOLS:
+    if t == "tool_use" and type(b.get("name")) is str and b["name"] in RENAMED_TOOLS:
         b["name"] = RENAMED_TOOLS[b["name"]]
     elif t == "tool_result" and isinstance(b.get("content"), list) and any(
             isinstance(x, dict) and x.get("type") == "tool_reference" for x in b["content"]):

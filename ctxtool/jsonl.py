@@ -17,6 +17,7 @@ import json
 import math
 import os
 import re
+import sys
 import time
 from typing import Iterable
 
@@ -170,7 +171,12 @@ def dumps(obj: object) -> bytes:
     try:
         for c, k, v in saved:
             c[k] = _INF if v > 0 else _NINF
-        text = json.dumps(obj, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+        limit = sys.getrecursionlimit()  # a line nested deeper than orjson writes (it reads up to 1,024 levels)
+        sys.setrecursionlimit(max(limit, 10_000))
+        try:
+            text = json.dumps(obj, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+        finally:
+            sys.setrecursionlimit(limit)
     finally:
         for c, k, v in saved:
             c[k] = v

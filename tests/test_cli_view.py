@@ -43,3 +43,39 @@ def test_missing_file_is_one_line_and_exit_3():
 def test_help_has_an_example():
     r = run("view", "-h")
     assert r.exit_code == 0 and "Example:" in r.output
+
+
+def _odd(tmp_path, old: bytes, new: bytes, name="parallel.jsonl") -> str:
+    data = (FIX / "claude-recorded" / name).read_bytes()
+    assert old in data
+    p = tmp_path / name
+    p.write_bytes(data.replace(old, new, 1))
+    return str(p)
+
+
+def test_values_orjson_cannot_write_are_printed_as_json_parse_reads_them(tmp_path):
+    """A lone surrogate and an object nested 1,000 deep (both valid JSON the agents read) stopped
+    view with an internal error that named no file (found by adding view to the fuzz test)."""
+    path = _odd(tmp_path, b'"role":"user","content":"Look around the project."', b'"role":"user","content":"Look \\ud800 around"')
+    r = run("view", path)
+    assert r.exit_code == 0, r.output
+    assert '"Look \\ud800 around"' in r.output
+    assert any(b.get("text") == "Look \ud800 around" for ln in r.output.splitlines() for b in json.loads(ln)["content"])
+    deep = b'{"a":' * 999 + b"1" + b"}" * 999
+    path = _odd(tmp_path, b'"role":"user","content":"Look around the project."', b'"role":"user","content":[{"type":"text","text":"x","extra":' + deep + b"}]")
+    r = run("view", path)
+    assert r.exit_code == 0 and "internal error" not in r.output
+
+
+def test_tool_ids_and_names_of_odd_types_are_read_not_crashed_on(tmp_path):
+    path = _odd(tmp_path, b'"id":"toolu_rec_p2","name":"Read"', b'"id":{"x":1},"name":["Read"]')
+    r = run("view", path)
+    assert r.exit_code == 0, r.output
+    assert "internal error" not in r.output
+
+
+def test_an_error_names_the_file(tmp_path):
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(b"not json at all\n")
+    r = run("view", str(p))
+    assert r.exit_code != 0 and "s.jsonl" in r.output

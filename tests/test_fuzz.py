@@ -1,6 +1,6 @@
 """Fuzz: mutated real and generated sessions through every command, in-process.
 
-Each case (``tests/support/fuzz.py``) goes through validate, repair --check, repair -o,
+Each case (``tests/support/fuzz.py``) goes through validate, view, repair --check, repair -o,
 estimate, profile, prune and compact -n. Whatever the input: a documented exit code, never
 "internal error" or a traceback, every error line names the file, no hang (a per-case
 alarm); a file repair writes is accepted by validate and a second repair finds nothing to do.
@@ -23,7 +23,7 @@ FUZZ_CASES = 300
 SEED = int(os.environ.get("CTXTOOL_FUZZ_SEED", "20260417"))
 N = int(os.environ.get("CTXTOOL_FUZZ_N", FUZZ_CASES))
 CASE_SECONDS = 30
-COMMANDS = (("validate",), ("repair", "--check"), ("estimate",), ("profile",), ("prune",), ("compact", "-n"))
+COMMANDS = (("validate",), ("view",), ("repair", "--check"), ("estimate",), ("profile",), ("prune",), ("compact", "-n"))
 
 
 class Hang(Exception):

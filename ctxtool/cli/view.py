@@ -5,13 +5,13 @@ from __future__ import annotations
 import sys
 
 import click
-import orjson
 
 from .. import render
 from ..errors import EXIT_OK
+from ..jsonl import dumps
 from ..view import view_file
 from . import cli
-from .common import CONTEXT_SETTINGS, emit_json, format_option, json_option
+from .common import CONTEXT_SETTINGS, emit_json, format_option, json_option, working_on
 
 
 def _summary(content) -> str:
@@ -50,6 +50,7 @@ def view(path, fmt, json_, jsonl):
       ctxtool view session.jsonl | head
       ctxtool view --json ~/.claude/projects/-home-me-app/0f5e….jsonl
     """
+    working_on(path)  # an error that escapes names the file
     r = view_file(path, fmt)
     if json_:
         emit_json(r)
@@ -64,7 +65,8 @@ def view(path, fmt, json_, jsonl):
     out = sys.stdout.buffer
     try:
         for m in r["messages"]:
-            out.write(orjson.dumps(m["item"] if "item" in m else {"role": m["role"], "content": m["content"]}) + b"\n")
+            # jsonl.dumps: what orjson cannot write (a lone surrogate, an integer beyond 64 bits) as JSON.parse reads it
+            out.write(dumps(m["item"] if "item" in m else {"role": m["role"], "content": m["content"]}) + b"\n")
         out.flush()
     except BrokenPipeError:
         render.silence_stdout()

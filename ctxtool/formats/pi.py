@@ -95,7 +95,7 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
     t = get("type")
     e.type = t if isinstance(t, str) else "?"
     eid = get("id")
-    e.id = eid if isinstance(eid, str) else None
+    e.id = eid if isinstance(eid, str) and eid else None  # "" links nothing: JavaScript takes it for false
     pid = get("parentId")
     e.parent = parent_of(pid)
     if t == "message":
