@@ -219,3 +219,23 @@ def test_a_session_meta_line_written_again_restarts_the_history_and_repair_drops
     after = judge(path)
     assert compare(view(path), after) == [] and well_paired(after) == []
     assert compare(after, judge(os.path.join(FIX, "parallel.jsonl"))) == []
+
+
+@pytest.mark.parametrize("value", [None, 7])
+def test_a_compacted_line_with_an_item_codex_refuses_is_skipped_whole(tmp_path, value):
+    """One item of a replacement history that Codex's reader refuses (a content text that is null)
+    makes it skip the whole ``compacted`` line: the history before it is sent as it was (judged;
+    found by the judge fuzz)."""
+    import json
+
+    lines = open(os.path.join(FIX, "compacted.jsonl"), "rb").read().splitlines(keepends=True)
+    k = next(n for n, ln in enumerate(lines) if b'"type":"compacted"' in ln and b"replacement_history" in ln)
+    o = json.loads(lines[k])
+    it = next(x for x in o["payload"]["replacement_history"] if x.get("type") == "message" and len(x.get("content") or []) > 0)
+    it["content"][0]["text"] = value
+    lines[k] = json.dumps(o, separators=(",", ":")).encode() + b"\n"
+    path = str(tmp_path / "compacted.jsonl")
+    with open(path, "wb") as f:
+        f.write(b"".join(lines))
+    sent = judge(path)
+    assert compare(view(path), sent) == []

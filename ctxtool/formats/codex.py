@@ -110,7 +110,7 @@ _CONTENT_ITEMS = {"input_text": "text", "output_text": "text", "input_image": "i
 
 def _refused(e: Entry, why: str) -> None:
     e.kind = META  # Codex skips the line on resume
-    e.extra = {"unsent": f"{why}: Codex cannot read it (skipped on resume)"}
+    e.extra = {"unsent": f"{why}: Codex cannot read it (skipped on resume)", "refused": True}
 
 
 def _opt(v, kind) -> bool:
@@ -423,10 +423,14 @@ def _compacted(p: dict, e: Entry, stats: bool) -> None:
     if isinstance(rh, list):
         subs = []
         for k, x in enumerate(rh):
-            if not isinstance(x, dict):
-                continue
             s = Entry(0, 0, 0, 0, b"", META, "?")  # placed at the line when expanded (codex_rules.expand)
+            if type(x) is not dict:
+                e.blocks, e.role, e.nblocks, e.chars, e.kinds = None, None, 0, 0, Kinds()
+                return _refused(e, "compacted line whose replacement history holds an item that is no object")
             item(x, s, stats)
+            if s.extra is not None and s.extra.get("refused"):  # one item Codex's reader refuses: the whole line
+                e.blocks, e.role, e.nblocks, e.chars, e.kinds = None, None, 0, 0, Kinds()
+                return _refused(e, f"compacted line whose replacement history holds {s.extra['unsent'].split(':')[0]}")
             s.extra = dict(s.extra or {}, sub=k)
             s.blocks = None
             subs.append(entry_to_tuple(s))

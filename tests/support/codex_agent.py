@@ -114,7 +114,8 @@ class CodexSandbox(Sandbox):
         sid = session_id or meta.get("id")
         if not isinstance(sid, str) or not is_uuid(sid):
             raise AssertionError(f"{path}: no session_meta id to resume by")
-        stamp = re.sub(r"[:.]", "-", (meta.get("timestamp") or "2026-01-01T00:00:00")[:19])
+        ts = meta.get("timestamp")
+        stamp = re.sub(r"[:.]", "-", (ts if isinstance(ts, str) and ts else "2026-01-01T00:00:00")[:19])
         day = os.path.join(self.codex_home, "sessions", stamp[:4], stamp[5:7], stamp[8:10])
         os.makedirs(day, exist_ok=True)
         with open(path, "rb") as f:
