@@ -41,6 +41,7 @@ The chain is built from the index (ids, links, message keys, tool ids): no secon
 from __future__ import annotations
 
 from bisect import bisect_right
+from itertools import chain as chain_rows
 from itertools import islice
 
 from .model import BOUNDARY, FALSY_PARENT, MESSAGE, Entry, as_list
@@ -118,7 +119,7 @@ def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict |
     cur: Entry | None = leaf
     last = leaf  # the last line walked that is not progress: the one whose time a bridge starts from
     while cur is not None:
-        seen.add(cur.id if cur.id is not None else cur)  # a row with no string uuid (only a bridge reaches it)
+        seen.add(_row_key(cur))
         out.append(cur)
         if cur.type != "progress":
             last = cur
@@ -145,6 +146,12 @@ def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict |
         cur = nxt
     out.reverse()
     return out
+
+
+def _row_key(e: Entry):
+    """What the walk's ``seen`` holds for a row: its uuid, or the row itself when its uuid is no string
+    (only a bridge reaches such a row)."""
+    return e.id if e.id is not None else e
 
 
 def _leads_into(e: Entry, seen: set, by_id: dict, links: dict | None) -> bool:
@@ -477,7 +484,7 @@ class _Bridge:
 
     def __init__(self, by_id: dict, odd: list | None = None):
         rows = []
-        for pos, e in enumerate(list(by_id.values()) + (odd or [])):
+        for pos, e in enumerate(chain_rows(by_id.values(), odd or ())):
             ts = e.ts
             if ts is None or e.type not in _BRIDGED_TYPES:
                 continue
@@ -500,7 +507,7 @@ class _Bridge:
             q = prev[h]
             if q != h:
                 h = q
-            elif (rows[h].id if rows[h].id is not None else rows[h]) in seen:
+            elif _row_key(rows[h]) in seen:
                 prev[h] = h - 1
                 h -= 1
             else:

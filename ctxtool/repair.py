@@ -285,8 +285,6 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
         for e in self.entries:
             if not self.alive(e) or e.kind == HEADER or e.id is None:
                 continue
-            if prev is not None and (not passed or passed[-1] is not prev):
-                passed.append(prev)
             p = e.parent
             if p is not None:
                 if p in resolve:
@@ -329,6 +327,7 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
                 first_line[e.id] = e.lineno
                 first_entry[e.id] = e
             prev = e
+            passed.append(e)
         if deferred:
             self._relink_claude(deferred)
         if self.forward_links and not self.dropped and len(self.changes) == made:

@@ -74,8 +74,7 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
         e.kind = META
         return
     if t == "response_item":
-        md = obj.get("metadata")
-        if type(ts) is not str or (md is not None and type(md) is not dict and type(md) is not list):
+        if type(ts) is not str or not _struct(obj.get("metadata")):
             # the line's timestamp is a String to Codex's reader, its metadata a struct: it skips the line
             e.type = "?" if type(p.get("type")) is not str else p["type"]
             return _refused(e, "item whose line has no string timestamp" if type(ts) is not str
@@ -118,6 +117,11 @@ def _opt(v, kind) -> bool:
     return v is None or type(v) is kind
 
 
+def _struct(v) -> bool:
+    """``v`` is what Codex's reader takes for an optional struct: null, an object or an array."""
+    return v is None or type(v) is dict or type(v) is list
+
+
 def _bad_content(content: list) -> str | None:
     """Why Codex's reader refuses a message's content items: each is an input_text or output_text
     with a string text, or an input_image with a string image_url."""
@@ -140,10 +144,10 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
     i = p.get("id")
     e.id = i if type(i) is str else None
     if it in KNOWN_ITEMS:  # the fields Codex's reader types strictly, checked where each is read below
-        v = p.get(PASSTHROUGH)
-        if (i is not None and type(i) is not str) or (v is not None and type(v) is not dict and type(v) is not list):
-            return _refused(e, f"{it} whose id is not a string" if i is not None and type(i) is not str
-                            else f"{it} whose {PASSTHROUGH} is no object")
+        if not _opt(i, str):
+            return _refused(e, f"{it} whose id is not a string")
+        if not _struct(p.get(PASSTHROUGH)):
+            return _refused(e, f"{it} whose {PASSTHROUGH} is no object")
     if it == "message":
         role = _tag(p.get("role"))
         content = p.get("content")
@@ -155,7 +159,7 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
         if not _opt(p.get("status"), str):
             return _refused(e, "message whose status is not a string")
         texts = None if blocks else _texts(content)
-        why = _bad_content(content) if texts is None or texts is False else None
+        why = _bad_content(content) if texts is None else None
         if why is not None:
             return _refused(e, why)
         e.kind = MESSAGE
@@ -307,10 +311,9 @@ def reload_part(obj: dict, e: Entry) -> Entry:
     return fresh
 
 
-def _texts(content: list):
-    """The texts of a message's content when every item is an input or output text (as
-    ``_content_block`` reads them), else None; False when one of them has no string text (which
-    Codex's reader refuses)."""
+def _texts(content: list) -> list | None:
+    """The texts of a message's content when every item is an input or output text with a string
+    text (as ``_content_block`` reads them), else None."""
     out = []
     for c in content:
         if type(c) is not dict:
@@ -320,7 +323,7 @@ def _texts(content: list):
             return None
         x = c.get("text")
         if type(x) is not str:
-            return False
+            return None
         out.append(x)
     return out
 
@@ -406,6 +409,20 @@ def _session_meta(p: dict, e: Entry, stats: bool) -> None:
 
 
 def _compacted(p: dict, e: Entry, stats: bool) -> None:
+    rh = p.get("replacement_history")
+    subs = None
+    if isinstance(rh, list):  # read first: one item Codex's reader refuses makes it skip the whole line
+        subs = []
+        for k, x in enumerate(rh):
+            if type(x) is not dict:
+                return _refused(e, "compacted line whose replacement history holds an item that is no object")
+            s = Entry(0, 0, 0, 0, b"", META, "?")  # placed at the line when expanded (codex_rules.expand)
+            item(x, s, stats)
+            if s.extra is not None and s.extra.get("refused"):
+                return _refused(e, f"compacted line whose replacement history holds {s.extra['unsent'].split(':')[0]}")
+            s.extra = dict(s.extra or {}, sub=k)
+            s.blocks = None
+            subs.append(entry_to_tuple(s))
     e.kind = COMPACTION
     e.role = "user"
     msg = p.get("message")
@@ -418,22 +435,8 @@ def _compacted(p: dict, e: Entry, stats: bool) -> None:
         e.chars = n
         if n:
             e.kinds = Kinds(summary=n)
-    rh = p.get("replacement_history")
     extra: dict = {"compaction": True}
-    if isinstance(rh, list):
-        subs = []
-        for k, x in enumerate(rh):
-            s = Entry(0, 0, 0, 0, b"", META, "?")  # placed at the line when expanded (codex_rules.expand)
-            if type(x) is not dict:
-                e.blocks, e.role, e.nblocks, e.chars, e.kinds = None, None, 0, 0, Kinds()
-                return _refused(e, "compacted line whose replacement history holds an item that is no object")
-            item(x, s, stats)
-            if s.extra is not None and s.extra.get("refused"):  # one item Codex's reader refuses: the whole line
-                e.blocks, e.role, e.nblocks, e.chars, e.kinds = None, None, 0, 0, Kinds()
-                return _refused(e, f"compacted line whose replacement history holds {s.extra['unsent'].split(':')[0]}")
-            s.extra = dict(s.extra or {}, sub=k)
-            s.blocks = None
-            subs.append(entry_to_tuple(s))
+    if subs is not None:
         extra["replacement"] = tuple(subs)
     e.extra = extra
 
