@@ -136,3 +136,26 @@ def test_bytes_that_are_not_utf8_are_read_as_pi_reads_them_and_the_line_is_kept(
     assert "\ufffd" in json.dumps(result["llmMessages"][2]["content"], ensure_ascii=False)
     assert scan(path).bad == []
     assert not repair_file(path, check=True).changed
+
+
+RECORDED = os.path.join(os.path.dirname(__file__), "..", "fixtures", "pi-recorded", "branched.jsonl")
+
+
+@pytest.mark.parametrize("version,linear", [("3", False), ('""', True), ("null", True), ("1.5", True), ('"3"', False),
+                                            ("1e400", False)])
+def test_a_session_pi_wrote_is_read_by_its_header_version_as_pi_reads_it(tmp_path, version, linear):
+    """The same check as above on a session written by pi's own SessionManager
+    (``tests/pi_harness/record_session.mjs``: a tool turn, then a branch back to the first prompt)."""
+    data = open(RECORDED, "rb").read()
+    head, rest = data.split(b"\n", 1)
+    head = head.replace(b'"version":3', b'"version":' + version.encode())
+    path = str(tmp_path / "branched.jsonl")
+    open(path, "wb").write(head + b"\n" + rest)
+    roles = our_roles(path)
+    assert pi_roles(load_with_pi(path)) == roles
+    assert len(roles) == (6 if linear else 3)
+    if linear:
+        r = repair_file(path, backup=False)
+        assert [(c.kind, c.line) for c in r.changes] == [("header", 1)]
+        result = load_with_pi(path)
+        assert not result["rewritten"] and pi_roles(result) == our_roles(path) == ["user", "user", "assistant"]

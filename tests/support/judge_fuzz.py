@@ -34,8 +34,9 @@ REFUSED = "refused"
 
 
 def sources(agent: str) -> list[str]:
-    """The agent's own files: recorded by the real client (Claude Code, Codex), or the repair cases
-    and what repair made of them (pi, each judged by the real pi in ``test_repair_pi.py``)."""
+    """The agent's own files: recorded by the real client (Claude Code, Codex; pi's own SessionManager),
+    and for pi the repair cases and what repair made of them (each judged by the real pi in
+    ``test_repair_pi.py``)."""
     if agent == "claude":
         d = os.path.join(FIXTURES, "claude-recorded")
         return [os.path.join(d, n) for n in sorted(os.listdir(d))
@@ -44,7 +45,9 @@ def sources(agent: str) -> list[str]:
         d = os.path.join(FIXTURES, "codex-recorded")
         return [os.path.join(d, n) for n in sorted(os.listdir(d)) if n.endswith(".jsonl") and not n.startswith("forked")]
     d = os.path.join(FIXTURES, "repair")
-    return [os.path.join(d, n) for n in sorted(os.listdir(d)) if n.startswith("pi-") and n.endswith(".jsonl")]
+    rec = os.path.join(FIXTURES, "pi-recorded")  # written by pi's own SessionManager
+    return [os.path.join(rec, n) for n in sorted(os.listdir(rec)) if n.endswith(".jsonl")] + \
+        [os.path.join(d, n) for n in sorted(os.listdir(d)) if n.startswith("pi-") and n.endswith(".jsonl")]
 
 
 def cases(agent: str, seed: int, n: int):
