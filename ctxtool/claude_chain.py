@@ -100,7 +100,7 @@ def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict |
     last_b = listed = None  # the last boundary; the last that lists its kept messages (the client folds)
     for e in main:
         i = e.id
-        if i is not None:
+        if i is not None and e.type in _ROW_TYPES:  # a line of another type is not in the client's map (judged)
             by_id[i] = e
             n += 1
             if e.kind == BOUNDARY:
@@ -473,6 +473,7 @@ def _continues(row: Entry, cp: Entry, by_id: dict, through_batch: bool, links: d
 
 BRIDGE_MS = 5000  # how much older than a line with a lost parent the line it is bridged to may be
 _BRIDGED_TYPES = frozenset(("user", "assistant", "attachment", "system"))  # the client's chain rows
+_ROW_TYPES = _BRIDGED_TYPES | {"progress"}  # the lines whose uuid a parent link reaches (progress: read out of the links)
 
 
 class _Bridge:

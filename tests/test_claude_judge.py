@@ -162,6 +162,17 @@ def parent_value(lines, needle: bytes, value):
     return lines[:k] + [json.dumps(obj, separators=(",", ":")).encode()] + lines[k + 1:]
 
 
+def line_type(lines, needle: bytes, kind: bytes, value):
+    """The type of the line holding ``needle`` (and ``kind``) given ``value`` (found by a fuzz run
+    against the client: a line whose type is not one of its rows' is not in its map, so a parent link
+    to it is a lost one, bridged by time or cut, and the last row that goes on through it does not
+    go on from the checkpoint)."""
+    k = line_with(lines, needle, kind)
+    obj = json.loads(lines[k])
+    obj["type"] = value
+    return lines[:k] + [json.dumps(obj, separators=(",", ":")).encode()] + lines[k + 1:]
+
+
 def torn_tail(lines):
     return lines[:-1] + [lines[-1][: len(lines[-1]) // 2]]
 
@@ -185,6 +196,9 @@ CORRUPTIONS = {
     "parent-empty-string": ("interrupted.jsonl", lambda ls: parent_value(ls, b'"type":"remote_session_change"', "")),
     "parent-one": ("interrupted.jsonl", lambda ls: parent_value(ls, b'"type":"remote_session_change"', 1)),
     "empty-attachment-rendering": ("api_error.jsonl", lambda ls: empty_rendering(ls, b"agent_listing_delta")),
+    "attachment-type-empty": ("interrupted.jsonl", lambda ls: line_type(ls, b'"type":"environment"', b'"uuid"', "")),
+    "prompt-type-not-a-string": ("interrupted.jsonl", lambda ls: line_type(ls, b"Run the slow job.", b'"uuid"', {"type": {}})),
+    "prompt-type-unknown": ("interrupted.jsonl", lambda ls: line_type(ls, b"Run the slow job.", b'"uuid"', "prompt")),
     "missing-results-mid-conversation": ("interrupted_resumed.jsonl",
                                          lambda ls: drop_result(drop_result(ls, b"toolu_rec_i1"), b"toolu_rec_i2")),
 }

@@ -239,3 +239,71 @@ def test_a_compacted_line_with_an_item_codex_refuses_is_skipped_whole(tmp_path, 
         f.write(b"".join(lines))
     sent = judge(path)
     assert compare(view(path), sent) == []
+    # the replacement is not applied: the turns before the compaction are sent as written
+    assert len(sent) > len(judge(os.path.join(FIX, "compacted.jsonl")))
+
+
+_SOURCE = {"id": {"message_id": "m", "turn_id": "t", "role": "user"}, "revision": "r", "complete": True}
+# (key path in the line, value, whether Codex still reads the line): the first prompt of a recorded
+# rollout, its line's metadata typed field by field (a probe of each field with null, a string, an
+# integer, a negative one, a float, a boolean, an array, an object and the field left out, against
+# Codex 0.169, found the types; these are the telling ones)
+METADATA = [
+    (("metadata", "history_sequence"), None, True), (("metadata", "history_sequence"), -1, False),
+    (("metadata", "history_sequence"), 1.5, False), (("metadata", "history_sequence"), 2 ** 64, False),
+    (("metadata", "user_input_order"), "1", False), (("metadata", "fallback_token_limit_override"), 0, True),
+    (("metadata", "client_authored"), None, False), (("metadata", "compaction_output"), 0, False),
+    (("metadata", "mcp_attribution"), 7, True), (("metadata", "zzz"), [1], True),
+    (("metadata", "retained_source"), None, True), (("metadata", "retained_source"), [], False),
+    (("metadata", "retained_source"), [_SOURCE["id"], "r", True], True),
+    (("metadata", "retained_source", "id"), [], False), (("metadata", "retained_source", "id"), ["m", "t", "user"], True),
+    (("metadata", "retained_source", "id", "role"), "developer", False),
+    (("metadata", "retained_source", "id", "role"), "assistant", True),
+    (("metadata", "retained_source", "revision"), None, False), (("metadata", "retained_source", "complete"), 1, False),
+    (("ordinal",), "7", False), (("ordinal",), -1, False), (("ordinal",), None, True), (("ordinal",), 2 ** 64 - 1, True),
+]
+
+
+@pytest.mark.parametrize("where,value,read", METADATA, ids=lambda v: str(v))
+def test_an_item_lines_metadata_and_ordinal_are_typed_as_codex_reads_them(tmp_path, where, value, read):
+    """Codex's reader types an item line's ``metadata`` (sequence numbers are unsigned integers, the
+    retained source a struct of required fields, which an array of all of them in order also gives)
+    and every line's ``ordinal``: a field of another type makes it skip the line (judged; found by
+    the judge fuzz, a ``retained_source.id`` that was an empty array)."""
+    import json
+
+    lines = open(os.path.join(FIX, "interrupted_resumed.jsonl"), "rb").read().splitlines(keepends=True)
+    k = next(n for n, ln in enumerate(lines) if b'"text":"Say hi."' in ln and b'"type":"response_item"' in ln)
+    o = json.loads(lines[k])
+    o.setdefault("metadata", {})["retained_source"] = o["metadata"].get("retained_source") or _SOURCE
+    cur = o
+    for key in where[:-1]:
+        cur = cur[key]
+    cur[where[-1]] = value
+    lines[k] = json.dumps(o, separators=(",", ":")).encode() + b"\n"
+    path = str(tmp_path / "interrupted_resumed.jsonl")
+    with open(path, "wb") as f:
+        f.write(b"".join(lines))
+    sent = judge(path)
+    assert ("Say hi." in json.dumps(sent)) is read
+    assert compare(view(path), sent) == []
+
+
+@pytest.mark.parametrize("key,value,read", [("ordinal", "x", False), ("timestamp", None, False),
+                                           ("metadata", {"client_authored": None}, True)])
+def test_a_compacted_line_whose_envelope_codex_refuses_is_skipped(tmp_path, key, value, read):
+    """A ``compacted`` line's ``ordinal`` and ``timestamp`` are typed as every line's: another type
+    makes Codex skip the line, so the replacement is not applied (judged). Its ``metadata`` is not read."""
+    import json
+
+    lines = open(os.path.join(FIX, "compacted.jsonl"), "rb").read().splitlines(keepends=True)
+    k = next(n for n, ln in enumerate(lines) if b'"type":"compacted"' in ln)
+    o = json.loads(lines[k])
+    o[key] = value
+    lines[k] = json.dumps(o, separators=(",", ":")).encode() + b"\n"
+    path = str(tmp_path / "compacted.jsonl")
+    with open(path, "wb") as f:
+        f.write(b"".join(lines))
+    sent = judge(path)
+    assert compare(view(path), sent) == []
+    assert (len(sent) == len(judge(os.path.join(FIX, "compacted.jsonl")))) is read

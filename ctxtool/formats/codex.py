@@ -73,12 +73,18 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
         e.type = "?" if t is None else t
         e.kind = META
         return
+    o = obj.get("ordinal")
+    if type(ts) is not str or (o is not None and (type(o) is not int or not 0 <= o <= U64)):
+        # the line's envelope: a String timestamp and an optional u64 ordinal to Codex's reader, which
+        # skips a line with either of another type, whatever the line holds (judged)
+        e.type = ("?" if type(p.get("type")) is not str else p["type"]) if t == "response_item" else (t or "?")
+        return _refused(e, f"{'item' if t == 'response_item' else 'line'} whose line has "
+                           + ("no string timestamp" if type(ts) is not str else "an ordinal that is no unsigned integer"))
     if t == "response_item":
-        if type(ts) is not str or not _struct(obj.get("metadata")):
-            # the line's timestamp is a String to Codex's reader, its metadata a struct: it skips the line
+        why = _bad_metadata(obj.get("metadata"))
+        if why is not None:  # an item's metadata is typed too (a compacted line's is not read: judged)
             e.type = "?" if type(p.get("type")) is not str else p["type"]
-            return _refused(e, "item whose line has no string timestamp" if type(ts) is not str
-                            else "item whose line's metadata is no object")
+            return _refused(e, why)
         item(p, e, stats, blocks)
         return
     e.type = "?" if t is None else t
@@ -120,6 +126,58 @@ def _opt(v, kind) -> bool:
 def _struct(v) -> bool:
     """``v`` is what Codex's reader takes for an optional struct: null, an object or an array."""
     return v is None or type(v) is dict or type(v) is list
+
+
+U64 = (1 << 64) - 1
+# the fields of an item line's ``metadata`` that Codex's reader types (judged one by one on a recorded
+# line): unsigned integers or null, booleans that may be missing but not null, and the retained source;
+# other keys (``mcp_attribution``...) are not read
+_META_FIELDS = {"history_sequence": int, "sampled_through_sequence": int, "user_input_order": int,
+                "fallback_token_limit_override": int, "client_authored": bool, "compaction_output": bool,
+                "retained_source": dict}
+_SOURCE_ROLES = ("user", "assistant")
+
+
+def _bad_metadata(m) -> str | None:
+    """Why Codex's reader refuses an item line's ``metadata``, or None. An array is read as the
+    struct's fields in order, which are not known here: it is taken as read (as before)."""
+    if m is None or type(m) is list:
+        return None
+    if type(m) is not dict:
+        return "item whose line's metadata is no object"
+    for k, v in m.items():
+        kind = _META_FIELDS.get(k)
+        if kind is None:
+            continue
+        if kind is int:
+            ok = v is None or (type(v) is int and 0 <= v <= U64)
+        elif kind is bool:
+            ok = type(v) is bool
+        else:
+            ok = v is None or _retained_source(v)
+        if not ok:
+            return f"item whose line's metadata.{k} is of another type"
+    return None
+
+
+def _retained_source(rs) -> bool:
+    """A ``retained_source`` as Codex's reader takes it: an ``id`` (``message_id`` and ``turn_id``
+    strings, ``role`` user or assistant), a string ``revision`` and a boolean ``complete``, all
+    required. A struct may also be an array of its fields in this order, all of them (judged)."""
+    if type(rs) is dict:
+        i, rev, done = rs.get("id"), rs.get("revision"), rs.get("complete")
+    elif type(rs) is list and len(rs) == 3:
+        i, rev, done = rs
+    else:
+        return False
+    if type(i) is dict:
+        mid, turn, role = i.get("message_id"), i.get("turn_id"), i.get("role")
+    elif type(i) is list and len(i) == 3:
+        mid, turn, role = i
+    else:
+        return False
+    return (type(mid) is str and type(turn) is str and type(role) is str and role in _SOURCE_ROLES
+            and type(rev) is str and type(done) is bool)
 
 
 def _bad_content(content: list) -> str | None:
