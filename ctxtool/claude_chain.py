@@ -28,7 +28,8 @@ has the table of rule, line pattern and what the client sends, with the fixture 
 5. The client heals pairing on resume (``heal``): a call with no result is dropped, unless it
    is in the last message, where it gets an "interrupted" error result and the assistant reply
    "No response requested."; results with no call before them and second results for a call
-   are dropped; user text that is only whitespace is dropped; a message left empty is dropped; a history that ends with a user message (a turn
+   are dropped; user text that is only whitespace is dropped; a message left empty is dropped; a
+   response of thinking alone (and blank text) is dropped; a history that ends with a user message (a turn
    with no reply) gets the reply "No response requested.". Calls of a renamed tool (``Task``) go
    under the new name (``Agent``); ``tool_reference`` blocks in a result become the client's
    notice that those tools are gone. A call whose id an earlier response already used is sent as
@@ -651,6 +652,12 @@ def heal(messages: list[dict], close_turn: bool = True) -> list[dict]:
             blocks = [b for b in blocks if not _blank_text(b)]
             if not blocks:
                 continue
+        elif not blocks:  # a response whose content is an empty list (judged)
+            blocks = [{"type": "text", "text": NO_CONTENT}]
+        elif all(_thought(b) for b in blocks):
+            # a response of thinking alone (signed or not, redacted too) and blank text: the client leaves
+            # it out, as a reply cut off after its thinking (judged)
+            continue
         if msgs and msgs[-1]["role"] == m["role"] == "user":
             msgs[-1]["content"] += blocks
         else:
@@ -744,6 +751,11 @@ def _tid(b: dict, key: str):
     in the client's Set, and cannot be hashed by value."""
     v = b.get(key)
     return v if type(v) in (str, int, float, bool) or v is None else ("object", id(v))
+
+
+def _thought(b: dict) -> bool:
+    t = b.get("type")
+    return t == "thinking" or t == "redacted_thinking" or _blank_text(b)
 
 
 def _blank_text(b: dict) -> bool:

@@ -118,6 +118,7 @@ CLAUDE_HEALS = {
                              "result (repair renames the id): ",
     "empty-user-text": "Claude Code leaves out user text that is only whitespace when it resumes",
     "empty-user-message": "Claude Code leaves out a user message with no text but whitespace when it resumes",
+    "empty-message": "Claude Code sends a response whose content is an empty list as \"(no content)\" when it resumes",
 }
 OLDER_CLIENTS = " [older Claude Code versions sent this as is and the API answered: {}]"
 
@@ -133,7 +134,7 @@ def as_sent(fmt_name: str, violations: list[Violation]) -> list[Violation]:
         if v.kind == "trailing-assistant":
             continue
         heals = CLAUDE_HEALS.get(v.kind)
-        if heals is not None and v.kind in ("empty-user-text", "empty-user-message"):
+        if heals is not None and v.kind in ("empty-user-text", "empty-user-message", "empty-message"):
             v = Violation(v.kind, WARNING, v.message_index, v.lines, heals, v.ids)
         elif heals is not None:
             v = Violation(v.kind, WARNING, v.message_index, v.lines, heals + ", ".join(v.ids) + OLDER_CLIENTS.format(v.api_error), v.ids)

@@ -210,7 +210,7 @@ def message_groups(fmt_name: str, entries: list[Entry], *, context: list[Entry] 
     for e in context_entries(fmt_name, entries) if context is None else context:
         r = e.role
         if r == "assistant":
-            if e.empty or e.stop in UNSENT_STOPS:
+            if (e.empty and not (e.extra and e.extra.get("no_content"))) or e.stop in UNSENT_STOPS:
                 continue
             if role == "assistant" and merge_assistants:
                 group.append(e)

@@ -173,6 +173,20 @@ def line_type(lines, needle: bytes, kind: bytes, value):
     return lines[:k] + [json.dumps(obj, separators=(",", ":")).encode()] + lines[k + 1:]
 
 
+def cut_after_thinking(lines, content=None, keep_rest: bool = False):
+    """A reply cut off after its thinking line: the other lines of that response lost, and with
+    them (``keep_rest=False``) everything after; ``content`` in place of the thinking line's (found
+    by a fuzz run against the client: a response of thinking alone, or thinking and blank text, is
+    left out; one whose content is an empty list is sent as "(no content)")."""
+    k = line_with(lines, b'"type":"thinking"', b'"type":"assistant"')
+    obj = json.loads(lines[k])
+    mid = obj["message"]["id"].encode()
+    if content is not None:
+        obj["message"]["content"] = content
+    rest = [x for x in lines[k + 1:] if mid not in x] if keep_rest else []
+    return lines[:k] + [json.dumps(obj, separators=(",", ":")).encode()] + rest
+
+
 def torn_tail(lines):
     return lines[:-1] + [lines[-1][: len(lines[-1]) // 2]]
 
@@ -199,6 +213,12 @@ CORRUPTIONS = {
     "attachment-type-empty": ("interrupted.jsonl", lambda ls: line_type(ls, b'"type":"environment"', b'"uuid"', "")),
     "prompt-type-not-a-string": ("interrupted.jsonl", lambda ls: line_type(ls, b"Run the slow job.", b'"uuid"', {"type": {}})),
     "prompt-type-unknown": ("interrupted.jsonl", lambda ls: line_type(ls, b"Run the slow job.", b'"uuid"', "prompt")),
+    "reply-cut-after-thinking": ("parallel.jsonl", cut_after_thinking),
+    "thinking-only-response-mid-conversation": ("parallel.jsonl", lambda ls: cut_after_thinking(ls, keep_rest=True)),
+    "redacted-thinking-and-blank-text-response": ("parallel.jsonl", lambda ls: cut_after_thinking(
+        ls, [{"type": "redacted_thinking", "data": "abc"}, {"type": "text", "text": " "}], keep_rest=True)),
+    "assistant-content-empty-list": ("parallel.jsonl", lambda ls: cut_after_thinking(ls, [], keep_rest=True)),
+    "assistant-content-empty-list-last": ("parallel.jsonl", lambda ls: cut_after_thinking(ls, [])),
     "missing-results-mid-conversation": ("interrupted_resumed.jsonl",
                                          lambda ls: drop_result(drop_result(ls, b"toolu_rec_i1"), b"toolu_rec_i2")),
 }

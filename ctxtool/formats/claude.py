@@ -96,6 +96,8 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
         extra["sidechain"] = True
     if obj.get("isMeta"):
         extra["is_meta"] = True
+    if t == "assistant" and type(content) is list and not content:
+        extra["no_content"] = True  # the client sends it as "(no content)" (judged); blank text it leaves out
     if t == "user" and not e.results and _interrupt_marker(content):
         extra["interrupt"] = True
     if t == "assistant":

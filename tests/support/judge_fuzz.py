@@ -72,16 +72,28 @@ def _pi_judge(path: str):
         r = load_with_pi(path, check=False)
     except RecursionError:  # the harness's answer nests deeper than Python's json reads: not judged
         return REFUSED
-    if not r.get("ok") or (r.get("rewritten") and not r.get("llmMessages")):
+    if not r.get("ok") or (r.get("rewritten") and not r.get("llmMessages") and _entries_on_disk(path)):
         return REFUSED  # pi could not load it, or wiped it (a torn header: what repair is for)
     out = []
     for m in r["llmMessages"]:
         c = m.get("content")
-        calls = [b.get("id") for b in c if isinstance(b, dict) and b.get("type") == "toolCall"] if isinstance(c, list) else []
+        # an id of another type (a damaged line): ctxtool keys such a call as "" (its view prints the value)
+        calls = [_str_or_empty(b.get("id")) for b in c if isinstance(b, dict) and b.get("type") == "toolCall"] if isinstance(c, list) else []
         tid = m.get("toolCallId")
         out.append((m["role"], tid if isinstance(tid, str) else ("" if m["role"] == "toolResult" else None), calls,
                     m.get("stopReason") if m["role"] == "assistant" and isinstance(m.get("stopReason"), str) else None))
     return out
+
+
+def _entries_on_disk(path: str) -> bool:
+    """Whether the file holds a line besides its session header (a file of a header alone, which
+    pi loads as an empty session, is not a refusal)."""
+    with open(path, "rb") as f:
+        return any(line.strip() and b'"type":"session"' not in line.replace(b" ", b"") for line in f)
+
+
+def _str_or_empty(v):
+    return v if isinstance(v, str) else ""
 
 
 def _pi_view(path: str):
