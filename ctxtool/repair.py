@@ -493,7 +493,8 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
 
     # ------------------------------------------------------------ materialize
     SLIM_EDITS = {"set_id", "set_parent", "rename_calls", "rename_results"}
-    TOP_LEVEL_EDITS = {"set_id", "set_parent", "set_first_kept", "set_first_kept_index", "set_version"}
+    TOP_LEVEL_EDITS = {"set_id", "set_parent", "set_first_kept", "set_first_kept_index", "set_version", "set_timestamp",
+                       "set_ordinal"}
 
 
 _index = attrgetter("index")
@@ -535,6 +536,7 @@ def plan_repair(t: Transcript, *, trim_trailing: bool = False, view: list[Entry]
         p.remember_first_kept()
     if p.name == "codex":
         p.drop_meta_copies()
+        p.fix_envelopes()
         p.pair_codex()
     else:
         p.hygiene()

@@ -6,8 +6,34 @@ from __future__ import annotations
 import os
 from collections import Counter
 
+import orjson
+
 from . import commit
+from .formats import codex as codex_fmt
+from .formats.common import parse_ts
 from .model import HEADER, MESSAGE, Entry
+from .scanloop import make_entry
+
+def _ordinal(v) -> int | None:
+    """A damaged ordinal as the number it says, where it says one (``"7"``, ``7.0``), else null."""
+    if type(v) is float and v.is_integer():
+        v = int(v)
+    elif type(v) is str and v.isascii() and v.isdigit():
+        v = int(v)
+    return v if type(v) is int and 0 <= v <= codex_fmt.U64 else None
+
+
+def _near_ts(entries: list[Entry], k: int) -> float | None:
+    """The time of the nearest line before ``entries[k]`` that has one (after it, for none before)."""
+    for g in reversed(entries[:k]):
+        if g.ts is not None:
+            return g.ts
+    return next((g.ts for g in entries[k + 1:] if g.ts is not None), None)
+
+
+def json_text(v) -> str:
+    return orjson.dumps(v).decode()
+
 
 ORPHAN_OUTPUT = ("orphan-result", "output with no call in the history Codex sends (Codex drops it when it resumes)")
 
@@ -27,6 +53,38 @@ class CodexPairing:
             elif e.id is not None and e.id == first.id and self._same_line(first, e):
                 self.drop(e, "duplicate-line", f"the session_meta line again (line {first.lineno}): Codex would "
                           "start the history over from it")
+
+    def fix_envelopes(self):
+        """Lines Codex's reader skips for their envelope alone: a ``timestamp`` that is no string, an
+        ``ordinal`` that is no unsigned integer (judged; a ``session_meta`` line so damaged makes the
+        whole rollout one Codex cannot resume). The timestamp is set from the line's own
+        ``payload.timestamp`` where it has one, else from the nearest line before it (after it, for
+        the first); an ordinal written as a number's text or an integral float becomes that integer,
+        another one null (Codex numbers lines for itself): the line is read again, as it was written."""
+        entries = self.entries
+        for k, e in enumerate(entries):
+            x = e.extra
+            if x is None or not x.get("envelope") or e.index in self.dropped:
+                continue
+            obj = self.t.load(e)
+            ed = self.edit(e)
+            ts = obj.get("timestamp")
+            if type(ts) is not str:
+                own = obj.get("payload", {}).get("timestamp") if e.type == "session_meta" else None
+                ed["set_timestamp"] = own if type(own) is str and parse_ts(own) is not None else codex_fmt.iso(_near_ts(entries, k))
+            o = obj.get("ordinal")
+            if o is not None and (type(o) is not int or not 0 <= o <= codex_fmt.U64):
+                ed["set_ordinal"] = _ordinal(o)
+            what = " and ".join(w for w, key in (("timestamp", "set_timestamp"), ("ordinal", "set_ordinal")) if key in ed)
+            self.change("line-envelope", "fixed", e, e.id,
+                        f"{e.type} line whose {what} Codex's reader refuses (it skipped the line): set to "
+                        + ", ".join(f"{json_text(ed[key])}" for key in ("set_timestamp", "set_ordinal") if key in ed))
+            # the steps after this one (pairing) see the line as Codex will read it
+            fresh = make_entry(self.t.fmt, self._top_level(e, ed, obj), e.index, e.lineno, e.offset, e.length, e.eol,
+                               blocks=False, stats=False)
+            fresh.obj = fresh.blocks = None
+            entries[k] = fresh
+            self.known_view = None
 
     def pair_codex(self):
         """Codex rollouts: the items Codex replays (after the latest compaction) paired as the

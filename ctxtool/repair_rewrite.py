@@ -99,6 +99,10 @@ class Rewriting:
             obj["firstKeptEntryIndex"] = ed["set_first_kept_index"]
         if "set_version" in ed:
             obj["version"] = ed["set_version"]
+        if "set_timestamp" in ed:
+            obj["timestamp"] = ed["set_timestamp"]
+        if "set_ordinal" in ed:
+            obj["ordinal"] = ed["set_ordinal"]
         if "set_call_id" in ed:
             obj["payload"]["call_id"] = ed["set_call_id"]
         return obj

@@ -102,7 +102,7 @@ def validate_entries(fmt_name: str, entries, *, context=None) -> list[Violation]
     """Validate what the agent would send, in one pass without building the view.
     ``context``: the view's entries (``view.context_entries``) when the caller has them."""
     if fmt_name == "codex":
-        return validate_codex(codex_rules.sent_entries(entries) if context is None else context)
+        return codex_envelopes(entries) + validate_codex(codex_rules.sent_entries(entries) if context is None else context)
     return as_sent(fmt_name, _validate(message_groups(fmt_name, entries, context=context)))
 
 
@@ -148,7 +148,7 @@ def validate_file(path: str, fmt: str | None = None) -> dict:
     if t.format_name == "codex":
         seq = codex_rules.sent_entries(t.entries)
         return {"path": path, "format": "codex", "messages": len(seq), "bad_lines": [b.lineno for b in t.bad],
-                "violations": [v.to_dict() for v in validate_codex(seq)]}
+                "violations": [v.to_dict() for v in codex_envelopes(t.entries) + validate_codex(seq)]}
     groups = list(message_groups(t.format_name, t.entries))
     return {"path": path, "format": t.format_name, "messages": len(groups), "bad_lines": [b.lineno for b in t.bad],
             "violations": [v.to_dict() for v in as_sent(t.format_name, _validate(groups))]}
@@ -308,6 +308,26 @@ CODEX_HEALS = {
     "unexpected-tool-result": "Codex 0.169 drops this output when it resumes (its call is not in the history): ",
 }
 OLDER_CODEX = " [older Codex versions sent it as is and the API answered: {}]"
+
+
+def codex_envelopes(entries) -> list[Violation]:
+    """Lines Codex's reader skips for their envelope (a timestamp that is no string, an ordinal that
+    is no unsigned integer), which repair mends: the ``session_meta`` line's makes the rollout one
+    Codex cannot resume (an error), another's leaves its line out of what Codex sends (a warning)."""
+    out: list[Violation] = []
+    header = True
+    for e in entries:
+        x = e.extra
+        if x is not None and x.get("envelope"):
+            if header and e.type == "session_meta":
+                out.append(Violation("unreadable-header", ERROR, 0, [e.lineno],
+                                     f"{x['unsent'].split(':')[0]}: Codex cannot resume this rollout (repair mends the line)"))
+            else:
+                out.append(Violation("unreadable-line", WARNING, 0, [e.lineno],
+                                     f"{x['unsent']}; repair mends the line"))
+        if e.type == "session_meta":
+            header = False
+    return out
 
 
 def validate_codex(seq: list) -> list[Violation]:

@@ -307,3 +307,41 @@ def test_a_compacted_line_whose_envelope_codex_refuses_is_skipped(tmp_path, key,
     sent = judge(path)
     assert compare(view(path), sent) == []
     assert (len(sent) == len(judge(os.path.join(FIX, "compacted.jsonl")))) is read
+
+
+@pytest.mark.parametrize("fixture,marker,key,value", [
+    ("parallel.jsonl", b'"type":"session_meta"', "timestamp", 5),
+    ("compacted.jsonl", b'"type":"compacted"', "ordinal", "33"),
+    ("parallel.jsonl", b'"text":"Look around the project."}]', "timestamp", None),
+    ("parallel.jsonl", b'"type":"function_call"', "ordinal", -4),
+])
+def test_repair_mends_a_line_envelope_codex_refuses_and_codex_resumes_it_whole(tmp_path, fixture, marker, key, value):
+    """A line Codex skips for its envelope alone (a timestamp that is no string, an ordinal that is
+    no unsigned integer; on the ``session_meta`` line Codex cannot resume the rollout at all) is
+    reported by validate and mended by repair: the timestamp from the line's own payload or the
+    nearest line, an ordinal from the number it wrote; Codex then sends what it sends for the
+    undamaged recording (judged), and nothing else in the file changes."""
+    import json
+
+    original = open(os.path.join(FIX, fixture), "rb").read().splitlines(keepends=True)
+    lines = list(original)
+    k = next(n for n, ln in enumerate(lines) if marker in ln)
+    o = json.loads(lines[k])
+    o[key] = value
+    lines[k] = json.dumps(o, separators=(",", ":")).encode() + b"\n"
+    path = str(tmp_path / fixture)
+    with open(path, "wb") as f:
+        f.write(b"".join(lines))
+    found = validate_file(path)["violations"]
+    assert [(v["kind"], v["lines"]) for v in found if v["kind"].startswith("unreadable")] == [
+        ("unreadable-header" if b"session_meta" in marker else "unreadable-line", [k + 1])]
+    report = repair_file(path, backup=False)
+    assert [(c.kind, c.line) for c in report.changes] == [("line-envelope", k + 1)]
+    after = open(path, "rb").read().splitlines(keepends=True)
+    assert after[:k] == original[:k] and after[k + 1:] == original[k + 1:]
+    if key == "ordinal" and value == "33":
+        assert after[k] == original[k]  # the number it wrote, as it was
+    sent = judge(path)
+    assert compare(view(path), sent) == [] and well_paired(sent) == []
+    assert compare(sent, judge(os.path.join(FIX, fixture))) == []
+    assert repair_file(path, check=True).changes == []

@@ -78,8 +78,10 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
         # the line's envelope: a String timestamp and an optional u64 ordinal to Codex's reader, which
         # skips a line with either of another type, whatever the line holds (judged)
         e.type = ("?" if type(p.get("type")) is not str else p["type"]) if t == "response_item" else (t or "?")
-        return _refused(e, f"{'item' if t == 'response_item' else 'line'} whose line has "
-                           + ("no string timestamp" if type(ts) is not str else "an ordinal that is no unsigned integer"))
+        what = "a timestamp that is no string" if type(ts) is not str else "an ordinal that is no unsigned integer"
+        _refused(e, f"item whose line has {what}" if t == "response_item" else f"{t or 'a'} line with {what}")
+        e.extra["envelope"] = True  # repair can mend it (repair_codex.fix_envelopes)
+        return
     if t == "response_item":
         why = _bad_metadata(obj.get("metadata"))
         if why is not None:  # an item's metadata is typed too (a compacted line's is not read: judged)
