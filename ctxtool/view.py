@@ -18,7 +18,7 @@ from itertools import islice
 from operator import attrgetter, eq
 
 from . import codex_rules
-from .claude_chain import sent_entries
+from .claude_chain import NO_RESPONSE, chain, sent_entries
 from .model import COMPACTION, HEADER, MESSAGE, Entry
 
 
@@ -257,10 +257,20 @@ def sent_messages(t, entries: list[Entry] | None = None) -> list[dict]:
                 out.append({"role": role, "content": blocks, "lines": [e.lineno for e in part]})
     if fmt != "claude":
         return out
+    if not out and _attachments_alone(entries):
+        # a history of attachments the client does not render (or renders as system text) alone: it
+        # closes the turn all the same (judged)
+        return [{"role": "assistant", "content": [{"type": "text", "text": NO_RESPONSE}], "lines": []}]
     lines = [m["lines"] for m in out]
     healed = heal([{"role": m["role"], "content": m["content"]} for m in out], close_turn=close)
     # line numbers follow the messages they came from where healing kept them in place
     return [dict(m, lines=lines[k] if k < len(lines) and out[k]["role"] == m["role"] else []) for k, m in enumerate(healed)]
+
+
+def _attachments_alone(entries: list[Entry]) -> bool:
+    """Claude Code: the chain the client resumes holds attachment lines and nothing else."""
+    seq = chain(entries)
+    return bool(seq) and all(e.type == "attachment" for e in seq)
 
 
 def _responses(group: list[Entry]) -> list[list[Entry]]:

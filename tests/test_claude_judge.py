@@ -206,6 +206,7 @@ CORRUPTIONS = {
     "prompt-after-results": ("long_output.jsonl", prompt_after_results),
     "uuid-not-a-string": ("interrupted_resumed.jsonl", lambda ls: uuid_not_a_string(ls, b'"content":"Did it finish?"')),
     "only-a-system-attachment": ("long_output.jsonl", lambda ls: only_line(ls, b'"type":"skill_listing"', b'"type":"attachment"')),
+    "only-an-unrendered-attachment": ("parallel.jsonl", lambda ls: only_line(ls, b'"type":"prompt_snapshot"', b'"type":"attachment"')),
     "parent-zero": ("interrupted.jsonl", lambda ls: parent_value(ls, b'"type":"remote_session_change"', 0)),
     "parent-empty-string": ("interrupted.jsonl", lambda ls: parent_value(ls, b'"type":"remote_session_change"', "")),
     "parent-one": ("interrupted.jsonl", lambda ls: parent_value(ls, b'"type":"remote_session_change"', 1)),
