@@ -184,7 +184,7 @@ class CodexPairing:
                 out = codex_rules.aborted_output(call)
                 if out is None:
                     continue
-                line = {"timestamp": obj.get("timestamp"), "type": "response_item", "payload": out}
+                line = {"timestamp": ed.get("set_timestamp", obj.get("timestamp")), "type": "response_item", "payload": out}
                 sub = self.keys.get(e.index, (e.index, 0))
                 self._synth_entry(line, key=(sub[0], sub[1] + 1))
                 self.change("missing-result", "inserted", None, call["call_id"],
@@ -243,7 +243,10 @@ class CodexPairing:
         if head is None or not head.get("paginated"):
             return
         last = max((e for e in self.entries if e.index not in self.dropped), key=lambda e: e.index, default=None)
-        ordinal = self.t.load(last).get("ordinal") if last is not None else None
+        ordinal = None
+        if last is not None:
+            ed = self.edits.get(last.index, {})
+            ordinal = ed["set_ordinal"] if "set_ordinal" in ed else self.t.load(last).get("ordinal")
         if isinstance(ordinal, int):
             obj = self.synthetic_obj(order[-1])
             obj_new = {"timestamp": obj["timestamp"], "ordinal": ordinal + 1}

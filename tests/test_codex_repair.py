@@ -136,3 +136,25 @@ def test_the_view_pairing_walked_is_the_final_one_when_nothing_changes(name):
 
     assert key(walked) == key(codex_rules.sent_entries(plan.final_entries))
     assert validate_entries("codex", plan.final_entries, context=walked) == validate_entries("codex", plan.final_entries)
+
+
+def test_a_call_whose_timestamp_is_mended_gets_its_aborted_output_with_the_mended_timestamp(tmp_path):
+    """A call line whose timestamp is no string, and whose output was lost: repair mends the call's
+    envelope and inserts the output Codex sends for it ("aborted") with the mended timestamp, not the
+    damaged one, so a second repair finds nothing (found by the fuzz: the output copied the number)."""
+    lines = open(os.path.join(FIX, "interrupted.jsonl"), "rb").read().splitlines(keepends=True)
+    k = next(n for n, ln in enumerate(lines) if b'"call_id":"call_rec_i1"' in ln and b'"function_call"' in ln)
+    o = json.loads(lines[k])
+    o["timestamp"] = 10 ** 30
+    lines[k] = json.dumps(o, separators=(",", ":")).encode() + b"\n"
+    path = str(tmp_path / "interrupted.jsonl")
+    with open(path, "wb") as f:
+        f.write(b"".join(lines))
+    report = repair_file(path, backup=False)
+    assert ("line-envelope", k + 1) in [(c.kind, c.line) for c in report.changes]
+    written = [json.loads(x) for x in open(path, "rb")]
+    outputs = [x for x in written if x.get("payload", {}).get("type") == "function_call_output"
+               and x["payload"].get("call_id") == "call_rec_i1"]
+    assert outputs and all(type(x["timestamp"]) is str for x in outputs)
+    assert type(written[k]["timestamp"]) is str
+    assert repair_file(path, check=True).changes == []
