@@ -23,7 +23,9 @@ has the table of rule, line pattern and what the client sends, with the fixture 
 3. API error messages (``isApiErrorMessage``), ``progress``, snapshots, ``system`` lines and
    other metadata are never sent; attachments with a recorded rendering (``rendered``) are sent
    as context: the client's ``<system-reminder>`` text.
-4. In a main file a subagent's lines (``isSidechain``) are another conversation; a subagent
+4. In a main file a subagent's lines (``isSidechain``) are another conversation: the last row is
+   the main side's, a lost parent is bridged within the side of the line walked; but they are in
+   the client's map, so a line so marked that the main chain links through is sent. A subagent
    file is all sidechain and is read as it is.
 5. The client heals pairing on resume (``heal``): a call with no result is dropped, unless it
    is in the last message, where it gets an "interrupted" error result and the assistant reply
@@ -99,12 +101,15 @@ def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict |
     n = 0
     checkpoints = False  # a last-prompt line
     last_b = listed = None  # the last boundary; the last that lists its kept messages (the client folds)
-    for e in main:
+    # the client's map holds a subagent's rows too (a parent link reaches them, judged); the last row,
+    # the checkpoints and the boundaries are the main side's (``main``)
+    sided = main is not entries
+    for e in entries if sided else main:
         i = e.id
         if i is not None and e.type in _ROW_TYPES:  # a line of another type is not in the client's map (judged)
             by_id[i] = e
             n += 1
-            if e.kind == BOUNDARY:
+            if e.kind == BOUNDARY and not (sided and _sidechain(e)):
                 last_b = e
                 if e.get("preserved") is not None or e.get("segment") is not None:
                     listed = e
@@ -116,7 +121,7 @@ def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict |
     leaf = resume_leaf(main, by_id, links, folded, checkpoints)
     out: list[Entry] = []
     seen: set[str] = set()
-    bridge = None
+    bridge: dict = {}  # side -> its _Bridge (the client bridges within the side of the line walked)
     cur: Entry | None = leaf
     last = leaf  # the last line walked that is not progress: the one whose time a bridge starts from
     while cur is not None:
@@ -131,11 +136,15 @@ def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict |
             break
         nxt = by_id.get(p)
         if nxt is None or nxt.id in seen:  # a lost line or a cycle: the client bridges by time
-            if bridge is None:
+            side = sided and _sidechain(last)
+            b = bridge.get(side)
+            if b is None:
                 # rows whose uuid is no string are in the client's map too (under that value): a bridge
                 # can reach them (judged), a parent link cannot
-                bridge = _Bridge(by_id, [e for e in main if e.id is None and e.type in _BRIDGED_TYPES])
-            nxt = bridge.before(last, seen)
+                b = bridge[side] = _Bridge(by_id, [e for e in (entries if sided else main)
+                                                   if e.id is None and e.type in _BRIDGED_TYPES],
+                                           side if sided else None)
+            nxt = b.before(last, seen)
             if nxt is None and mend is not None:
                 nxt = mend(cur)
                 # on the chain already, or a line whose parents lead back into it (linked to, it would
@@ -147,6 +156,12 @@ def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict |
         cur = nxt
     out.reverse()
     return out
+
+
+def _sidechain(e: Entry) -> bool:
+    """A subagent's line (``isSidechain`` set, as JavaScript tests it)."""
+    x = e.extra
+    return x is not None and bool(x.get("sidechain"))
 
 
 def _row_key(e: Entry):
@@ -334,6 +349,8 @@ def _end_leaf(by_id: dict, links: dict | None, row: Entry | None, cp: Entry | No
     the last row's; failing those, the latest."""
     parents: set = set()
     message_parents: set = set()
+    if any(map(_sidechain, by_id.values())):  # the ends of the main side (a subagent's rows are in the map too)
+        by_id = {u: e for u, e in by_id.items() if not _sidechain(e)}
     for u, e in by_id.items():
         p = links.get(u, e.parent) if links else e.parent
         if p is not None:
@@ -484,11 +501,13 @@ class _Bridge:
     the first lost parent; each later one costs a bisection (passed-over lines are skipped for
     good, as the client does)."""
 
-    def __init__(self, by_id: dict, odd: list | None = None):
+    def __init__(self, by_id: dict, odd: list | None = None, side: bool | None = None):
         rows = []
         for pos, e in enumerate(chain_rows(by_id.values(), odd or ())):
             ts = e.ts
             if ts is None or e.type not in _BRIDGED_TYPES:
+                continue
+            if side is not None and _sidechain(e) != side:  # the rows of the line's own side (judged)
                 continue
             if e.type == "system" and e.get("subtype") == "file_snapshot":
                 continue
@@ -533,6 +552,11 @@ def sent_entries(entries: list[Entry]) -> list[Entry]:
     seq = chain(entries, main, rows=rows, counts=counts)
     if not seq:
         return []
+    if main is not entries:
+        # responses and results are gathered from every line, a subagent's too, as the client recovers a
+        # parallel batch (judged: a call line marked as a subagent's is sent with its response); a
+        # subagent's own lines share no message or tool id with the main side's
+        main = entries
     # after a compact boundary, the lines from it on and the chain's lines before it (a boundary's kept
     # messages, lines bridged to); a chain that starts at its first prompt reads every line, wherever the
     # prompt was written (judged: a prompt line written after its turn's results still has them gathered)

@@ -187,6 +187,15 @@ def cut_after_thinking(lines, content=None, keep_rest: bool = False):
     return lines[:k] + [json.dumps(obj, separators=(",", ":")).encode()] + rest
 
 
+def sidechain_flag(lines, needle: bytes, kind: bytes, value: bytes = b"true", last: bool = False):
+    """The ``isSidechain`` of the line holding ``needle`` (or of the last line with a uuid) set to
+    ``value`` as written (found by a fuzz run against the client: a line so marked on the main chain
+    is in the client's map and sent as any other; only the last row is chosen among the main side's)."""
+    k = max(n for n, x in enumerate(lines) if b'"uuid"' in x) if last else line_with(lines, needle, kind)
+    assert b'"isSidechain":false' in lines[k]
+    return lines[:k] + [lines[k].replace(b'"isSidechain":false', b'"isSidechain":' + value, 1)] + lines[k + 1:]
+
+
 def torn_tail(lines):
     return lines[:-1] + [lines[-1][: len(lines[-1]) // 2]]
 
@@ -220,6 +229,10 @@ CORRUPTIONS = {
         ls, [{"type": "redacted_thinking", "data": "abc"}, {"type": "text", "text": " "}], keep_rest=True)),
     "assistant-content-empty-list": ("parallel.jsonl", lambda ls: cut_after_thinking(ls, [], keep_rest=True)),
     "assistant-content-empty-list-last": ("parallel.jsonl", lambda ls: cut_after_thinking(ls, [])),
+    "sidechain-flag-on-a-parallel-call": ("interrupted.jsonl", lambda ls: sidechain_flag(ls, b"toolu_rec_i2", b'"type":"assistant"')),
+    "sidechain-flag-on-the-prompt": ("interrupted.jsonl", lambda ls: sidechain_flag(ls, b"Run the slow job.", b'"type":"user"')),
+    "sidechain-flag-on-the-last-row": ("interrupted.jsonl", lambda ls: sidechain_flag(ls, b"", b"", last=True)),
+    "sidechain-flag-minus-infinity": ("interrupted.jsonl", lambda ls: sidechain_flag(ls, b"toolu_rec_i2", b'"type":"assistant"', b"-1e400")),
     "missing-results-mid-conversation": ("interrupted_resumed.jsonl",
                                          lambda ls: drop_result(drop_result(ls, b"toolu_rec_i1"), b"toolu_rec_i2")),
 }
