@@ -118,7 +118,7 @@ def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict |
     if counts is not None:
         counts.append(n)
     links, folded = _fold(by_id, last_b, listed) if listed is not None else (None, False)
-    leaf = resume_leaf(main, by_id, links, folded, checkpoints)
+    leaf = resume_leaf(main, by_id, links, folded, checkpoints, sided)
     out: list[Entry] = []
     seen: set[str] = set()
     bridge: dict = {}  # side -> its _Bridge (the client bridges within the side of the line walked)
@@ -261,13 +261,14 @@ def _kept(b: Entry, by_id: dict) -> list | None:
 
 
 def resume_leaf(main: list[Entry], by_id: dict, links: dict | None = None, folded: bool = False,
-                checkpoints: bool = True) -> Entry | None:
+                checkpoints: bool = True, sided: bool = False) -> Entry | None:
     """The line the client resumes at (rule 1): the last ``last-prompt`` checkpoint since the last
     compact boundary, unless the last row (the last user, assistant, attachment or system line)
     goes on from it (then the last row; so a line written beside the conversation by a second
     writer or before a crash is not resumed); an explicit checkpoint always wins; with no
     checkpoint, the last row. From there up to the first user or assistant line. After a fold,
-    or when that finds none, the conversation's ends decide (``_end_leaf``)."""
+    or when that finds none, the conversation's ends decide (``_end_leaf``; the main side's ends when
+    ``sided``: ``by_id`` then holds a subagent's rows too)."""
     last, row, snapshots_after, cp, explicit, ever_explicit = _leaf_marks(main, checkpoints)
     if row is not None and row.id not in by_id:
         row = None
@@ -282,6 +283,8 @@ def resume_leaf(main: list[Entry], by_id: dict, links: dict | None = None, folde
         m = _up_to_message(chosen, by_id, links, strict=True)
         if m is not None:
             return m
+    if sided:  # the ends of the main side (a subagent's rows are in the map too)
+        by_id = {u: e for u, e in by_id.items() if not _sidechain(e)}
     return _end_leaf(by_id, links, row, c, explicit, not ever_explicit, snapshots_after) or last
 
 
@@ -349,8 +352,6 @@ def _end_leaf(by_id: dict, links: dict | None, row: Entry | None, cp: Entry | No
     the last row's; failing those, the latest."""
     parents: set = set()
     message_parents: set = set()
-    if any(map(_sidechain, by_id.values())):  # the ends of the main side (a subagent's rows are in the map too)
-        by_id = {u: e for u, e in by_id.items() if not _sidechain(e)}
     for u, e in by_id.items():
         p = links.get(u, e.parent) if links else e.parent
         if p is not None:
