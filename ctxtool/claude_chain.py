@@ -677,12 +677,19 @@ def heal(messages: list[dict], close_turn: bool = True) -> list[dict]:
             blocks = [b for b in blocks if not _blank_text(b)]
             if not blocks:
                 continue
-        elif not blocks:  # a response whose content is an empty list (judged)
-            blocks = [{"type": "text", "text": NO_CONTENT}]
-        elif all(_thought(b) for b in blocks):
-            # a response of thinking alone (signed or not, redacted too) and blank text: the client leaves
-            # it out, as a reply cut off after its thinking (judged)
-            continue
+        else:
+            if any(type(b.get("type")) is not str for b in blocks):
+                # a block whose type is no string is left out (judged; an unknown name is sent), a call
+                # written so with it: its result is then an orphan
+                blocks = [b for b in blocks if type(b.get("type")) is str]
+                if not blocks:  # nothing else: the response is left out (judged)
+                    continue
+            if not blocks:  # a response whose content is an empty list (judged)
+                blocks = [{"type": "text", "text": NO_CONTENT}]
+            elif all(_thought(b) for b in blocks):
+                # a response of thinking alone (signed or not, redacted too) and blank text: the client
+                # leaves it out, as a reply cut off after its thinking (judged)
+                continue
         if msgs and msgs[-1]["role"] == m["role"] == "user":
             msgs[-1]["content"] += blocks
         else:

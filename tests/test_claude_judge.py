@@ -196,6 +196,16 @@ def sidechain_flag(lines, needle: bytes, kind: bytes, value: bytes = b"true", la
     return lines[:k] + [lines[k].replace(b'"isSidechain":false', b'"isSidechain":' + value, 1)] + lines[k + 1:]
 
 
+def block_type(lines, needle: bytes, value):
+    """The type of the first content block of the assistant line holding ``needle`` given ``value``
+    (found by a fuzz run against the client: a block whose type is no string is left out, a call so
+    written with it and then its result; a response left with nothing is not sent)."""
+    k = line_with(lines, needle, b'"type":"assistant"')
+    obj = json.loads(lines[k])
+    obj["message"]["content"][0]["type"] = value
+    return lines[:k] + [json.dumps(obj, separators=(",", ":")).encode()] + lines[k + 1:]
+
+
 def torn_tail(lines):
     return lines[:-1] + [lines[-1][: len(lines[-1]) // 2]]
 
@@ -233,6 +243,8 @@ CORRUPTIONS = {
     "sidechain-flag-on-the-prompt": ("interrupted.jsonl", lambda ls: sidechain_flag(ls, b"Run the slow job.", b'"type":"user"')),
     "sidechain-flag-on-the-last-row": ("interrupted.jsonl", lambda ls: sidechain_flag(ls, b"", b"", last=True)),
     "sidechain-flag-minus-infinity": ("interrupted.jsonl", lambda ls: sidechain_flag(ls, b"toolu_rec_i2", b'"type":"assistant"', b"-1e400")),
+    "call-block-type-not-a-string": ("long_output.jsonl", lambda ls: block_type(ls, b"toolu_rec_l1", {})),
+    "text-block-type-not-a-string": ("parallel.jsonl", lambda ls: block_type(ls, b"The project has", None)),
     "missing-results-mid-conversation": ("interrupted_resumed.jsonl",
                                          lambda ls: drop_result(drop_result(ls, b"toolu_rec_i1"), b"toolu_rec_i2")),
 }

@@ -234,6 +234,10 @@ def problems(agent: str, path: str, workdir: str) -> list[str]:
             # thinking whole, as it cannot be edited), and with it the results that answered it
             gone = {c.id for c in report.changes if c.kind in ("tool-call", "orphan-result", "errored-turn-result")}
             lost = {r for r in lost if r not in gone}
+        if agent == "codex":
+            # Codex's own "aborted" for an output it could not read, where repair restored the real one
+            answered = {cid for cid, _ in results(after)}
+            lost = {r for r in lost if not (r[1] == repr("aborted") and r[0] in answered)}
         if lost:
             out.append(f"tool results the agent sent before repair and not after: {sorted(map(str, lost))[:3]}")
     return out
