@@ -243,6 +243,22 @@ def test_a_compacted_line_with_an_item_codex_refuses_is_skipped_whole(tmp_path, 
     assert len(sent) > len(judge(os.path.join(FIX, "compacted.jsonl")))
 
 
+def _edited(tmp_path, fixture: str, marker: bytes, edit) -> tuple:
+    """A copy of a recorded rollout with the first line holding ``marker`` changed by ``edit(obj)``:
+    (its path, the line's index)."""
+    import json
+
+    lines = open(os.path.join(FIX, fixture), "rb").read().splitlines(keepends=True)
+    k = next(n for n, ln in enumerate(lines) if marker in ln)
+    o = json.loads(lines[k])
+    edit(o)
+    lines[k] = json.dumps(o, separators=(",", ":")).encode() + b"\n"
+    path = str(tmp_path / fixture)
+    with open(path, "wb") as f:
+        f.write(b"".join(lines))
+    return path, k
+
+
 _SOURCE = {"id": {"message_id": "m", "turn_id": "t", "role": "user"}, "revision": "r", "complete": True}
 # (key path in the line, value, whether Codex still reads the line): the first prompt of a recorded
 # rollout, its line's metadata typed field by field (a probe of each field with null, a string, an
@@ -272,18 +288,14 @@ def test_an_item_lines_metadata_and_ordinal_are_typed_as_codex_reads_them(tmp_pa
     the judge fuzz, a ``retained_source.id`` that was an empty array)."""
     import json
 
-    lines = open(os.path.join(FIX, "interrupted_resumed.jsonl"), "rb").read().splitlines(keepends=True)
-    k = next(n for n, ln in enumerate(lines) if b'"text":"Say hi."' in ln and b'"type":"response_item"' in ln)
-    o = json.loads(lines[k])
-    o.setdefault("metadata", {})["retained_source"] = o["metadata"].get("retained_source") or _SOURCE
-    cur = o
-    for key in where[:-1]:
-        cur = cur[key]
-    cur[where[-1]] = value
-    lines[k] = json.dumps(o, separators=(",", ":")).encode() + b"\n"
-    path = str(tmp_path / "interrupted_resumed.jsonl")
-    with open(path, "wb") as f:
-        f.write(b"".join(lines))
+    def edit(o):
+        o.setdefault("metadata", {})["retained_source"] = o["metadata"].get("retained_source") or _SOURCE
+        cur = o
+        for key in where[:-1]:
+            cur = cur[key]
+        cur[where[-1]] = value
+
+    path, _ = _edited(tmp_path, "interrupted_resumed.jsonl", b'"text":"Say hi."}],"internal', edit)
     sent = judge(path)
     assert ("Say hi." in json.dumps(sent)) is read
     assert compare(view(path), sent) == []
@@ -294,16 +306,7 @@ def test_an_item_lines_metadata_and_ordinal_are_typed_as_codex_reads_them(tmp_pa
 def test_a_compacted_line_whose_envelope_codex_refuses_is_skipped(tmp_path, key, value, read):
     """A ``compacted`` line's ``ordinal`` and ``timestamp`` are typed as every line's: another type
     makes Codex skip the line, so the replacement is not applied (judged). Its ``metadata`` is not read."""
-    import json
-
-    lines = open(os.path.join(FIX, "compacted.jsonl"), "rb").read().splitlines(keepends=True)
-    k = next(n for n, ln in enumerate(lines) if b'"type":"compacted"' in ln)
-    o = json.loads(lines[k])
-    o[key] = value
-    lines[k] = json.dumps(o, separators=(",", ":")).encode() + b"\n"
-    path = str(tmp_path / "compacted.jsonl")
-    with open(path, "wb") as f:
-        f.write(b"".join(lines))
+    path, _ = _edited(tmp_path, "compacted.jsonl", b'"type":"compacted"', lambda o: o.__setitem__(key, value))
     sent = judge(path)
     assert compare(view(path), sent) == []
     assert (len(sent) == len(judge(os.path.join(FIX, "compacted.jsonl")))) is read
@@ -321,17 +324,8 @@ def test_repair_mends_a_line_envelope_codex_refuses_and_codex_resumes_it_whole(t
     reported by validate and mended by repair: the timestamp from the line's own payload or the
     nearest line, an ordinal from the number it wrote; Codex then sends what it sends for the
     undamaged recording (judged), and nothing else in the file changes."""
-    import json
-
     original = open(os.path.join(FIX, fixture), "rb").read().splitlines(keepends=True)
-    lines = list(original)
-    k = next(n for n, ln in enumerate(lines) if marker in ln)
-    o = json.loads(lines[k])
-    o[key] = value
-    lines[k] = json.dumps(o, separators=(",", ":")).encode() + b"\n"
-    path = str(tmp_path / fixture)
-    with open(path, "wb") as f:
-        f.write(b"".join(lines))
+    path, k = _edited(tmp_path, fixture, marker, lambda o: o.__setitem__(key, value))
     found = validate_file(path)["violations"]
     assert [(v["kind"], v["lines"]) for v in found if v["kind"].startswith("unreadable")] == [
         ("unreadable-header" if b"session_meta" in marker else "unreadable-line", [k + 1])]

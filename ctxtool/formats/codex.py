@@ -166,20 +166,23 @@ def _retained_source(rs) -> bool:
     """A ``retained_source`` as Codex's reader takes it: an ``id`` (``message_id`` and ``turn_id``
     strings, ``role`` user or assistant), a string ``revision`` and a boolean ``complete``, all
     required. A struct may also be an array of its fields in this order, all of them (judged)."""
-    if type(rs) is dict:
-        i, rev, done = rs.get("id"), rs.get("revision"), rs.get("complete")
-    elif type(rs) is list and len(rs) == 3:
-        i, rev, done = rs
-    else:
+    got = _fields(rs, ("id", "revision", "complete"))
+    ids = _fields(got[0], ("message_id", "turn_id", "role")) if got is not None else None
+    if ids is None:
         return False
-    if type(i) is dict:
-        mid, turn, role = i.get("message_id"), i.get("turn_id"), i.get("role")
-    elif type(i) is list and len(i) == 3:
-        mid, turn, role = i
-    else:
-        return False
+    mid, turn, role = ids
     return (type(mid) is str and type(turn) is str and type(role) is str and role in _SOURCE_ROLES
-            and type(rev) is str and type(done) is bool)
+            and type(got[1]) is str and type(got[2]) is bool)
+
+
+def _fields(v, names: tuple) -> tuple | None:
+    """The fields ``names`` of a struct as serde reads one: an object's keys, or an array of exactly
+    that many values in order; None for anything else."""
+    if type(v) is dict:
+        return tuple(v.get(n) for n in names)
+    if type(v) is list and len(v) == len(names):
+        return tuple(v)
+    return None
 
 
 def _bad_content(content: list) -> str | None:
