@@ -134,9 +134,8 @@ U64 = (1 << 64) - 1
 # the fields of an item line's ``metadata`` that Codex's reader types (judged one by one on a recorded
 # line): unsigned integers or null, booleans that may be missing but not null, and the retained source;
 # other keys (``mcp_attribution``...) are not read
-_META_FIELDS = {"history_sequence": int, "sampled_through_sequence": int, "user_input_order": int,
-                "fallback_token_limit_override": int, "client_authored": bool, "compaction_output": bool,
-                "retained_source": dict}
+_META_U64 = frozenset(("history_sequence", "sampled_through_sequence", "user_input_order", "fallback_token_limit_override"))
+_META_BOOL = frozenset(("client_authored", "compaction_output"))
 _SOURCE_ROLES = ("user", "assistant")
 
 
@@ -148,17 +147,15 @@ def _bad_metadata(m) -> str | None:
     if type(m) is not dict:
         return "item whose line's metadata is no object"
     for k, v in m.items():
-        kind = _META_FIELDS.get(k)
-        if kind is None:
+        if k in _META_U64:
+            if v is None or (type(v) is int and 0 <= v <= U64):
+                continue
+        elif k in _META_BOOL:
+            if type(v) is bool:
+                continue
+        elif k != "retained_source" or v is None or _retained_source(v):
             continue
-        if kind is int:
-            ok = v is None or (type(v) is int and 0 <= v <= U64)
-        elif kind is bool:
-            ok = type(v) is bool
-        else:
-            ok = v is None or _retained_source(v)
-        if not ok:
-            return f"item whose line's metadata.{k} is of another type"
+        return f"item whose line's metadata.{k} is of another type"
     return None
 
 
@@ -166,8 +163,8 @@ def _retained_source(rs) -> bool:
     """A ``retained_source`` as Codex's reader takes it: an ``id`` (``message_id`` and ``turn_id``
     strings, ``role`` user or assistant), a string ``revision`` and a boolean ``complete``, all
     required. A struct may also be an array of its fields in this order, all of them (judged)."""
-    got = _fields(rs, ("id", "revision", "complete"))
-    ids = _fields(got[0], ("message_id", "turn_id", "role")) if got is not None else None
+    got = _fields3(rs, "id", "revision", "complete")
+    ids = _fields3(got[0], "message_id", "turn_id", "role") if got is not None else None
     if ids is None:
         return False
     mid, turn, role = ids
@@ -175,13 +172,13 @@ def _retained_source(rs) -> bool:
             and type(got[1]) is str and type(got[2]) is bool)
 
 
-def _fields(v, names: tuple) -> tuple | None:
-    """The fields ``names`` of a struct as serde reads one: an object's keys, or an array of exactly
-    that many values in order; None for anything else."""
+def _fields3(v, a: str, b: str, c: str):
+    """The three fields of a struct as serde reads one: an object's keys, or an array of exactly
+    three values in order; None for anything else."""
     if type(v) is dict:
-        return tuple(v.get(n) for n in names)
-    if type(v) is list and len(v) == len(names):
-        return tuple(v)
+        return v.get(a), v.get(b), v.get(c)
+    if type(v) is list and len(v) == 3:
+        return v
     return None
 
 
