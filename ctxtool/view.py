@@ -294,14 +294,14 @@ LOCAL_COMMAND = ("<local-command-caveat>", "<command-name>", "<local-command-std
 
 def _closes_turn(t, context: list[Entry], f) -> bool:
     """Whether the client closes a history that ends with a user message with its reply "No
-    response requested.": it does after a prompt that got no answer, not after a compact summary, a
-    meta line or a local command's lines, nor when the turn's answer was an API error (not sent)."""
+    response requested.": it does after a prompt that got no answer and after a compact summary (judged),
+    not after a meta line or a local command's lines, nor when the turn's answer was an API error (not sent)."""
     if not context:
         return False
     last = context[-1]
     if last.role == "assistant":
         return last.stop != "error"
-    if last.get("compact_summary") or last.get("is_meta"):
+    if last.get("is_meta"):
         return False
     blocks = t.reload(last, f).blocks or []
     first = next((b for b in blocks if isinstance(b, dict) and b.get("type") == "text"), None)

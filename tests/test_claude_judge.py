@@ -245,6 +245,9 @@ CORRUPTIONS = {
     "sidechain-flag-minus-infinity": ("interrupted.jsonl", lambda ls: sidechain_flag(ls, b"toolu_rec_i2", b'"type":"assistant"', b"-1e400")),
     "call-block-type-not-a-string": ("long_output.jsonl", lambda ls: block_type(ls, b"toolu_rec_l1", {})),
     "text-block-type-not-a-string": ("parallel.jsonl", lambda ls: block_type(ls, b"The project has", None)),
+    "history-cut-after-compact-summary": ("auto_compacted.jsonl",
+                                          lambda ls: ls[:line_with(ls, b'"isCompactSummary":true') + 1]),
+    "compact-summary-alone": ("auto_compacted.jsonl", lambda ls: only_line(ls, b'"isCompactSummary":true', b'"type":"user"')),
     "missing-results-mid-conversation": ("interrupted_resumed.jsonl",
                                          lambda ls: drop_result(drop_result(ls, b"toolu_rec_i1"), b"toolu_rec_i2")),
 }
