@@ -184,7 +184,13 @@ class CodexPairing:
                 out = codex_rules.aborted_output(call)
                 if out is None:
                     continue
-                line = {"timestamp": ed.get("set_timestamp", obj.get("timestamp")), "type": "response_item", "payload": out}
+                line = {"timestamp": ed.get("set_timestamp", obj.get("timestamp"))}
+                ordinal = ed.get("set_ordinal", obj.get("ordinal"))
+                if type(ordinal) is int:
+                    # the call's own: a paginated rollout whose last line Codex can read has none is one it
+                    # cannot resume (judged), and it takes an ordinal written twice
+                    line["ordinal"] = ordinal
+                line.update(type="response_item", payload=out)
                 sub = self.keys.get(e.index, (e.index, 0))
                 self._synth_entry(line, key=(sub[0], sub[1] + 1))
                 self.change("missing-result", "inserted", None, call["call_id"],

@@ -342,6 +342,11 @@ def validate_codex(seq: list) -> list[Violation]:
     later_calls = {c.id for e in seq for c in e.calls}
     answered: dict[str, int] = {}
     for n, e in enumerate(seq):
+        odd = e.extra.get("odd_role") if e.extra is not None else None
+        if odd is not None:
+            out.append(Violation("invalid-role", ERROR, n, [e.lineno],
+                                 f"input[{n}]: a message with role {odd!r}: Codex sends it as written, and the API takes only "
+                                 "user, assistant, system and developer"))
         for c in e.calls:
             if c.id in first:
                 out.append(Violation("duplicate-tool-use-id", ERROR, n, [first[c.id][1].lineno, e.lineno],

@@ -339,3 +339,48 @@ def test_repair_mends_a_line_envelope_codex_refuses_and_codex_resumes_it_whole(t
     assert compare(view(path), sent) == [] and well_paired(sent) == []
     assert compare(sent, judge(os.path.join(FIX, fixture))) == []
     assert repair_file(path, check=True).changes == []
+
+
+def test_outputs_repair_inserts_carry_their_calls_ordinal_so_a_paginated_rollout_still_resumes(tmp_path):
+    """Codex cannot resume a paginated rollout whose last line it can read has no ordinal. The
+    outputs repair inserts for lost ones carry their call's ordinal (Codex takes one written twice),
+    so a file whose later lines Codex cannot read (here nested past serde_json's limit, which ctxtool
+    does not tell) still resumes after repair (found by the judge fuzz: it did not)."""
+    import json
+
+    lines = open(os.path.join(FIX, "interrupted.jsonl"), "rb").read().splitlines(keepends=True)
+    k = max(n for n, ln in enumerate(lines) if b'"type":"function_call"' in ln)
+    deep = 1
+    for _ in range(130):
+        deep = {"a": deep}
+    for n in range(k + 1, len(lines)):
+        o = json.loads(lines[n])
+        o["zzz"] = deep
+        lines[n] = json.dumps(o, separators=(",", ":")).encode() + b"\n"
+    path = str(tmp_path / "interrupted.jsonl")
+    with open(path, "wb") as f:
+        f.write(b"".join(lines))
+    report = repair_file(path, backup=False)
+    assert [c.kind for c in report.changes] == ["missing-result", "missing-result"]
+    written = [json.loads(x) for x in open(path, "rb")]
+    assert all(type(o.get("ordinal")) is int for o in written if o.get("payload", {}).get("type") == "function_call_output")
+    sent = judge(path)
+    assert well_paired(sent) == [] and compare(view(path), sent) == []
+
+
+@pytest.mark.parametrize("role,sent_as", [("", ""), ("tool", "tool"), ("System", "System"), ("system", None), (None, None),
+                                          ("developer", "developer")])
+def test_a_message_of_another_role_is_sent_as_written_and_validate_says_the_api_refuses_it(tmp_path, role, sent_as):
+    """Codex reads a message's role as any string: it leaves out a ``system`` message (and one
+    without a string role) and sends every other as written (judged), so the view does; validate
+    reports a role the API does not take (found by the judge fuzz: a developer message's role
+    emptied)."""
+    import json
+
+    path, k = _edited(tmp_path, "interrupted_resumed.jsonl", b'"text":"Say hi."}],"internal',
+                      lambda o: o["payload"].__setitem__("role", role))
+    sent = judge(path)
+    assert [it.get("role") for it in sent if "Say hi." in json.dumps(it)] == ([] if sent_as is None else [sent_as])
+    assert compare(view(path), sent) == []
+    odd = [v for v in validate_file(path)["violations"] if v["kind"] == "invalid-role"]
+    assert [v["lines"] for v in odd] == ([[k + 1]] if sent_as not in (None, "developer") else [])

@@ -211,10 +211,11 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
     if it == "message":
         role = _tag(p.get("role"))
         content = p.get("content")
-        if role not in ROLES or not isinstance(content, list):
-            # Codex sends no system message and cannot read one without content
+        if role is None or role == "system" or not isinstance(content, list):
+            # Codex sends no system message and cannot read one without content or a string role; another
+            # role it sends as written (judged: "", "tool", "System"), which the API then refuses (validate)
             e.kind = META
-            e.extra = {"unsent": f"message with role {role!r}" if role not in ROLES else "message without content"}
+            e.extra = {"unsent": f"message with role {role!r}" if role is None or role == "system" else "message without content"}
             return
         if not _opt(p.get("status"), str):
             return _refused(e, "message whose status is not a string")
@@ -244,6 +245,8 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
             scan_anthropic_blocks(e, bl, e.role, stats)
         if role == "developer":
             e.extra = {"context": "developer"}
+        elif role not in ROLES:
+            e.extra = {"context": "developer", "odd_role": role}
         elif role == "user" and _contextual(content):
             e.extra = {"context": "user"}
             if _text0(content).lstrip().startswith("<environment_context>"):
