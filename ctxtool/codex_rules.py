@@ -8,7 +8,8 @@ what the client sends, with the fixture or experiment for each.
 1. The ``base_instructions`` of ``session_meta`` are sent first, as a developer message (a file
    with only the older ``instructions`` key, or none, gets the client's own instructions).
 2. ``response_item`` lines are replayed in file order, as recorded, less the client's internal
-   ``internal_chat_message_metadata_passthrough``. Not sent: ``system`` messages, ``ghost_snapshot``
+   ``internal_chat_message_metadata_passthrough`` and any field Codex does not know (``SENT_FIELDS``).
+   Not sent: ``system`` messages, ``ghost_snapshot``
    items, items Codex cannot read (a call or output without ``call_id``), unparseable lines.
 3. A ``compacted`` line with ``replacement_history`` replaces everything before it by that list; one
    without it (older files) replaces it by the user messages so far (not the environment context
@@ -217,7 +218,24 @@ def item_of(t, e: Entry, f=None, cache: dict | None = None) -> dict | None:
     return _clean(p)
 
 
+# the fields Codex sends of the items it knows (it reads an item into its own type and writes that
+# again: a field it does not know is left out; judged field by field, rule 3)
+SENT_FIELDS = {
+    "message": frozenset(("type", "id", "role", "content", "status", "phase")),
+    "reasoning": frozenset(("type", "id", "summary", "content", "encrypted_content")),
+    "function_call": frozenset(("type", "id", "status", "name", "namespace", "arguments", "call_id")),
+    "function_call_output": frozenset(("type", "id", "call_id", "namespace", "output")),
+    "custom_tool_call": frozenset(("type", "id", "status", "call_id", "name", "namespace", "input")),
+    "custom_tool_call_output": frozenset(("type", "id", "call_id", "output")),
+}
+
+
 def _clean(p: dict) -> dict:
+    """An item as Codex sends it: the fields it knows of the item's type (an item of another type: all
+    but its internal ones)."""
+    keep = SENT_FIELDS.get(p.get("type")) if type(p.get("type")) is str else None
+    if keep is not None:
+        return p if keep.issuperset(p) else {k: v for k, v in p.items() if k in keep}
     if any(k in p for k in INTERNAL_FIELDS):
         return {k: v for k, v in p.items() if k not in INTERNAL_FIELDS}
     return p

@@ -259,6 +259,7 @@ def _edited(tmp_path, fixture: str, marker: bytes, edit) -> tuple:
     return path, k
 
 
+PASSTHROUGH = "internal_chat_message_metadata_passthrough"
 _SOURCE = {"id": {"message_id": "m", "turn_id": "t", "role": "user"}, "revision": "r", "complete": True}
 # (key path in the line, value, whether Codex still reads the line): the first prompt of a recorded
 # rollout, its line's metadata typed field by field (a probe of each field with null, a string, an
@@ -277,6 +278,10 @@ METADATA = [
     (("metadata", "retained_source", "id", "role"), "assistant", True),
     (("metadata", "retained_source", "revision"), None, False), (("metadata", "retained_source", "complete"), 1, False),
     (("ordinal",), "7", False), (("ordinal",), -1, False), (("ordinal",), None, True), (("ordinal",), 2 ** 64 - 1, True),
+    # the passthrough's typed fields (the others, content_item_kinds and content_item_metadata, take anything)
+    (("payload", PASSTHROUGH, "turn_id"), -1, False), (("payload", PASSTHROUGH, "turn_id"), None, True),
+    (("payload", PASSTHROUGH, "create_time"), "1", False), (("payload", PASSTHROUGH, "create_time"), -3, True),
+    (("payload", PASSTHROUGH, "create_time"), True, False), (("payload", PASSTHROUGH, "content_item_kinds"), 7, True),
 ]
 
 
@@ -384,3 +389,25 @@ def test_a_message_of_another_role_is_sent_as_written_and_validate_says_the_api_
     assert compare(view(path), sent) == []
     odd = [v for v in validate_file(path)["violations"] if v["kind"] == "invalid-role"]
     assert [v["lines"] for v in odd] == ([[k + 1]] if sent_as not in (None, "developer") else [])
+
+
+@pytest.mark.parametrize("key,value", [("zzz_unknown", 1), ("end_turn", True), ("namespace", "ns"), ("phase", "commentary")])
+def test_an_item_is_sent_with_the_fields_codex_knows_of_its_type(tmp_path, key, value):
+    """Codex reads an item into its own type and writes that again: a field it does not know is left
+    out (``end_turn`` too), ``namespace`` is kept on calls and function outputs, ``phase`` on
+    messages (judged on every item of a recording; found by the judge fuzz: a misspelt passthrough
+    key was sent in the view)."""
+    import json
+
+    lines = []
+    for ln in open(os.path.join(FIX, "parallel.jsonl"), "rb"):
+        o = json.loads(ln)
+        if o.get("type") == "response_item":
+            o["payload"][key] = value
+        lines.append(json.dumps(o, separators=(",", ":")).encode() + b"\n")
+    path = str(tmp_path / "parallel.jsonl")
+    with open(path, "wb") as f:
+        f.write(b"".join(lines))
+    sent = judge(path)
+    assert len(sent) == len(judge(os.path.join(FIX, "parallel.jsonl")))
+    assert compare(view(path), sent) == []

@@ -182,6 +182,13 @@ def _fields3(v, a: str, b: str, c: str):
     return None
 
 
+def _passthrough_ok(pt: dict) -> bool:
+    """The passthrough's typed fields as Codex's reader takes them (judged field by field): ``turn_id``
+    a string or null, ``create_time`` a number or null; the others are not typed."""
+    turn, t = pt.get("turn_id"), pt.get("create_time")
+    return (turn is None or type(turn) is str) and (t is None or type(t) is float or type(t) is int)
+
+
 def _bad_content(content: list) -> str | None:
     """Why Codex's reader refuses a message's content items: each is an input_text or output_text
     with a string text, or an input_image with a string image_url."""
@@ -206,8 +213,11 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
     if it in KNOWN_ITEMS:  # the fields Codex's reader types strictly, checked where each is read below
         if not _opt(i, str):
             return _refused(e, f"{it} whose id is not a string")
-        if not _struct(p.get(PASSTHROUGH)):
+        pt = p.get(PASSTHROUGH)
+        if not _struct(pt):
             return _refused(e, f"{it} whose {PASSTHROUGH} is no object")
+        if type(pt) is dict and not _passthrough_ok(pt):
+            return _refused(e, f"{it} whose {PASSTHROUGH}.turn_id or create_time is of another type")
     if it == "message":
         role = _tag(p.get("role"))
         content = p.get("content")
