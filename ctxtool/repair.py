@@ -676,9 +676,12 @@ def _repair(path, fmt, check, output, backup, trim_trailing, in_place, with_befo
     report = RepairReport(path, t.format_name, plan.changes, t.lines, len(plan.order))
     report.notices += plan.planner.notices
     report.before = before
-    # nothing changed: the view pairing walked is the final one (Claude Code's and Codex's cost a pass to build)
-    same = plan.planner.walked_view if not plan.changes else None
-    report.after = validate_entries(t.format_name, plan.final_entries, context=same)
+    if before is not None and not plan.changes and not plan.planner.edits and len(plan.final_entries) == len(t.entries):
+        report.after = before  # nothing changed: the file as validated before planning (the same entries, in order)
+    else:
+        # nothing changed: the view pairing walked is the final one (Claude Code's and Codex's cost a pass to build)
+        same = plan.planner.walked_view if not plan.changes else None
+        report.after = validate_entries(t.format_name, plan.final_entries, context=same)
     commit.phase("planned", path)
     if check:
         return report

@@ -62,10 +62,10 @@ class CodexPairing:
         the first); an ordinal written as a number's text or an integral float becomes that integer,
         another one null (Codex numbers lines for itself): the line is read again, as it was written."""
         entries = self.entries
-        for k, e in enumerate(entries):
-            x = e.extra
-            if x is None or not x.get("envelope") or e.index in self.dropped:
+        for e in [e for e in entries if e.extra is not None and "envelope" in e.extra]:  # one quick pass
+            if e.index in self.dropped:
                 continue
+            k = e.index if e.index < len(entries) and entries[e.index] is e else entries.index(e)
             obj = self.t.load(e)
             ed = self.edit(e)
             ts = obj.get("timestamp")

@@ -74,7 +74,7 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
         e.kind = META
         return
     o = obj.get("ordinal")
-    if type(ts) is not str or (o is not None and (type(o) is not int or not 0 <= o <= U64)):
+    if type(ts) is not str or (o is not None and not (type(o) is int and 0 <= o <= 18446744073709551615)):  # U64
         # the line's envelope: a String timestamp and an optional u64 ordinal to Codex's reader, which
         # skips a line with either of another type, whatever the line holds (judged)
         e.type = ("?" if type(p.get("type")) is not str else p["type"]) if t == "response_item" else (t or "?")
@@ -83,10 +83,12 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
         e.extra["envelope"] = True  # repair can mend it (repair_codex.fix_envelopes)
         return
     if t == "response_item":
-        why = _bad_metadata(obj.get("metadata"))
-        if why is not None:  # an item's metadata is typed too (a compacted line's is not read: judged)
-            e.type = "?" if type(p.get("type")) is not str else p["type"]
-            return _refused(e, why)
+        m = obj.get("metadata")
+        if m is not None:  # an item's metadata is typed too (a compacted line's is not read: judged)
+            why = _bad_metadata(m)
+            if why is not None:
+                e.type = "?" if type(p.get("type")) is not str else p["type"]
+                return _refused(e, why)
         item(p, e, stats, blocks)
         return
     e.type = "?" if t is None else t
@@ -123,11 +125,6 @@ def _refused(e: Entry, why: str) -> None:
 def _opt(v, kind) -> bool:
     """``v`` is null or of type ``kind`` (an optional field as Codex's reader takes it)."""
     return v is None or type(v) is kind
-
-
-def _struct(v) -> bool:
-    """``v`` is what Codex's reader takes for an optional struct: null, an object or an array."""
-    return v is None or type(v) is dict or type(v) is list
 
 
 U64 = (1 << 64) - 1
@@ -182,13 +179,6 @@ def _fields3(v, a: str, b: str, c: str):
     return None
 
 
-def _passthrough_ok(pt: dict) -> bool:
-    """The passthrough's typed fields as Codex's reader takes them (judged field by field): ``turn_id``
-    a string or null, ``create_time`` a number or null; the others are not typed."""
-    turn, t = pt.get("turn_id"), pt.get("create_time")
-    return (turn is None or type(turn) is str) and (t is None or type(t) is float or type(t) is int)
-
-
 def _bad_content(content: list) -> str | None:
     """Why Codex's reader refuses a message's content items: each is an input_text or output_text
     with a string text, or an input_image with a string image_url."""
@@ -214,10 +204,14 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
         if not _opt(i, str):
             return _refused(e, f"{it} whose id is not a string")
         pt = p.get(PASSTHROUGH)
-        if not _struct(pt):
-            return _refused(e, f"{it} whose {PASSTHROUGH} is no object")
-        if type(pt) is dict and not _passthrough_ok(pt):
-            return _refused(e, f"{it} whose {PASSTHROUGH}.turn_id or create_time is of another type")
+        if pt is not None:
+            if type(pt) is dict:  # its typed fields (judged): turn_id a string, create_time a number; inline
+                turn, ct = pt.get("turn_id"), pt.get("create_time")
+                if (turn is not None and type(turn) is not str) or (ct is not None and type(ct) is not float
+                                                                    and type(ct) is not int):
+                    return _refused(e, f"{it} whose {PASSTHROUGH}.turn_id or create_time is of another type")
+            elif type(pt) is not list:
+                return _refused(e, f"{it} whose {PASSTHROUGH} is no object")
     if it == "message":
         role = _tag(p.get("role"))
         content = p.get("content")
