@@ -563,10 +563,21 @@ def sent_entries(entries: list[Entry]) -> list[Entry]:
     # prompt was written (judged: a prompt line written after its turn's results still has them gathered)
     start = seq[0].index if seq[0].kind == BOUNDARY else 0
     early = {e.index for e in seq if e.index < start}
+    place = _index  # where a line stands in the client's rows
     if len(rows) != counts[0]:
-        # a line written twice (one uuid): the client holds one row per uuid, the last one; rows
-        # before a compact boundary that lists its kept messages are gone (_fold)
+        # a line written twice (one uuid): the client holds one row per uuid, the last one, at the first
+        # one's place (judged: a result line written again is gathered in its first place); rows before a
+        # compact boundary that lists its kept messages are gone (_fold)
+        first: dict = {}
+        for e in main:
+            if e.id is not None:
+                first.setdefault(e.id, e.index)
+
+        def place(e: Entry, first=first) -> int:
+            return e.index if e.id is None else first.get(e.id, e.index)
+
         main = [e for e in main if (e.index >= start or e.index in early) and (e.id is None or rows.get(e.id) is e)]
+        main.sort(key=place)
     elif start:
         main = [e for e in main if e.index >= start or e.index in early]
     groups: dict[str, list[Entry]] = {}
@@ -619,7 +630,7 @@ def sent_entries(entries: list[Entry]) -> list[Entry]:
                     done.add(h.index)
                     answers.append(h)
         if len(answers) > 1:
-            answers.sort(key=_index)
+            answers.sort(key=place)
         out.extend(answers)
     return out
 

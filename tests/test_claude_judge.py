@@ -248,6 +248,8 @@ CORRUPTIONS = {
     "history-cut-after-compact-summary": ("auto_compacted.jsonl",
                                           lambda ls: ls[:line_with(ls, b'"isCompactSummary":true') + 1]),
     "compact-summary-alone": ("auto_compacted.jsonl", lambda ls: only_line(ls, b'"isCompactSummary":true', b'"type":"user"')),
+    "result-line-written-again-at-the-end": ("long_output.jsonl",
+                                             lambda ls: ls + [ls[line_with(ls, b'"tool_use_id":"toolu_rec_l1"')]]),
     "missing-results-mid-conversation": ("interrupted_resumed.jsonl",
                                          lambda ls: drop_result(drop_result(ls, b"toolu_rec_i1"), b"toolu_rec_i2")),
 }
