@@ -233,7 +233,7 @@ def problems(agent: str, path: str, workdir: str) -> list[str]:
             # OpenClaw's rules, which repair follows: an unusable tool call is dropped (a turn with signed
             # thinking whole, as it cannot be edited), and with it the results that answered it
             gone = {c.id for c in report.changes if c.kind in ("tool-call", "orphan-result", "errored-turn-result")}
-            lost = {r for r in lost if r not in gone}
+            lost = {r for r in lost if (r[0] if isinstance(r, tuple) else r) not in gone}  # (id, content) or id
         if agent == "codex":
             # Codex's own "aborted" for an output it could not read, where repair restored the real one
             answered = {cid for cid, _ in results(after)}
