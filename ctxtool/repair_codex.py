@@ -113,6 +113,8 @@ class CodexPairing:
         outs_of: dict[str, list] = {}  # call_id -> the outputs already given to its calls
         for e in seq:
             inside = e.get("sub") is not None
+            if not inside and e.extra is not None and "odd_role" in e.extra:
+                self._fix_role(e)
             for c in e.calls:
                 fid = c.id
                 if not inside:
@@ -195,6 +197,15 @@ class CodexPairing:
                 self._synth_entry(line, key=(sub[0], sub[1] + 1))
                 self.change("missing-result", "inserted", None, call["call_id"],
                             f"the output Codex sends for call {c.name} (line {e.lineno}) whose output was lost: \"aborted\"")
+
+    def _fix_role(self, e: Entry) -> None:
+        """A message whose role the API does not take (Codex sends it as written): the role its content
+        says, ``assistant`` for output text, else ``user``."""
+        content = self.t.load(e).get("payload", {}).get("content")
+        role = "assistant" if any(isinstance(c, dict) and c.get("type") == "output_text" for c in content or ()) else "user"
+        self.edit(e)["set_role"] = role
+        self.change("invalid-role", "fixed", e, e.id,
+                    f"message with role {e.extra['odd_role']!r}, which the API refuses: set to {role!r} (its content's)")
 
     def _codex_rename(self, e: Entry, cid: str, used: set) -> str:
         n = self.rename_counter.get(cid, 1) + 1

@@ -105,6 +105,8 @@ class Rewriting:
             obj["ordinal"] = ed["set_ordinal"]
         if "set_call_id" in ed:
             obj["payload"]["call_id"] = ed["set_call_id"]
+        if "set_role" in ed:
+            obj["payload"]["role"] = ed["set_role"]
         return obj
 
 

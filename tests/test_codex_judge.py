@@ -411,3 +411,25 @@ def test_an_item_is_sent_with_the_fields_codex_knows_of_its_type(tmp_path, key, 
     sent = judge(path)
     assert len(sent) == len(judge(os.path.join(FIX, "parallel.jsonl")))
     assert compare(view(path), sent) == []
+
+
+@pytest.mark.parametrize("marker,role", [(b'"text":"Say hi."}],"internal', "user"), (b'"text":"Hi.","annotations"', "assistant")])
+def test_repair_gives_a_message_of_a_refused_role_the_role_its_content_says(tmp_path, marker, role):
+    """A message whose role the API does not take is sent by Codex as written; repair gives it the
+    role its content says (output text: assistant, else user), and Codex then sends what it sends for
+    the recording (judged)."""
+    path, k = _edited(tmp_path, "interrupted_resumed.jsonl", marker, lambda o: o["payload"].__setitem__("role", "x"))
+    assert [v["lines"] for v in validate_file(path)["violations"] if v["kind"] == "invalid-role"] == [[k + 1]]
+    report = repair_file(path, backup=False)
+    assert ("invalid-role", k + 1) in [(c.kind, c.line) for c in report.changes]
+    assert json_line(path, k)["payload"]["role"] == role
+    assert [v for v in validate_file(path)["violations"] if v["kind"] == "invalid-role"] == []
+    fixed, recorded = judge(path), judge(os.path.join(FIX, "interrupted_resumed.jsonl"))
+    assert compare(view(path), fixed) == [] and compare(fixed, recorded) == []
+
+
+def json_line(path: str, k: int) -> dict:
+    import json
+
+    with open(path, "rb") as f:
+        return json.loads(f.read().splitlines()[k])
