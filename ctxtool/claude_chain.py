@@ -572,10 +572,7 @@ def sent_entries(entries: list[Entry]) -> list[Entry]:
         for e in main:
             if e.id is not None:
                 first.setdefault(e.id, e.index)
-
-        def place(e: Entry, first=first) -> int:
-            return e.index if e.id is None else first.get(e.id, e.index)
-
+        place = _first_place(first)
         main = [e for e in main if (e.index >= start or e.index in early) and (e.id is None or rows.get(e.id) is e)]
         main.sort(key=place)
     elif start:
@@ -637,6 +634,13 @@ def sent_entries(entries: list[Entry]) -> list[Entry]:
 
 def _index(e: Entry) -> int:
     return e.index
+
+
+def _first_place(first: dict):
+    """A line's place in the client's rows: the first line with its uuid ({uuid: index})."""
+    def place(e: Entry) -> int:
+        return e.index if e.id is None else first.get(e.id, e.index)
+    return place
 
 
 def _group(e: Entry, groups: dict, done: set, chain_pos: dict, seq: list) -> list[Entry]:
