@@ -94,7 +94,8 @@ def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict |
     for the line a cut should go on from (repair's choice: the line before), and the walk goes on;
     a line the walk has passed already is skipped (``mend`` is asked again, for the one before it).
     ``rows``, when given (empty), gets the client's rows: {uuid: the last line with that uuid};
-    ``counts``, when given, gets the number of lines with a uuid appended."""
+    ``counts``, when given, gets the number of lines with a uuid appended, then the number of distinct
+    uuids among them (before a fold)."""
     if main is None:
         main = main_entries(entries)
     by_id: dict[str, Entry] = {} if rows is None else rows
@@ -116,7 +117,7 @@ def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict |
         elif e.type == "last-prompt":
             checkpoints = True
     if counts is not None:
-        counts.append(n)
+        counts += (n, len(by_id))  # lines with a uuid, and distinct uuids among them (before a fold)
     links, folded = _fold(by_id, last_b, listed) if listed is not None else (None, False)
     leaf = resume_leaf(main, by_id, links, folded, checkpoints, sided)
     out: list[Entry] = []
@@ -568,13 +569,15 @@ def sent_entries(entries: list[Entry]) -> list[Entry]:
         # a line written twice (one uuid): the client holds one row per uuid, the last one, at the first
         # one's place (judged: a result line written again is gathered in its first place); rows before a
         # compact boundary that lists its kept messages are gone (_fold)
-        first: dict = {}
-        for e in main:
-            if e.id is not None:
-                first.setdefault(e.id, e.index)
-        place = _first_place(first)
+        if counts[1] != counts[0]:  # a uuid on two lines (not only rows a fold dropped)
+            first: dict = {}
+            for e in main:
+                if e.id is not None:
+                    first.setdefault(e.id, e.index)
+            place = _first_place(first)
         main = [e for e in main if (e.index >= start or e.index in early) and (e.id is None or rows.get(e.id) is e)]
-        main.sort(key=place)
+        if place is not _index:
+            main.sort(key=place)
     elif start:
         main = [e for e in main if e.index >= start or e.index in early]
     groups: dict[str, list[Entry]] = {}
