@@ -294,8 +294,9 @@ LOCAL_COMMAND = ("<local-command-caveat>", "<command-name>", "<local-command-std
 
 def _closes_turn(t, context: list[Entry], f) -> bool:
     """Whether the client closes a history that ends with a user message with its reply "No
-    response requested.": it does after a prompt that got no answer and after a compact summary (judged),
-    not after a meta line or a local command's lines, nor when the turn's answer was an API error (not sent)."""
+    response requested.": it does after a prompt that got no answer and after a compact summary that
+    nothing follows (judged), not after a meta line or a local command's lines, nor when the turn's
+    answer was an API error (not sent)."""
     if not context:
         return False
     last = context[-1]
@@ -303,6 +304,8 @@ def _closes_turn(t, context: list[Entry], f) -> bool:
         return last.stop != "error"
     if last.get("is_meta"):
         return False
+    if last.get("compact_summary") and any(e.type == "attachment" for e in islice(t.entries, last.index + 1, None)):
+        return False  # attachments written after the summary (the client sends them in places of its own): left open (judged)
     blocks = t.reload(last, f).blocks or []
     first = next((b for b in blocks if isinstance(b, dict) and b.get("type") == "text"), None)
     return not (first is not None and isinstance(first.get("text"), str) and first["text"].lstrip().startswith(LOCAL_COMMAND))

@@ -247,6 +247,8 @@ CORRUPTIONS = {
     "text-block-type-not-a-string": ("parallel.jsonl", lambda ls: block_type(ls, b"The project has", None)),
     "history-cut-after-compact-summary": ("auto_compacted.jsonl",
                                           lambda ls: ls[:line_with(ls, b'"isCompactSummary":true') + 1]),
+    "history-cut-after-an-attachment-past-the-compact-summary": ("auto_compacted.jsonl", lambda ls: ls[:next(
+        k for k in range(line_with(ls, b'"isCompactSummary":true') + 1, len(ls)) if b'"type":"attachment"' in ls[k]) + 1]),
     "compact-summary-alone": ("auto_compacted.jsonl", lambda ls: only_line(ls, b'"isCompactSummary":true', b'"type":"user"')),
     "result-line-written-again-at-the-end": ("long_output.jsonl",
                                              lambda ls: ls + [ls[line_with(ls, b'"tool_use_id":"toolu_rec_l1"')]]),
