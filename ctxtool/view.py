@@ -19,7 +19,7 @@ from operator import attrgetter, eq
 
 from . import codex_rules
 from .claude_chain import NO_RESPONSE, chain, sent_entries
-from .model import COMPACTION, HEADER, MESSAGE, Entry
+from .model import BOUNDARY, COMPACTION, HEADER, MESSAGE, Entry
 
 
 @dataclass
@@ -257,20 +257,22 @@ def sent_messages(t, entries: list[Entry] | None = None) -> list[dict]:
                 out.append({"role": role, "content": blocks, "lines": [e.lineno for e in part]})
     if fmt != "claude":
         return out
-    if not out and _attachments_alone(entries):
-        # a history of attachments the client does not render (or renders as system text) alone: it
-        # closes the turn all the same (judged)
-        return [{"role": "assistant", "content": [{"type": "text", "text": NO_RESPONSE}], "lines": []}]
     lines = [m["lines"] for m in out]
     healed = heal([{"role": m["role"], "content": m["content"]} for m in out], close_turn=close)
+    if all(m["role"] == "system" for m in healed) and _rows_but_nothing_sent(entries):
+        # a history whose rows give no message (attachments the client does not render, a prompt whose
+        # content it cannot read): it closes the turn all the same (judged)
+        return [dict(m, lines=[]) for m in healed] + [
+            {"role": "assistant", "content": [{"type": "text", "text": NO_RESPONSE}], "lines": []}]
     # line numbers follow the messages they came from where healing kept them in place
     return [dict(m, lines=lines[k] if k < len(lines) and out[k]["role"] == m["role"] else []) for k, m in enumerate(healed)]
 
 
-def _attachments_alone(entries: list[Entry]) -> bool:
-    """Claude Code: the chain the client resumes holds attachment lines and nothing else."""
+def _rows_but_nothing_sent(entries: list[Entry]) -> bool:
+    """Claude Code, when no message is sent: the chain the client resumes has rows, and no compact
+    boundary stands before them (after one the client leaves such a history as it is: judged)."""
     seq = chain(entries)
-    return bool(seq) and all(e.type == "attachment" for e in seq)
+    return bool(seq) and not any(e.kind == BOUNDARY for e in islice(entries, 0, seq[-1].index + 1))
 
 
 def _responses(group: list[Entry]) -> list[list[Entry]]:

@@ -206,6 +206,16 @@ def block_type(lines, needle: bytes, value):
     return lines[:k] + [json.dumps(obj, separators=(",", ":")).encode()] + lines[k + 1:]
 
 
+def unreadable_first_prompt(lines):
+    """The first prompt's content made an object, and the history cut before the reply (found by a
+    fuzz run against the client: a history whose rows give no message is closed all the same)."""
+    k = line_with(lines, b'"parentUuid":null')
+    obj = json.loads(lines[k])
+    obj["message"]["content"] = {"type": {}}
+    end = next(n for n in range(k + 1, len(lines)) if b'"type":"assistant"' in lines[n])
+    return lines[:k] + [json.dumps(obj, separators=(",", ":")).encode()] + lines[k + 1:end]
+
+
 def torn_tail(lines):
     return lines[:-1] + [lines[-1][: len(lines[-1]) // 2]]
 
@@ -249,6 +259,10 @@ CORRUPTIONS = {
                                           lambda ls: ls[:line_with(ls, b'"isCompactSummary":true') + 1]),
     "history-cut-after-an-attachment-past-the-compact-summary": ("auto_compacted.jsonl", lambda ls: ls[:next(
         k for k in range(line_with(ls, b'"isCompactSummary":true') + 1, len(ls)) if b'"type":"attachment"' in ls[k]) + 1]),
+    "unreadable-prompt-alone": ("parallel.jsonl", unreadable_first_prompt),
+    "compact-boundary-then-an-unrendered-attachment": ("auto_compacted.jsonl", lambda ls: [
+        ls[line_with(ls, b'"compact_boundary"', b'"type":"system"')],
+        ls[line_with(ls, b'"prompt_snapshot"', b'"type":"attachment"')]]),
     "compact-summary-alone": ("auto_compacted.jsonl", lambda ls: only_line(ls, b'"isCompactSummary":true', b'"type":"user"')),
     "result-line-written-again-at-the-end": ("long_output.jsonl",
                                              lambda ls: ls + [ls[line_with(ls, b'"tool_use_id":"toolu_rec_l1"')]]),

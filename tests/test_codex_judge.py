@@ -307,11 +307,16 @@ def test_an_item_lines_metadata_and_ordinal_are_typed_as_codex_reads_them(tmp_pa
 
 
 @pytest.mark.parametrize("key,value,read", [("ordinal", "x", False), ("timestamp", None, False),
-                                           ("metadata", {"client_authored": None}, True)])
+                                           ("metadata", {"client_authored": None}, True),
+                                           ("message", None, False), ("message", 5, False), ("message", "", True)])
 def test_a_compacted_line_whose_envelope_codex_refuses_is_skipped(tmp_path, key, value, read):
-    """A ``compacted`` line's ``ordinal`` and ``timestamp`` are typed as every line's: another type
-    makes Codex skip the line, so the replacement is not applied (judged). Its ``metadata`` is not read."""
-    path, _ = _edited(tmp_path, "compacted.jsonl", b'"type":"compacted"', lambda o: o.__setitem__(key, value))
+    """A ``compacted`` line's ``ordinal`` and ``timestamp`` are typed as every line's, and its payload's
+    ``message`` is a required string: another type makes Codex skip the line, so the replacement is
+    not applied (judged; found by the judge fuzz, a misspelt ``message``). Its ``metadata`` is not read."""
+    def edit(o):
+        (o["payload"] if key == "message" else o)[key] = value
+
+    path, _ = _edited(tmp_path, "compacted.jsonl", b'"type":"compacted"', edit)
     sent = judge(path)
     assert compare(view(path), sent) == []
     assert (len(sent) == len(judge(os.path.join(FIX, "compacted.jsonl")))) is read

@@ -476,6 +476,8 @@ def _session_meta(p: dict, e: Entry, stats: bool) -> None:
 
 
 def _compacted(p: dict, e: Entry, stats: bool) -> None:
+    if type(p.get("message")) is not str:  # a required String to Codex's reader (judged: missing, null, 5)
+        return _refused(e, "compacted line whose message is missing or no string")
     rh = p.get("replacement_history")
     subs = None
     if isinstance(rh, list):  # read first: one item Codex's reader refuses makes it skip the whole line
