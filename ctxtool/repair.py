@@ -394,8 +394,21 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
         claude_chain.chain(alive, bridges=bridges, mend=lambda e: before.get(e.index))
         for e, p, kind in deferred:
             to = bridges.get(e.index)
-            if to is not None:
-                self._relink(e, p, kind, to.id)
+            if to is None:
+                continue
+            if to.id is None:
+                # the client bridged to a row whose uuid is no string (rule 23): a link cannot reach it until it
+                # has one; the uuid the line names as its lost parent, where free, else a new one
+                taken = self.taken_ids
+                new = p if isinstance(p, str) and p and p not in taken else self.fmt.new_id(taken)
+                taken.add(new)
+                to.id = new
+                self.edit(to)["set_id"] = new
+                self.change("row-id", "fixed", to, new, f"uuid that is no string, which no parent link reaches: set to {new}"
+                            + (f", the lost parent line {e.lineno} names (the client bridges to this line)" if new == p else ""))
+                if new == p:
+                    continue
+            self._relink(e, p, kind, to.id)
 
     def _links_sound(self) -> bool:
         """One cheap pass for the common case: ids unique, every parent an earlier entry."""

@@ -216,6 +216,16 @@ def unreadable_first_prompt(lines):
     return lines[:k] + [json.dumps(obj, separators=(",", ":")).encode()] + lines[k + 1:end]
 
 
+def uuid_zero_on_the_line_after_results(lines):
+    """The uuid of the attachment line the reply hangs off made 0 (found by a fuzz run against the
+    client: it bridges the reply's lost parent to that row by time; repair gave the reply no parent
+    at all, which cut the history, and now gives the row back the uuid the reply names)."""
+    k = next(n for n, x in enumerate(lines) if b'"type":"attachment"' in x and n > line_with(lines, b'"tool_use_id":"toolu_rec_l2"'))
+    obj = json.loads(lines[k])
+    obj["uuid"] = 0
+    return lines[:k] + [json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()] + lines[k + 1:]
+
+
 def torn_tail(lines):
     return lines[:-1] + [lines[-1][: len(lines[-1]) // 2]]
 
@@ -266,6 +276,7 @@ CORRUPTIONS = {
     "compact-summary-alone": ("auto_compacted.jsonl", lambda ls: only_line(ls, b'"isCompactSummary":true', b'"type":"user"')),
     "result-line-written-again-at-the-end": ("long_output.jsonl",
                                              lambda ls: ls + [ls[line_with(ls, b'"tool_use_id":"toolu_rec_l1"')]]),
+    "uuid-zero-where-the-reply-hangs": ("long_output.jsonl", uuid_zero_on_the_line_after_results),
     "missing-results-mid-conversation": ("interrupted_resumed.jsonl",
                                          lambda ls: drop_result(drop_result(ls, b"toolu_rec_i1"), b"toolu_rec_i2")),
 }
@@ -541,3 +552,19 @@ def test_blank_user_text_is_a_warning_and_repair_leaves_the_file(tmp_path):
     vs = validate_file(str(path))["violations"]
     assert [(v["kind"], v["severity"]) for v in vs] == [("empty-user-text", "warning"), ("missing-tool-result", "warning")]
     assert repair_file(str(path), check=True).changes == []
+
+
+def test_repair_gives_a_bridged_row_back_the_uuid_its_child_names_and_keeps_the_history(tmp_path):
+    """A row whose uuid is no string is reached only by the client's time bridge over its child's
+    lost parent. Repair used to give the child no parent, which cut the history it resumes; it now
+    gives the row the uuid the child names, the file is the recording again, and the client sends
+    all of it (judged; found by the judge fuzz)."""
+    name = "long_output.jsonl"
+    path = tmp_path / name
+    path.write_bytes(b"\n".join(uuid_zero_on_the_line_after_results(lines_of(name))) + b"\n")
+    before = conversation(resume_payload(str(path))["messages"])
+    report = repair_file(str(path), backup=False)
+    assert [c.kind for c in report.changes] == ["row-id"]
+    assert path.read_bytes() == (REC / name).read_bytes()
+    after = conversation(resume_payload(str(path))["messages"])
+    assert after == before and ours(path) == after
