@@ -684,6 +684,9 @@ def heal(messages: list[dict], close_turn: bool = True) -> list[dict]:
     history that ends with a user message gets the reply "No response requested." (rule 13;
     ``view._closes_turn`` says when)."""
     msgs: list[dict] = []
+    # the history ended with a user message before healing (it may leave that one out: a prompt whose content
+    # the client cannot read is still a turn to close), or held no message at all
+    ended_user = next((m["role"] == "user" for m in reversed(messages) if m["role"] != "system"), True)
     lead: list[dict] = []  # system messages before any other
     after: dict[int, list] = {}  # id of a message -> the system messages that followed it
     for m in messages:  # consecutive user messages are one turn; each response stays on its own
@@ -791,7 +794,7 @@ def heal(messages: list[dict], close_turn: bool = True) -> list[dict]:
         out.extend(after.get(id(m), ()))
     # a turn that got no reply: the client closes it; so it does a history of context alone (attachments
     # it renders as system text, judged)
-    if close_turn and (last == "user" or (last is None and lead)):
+    if close_turn and (last == "user" or (last is None and (lead or ended_user))):
         out.append({"role": "assistant", "content": [{"type": "text", "text": NO_RESPONSE}]})
     return out
 

@@ -18,7 +18,7 @@ from itertools import islice
 from operator import attrgetter, eq
 
 from . import codex_rules
-from .claude_chain import NO_RESPONSE, chain, sent_entries
+from .claude_chain import chain, sent_entries
 from .model import BOUNDARY, COMPACTION, HEADER, MESSAGE, Entry
 
 
@@ -244,7 +244,7 @@ def sent_messages(t, entries: list[Entry] | None = None) -> list[dict]:
     out: list[dict] = []
     context = context_entries(fmt, entries)
     with open(t.path, "rb") as f:
-        close = fmt == "claude" and _closes_turn(t, context, f)
+        close = fmt == "claude" and _closes_turn(t, entries, context, f)
         for role, group in message_groups(fmt, entries, context=context):
             if fmt == "claude" and role == "user":
                 out += _claude_user_run(t, group, f)
@@ -259,18 +259,14 @@ def sent_messages(t, entries: list[Entry] | None = None) -> list[dict]:
         return out
     lines = [m["lines"] for m in out]
     healed = heal([{"role": m["role"], "content": m["content"]} for m in out], close_turn=close)
-    if all(m["role"] == "system" for m in healed) and _rows_but_nothing_sent(entries):
-        # a history whose rows give no message (attachments the client does not render, a prompt whose
-        # content it cannot read): it closes the turn all the same (judged)
-        return [dict(m, lines=[]) for m in healed] + [
-            {"role": "assistant", "content": [{"type": "text", "text": NO_RESPONSE}], "lines": []}]
     # line numbers follow the messages they came from where healing kept them in place
     return [dict(m, lines=lines[k] if k < len(lines) and out[k]["role"] == m["role"] else []) for k, m in enumerate(healed)]
 
 
 def _rows_but_nothing_sent(entries: list[Entry]) -> bool:
-    """Claude Code, when no message is sent: the chain the client resumes has rows, and no compact
-    boundary stands before them (after one the client leaves such a history as it is: judged)."""
+    """Claude Code, when no line of the history is a message (attachments the client does not render):
+    the chain the client resumes has rows, and no compact boundary stands before them (after one the
+    client leaves such a history as it is: judged)."""
     seq = chain(entries)
     return bool(seq) and not any(e.kind == BOUNDARY for e in islice(entries, 0, seq[-1].index + 1))
 
@@ -294,13 +290,14 @@ def _responses(group: list[Entry]) -> list[list[Entry]]:
 LOCAL_COMMAND = ("<local-command-caveat>", "<command-name>", "<local-command-stdout>", "<local-command-stderr>")
 
 
-def _closes_turn(t, context: list[Entry], f) -> bool:
+def _closes_turn(t, entries: list[Entry], context: list[Entry], f) -> bool:
     """Whether the client closes a history that ends with a user message with its reply "No
-    response requested.": it does after a prompt that got no answer and after a compact summary that
-    nothing follows (judged), not after a meta line or a local command's lines, nor when the turn's
-    answer was an API error (not sent)."""
+    response requested." (``claude_chain.heal`` adds it): it does after a prompt that got no answer
+    (one whose content it cannot read too), after a compact summary that nothing follows, and after
+    rows that give no message (judged); not after a meta line or a local command's lines, nor when the
+    turn's answer was an API error (not sent)."""
     if not context:
-        return False
+        return _rows_but_nothing_sent(entries)
     last = context[-1]
     if last.role == "assistant":
         return last.stop != "error"

@@ -269,6 +269,7 @@ CORRUPTIONS = {
                                           lambda ls: ls[:line_with(ls, b'"isCompactSummary":true') + 1]),
     "history-cut-after-an-attachment-past-the-compact-summary": ("auto_compacted.jsonl", lambda ls: ls[:next(
         k for k in range(line_with(ls, b'"isCompactSummary":true') + 1, len(ls)) if b'"type":"attachment"' in ls[k]) + 1]),
+    "only-a-thinking-response": ("parallel.jsonl", lambda ls: only_line(ls, b'"type":"thinking"', b'"type":"assistant"')),
     "unreadable-prompt-alone": ("parallel.jsonl", unreadable_first_prompt),
     "compact-boundary-then-an-unrendered-attachment": ("auto_compacted.jsonl", lambda ls: [
         ls[line_with(ls, b'"compact_boundary"', b'"type":"system"')],
