@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-
-import orjson
+from itertools import chain
 
 from . import commit
 from .formats import codex as codex_fmt
-from .formats.common import parse_ts
+from .formats.common import brief, parse_ts
 from .model import HEADER, MESSAGE, Entry
 from .scanloop import make_entry
 
@@ -25,14 +24,10 @@ def _ordinal(v) -> int | None:
 
 def _near_ts(entries: list[Entry], k: int) -> float | None:
     """The time of the nearest line before ``entries[k]`` that has one (after it, for none before)."""
-    for g in reversed(entries[:k]):
-        if g.ts is not None:
-            return g.ts
-    return next((g.ts for g in entries[k + 1:] if g.ts is not None), None)
-
-
-def json_text(v) -> str:
-    return orjson.dumps(v).decode()
+    for j in chain(range(k - 1, -1, -1), range(k + 1, len(entries))):  # lazily: no copy of the index
+        if entries[j].ts is not None:
+            return entries[j].ts
+    return None
 
 
 ORPHAN_OUTPUT = ("orphan-result", "output with no call in the history Codex sends (Codex drops it when it resumes)")
@@ -66,19 +61,17 @@ class CodexPairing:
             if e.index in self.dropped:
                 continue
             k = e.index if e.index < len(entries) and entries[e.index] is e else entries.index(e)
+            bad = e.extra["envelope"]  # the fields the scan found Codex's reader refuses
             obj = self.t.load(e)
             ed = self.edit(e)
-            ts = obj.get("timestamp")
-            if type(ts) is not str:
+            if "timestamp" in bad:
                 own = obj.get("payload", {}).get("timestamp") if e.type == "session_meta" else None
                 ed["set_timestamp"] = own if type(own) is str and parse_ts(own) is not None else codex_fmt.iso(_near_ts(entries, k))
-            o = obj.get("ordinal")
-            if o is not None and (type(o) is not int or not 0 <= o <= codex_fmt.U64):
-                ed["set_ordinal"] = _ordinal(o)
-            what = " and ".join(w for w, key in (("timestamp", "set_timestamp"), ("ordinal", "set_ordinal")) if key in ed)
+            if "ordinal" in bad:
+                ed["set_ordinal"] = _ordinal(obj.get("ordinal"))
             self.change("line-envelope", "fixed", e, e.id,
-                        f"{e.type} line whose {what} Codex's reader refuses (it skipped the line): set to "
-                        + ", ".join(f"{json_text(ed[key])}" for key in ("set_timestamp", "set_ordinal") if key in ed))
+                        f"{e.type} line whose {' and '.join(bad)} Codex's reader refuses (it skipped the line): set to "
+                        + ", ".join(brief(ed["set_" + key]) for key in bad))
             # the steps after this one (pairing) see the line as Codex will read it
             fresh = make_entry(self.t.fmt, self._top_level(e, ed, obj), e.index, e.lineno, e.offset, e.length, e.eol,
                                blocks=False, stats=False)

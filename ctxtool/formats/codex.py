@@ -74,13 +74,15 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
         e.kind = META
         return
     o = obj.get("ordinal")
-    if type(ts) is not str or (o is not None and not (type(o) is int and 0 <= o <= 18446744073709551615)):  # U64
+    ordinal_ok = o is None or (type(o) is int and 0 <= o <= 18446744073709551615)  # U64, inline: every line
+    if type(ts) is not str or not ordinal_ok:
         # the line's envelope: a String timestamp and an optional u64 ordinal to Codex's reader, which
         # skips a line with either of another type, whatever the line holds (judged)
         e.type = ("?" if type(p.get("type")) is not str else p["type"]) if t == "response_item" else (t or "?")
-        what = "a timestamp that is no string" if type(ts) is not str else "an ordinal that is no unsigned integer"
+        bad = tuple(k for k, ok in (("timestamp", type(ts) is str), ("ordinal", ordinal_ok)) if not ok)
+        what = "a timestamp that is no string" if bad[0] == "timestamp" else "an ordinal that is no unsigned integer"
         _refused(e, f"item whose line has {what}" if t == "response_item" else f"{t or 'a'} line with {what}")
-        e.extra["envelope"] = True  # repair can mend it (repair_codex.fix_envelopes)
+        e.extra["envelope"] = bad  # the fields repair mends (repair_codex.fix_envelopes)
         return
     if t == "response_item":
         m = obj.get("metadata")
