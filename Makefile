@@ -21,7 +21,7 @@ help:
 	@echo "make test    run the whole test suite (installs the venv and the pi agent harness)"
 	@echo "make bench   run the benchmarks (500 MB generated sessions; takes a few minutes)"
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py ctxtool/_scan.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test,fast]'
@@ -69,7 +69,7 @@ browser:
 	  echo "chromium not installed: the HTML report browser test will skip"
 
 test: $(STAMP) $(PI_STAMP) $(CLAUDE_STAMP) $(CODEX_STAMP) $(OPENCLAW_STAMP) browser
-	CTXTOOL_REQUIRE_PI=1 CTXTOOL_REQUIRE_CLAUDE=1 CTXTOOL_REQUIRE_CODEX=1 CTXTOOL_REQUIRE_OPENCLAW=1 $(PY) -m pytest -q
+	CTXTOOL_REQUIRE_NATIVE=1 CTXTOOL_REQUIRE_PI=1 CTXTOOL_REQUIRE_CLAUDE=1 CTXTOOL_REQUIRE_CODEX=1 CTXTOOL_REQUIRE_OPENCLAW=1 $(PY) -m pytest -q
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -m "not pi and not claude and not codex and not openclaw"

@@ -28,9 +28,10 @@ from . import formats
 from .errors import InputError, unexpected
 from .formats.common import parse_ts
 from .jsonl import BOM, Line, open_binary, parse
-from .model import META, Entry, full_entry, small_entry, parent_of
+from .model import META, PLAIN, Entry, full_entry, small_entry, parent_of
 
 ENV_LAZY = "CTXTOOL_LAZY_DECODE"  # "0": always parse whole lines with orjson (the reference the tests compare with)
+ENV_NATIVE = "CTXTOOL_NATIVE"  # "0": metadata lines read in Python even where the C part (ctxtool._scan) is built
 
 
 @dataclass(slots=True)
@@ -220,6 +221,24 @@ def _lone_surrogate(v) -> bool:
     return False
 
 
+def native():
+    """The C part (``ctxtool/_scan.c``), or None where it is not built (no compiler at install) or
+    ``CTXTOOL_NATIVE=0``: its ``Reader`` gives the lines of a file as ``for chunk in f`` does, and
+    once given a ``Meta`` (``meta_reader``) it makes the entries of the metadata lines it is sure of
+    itself, as the loop below makes them, and gives out only the others."""
+    if os.environ.get(ENV_NATIVE, "1") == "0":
+        return None
+    try:
+        from . import _scan
+    except ImportError:
+        return None
+    return _scan
+
+
+def meta_reader(c, fmt, into: list, shared: dict, sizes: dict):
+    return c.Meta(into, shared, sizes, tuple(fmt.FULL_TYPES), small_entry, parse_ts, META, Entry, PLAIN)
+
+
 # ----------------------------------------------------------------------------- the hot loop
 
 
@@ -253,6 +272,10 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
     window = WINDOW
     next_choice = -1  # the line number at which the decoder is chosen again (-1: never)
     window_start, meta_bytes = begin, 0  # a later part of a split scan starts at its own offset
+    sizes = sizes if sizes is not None else {}
+    c = native()
+    reader = None  # the C part's line reader (``native``), which takes the metadata lines it can once told the format
+    rmb0 = 0  # its count of metadata bytes when the decoder was last chosen
     if lazy is not None:
         mode, full_types = lazy
         if mode != "orjson":
@@ -266,26 +289,35 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
         append = into.append
         get = shared.setdefault
     fromiso = datetime.fromisoformat
-    same_size = (sizes if sizes is not None else {}).setdefault
+    same_size = sizes.setdefault
     prev = None  # the line number of the last line emitted: its int object is the next index (see transcript.scan)
     with open_binary(path) as f:
         if begin:
             f.seek(begin)
-        for chunk in f:
-            if end is not None and offset >= end:
-                break
-            if not eol:
-                # the last chunk had no newline: the end of the file when it was read. A file an agent
-                # appends to meanwhile has more now, starting with the rest of that line: it is not read
-                # as lines of their own (a line torn in two), it is what the commit carries whole
-                break
-            if end is not None and offset + len(chunk) > end:
-                # the last part ends where the file ended when it was split: a line that was unfinished
-                # then and is complete now is read as it was (torn), as the part's size says
-                chunk = chunk[: end - offset]
-            no += 1
-            start = offset
-            offset += len(chunk)
+        if c is not None:
+            reader = c.Reader(f, begin, end)
+            if lazy is not None and into is not None:
+                reader.meta = meta_reader(c, t.fmt, into, shared, sizes)
+        for chunk in f if reader is None else reader:
+            if reader is not None:  # the lines it takes are counted there; the bounds below are kept there too
+                no = reader.no
+                start = reader.start
+                offset = start + len(chunk)
+            else:
+                if end is not None and offset >= end:
+                    break
+                if not eol:
+                    # the last chunk had no newline: the end of the file when it was read. A file an agent
+                    # appends to meanwhile has more now, starting with the rest of that line: it is not read
+                    # as lines of their own (a line torn in two), it is what the commit carries whole
+                    break
+                if end is not None and offset + len(chunk) > end:
+                    # the last part ends where the file ended when it was split: a line that was unfinished
+                    # then and is complete now is read as it was (torn), as the part's size says
+                    chunk = chunk[: end - offset]
+                no += 1
+                start = offset
+                offset += len(chunk)
             if no == 1 and not begin and chunk.startswith(BOM):
                 chunk = chunk[3:]
                 start += 3
@@ -300,7 +332,11 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
             else:
                 eol = b""
             size = len(chunk) - len(eol)
-            if no == next_choice:
+            if no >= next_choice > 0:  # (">=": the C reader gives out no metadata line)
+                if reader is not None:
+                    rmb = reader.meta_bytes
+                    meta_bytes += rmb - rmb0
+                    rmb0 = rmb
                 fast = meta_bytes * META_SHARE >= start - window_start
                 if fast and decode is None:
                     parts = msgspec_parts(t.fmt)
@@ -349,6 +385,8 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
                         lazy = decoder(t.fmt)
                         if lazy is not None:
                             mode, full_types = lazy
+                            if reader is not None and into is not None:
+                                reader.meta = meta_reader(c, t.fmt, into, shared, sizes)
                             if mode == "msgspec" and msgspec_parts(t.fmt) is not None:
                                 decode, to_dict, refused = msgspec_parts(t.fmt)
                                 fast = True
@@ -387,6 +425,10 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
                                    get(ty, ty), u if type(u) is str else None,
                                    get(p, p) if type(p) is str else parent_of(p), ts))
                 prev = no
+    if reader is not None:
+        if reader.no != no:  # the last lines were metadata lines the C part took: each ends in "\n"
+            eol = b"\n"
+        no, offset, lf = reader.no, reader.offset, lf + reader.lf
     t.lines, t.size, t.lf, t.crlf = no, offset - begin, lf, crlf
     if no:
         t.last_eol = eol

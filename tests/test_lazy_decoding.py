@@ -25,12 +25,26 @@ FIXTURES = sorted(glob.glob(os.path.join(ROOT, "fixtures", "**", "*.jsonl"), rec
 msgspec = pytest.importorskip("msgspec", reason="selective decoding needs msgspec (optional); orjson alone is the reference")
 
 
-def both(path, monkeypatch, mode="1", **kw):
+def both(path, monkeypatch, mode="1", native="1", **kw):
+    """The reference index (every line whole, by orjson, in Python: no C part) and the one ``mode`` makes,
+    with the C part (``native``) or without."""
     monkeypatch.setenv(scanloop.ENV_LAZY, "0")
+    monkeypatch.setenv(scanloop.ENV_NATIVE, "0")
     full = scan(path, workers=1, **kw)
     monkeypatch.setenv(scanloop.ENV_LAZY, mode)
+    monkeypatch.setenv(scanloop.ENV_NATIVE, native)
     lazy = scan(path, workers=1, **kw)
     return index_of(full), index_of(lazy)
+
+
+NATIVE = ["1", "0"]  # CTXTOOL_NATIVE: the C part where built, or Python alone
+
+
+@pytest.fixture(params=NATIVE, ids=["native", "python"])
+def native(request):
+    if request.param == "1" and scanloop.native() is None:
+        pytest.skip("ctxtool._scan is not built here")
+    return request.param
 
 
 def _msgspec_spy(monkeypatch) -> list:
@@ -49,31 +63,40 @@ MODES = ["1", "msgspec", "orjson"]  # adaptive (the default), msgspec throughout
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: os.path.relpath(p, ROOT))
-def test_every_fixture_indexes_the_same(path, monkeypatch):
+def test_every_fixture_indexes_the_same(path, monkeypatch, native):
     for mode in MODES:
         try:
-            full, lazy = both(path, monkeypatch, mode)
+            full, lazy = both(path, monkeypatch, mode, native)
         except Exception as e:  # a fixture no scan accepts: refused alike
             monkeypatch.setenv(scanloop.ENV_LAZY, mode)
             with pytest.raises(type(e)):
                 scan(path, workers=1)
             continue
         assert lazy == full, mode
-        full, lazy = both(path, monkeypatch, mode, stats=False)
+        full, lazy = both(path, monkeypatch, mode, native, stats=False)
         assert lazy == full, mode
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_real_shape_data_indexes_the_same_and_really_skips(tmp_path, monkeypatch, mode):
+def test_real_shape_data_indexes_the_same_and_really_skips(tmp_path, monkeypatch, mode, native):
     path = str(tmp_path / "rs.jsonl")
     realshape.write_file(path, 2_000_000, seed=5)  # large enough that format detection's first lines are few
-    full, lazy = both(path, monkeypatch, mode)
+    full, lazy = both(path, monkeypatch, mode, native)
     assert lazy == full
     seen = []
     real = scanloop.small_entry
     monkeypatch.setattr(scanloop, "small_entry", lambda *a: seen.append(a[6]) or real(*a))
-    scan(path, workers=1)
-    assert seen.count("progress") > 0.6 * len(full["entries"])  # the progress lines took the short way
+    readers = []
+    real_reader = scanloop.meta_reader
+    monkeypatch.setattr(scanloop, "meta_reader", lambda *a: readers.append(real_reader(*a)) or readers[-1])
+    t = scan(path, workers=1)
+    progress = sum(1 for e in t.entries if e.type == "progress")
+    assert progress > 0.6 * len(full["entries"])
+    if native == "1":  # the C part took the progress lines (and made their entries), Python none of them
+        assert readers and seen.count("progress") == 0
+        assert sum(1 for _ in open(path, "rb")) - len(seen) > progress
+    else:  # the progress lines took the short way in Python
+        assert not readers and seen.count("progress") > 0.6 * len(full["entries"])
 
 
 def test_adaptive_mode_switches_decoders_and_indexes_the_same(tmp_path, monkeypatch):
@@ -91,7 +114,8 @@ def test_adaptive_mode_switches_decoders_and_indexes_the_same(tmp_path, monkeypa
         f.write(g.read())
     monkeypatch.setattr(scanloop, "WINDOW", 16)
     chosen = _msgspec_spy(monkeypatch)
-    full, lazy = both(path, monkeypatch, "1")
+    monkeypatch.setenv(scanloop.ENV_NATIVE, "0")  # (the C part would take the progress lines msgspec is chosen for)
+    full, lazy = both(path, monkeypatch, "1", native="0")
     assert lazy == full
     lines = sum(1 for _ in open(path, "rb"))
     assert len(heavy) * 6 > 16 * 4
@@ -119,14 +143,14 @@ def _mutations(lines: list[bytes], rng: random.Random, n: int) -> list[bytes]:
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_damaged_lines_are_refused_or_read_alike(tmp_path, monkeypatch, mode):
+def test_damaged_lines_are_refused_or_read_alike(tmp_path, monkeypatch, mode, native):
     source = [l for p in FIXTURES if "claude" in p for l in open(p, "rb") if l.strip()]
     rng = random.Random(13)
     head = [l for l in open(os.path.join(ROOT, "fixtures", "claude-shapes", "split_parallel.jsonl"), "rb")]
     for batch in range(4):
         path = tmp_path / f"m{batch}.jsonl"
         path.write_bytes(b"".join(head + _mutations(source, rng, 600)))
-        full, lazy = both(str(path), monkeypatch, mode)
+        full, lazy = both(str(path), monkeypatch, mode, native)
         assert lazy == full, f"batch {batch}"
         assert full["bad"]  # the damage was real
 
@@ -175,6 +199,7 @@ def test_normalize_reads_only_the_declared_fields():
 
 
 def test_without_msgspec_metadata_lines_still_take_the_short_way(tmp_path, monkeypatch):
+    monkeypatch.setenv(scanloop.ENV_NATIVE, "0")  # Python's short way (the C part needs no msgspec either)
     monkeypatch.setattr(scanloop, "_DECODERS", {})
     monkeypatch.setitem(__import__("sys").modules, "msgspec", None)
     assert scanloop.msgspec_parts(formats.get("claude")) is None
@@ -183,7 +208,7 @@ def test_without_msgspec_metadata_lines_still_take_the_short_way(tmp_path, monke
     path = str(tmp_path / "rs.jsonl")
     realshape.write_file(path, 2_000_000, seed=5)
     monkeypatch.setattr(scanloop, "WINDOW", 16)  # a choice is made, and finds no msgspec
-    full, lazy = both(path, monkeypatch, "1")
+    full, lazy = both(path, monkeypatch, "1", native="0")
     assert lazy == full
     seen = []
     real = scanloop.small_entry
@@ -214,7 +239,7 @@ def test_a_short_session_switches_to_msgspec_after_its_first_lines(tmp_path, mon
     lines = sum(1 for _ in open(path, "rb"))
     assert scanloop.FIRST_WINDOW * 4 < lines < scanloop.WINDOW  # shorter than one window
     chosen = _msgspec_spy(monkeypatch)
-    full, lazy = both(path, monkeypatch, "1")
+    full, lazy = both(path, monkeypatch, "1", native="0")  # (with the C part, msgspec sees no progress line)
     assert lazy == full
     assert len(chosen) > lines - formats.SNIFF_LINES - scanloop.FIRST_WINDOW - 1  # every line after the first choice
 
@@ -246,7 +271,7 @@ def _odd_lines() -> list[bytes]:
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("at", ["start", "late"])
-def test_deep_nesting_and_integers_beyond_64_bits_index_the_same(tmp_path, monkeypatch, mode, at):
+def test_deep_nesting_and_integers_beyond_64_bits_index_the_same(tmp_path, monkeypatch, mode, at, native):
     """A line msgspec refuses for its depth goes the whole way (it was an internal error: msgspec's
     RecursionError), and an integer beyond 64 bits reads the same through either decoder: the call's
     characters, the text, the absurd usage note. ``late``: after the decoder's first choice, where a
@@ -256,9 +281,9 @@ def test_deep_nesting_and_integers_beyond_64_bits_index_the_same(tmp_path, monke
     lines = open(path, "rb").readlines()
     k = 1 if at == "start" else min(len(lines) - 1, formats.SNIFF_LINES + scanloop.FIRST_WINDOW + 20)
     path.write_bytes(b"".join(lines[:k] + _odd_lines() + lines[k:]))
-    full, lazy = both(str(path), monkeypatch, mode)
+    full, lazy = both(str(path), monkeypatch, mode, native)
     assert lazy == full
-    full, lazy = both(str(path), monkeypatch, mode, stats=False)
+    full, lazy = both(str(path), monkeypatch, mode, native, stats=False)
     assert lazy == full
     monkeypatch.setenv(scanloop.ENV_LAZY, mode)
     t = scan(str(path), workers=1)

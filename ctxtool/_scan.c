@@ -1,0 +1,741 @@
+/* ctxtool._scan: the scan's metadata lines, read in C (optional; ctxtool/scanloop.py without it).
+ *
+ * Most lines of a real Claude Code file (progress, queue, api-request...: 80% of the lines, 60% of
+ * the bytes) become an entry from four top-level fields: type, uuid, parentUuid and timestamp.
+ * ``Meta.line`` checks such a line is valid JSON (RFC 8259, UTF-8 as strictly as Python decodes it),
+ * reads those fields and appends the entry ``scanloop.meta_entry`` would make, in one call. It
+ * declines (returns None) every line it is not sure of, which the Python loop then reads as
+ * before: a line whose type is one ``normalize`` reads whole, or is no string; any escape in a key
+ * or in one of those four values; one of those keys written twice; a parent that is neither a
+ * string nor null; a timestamp that is no string, or not of the form the client writes
+ * (``YYYY-MM-DDTHH:MM:SS[.fff|.ffffff]Z``: others go to ``parse_ts``); a lone surrogate escape
+ * anywhere; nesting deeper than MAX_DEPTH; a line ending other than "\n"; and anything invalid.
+ * So an accepted line's entry is the one the Python loop makes (tests/test_native_scan.py).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+#include <stdint.h>
+#include <string.h>
+
+#define MAX_DEPTH 200
+
+typedef const unsigned char *cp;
+
+/* ------------------------------------------------------------------------------------------ JSON */
+
+static inline cp skip_ws(cp p, cp end) {
+    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) p++;
+    return p;
+}
+
+static inline int hexval(unsigned char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/* One UTF-8 sequence starting at p (a byte >= 0x80), as strictly as Python's decoder: its length,
+ * or 0 if invalid. */
+static inline int utf8_seq(cp p, cp end) {
+    unsigned char c = p[0];
+    if (c >= 0xC2 && c <= 0xDF) {
+        if (end - p < 2 || (p[1] & 0xC0) != 0x80) return 0;
+        return 2;
+    }
+    if (c >= 0xE0 && c <= 0xEF) {
+        if (end - p < 3) return 0;
+        unsigned char c1 = p[1];
+        if (c == 0xE0) { if (c1 < 0xA0 || c1 > 0xBF) return 0; }
+        else if (c == 0xED) { if (c1 < 0x80 || c1 > 0x9F) return 0; }
+        else if ((c1 & 0xC0) != 0x80) return 0;
+        if ((p[2] & 0xC0) != 0x80) return 0;
+        return 3;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        if (end - p < 4) return 0;
+        unsigned char c1 = p[1];
+        if (c == 0xF0) { if (c1 < 0x90 || c1 > 0xBF) return 0; }
+        else if (c == 0xF4) { if (c1 < 0x80 || c1 > 0x8F) return 0; }
+        else if ((c1 & 0xC0) != 0x80) return 0;
+        if ((p[2] & 0xC0) != 0x80 || (p[3] & 0xC0) != 0x80) return 0;
+        return 4;
+    }
+    return 0;
+}
+
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+
+/* Eight bytes of a string with nothing to look at: no quote, backslash, control byte or byte >= 0x80. */
+static inline int plain8(uint64_t x) {
+    uint64_t q = x ^ (ONES * '"'), b = x ^ (ONES * '\\');
+    uint64_t m = ((q - ONES) & ~q) | ((b - ONES) & ~b) | ((x - ONES * 0x20) & ~x) | x;
+    return (m & HIGHS) == 0;
+}
+
+/* A string, p just past its opening quote. Returns the position past the closing quote, or NULL
+ * (invalid, or a lone surrogate escape: declined). *esc is set when it holds an escape. */
+static cp scan_string(cp p, cp end, int *esc) {
+    *esc = 0;
+    for (;;) {
+        while (end - p >= 8) {
+            uint64_t x;
+            memcpy(&x, p, 8);
+            if (!plain8(x)) break;
+            p += 8;
+        }
+        if (p >= end) return NULL;
+        unsigned char c = *p;
+        if (c == '"') return p + 1;
+        if (c < 0x20) return NULL;
+        if (c == '\\') {
+            *esc = 1;
+            if (p + 1 >= end) return NULL;
+            unsigned char e = p[1];
+            if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't') {
+                p += 2;
+                continue;
+            }
+            if (e != 'u' || end - p < 6) return NULL;
+            int a = hexval(p[2]), b = hexval(p[3]), c2 = hexval(p[4]), d = hexval(p[5]);
+            if ((a | b | c2 | d) < 0) return NULL;
+            unsigned u = (unsigned)(a << 12 | b << 8 | c2 << 4 | d);
+            p += 6;
+            if (u >= 0xD800 && u <= 0xDBFF) {  /* a high surrogate: a low one must follow */
+                if (end - p < 6 || p[0] != '\\' || p[1] != 'u') return NULL;
+                a = hexval(p[2]); b = hexval(p[3]); c2 = hexval(p[4]); d = hexval(p[5]);
+                if ((a | b | c2 | d) < 0) return NULL;
+                unsigned l = (unsigned)(a << 12 | b << 8 | c2 << 4 | d);
+                if (l < 0xDC00 || l > 0xDFFF) return NULL;
+                p += 6;
+            } else if (u >= 0xDC00 && u <= 0xDFFF) {
+                return NULL;
+            }
+            continue;
+        }
+        if (c >= 0x80) {
+            int n = utf8_seq(p, end);
+            if (!n) return NULL;
+            p += n;
+            continue;
+        }
+        p++;
+    }
+}
+
+static cp scan_number(cp p, cp end) {
+    if (p < end && *p == '-') p++;
+    if (p >= end) return NULL;
+    if (*p == '0') p++;
+    else if (*p >= '1' && *p <= '9') { while (p < end && *p >= '0' && *p <= '9') p++; }
+    else return NULL;
+    if (p < end && *p == '.') {
+        p++;
+        if (p >= end || *p < '0' || *p > '9') return NULL;
+        while (p < end && *p >= '0' && *p <= '9') p++;
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        p++;
+        if (p < end && (*p == '+' || *p == '-')) p++;
+        if (p >= end || *p < '0' || *p > '9') return NULL;
+        while (p < end && *p >= '0' && *p <= '9') p++;
+    }
+    return p;
+}
+
+static cp scan_value(cp p, cp end, int depth);
+
+static cp scan_container(cp p, cp end, int depth, unsigned char close) {
+    /* p just past '{' or '[' */
+    if (depth > MAX_DEPTH) return NULL;
+    p = skip_ws(p, end);
+    if (p < end && *p == close) return p + 1;
+    for (;;) {
+        if (close == '}') {
+            int esc;
+            if (p >= end || *p != '"') return NULL;
+            p = scan_string(p + 1, end, &esc);
+            if (!p) return NULL;
+            p = skip_ws(p, end);
+            if (p >= end || *p != ':') return NULL;
+            p = skip_ws(p + 1, end);
+        }
+        p = scan_value(p, end, depth + 1);
+        if (!p) return NULL;
+        p = skip_ws(p, end);
+        if (p >= end) return NULL;
+        if (*p == ',') { p = skip_ws(p + 1, end); continue; }
+        if (*p == close) return p + 1;
+        return NULL;
+    }
+}
+
+static cp scan_value(cp p, cp end, int depth) {
+    if (p >= end) return NULL;
+    int esc;
+    switch (*p) {
+    case '"': return scan_string(p + 1, end, &esc);
+    case '{': return scan_container(p + 1, end, depth, '}');
+    case '[': return scan_container(p + 1, end, depth, ']');
+    case 't': return (end - p >= 4 && memcmp(p, "true", 4) == 0) ? p + 4 : NULL;
+    case 'f': return (end - p >= 5 && memcmp(p, "false", 5) == 0) ? p + 5 : NULL;
+    case 'n': return (end - p >= 4 && memcmp(p, "null", 4) == 0) ? p + 4 : NULL;
+    default: return scan_number(p, end);
+    }
+}
+
+/* ------------------------------------------------------------------------------------- timestamps */
+
+static inline int digits(cp p, int n, int *out) {
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        if (p[i] < '0' || p[i] > '9') return 0;
+        v = v * 10 + (p[i] - '0');
+    }
+    *out = v;
+    return 1;
+}
+
+static int64_t days_from_civil(int y, int m, int d) {  /* days since 1970-01-01 (proleptic Gregorian) */
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+/* ``datetime.fromisoformat(s).timestamp()`` for s = YYYY-MM-DDTHH:MM:SS[.fff|.ffffff]Z, the form the
+ * clients write; 0 for any other string (the caller asks parse_ts). Python computes it as whole
+ * microseconds divided by 10**6 (both below 2**53: one correctly rounded division), as here. */
+static int iso_z(cp s, Py_ssize_t n, double *out) {
+    int y, mo, d, h, mi, se, frac = 0;
+    if (n != 20 && n != 24 && n != 27) return 0;
+    if (s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[n - 1] != 'Z') return 0;
+    if (!digits(s, 4, &y) || !digits(s + 5, 2, &mo) || !digits(s + 8, 2, &d) || !digits(s + 11, 2, &h) ||
+        !digits(s + 14, 2, &mi) || !digits(s + 17, 2, &se))
+        return 0;
+    if (n > 20) {
+        if (s[19] != '.') return 0;
+        if (!digits(s + 20, (int)n - 21, &frac)) return 0;
+        if (n == 24) frac *= 1000;
+    }
+    static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (y < 1 || mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || se > 59) return 0;
+    int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    if (d > mdays[mo - 1] + (mo == 2 && leap)) return 0;
+    int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se;
+    int64_t us = secs * 1000000 + frac;
+    /* Python divides exactly representable ints as doubles; beyond 2**53 (after 2255) it rounds once
+     * where this would round twice: such a time is left to parse_ts */
+    if (us > (INT64_C(1) << 53) || us < -(INT64_C(1) << 53)) return 0;
+    *out = (double)us / 1e6;
+    return 1;
+}
+
+/* ------------------------------------------------------------------------------------------ Meta */
+
+enum { K_TYPE, K_UUID, K_PARENT, K_TS, NKEYS };
+static const char *KEYS[NKEYS] = {"type", "uuid", "parentUuid", "timestamp"};
+static const Py_ssize_t KEYLEN[NKEYS] = {4, 4, 10, 9};
+
+enum { V_NONE, V_STRING, V_NULL, V_OTHER };
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *into;      /* the index (list) */
+    PyObject *shared;    /* the string table (dict) */
+    PyObject *sizes;     /* one int object per line length (dict) */
+    PyObject *make;      /* model.small_entry */
+    PyObject *parse_ts;  /* formats.common.parse_ts */
+    PyObject *meta;      /* model.META */
+    PyObject *eol;       /* b"\n" */
+    PyObject *full;      /* the full types: a tuple of bytes */
+    PyTypeObject *cls;   /* model.Entry, whose slots are filled here as small_entry fills them */
+    PyObject *none;      /* model._NONE: the shared second object */
+    Py_ssize_t off[10];  /* the slots' offsets: index, lineno, offset, length, kind, type, id, parent, ts, _m */
+} Meta;
+
+static const char *SLOTS[10] = {"index", "lineno", "offset", "length", "kind", "type", "id", "parent", "ts", "_m"};
+
+static void Meta_dealloc(Meta *self) {
+    Py_XDECREF(self->into);
+    Py_XDECREF(self->shared);
+    Py_XDECREF(self->sizes);
+    Py_XDECREF(self->make);
+    Py_XDECREF(self->parse_ts);
+    Py_XDECREF(self->meta);
+    Py_XDECREF(self->eol);
+    Py_XDECREF(self->full);
+    Py_XDECREF(self->cls);
+    Py_XDECREF(self->none);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int Meta_init(Meta *self, PyObject *args, PyObject *kw) {
+    static char *names[] = {"into", "shared", "sizes", "full_types", "make", "parse_ts", "meta", "cls", "none", NULL};
+    PyObject *into, *shared, *sizes, *full, *make, *parse_ts, *meta, *cls, *none;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!O!OOOOO!O", names, &PyList_Type, &into, &PyDict_Type, &shared,
+                                     &PyDict_Type, &sizes, &full, &make, &parse_ts, &meta, &PyType_Type, &cls, &none))
+        return -1;
+    /* the entry class's slots, each a member descriptor of one object field: their offsets */
+    for (int i = 0; i < 10; i++) {
+        PyObject *d = PyObject_GetAttrString(cls, SLOTS[i]);
+        if (!d) return -1;
+        int ok = Py_IS_TYPE(d, &PyMemberDescr_Type) && ((PyMemberDescrObject *)d)->d_member->type == T_OBJECT_EX;
+        if (ok) self->off[i] = ((PyMemberDescrObject *)d)->d_member->offset;
+        Py_DECREF(d);
+        if (!ok) {
+            PyErr_Format(PyExc_TypeError, "%s is not a slot", SLOTS[i]);
+            return -1;
+        }
+    }
+    if (((PyTypeObject *)cls)->tp_itemsize || ((PyTypeObject *)cls)->tp_dictoffset) {
+        PyErr_SetString(PyExc_TypeError, "the entry class must have slots only");
+        return -1;
+    }
+    Py_INCREF(cls); Py_XSETREF(self->cls, (PyTypeObject *)cls);
+    Py_INCREF(none); Py_XSETREF(self->none, none);
+    PyObject *seq = PySequence_Tuple(full);
+    if (!seq) return -1;
+    PyObject *enc = PyTuple_New(PyTuple_GET_SIZE(seq));
+    if (!enc) { Py_DECREF(seq); return -1; }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(seq); i++) {
+        PyObject *b = PyUnicode_AsUTF8String(PyTuple_GET_ITEM(seq, i));
+        if (!b) { Py_DECREF(seq); Py_DECREF(enc); return -1; }
+        PyTuple_SET_ITEM(enc, i, b);
+    }
+    Py_DECREF(seq);
+    PyObject *eol = PyBytes_FromStringAndSize("\n", 1);
+    if (!eol) { Py_DECREF(enc); return -1; }
+    Py_XSETREF(self->full, enc);
+    Py_XSETREF(self->eol, eol);
+    Py_INCREF(into); Py_XSETREF(self->into, into);
+    Py_INCREF(shared); Py_XSETREF(self->shared, shared);
+    Py_INCREF(sizes); Py_XSETREF(self->sizes, sizes);
+    Py_INCREF(make); Py_XSETREF(self->make, make);
+    Py_INCREF(parse_ts); Py_XSETREF(self->parse_ts, parse_ts);
+    Py_INCREF(meta); Py_XSETREF(self->meta, meta);
+    return 0;
+}
+
+static int is_full(Meta *self, cp s, Py_ssize_t n) {
+    Py_ssize_t k = PyTuple_GET_SIZE(self->full);
+    for (Py_ssize_t i = 0; i < k; i++) {
+        PyObject *b = PyTuple_GET_ITEM(self->full, i);
+        if (PyBytes_GET_SIZE(b) == n && memcmp(PyBytes_AS_STRING(b), s, (size_t)n) == 0) return 1;
+    }
+    return 0;
+}
+
+/* a shared string: the table's object for this value */
+static PyObject *shared_str(Meta *self, cp s, Py_ssize_t n) {
+    PyObject *u = PyUnicode_DecodeUTF8((const char *)s, n, NULL);
+    if (!u) return NULL;
+    PyObject *v = PyDict_SetDefault(self->shared, u, u);
+    Py_XINCREF(v);
+    Py_DECREF(u);
+    return v;
+}
+
+/* line(chunk, no, start, prev) -> True when the line's entry was appended to the index, None when the
+ * Python loop must read it. ``no``, ``start``: the line number and offset (their int objects are
+ * the entry's); ``prev``: the last line number emitted, whose int object is the index when equal. */
+#define DECLINE return 0
+
+/* 1: the line's entry was appended; 0: declined; -1: an error is set. */
+static int meta_core(Meta *self, cp base, Py_ssize_t len, PyObject *no, PyObject *start, PyObject *prev) {
+    if (len < 2 || base[len - 1] != '\n' || base[len - 2] == '\r') DECLINE;
+    cp end = base + len - 1;  /* the newline is whitespace: left out */
+    cp p = skip_ws(base, end);
+    if (p >= end || *p != '{') DECLINE;
+    p = skip_ws(p + 1, end);
+    cp vs[NKEYS], ve[NKEYS];
+    int kind[NKEYS] = {V_NONE, V_NONE, V_NONE, V_NONE};
+    if (p < end && *p == '}') {
+        p++;
+    } else {
+        for (;;) {
+            int esc;
+            if (p >= end || *p != '"') DECLINE;
+            cp ks = p + 1;
+            p = scan_string(ks, end, &esc);
+            if (!p) DECLINE;
+            if (esc) DECLINE;  /* an escaped key could name one of the four */
+            Py_ssize_t kn = p - 1 - ks;
+            int which = -1;
+            for (int i = 0; i < NKEYS; i++) {
+                if (kn == KEYLEN[i] && memcmp(ks, KEYS[i], (size_t)kn) == 0) { which = i; break; }
+            }
+            p = skip_ws(p, end);
+            if (p >= end || *p != ':') DECLINE;
+            p = skip_ws(p + 1, end);
+            if (p >= end) DECLINE;
+            if (which >= 0) {
+                if (kind[which] != V_NONE) DECLINE;  /* written twice */
+                if (*p == '"') {
+                    cp s = p + 1;
+                    p = scan_string(s, end, &esc);
+                    if (!p || esc) DECLINE;
+                    vs[which] = s;
+                    ve[which] = p - 1;
+                    kind[which] = V_STRING;
+                    if (which == K_TYPE && is_full(self, s, ve[which] - s)) DECLINE;
+                } else if (*p == 'n') {
+                    if (end - p < 4 || memcmp(p, "null", 4) != 0) DECLINE;
+                    p += 4;
+                    kind[which] = V_NULL;
+                } else {
+                    if (which != K_UUID) DECLINE;  /* a type, parent or timestamp of another kind */
+                    p = scan_value(p, end, 1);
+                    if (!p) DECLINE;
+                    kind[which] = V_OTHER;
+                }
+            } else {
+                p = scan_value(p, end, 1);
+                if (!p) DECLINE;
+            }
+            p = skip_ws(p, end);
+            if (p >= end) DECLINE;
+            if (*p == ',') { p = skip_ws(p + 1, end); continue; }
+            if (*p == '}') { p++; break; }
+            DECLINE;
+        }
+    }
+    if (skip_ws(p, end) != end) DECLINE;
+    if (kind[K_TYPE] != V_STRING) DECLINE;
+
+    /* the line is valid and a metadata line: its entry */
+    PyObject *ty = NULL, *uuid = NULL, *parent = NULL, *ts = NULL, *size = NULL, *index = NULL;
+    int res = -1;
+    ty = shared_str(self, vs[K_TYPE], ve[K_TYPE] - vs[K_TYPE]);
+    if (!ty) goto done;
+    if (kind[K_UUID] == V_STRING) {
+        uuid = PyUnicode_DecodeUTF8((const char *)vs[K_UUID], ve[K_UUID] - vs[K_UUID], NULL);
+        if (!uuid) goto done;
+    } else {
+        uuid = Py_NewRef(Py_None);
+    }
+    if (kind[K_PARENT] == V_STRING) {
+        parent = shared_str(self, vs[K_PARENT], ve[K_PARENT] - vs[K_PARENT]);
+        if (!parent) goto done;
+    } else {
+        parent = Py_NewRef(Py_None);
+    }
+    if (kind[K_TS] == V_STRING) {
+        double t;
+        Py_ssize_t tn = ve[K_TS] - vs[K_TS];
+        if (iso_z(vs[K_TS], tn, &t)) {
+            ts = PyFloat_FromDouble(t);
+        } else {
+            PyObject *s = PyUnicode_DecodeUTF8((const char *)vs[K_TS], tn, NULL);
+            if (!s) goto done;
+            ts = PyObject_CallOneArg(self->parse_ts, s);
+            Py_DECREF(s);
+        }
+        if (!ts) goto done;
+    } else {
+        ts = Py_NewRef(Py_None);
+    }
+    {
+        PyObject *n = PyLong_FromSsize_t(len - 1);
+        if (!n) goto done;
+        size = PyDict_SetDefault(self->sizes, n, n);
+        Py_XINCREF(size);
+        Py_DECREF(n);
+        if (!size) goto done;
+    }
+    Py_ssize_t count = PyList_GET_SIZE(self->into);
+    if (prev && PyLong_CheckExact(prev) && PyLong_AsSsize_t(prev) == count) {
+        index = Py_NewRef(prev);
+    } else {
+        if (PyErr_Occurred()) PyErr_Clear();
+        index = PyLong_FromSsize_t(count);
+        if (!index) goto done;
+    }
+    {
+        /* object.__new__(Entry) and its slots, as model.small_entry sets them (the line ending is "\n") */
+        PyObject *e = self->cls->tp_alloc(self->cls, 0);
+        if (!e) goto done;
+        PyObject *vals[10] = {index, no, start, size, self->meta, ty, uuid, parent, ts, self->none};
+        for (int i = 0; i < 10; i++) *(PyObject **)((char *)e + self->off[i]) = Py_NewRef(vals[i]);
+        int r = PyList_Append(self->into, e);
+        Py_DECREF(e);
+        if (r < 0) goto done;
+    }
+    res = 1;
+done:
+    Py_XDECREF(ty);
+    Py_XDECREF(uuid);
+    Py_XDECREF(parent);
+    Py_XDECREF(ts);
+    Py_XDECREF(size);
+    Py_XDECREF(index);
+    return res;
+}
+
+static PyObject *Meta_line(Meta *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4 || !PyBytes_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "line(chunk: bytes, no, start, prev)");
+        return NULL;
+    }
+    int r = meta_core(self, (cp)PyBytes_AS_STRING(args[0]), PyBytes_GET_SIZE(args[0]), args[1], args[2],
+                      args[3] == Py_None ? NULL : args[3]);
+    if (r < 0) return NULL;
+    if (r) Py_RETURN_TRUE;
+    Py_RETURN_NONE;
+}
+
+/* valid(data) -> whether data is one JSON value (whitespace around it), as this module checks it:
+ * for the tests, which compare it with orjson and Python's json. */
+static PyObject *valid(PyObject *mod, PyObject *arg) {
+    Py_buffer b;
+    if (PyObject_GetBuffer(arg, &b, PyBUF_SIMPLE) < 0) return NULL;
+    cp s = b.buf, end = s + b.len;
+    cp p = scan_value(skip_ws(s, end), end, 0);
+    int ok = p && skip_ws(p, end) == end;
+    PyBuffer_Release(&b);
+    return PyBool_FromLong(ok);
+}
+
+static PyObject *iso_ts(PyObject *mod, PyObject *arg) {
+    Py_ssize_t n;
+    const char *s = PyUnicode_AsUTF8AndSize(arg, &n);
+    if (!s) return NULL;
+    double t;
+    if (!iso_z((cp)s, n, &t)) Py_RETURN_NONE;
+    return PyFloat_FromDouble(t);
+}
+
+static PyMethodDef Meta_methods[] = {
+    {"line", (PyCFunction)(void (*)(void))Meta_line, METH_FASTCALL, "Append a metadata line's entry, or None."},
+    {NULL},
+};
+
+static PyTypeObject MetaType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "ctxtool._scan.Meta",
+    .tp_basicsize = sizeof(Meta),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Meta_init,
+    .tp_dealloc = (destructor)Meta_dealloc,
+    .tp_methods = Meta_methods,
+    .tp_doc = "Meta(into, shared, sizes, full_types, make, parse_ts, meta): the scan's metadata lines in C.",
+};
+
+
+/* ---------------------------------------------------------------------------------------- Reader */
+
+/* Reader(f, begin, end): the lines of a binary file object, as ``for chunk in f`` gives them with the
+ * scan's bounds: from ``begin`` (f is there), up to ``end`` (None: the end of the file; a line that
+ * crosses it is cut there and is the last), a line with no newline the last. Once ``meta`` is set (a
+ * ``Meta``), the metadata lines it takes become entries here and are not given out: ``no`` and
+ * ``start`` are then the number and offset of the line just given, ``offset`` the offset after it;
+ * ``lf`` and ``meta_bytes`` count the lines taken here (each ends in "\n"), and their bytes. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *readinto;   /* f.readinto */
+    Meta *meta;
+    char *buf;
+    Py_ssize_t cap, lo, hi;
+    int eof, done;
+    long long offset;     /* the file offset of buf[lo] */
+    long long end;        /* -1: none */
+    long long nlines;     /* lines so far */
+    long long start;      /* offset of the last line given or taken */
+    long long lf, meta_bytes;
+    PyObject *no;         /* the int object of the last line's number */
+} Reader;
+
+static void Reader_dealloc(Reader *self) {
+    Py_XDECREF(self->readinto);
+    Py_XDECREF(self->meta);
+    Py_XDECREF(self->no);
+    PyMem_Free(self->buf);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int Reader_init(Reader *self, PyObject *args, PyObject *kw) {
+    static char *names[] = {"f", "begin", "end", "size", NULL};
+    PyObject *f, *end = Py_None;
+    long long begin = 0;
+    Py_ssize_t size = 1 << 20;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OL|On", names, &f, &begin, &end, &size)) return -1;
+    Py_XSETREF(self->readinto, PyObject_GetAttrString(f, "readinto"));
+    if (!self->readinto) return -1;
+    if (end == Py_None) {
+        self->end = -1;
+    } else {
+        self->end = PyLong_AsLongLong(end);
+        if (self->end == -1 && PyErr_Occurred()) return -1;
+    }
+    if (size < 4096) size = 4096;
+    PyMem_Free(self->buf);
+    self->buf = PyMem_Malloc((size_t)size);
+    if (!self->buf) { PyErr_NoMemory(); return -1; }
+    self->cap = size;
+    self->lo = self->hi = 0;
+    self->eof = self->done = 0;
+    self->offset = self->start = begin;
+    self->nlines = self->lf = self->meta_bytes = 0;
+    Py_XSETREF(self->no, PyLong_FromLong(0));
+    Py_CLEAR(self->meta);
+    return self->no ? 0 : -1;
+}
+
+/* more bytes into the buffer (the unread rest moved to its start, the buffer doubled when full):
+ * 0, or -1 with an error set; sets eof when the file gave nothing */
+static int fill(Reader *self) {
+    if (self->lo > 0) {
+        memmove(self->buf, self->buf + self->lo, (size_t)(self->hi - self->lo));
+        self->hi -= self->lo;
+        self->lo = 0;
+    }
+    if (self->hi == self->cap) {
+        char *b = PyMem_Realloc(self->buf, (size_t)self->cap * 2);
+        if (!b) { PyErr_NoMemory(); return -1; }
+        self->buf = b;
+        self->cap *= 2;
+    }
+    PyObject *view = PyMemoryView_FromMemory(self->buf + self->hi, self->cap - self->hi, PyBUF_WRITE);
+    if (!view) return -1;
+    PyObject *n = PyObject_CallOneArg(self->readinto, view);
+    Py_DECREF(view);
+    if (!n) return -1;
+    Py_ssize_t got = n == Py_None ? 0 : PyLong_AsSsize_t(n);
+    Py_DECREF(n);
+    if (got < 0) return PyErr_Occurred() ? -1 : 0;
+    if (got == 0) self->eof = 1;
+    self->hi += got;
+    return 0;
+}
+
+static PyObject *Reader_next(Reader *self) {
+    for (;;) {
+        if (self->done || (self->end >= 0 && self->offset >= self->end)) {
+            self->done = 1;
+            return NULL;
+        }
+        char *p = self->buf + self->lo;
+        char *nl = self->hi > self->lo ? memchr(p, '\n', (size_t)(self->hi - self->lo)) : NULL;
+        if (!nl && !self->eof) {
+            if (fill(self) < 0) return NULL;
+            continue;
+        }
+        Py_ssize_t len;
+        int last = 0;
+        if (nl) {
+            len = nl + 1 - p;
+        } else {  /* the end of the file: an unfinished line is the last */
+            len = self->hi - self->lo;
+            if (!len) {
+                self->done = 1;
+                return NULL;
+            }
+            last = 1;
+        }
+        if (self->end >= 0 && self->offset + len > self->end) {
+            len = (Py_ssize_t)(self->end - self->offset);
+            last = 1;
+        }
+        if (last) self->done = 1;
+        self->nlines++;
+        self->start = self->offset;
+        self->offset += len;
+        self->lo += len;
+        PyObject *no = PyLong_FromLongLong(self->nlines);
+        if (!no) return NULL;
+        PyObject *prev = self->no;
+        self->no = no;
+        if (self->meta && !last) {
+            PyObject *start = PyLong_FromLongLong(self->start);
+            if (!start) { Py_DECREF(prev); return NULL; }
+            int r = meta_core(self->meta, (cp)p, len, no, start, prev);
+            Py_DECREF(start);
+            Py_DECREF(prev);
+            if (r < 0) return NULL;
+            if (r) {
+                self->lf++;
+                self->meta_bytes += len;
+                continue;
+            }
+        } else {
+            Py_DECREF(prev);
+        }
+        return PyBytes_FromStringAndSize(p, len);
+    }
+}
+
+static PyObject *Reader_get_no(Reader *self, void *c) { return Py_NewRef(self->no); }
+static PyObject *Reader_get_start(Reader *self, void *c) { return PyLong_FromLongLong(self->start); }
+static PyObject *Reader_get_offset(Reader *self, void *c) { return PyLong_FromLongLong(self->offset); }
+static PyObject *Reader_get_lf(Reader *self, void *c) { return PyLong_FromLongLong(self->lf); }
+static PyObject *Reader_get_meta_bytes(Reader *self, void *c) { return PyLong_FromLongLong(self->meta_bytes); }
+static PyObject *Reader_get_meta(Reader *self, void *c) { return Py_NewRef(self->meta ? (PyObject *)self->meta : Py_None); }
+static int Reader_set_meta(Reader *self, PyObject *v, void *c) {
+    if (v == NULL || v == Py_None) {
+        Py_CLEAR(self->meta);
+        return 0;
+    }
+    if (!PyObject_TypeCheck(v, &MetaType)) {
+        PyErr_SetString(PyExc_TypeError, "meta must be a Meta");
+        return -1;
+    }
+    Py_INCREF(v);
+    Py_XSETREF(self->meta, (Meta *)v);
+    return 0;
+}
+
+static PyGetSetDef Reader_getset[] = {
+    {"no", (getter)Reader_get_no, NULL, "the number of the line last given out", NULL},
+    {"start", (getter)Reader_get_start, NULL, "its offset", NULL},
+    {"offset", (getter)Reader_get_offset, NULL, "the offset after it", NULL},
+    {"lf", (getter)Reader_get_lf, NULL, "lines taken as metadata lines", NULL},
+    {"meta_bytes", (getter)Reader_get_meta_bytes, NULL, "their bytes", NULL},
+    {"meta", (getter)Reader_get_meta, (setter)Reader_set_meta, "the Meta that takes metadata lines, or None", NULL},
+    {NULL},
+};
+
+static PyTypeObject ReaderType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "ctxtool._scan.Reader",
+    .tp_basicsize = sizeof(Reader),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Reader_init,
+    .tp_dealloc = (destructor)Reader_dealloc,
+    .tp_iter = PyObject_SelfIter,
+    .tp_iternext = (iternextfunc)Reader_next,
+    .tp_getset = Reader_getset,
+    .tp_doc = "Reader(f, begin, end=None, size=1 MiB): the lines of f, metadata lines taken by its meta.",
+};
+
+static PyMethodDef module_methods[] = {
+    {"valid", valid, METH_O, "Whether the bytes are one JSON value, as the scan checks them."},
+    {"iso_ts", iso_ts, METH_O, "Epoch seconds of a YYYY-MM-DDTHH:MM:SS[.fff|.ffffff]Z string, or None."},
+    {NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "ctxtool._scan", NULL, -1, module_methods};
+
+PyMODINIT_FUNC PyInit__scan(void) {
+    if (PyType_Ready(&MetaType) < 0 || PyType_Ready(&ReaderType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (!m) return NULL;
+    Py_INCREF(&MetaType);
+    if (PyModule_AddObject(m, "Meta", (PyObject *)&MetaType) < 0) {
+        Py_DECREF(&MetaType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&ReaderType);
+    if (PyModule_AddObject(m, "Reader", (PyObject *)&ReaderType) < 0) {
+        Py_DECREF(&ReaderType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

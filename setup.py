@@ -1,0 +1,6 @@
+"""The optional C part of the scan (ctxtool/_scan.c): built where a compiler and the Python headers are,
+left out otherwise (ctxtool then reads every line in Python, with the same results)."""
+
+from setuptools import Extension, setup
+
+setup(ext_modules=[Extension("ctxtool._scan", ["ctxtool/_scan.c"], optional=True, extra_compile_args=["-O2"])])

@@ -1,0 +1,280 @@
+"""The scan's C part (``ctxtool/_scan.c``) against the Python it stands in for: its JSON check accepts
+no line Python's readers refuse, its metadata entries are the ones ``scanloop.meta_entry`` makes, its
+timestamps are ``datetime.fromisoformat(...).timestamp()``, and its ``Reader`` gives the lines
+``for chunk in f`` gives, bounds included. (The whole index, with and without it, is compared in
+``test_lazy_decoding.py`` and ``test_parallel_scan.py``.) Skipped where the module is not built;
+``CTXTOOL_REQUIRE_NATIVE=1`` (``make test``) makes that a failure."""
+
+from __future__ import annotations
+
+import glob
+import io
+import json
+import os
+import random
+from datetime import datetime, timedelta, timezone
+
+import orjson
+import pytest
+
+from ctxtool import formats, scanloop
+from ctxtool.jsonl import Line, parse
+from ctxtool.model import FIELDS
+from tests.test_lazy_decoding import _mutations
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CLAUDE_LINES = sorted({l for p in glob.glob(os.path.join(ROOT, "fixtures", "claude-*", "*.jsonl"))
+                       for l in open(p, "rb") if l.strip()})
+
+_scan = scanloop.native()
+if _scan is None and os.environ.get("CTXTOOL_REQUIRE_NATIVE") == "1":
+    raise RuntimeError("CTXTOOL_REQUIRE_NATIVE=1 but ctxtool._scan is not built (pip install -e . needs gcc and the Python headers)")
+pytestmark = pytest.mark.skipif(_scan is None, reason="ctxtool._scan is not built here (no compiler at install)")
+
+
+def python_accepts(raw: bytes) -> bool:
+    obj, reason = parse(Line(1, 0, raw, b"\n"))
+    return reason is None
+
+
+def test_every_recorded_line_is_valid_json_to_it():
+    assert CLAUDE_LINES
+    for line in CLAUDE_LINES:
+        assert _scan.valid(line), line[:200]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_it_accepts_no_damaged_line_that_python_refuses(seed):
+    rng = random.Random(seed)
+    accepted = refused = 0
+    for raw in _mutations(CLAUDE_LINES, rng, 3000):
+        if _scan.valid(raw):
+            accepted += 1
+            assert python_accepts(raw), raw[:300]
+            # and orjson reads it, or it is a number beyond double range (which JSON.parse reads too)
+            try:
+                orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                assert b"e" in raw.lower() or b"E" in raw, raw[:300]
+        else:
+            refused += 1
+    assert accepted > 300 and refused > 300  # both sides were really tried
+
+
+ODD = [
+    b"{}", b"[]", b"{\"a\":1}", b" {\"a\" : [1, 2.5e-3, -0, true, false, null]} ", b"{\"a\":\"\\u00e9\\ud83d\\ude00\"}",
+    b"{\"a\":01}", b"{\"a\":1.}", b"{\"a\":.5}", b"{\"a\":-}", b"{\"a\":1e}", b"{\"a\":+1}", b"{\"a\":NaN}",
+    b"{\"a\":Infinity}", b"{\"a\":tru}", b"{\"a\":nul}", b"{\"a\":1,}", b"{,}", b"[1,]", b"{\"a\"}", b"{\"a\":1 \"b\":2}",
+    b"{\"a\":\"\x01\"}", b"{\"a\":\"\\x\"}", b"{\"a\":\"\\u12\"}", b"{\"a\":\"\\ud800\"}", b"{\"a\":\"\\udc00\"}",
+    b"{\"a\":\"\\ud800\\u0041\"}", b"{'a':1}", b"{\"a\":1}}", b"{\"a\":1} x", b"\"\xff\"", b"\"\xc0\x80\"",
+    b"\"\xed\xa0\x80\"", b"\"\xf4\x90\x80\x80\"", b"\"\xe2\x82\"", b"\"\xe2\x82\xac\"", b"\"\xf0\x9f\x98\x80\"",
+    b"\"\x7f\"", b"1e400", b"[" * 199 + b"]" * 199, b"[" * 250 + b"]" * 250, b"", b" ", b"\"a\"\x00",
+]
+
+
+@pytest.mark.parametrize("raw", ODD)
+def test_edge_cases_are_accepted_only_as_python_accepts_them(raw):
+    if _scan.valid(raw):
+        assert python_accepts(raw + b"\n")
+        assert json.loads(raw.decode("utf-8")) is not None or raw.strip() == b"null"
+
+
+def test_it_refuses_what_it_must_leave_to_python():
+    for raw in (b"{\"a\":\"\\ud800\"}", b"[" * 250 + b"]" * 250, b"{\"a\":NaN}", b"\"\xed\xa0\x80\"", b"{\"a\":1,}"):
+        assert not _scan.valid(raw)
+    for raw in (b"{\"a\":\"\\ud83d\\ude00\"}", b"[" * 150 + b"]" * 150, b"1e400", b"\"\x7f\xe2\x82\xac\"", b"-0.0e+5"):
+        assert _scan.valid(raw)
+
+
+# ----------------------------------------------------------------------------------- metadata entries
+
+FMT = formats.get("claude")
+
+
+def c_entries(lines: list[bytes], first: int = 1):
+    """Each line as the C part reads it (its entry's fields, or None: declined), numbered from ``first``
+    (its index one less, as in a file of good lines)."""
+    into: list = [None] * (first - 1)
+    meta = scanloop.meta_reader(_scan, FMT, into, {}, {})
+    out = []
+    for no, raw in enumerate(lines, first):
+        del into[no - 1:]
+        into.extend([None] * (no - 1 - len(into)))
+        took = meta.line(raw, no, 1000 + no, None)
+        assert bool(took) == (len(into) == no)
+        out.append(fields(into[-1]) if took else None)
+    return out
+
+
+def py_entry(raw: bytes, no: int):
+    """The entry Python's loop makes of a metadata line, or None for a line it reads otherwise."""
+    obj, reason = parse(Line(no, 0, raw, b"\n"))
+    if reason is not None or type(obj) is not dict:
+        return None
+    ty = obj.get("type")
+    if type(ty) is not str or ty in FMT.FULL_TYPES:
+        return None
+    e = scanloop.meta_entry(no - 1, no, 1000 + no, len(raw) - 1, b"\n", ty, obj.get("uuid"), obj.get("parentUuid"),
+                            obj.get("timestamp"), {})
+    return fields(e)
+
+
+def fields(e) -> tuple:
+    return tuple(getattr(e, k) for k in FIELDS)
+
+
+def test_metadata_entries_are_the_ones_python_makes():
+    took = 0
+    for no, raw in enumerate(CLAUDE_LINES, 1):
+        if not raw.endswith(b"\n"):
+            raw += b"\n"
+        (c,) = c_entries([raw], no)
+        if c is not None:
+            took += 1
+            assert c == py_entry(raw, no), raw[:200]
+    assert took > 100
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_damaged_metadata_lines_are_declined_or_read_as_python_reads_them(seed):
+    rng = random.Random(100 + seed)
+    meta_lines = [l for l in CLAUDE_LINES if py_entry(l if l.endswith(b"\n") else l + b"\n", 1) is not None]
+    lines = _mutations(meta_lines, rng, 3000)
+    took = 0
+    for no, (raw, c) in enumerate(zip(lines, c_entries(lines)), 1):
+        if c is not None:
+            took += 1
+            assert c == py_entry(raw, no), raw[:300]
+    assert took > 100
+
+
+def _meta_line(**fields) -> bytes:
+    base = {"type": "progress", "uuid": "u1", "parentUuid": "p1", "timestamp": "2025-06-01T10:00:00.123Z", "data": {"x": 1}}
+    base.update(fields)
+    return json.dumps({k: v for k, v in base.items() if v is not ...}, ensure_ascii=False).encode() + b"\n"
+
+
+@pytest.mark.parametrize("line,taken", [
+    (_meta_line(), True),
+    (_meta_line(uuid=None, parentUuid=None, timestamp=None), True),
+    (_meta_line(uuid=..., parentUuid=..., timestamp=...), True),
+    (_meta_line(uuid=7), True),  # a uuid of another kind is no id
+    (_meta_line(uuid={"a": [1]}), True),
+    (_meta_line(parentUuid=""), True),
+    (_meta_line(timestamp="2025-06-01T10:00:00Z"), True),
+    (_meta_line(timestamp="2025-06-01T10:00:00.123456Z"), True),
+    (_meta_line(timestamp="2025-06-01T10:00:00+02:00"), True),  # parse_ts reads it
+    (_meta_line(timestamp="2024-02-30T10:00:00.000Z"), True),  # no such day: parse_ts says None
+    (_meta_line(timestamp="yesterday"), True),
+    (_meta_line(type="user"), False),
+    (_meta_line(type="attachment"), False),
+    (_meta_line(type=None), False),
+    (_meta_line(type=...), False),
+    (_meta_line(parentUuid=0), False),
+    (_meta_line(parentUuid=True), False),
+    (_meta_line(timestamp=1717236000123), False),
+    (_meta_line(uuid="\u00e9\\"), False),  # an escape in one of the four values
+    (_meta_line(uuid="\u00e9"), True),
+    (_meta_line(type="pr\u00f6gress"), True),
+    (b'{"type":"progress","type":"progress"}\n', False),  # a key written twice
+    (b'{"typ\\u0065":"user"}\n', False),  # an escaped key
+    (b'{"type":"progress"}\r\n', False),
+    (b'{"type":"progress"}', False),
+    (b'[{"type":"progress"}]\n', False),
+])
+def test_which_metadata_lines_it_takes(line, taken):
+    (c,) = c_entries([line])
+    assert (c is not None) == taken
+    if taken:
+        assert c == py_entry(line, 1)
+
+
+# ----------------------------------------------------------------------------------------- timestamps
+
+
+def test_timestamps_are_pythons():
+    rng = random.Random(7)
+    epoch = datetime(1, 1, 1, tzinfo=timezone.utc)
+    for _ in range(20000):
+        dt = epoch + timedelta(microseconds=rng.randrange(0, 315537897600 * 10 ** 6))
+        if rng.random() < 0.5:  # most within the years the clients write
+            dt = dt.replace(year=rng.randrange(1900, 2256), day=min(dt.day, 28))
+        if rng.random() < 0.3:
+            dt = dt.replace(year=rng.choice([1969, 1970, 2000, 2024, 2100]), day=min(dt.day, 28))
+        for s in (dt.strftime("%Y-%m-%dT%H:%M:%S") + "Z", dt.strftime("%Y-%m-%dT%H:%M:%S.%f")[:23] + "Z",
+                  dt.strftime("%Y-%m-%dT%H:%M:%S.%f") + "Z"):
+            got = _scan.iso_ts(s)
+            if got is None:  # beyond 2**53 microseconds from 1970 (before 1685, after 2255): left to parse_ts
+                assert not 1686 <= dt.year <= 2254, s
+            else:
+                assert got == datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp(), s
+    for s in ("2024-02-29T23:59:59.999Z", "2023-02-29T00:00:00Z", "2025-13-01T00:00:00Z", "2025-01-01T24:00:00Z",
+              "2025-01-01T00:00:60Z", "2025-01-01T00:00:00.1Z", "2025-01-01 00:00:00Z", "2025-01-01T00:00:00",
+              "0000-01-01T00:00:00Z", "2025-01-01T00:00:00.12345Z", "2025-01-01T00:00:00+00:00"):
+        want = None
+        if s in ("2024-02-29T23:59:59.999Z",):
+            want = datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
+        assert _scan.iso_ts(s) == want, s
+
+
+# --------------------------------------------------------------------------------------------- Reader
+
+
+def py_lines(data: bytes, begin: int, end: int | None) -> list[tuple[int, int, bytes]]:
+    """(number, offset, line) as the Python loop reads them."""
+    out, no, offset, eol = [], 0, begin, b"\n"
+    for chunk in io.BytesIO(data[begin:]):
+        if end is not None and offset >= end or not eol:
+            break
+        if end is not None and offset + len(chunk) > end:
+            chunk = chunk[: end - offset]
+        no += 1
+        out.append((no, offset, chunk))
+        offset += len(chunk)
+        eol = b"\n" if chunk.endswith(b"\n") else b""
+    return out
+
+
+def c_lines(data: bytes, begin: int, end: int | None, size: int) -> tuple[list, int]:
+    f = io.BytesIO(data)
+    f.seek(begin)
+    r = _scan.Reader(f, begin, end, size)
+    out = [(r.no, r.start, chunk) for chunk in r]
+    return out, r.offset
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_reader_gives_the_lines_python_does(seed):
+    rng = random.Random(seed)
+    parts = []
+    for _ in range(rng.randint(0, 60)):
+        n = rng.choice([0, 1, 5, 80, 4095, 4096, 5000, 20000])
+        parts.append(bytes(rng.choice(b"ab {}\r") for _ in range(n)) + rng.choice([b"\n", b"\r\n", b"\n\n"]))
+    data = b"".join(parts) + rng.choice([b"", b"tail without newline", b"\r"])
+    cuts = sorted(rng.sample(range(len(data) + 1), min(3, len(data) + 1)))
+    # bounds at line starts, as parallel.plan makes them, and an end inside a line (a file that grew)
+    starts = [0] + [i + 1 for i, b in enumerate(data) if b == 10]
+    for begin, end in [(0, None), (rng.choice(starts), None), (0, cuts[0]), (rng.choice(starts), len(data) + 10)]:
+        if end is not None and end < begin:
+            begin, end = end, begin
+            begin = max(s for s in starts if s <= begin)
+        want = py_lines(data, begin, end)
+        for size in (4096, 1 << 20):
+            got, offset = c_lines(data, begin, end, size)
+            assert got == want, (begin, end, size)
+            assert offset == (want[-1][1] + len(want[-1][2]) if want else begin)
+
+
+def test_the_reader_takes_metadata_lines_and_counts_them():
+    lines = [_meta_line(uuid=f"u{i}") if i % 3 else _meta_line(type="user", uuid=f"u{i}") for i in range(30)]
+    data = b"".join(lines)
+    into: list = []
+    r = _scan.Reader(io.BytesIO(data), 0, None)
+    r.meta = scanloop.meta_reader(_scan, FMT, into, {}, {})
+    given = [(r.no, r.start, chunk) for chunk in r]
+    assert [c for _, _, c in given] == lines[0::3]
+    assert [no for no, _, _ in given] == list(range(1, 31, 3))
+    assert [e.lineno for e in into] == [i + 1 for i in range(30) if i % 3]
+    assert [e.offset for e in into] == [sum(map(len, lines[:i])) for i in range(30) if i % 3]
+    assert r.lf == 20 and r.meta_bytes == sum(len(l) for i, l in enumerate(lines) if i % 3)
+    assert r.offset == len(data) and r.no == 30
