@@ -30,6 +30,20 @@ def _near_ts(entries: list[Entry], k: int) -> float | None:
     return None
 
 
+def _near_ordinal(t, entries: list[Entry], k: int) -> int | None:
+    """The ordinal of the nearest line before ``entries[k]`` that has one Codex reads (after it, for none
+    before); None in a rollout whose lines carry none. Lines are read from the file until one is found."""
+    with open(t.path, "rb") as f:
+        for j in chain(range(k - 1, -1, -1), range(k + 1, len(entries))):
+            e = entries[j]
+            if e.extra is not None and "envelope" in e.extra:
+                continue
+            o = t.load(e, f).get("ordinal")
+            if type(o) is int and 0 <= o <= codex_fmt.U64:
+                return o
+    return None
+
+
 ORPHAN_OUTPUT = ("orphan-result", "output with no call in the history Codex sends (Codex drops it when it resumes)")
 
 
@@ -55,7 +69,7 @@ class CodexPairing:
         whole rollout one Codex cannot resume). The timestamp is set from the line's own
         ``payload.timestamp`` where it has one, else from the nearest line before it (after it, for
         the first); an ordinal written as a number's text or an integral float becomes that integer,
-        another one null (Codex numbers lines for itself): the line is read again, as it was written."""
+        another one the nearest line's (null in a rollout without ordinals): the line is read again, as it was written."""
         entries = self.entries
         for e in [e for e in entries if e.extra is not None and "envelope" in e.extra]:  # one quick pass
             if e.index in self.dropped:
@@ -68,7 +82,10 @@ class CodexPairing:
                 own = obj.get("payload", {}).get("timestamp") if e.type == "session_meta" else None
                 ed["set_timestamp"] = own if type(own) is str and parse_ts(own) is not None else codex_fmt.iso(_near_ts(entries, k))
             if "ordinal" in bad:
-                ed["set_ordinal"] = _ordinal(obj.get("ordinal"))
+                # one that says no number takes its neighbour's: Codex takes an ordinal written twice, but cannot
+                # resume a paginated rollout whose last line it reads has none (judge fuzz, seed 63)
+                o = _ordinal(obj.get("ordinal"))
+                ed["set_ordinal"] = o if o is not None else _near_ordinal(self.t, entries, k)
             self.change("line-envelope", "fixed", e, e.id,
                         f"{e.type} line whose {' and '.join(bad)} Codex's reader refuses (it skipped the line): set to "
                         + ", ".join(brief(ed["set_" + key]) for key in bad))

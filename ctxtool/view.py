@@ -13,6 +13,7 @@ Consecutive messages of the same role are combined, as the Messages API does.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from itertools import islice
 from operator import attrgetter, eq
@@ -260,7 +261,54 @@ def sent_messages(t, entries: list[Entry] | None = None) -> list[dict]:
     lines = [m["lines"] for m in out]
     healed = heal([{"role": m["role"], "content": m["content"]} for m in out], close_turn=close)
     # line numbers follow the messages they came from where healing kept them in place
-    return [dict(m, lines=lines[k] if k < len(lines) and out[k]["role"] == m["role"] else []) for k, m in enumerate(healed)]
+    return [dict(m, content=on_the_wire(m["content"]), lines=lines[k] if k < len(lines) and out[k]["role"] == m["role"] else [])
+            for k, m in enumerate(healed)]
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")  # in a str read from JSON, a surrogate is a lone one (a pair is one character)
+_EXACT = 2 ** 53
+
+
+def on_the_wire(v):
+    """A value as the Claude Code client's request body carries it (judged): read by JavaScript, whose
+    numbers are doubles (an integer beyond 2**53 rounded, one beyond double range Infinity, which
+    JSON.stringify writes as null), and encoded as UTF-8, which writes a lone UTF-16 surrogate as
+    U+FFFD. Values that need none of this are returned as they are; so is one nested too deep to walk."""
+    try:
+        return _wire(v)
+    except RecursionError:
+        return v
+
+
+def _wire(v):
+    t = type(v)
+    if t is str:
+        return _SURROGATE.sub("\ufffd", v) if not v.isascii() and _SURROGATE.search(v) else v
+    if t is int:
+        if -_EXACT <= v <= _EXACT:
+            return v
+        try:
+            f = float(v)
+        except OverflowError:
+            return None
+        return int(f) if abs(f) < 1e21 else f  # JavaScript writes a whole number below 1e21 in full
+    if t is float:
+        return v if v - v == 0 else None  # Infinity and NaN: null
+    if t is dict:
+        out = None
+        for k, x in v.items():
+            y, k2 = _wire(x), _wire(k)
+            if y is not x or k2 is not k:
+                if out is None:
+                    out = dict(v)
+                if k2 is not k:
+                    del out[k]
+                out[k2] = y
+        return v if out is None else out
+    if t is list:
+        new = [_wire(x) for x in v]
+        return v if all(a is b for a, b in zip(new, v)) else new
+    return v
 
 
 def _rows_but_nothing_sent(entries: list[Entry]) -> bool:
@@ -286,8 +334,10 @@ def _responses(group: list[Entry]) -> list[list[Entry]]:
     return parts
 
 
-# user lines of a local command (``/compact``, ``/model``…): its caveat (a meta line), name and output
-LOCAL_COMMAND = ("<local-command-caveat>", "<command-name>", "<local-command-stdout>", "<local-command-stderr>")
+# user lines of a local command (``/compact``, ``/model``…), by the tag their last text starts with: its name,
+# its output, and the caveat (a meta line) the client writes before them
+LOCAL_COMMAND = (("<command-name>", "record"), ("<local-command-stdout>", "output"), ("<local-command-stderr>", "output"),
+                 ("<local-command-caveat>", "caveat"))
 
 
 def _closes_turn(t, entries: list[Entry], context: list[Entry], f) -> bool:
@@ -305,9 +355,61 @@ def _closes_turn(t, entries: list[Entry], context: list[Entry], f) -> bool:
         return False
     if last.get("compact_summary") and any(e.type == "attachment" for e in islice(t.entries, last.index + 1, None)):
         return False  # attachments written after the summary (the client sends them in places of its own): left open (judged)
-    blocks = t.reload(last, f).blocks or []
-    first = next((b for b in blocks if isinstance(b, dict) and b.get("type") == "text"), None)
-    return not (first is not None and isinstance(first.get("text"), str) and first["text"].lstrip().startswith(LOCAL_COMMAND))
+    return not _local_command_run(t, context, f)
+
+
+def _command_kind(t, e: Entry, f) -> str | None:
+    """The client's kind of a user line in a local command's run: "record" (its name), "output",
+    "caveat" (only on a meta line), "bareRecord" (a typed prompt starting with "/"), or None."""
+    if e.type != "user":
+        return None
+    obj = t.load(e, f)
+    if "promptSource" in obj and obj["promptSource"] is not None:
+        return None
+    content = (obj.get("message") or {}).get("content") if isinstance(obj.get("message"), dict) else None
+    if isinstance(content, str):
+        text = content
+    elif isinstance(content, list):
+        text = next((b.get("text") for b in reversed(content) if isinstance(b, dict) and b.get("type") == "text"), None)
+    else:
+        text = None
+    meta = obj.get("isMeta") is True
+    if isinstance(text, str):
+        kind = next((k for tag, k in LOCAL_COMMAND if text.startswith(tag)), None)
+        if kind is not None:
+            return None if kind == "caveat" and not meta else kind
+    if meta:
+        return None
+    if isinstance(content, str):
+        return "bareRecord" if content.strip().startswith("/") else None
+    if isinstance(content, list) and content:
+        b = content[-1]
+        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str) and b["text"].strip().startswith("/"):
+            return "bareRecord"
+    return None
+
+
+def _local_command_run(t, context: list[Entry], f) -> bool:
+    """Whether the history ends in a local command's lines that the client leaves open: walking back
+    over its output lines and one name line, it meets the command's caveat (a meta line written no
+    earlier than a typed "/..." prompt among them), or every line it passed was a meta line. A
+    command's lines with no caveat before them (the first lines of a history) are closed (judged)."""
+    if _command_kind(t, context[-1], f) is None:
+        return False
+    seen_record, typed_at, all_meta = False, None, True
+    for e in reversed(context):
+        if e.type in ("system", "progress", "attachment"):
+            continue
+        kind = _command_kind(t, e, f)
+        if kind == "caveat":
+            return typed_at is None or (e.ts is not None and typed_at == typed_at and e.ts >= typed_at)
+        if kind is None or seen_record:
+            break
+        seen_record = kind in ("record", "bareRecord")
+        if kind == "bareRecord":
+            typed_at = e.ts if e.ts is not None else float("nan")
+        all_meta = all_meta and e.type == "user" and bool(e.get("is_meta"))
+    return all_meta
 
 
 _REMINDER_OPEN, _REMINDER_CLOSE = "<system-reminder>\n", "\n</system-reminder>"

@@ -280,6 +280,12 @@ CORRUPTIONS = {
     "uuid-zero-where-the-reply-hangs": ("long_output.jsonl", uuid_zero_on_the_line_after_results),
     "missing-results-mid-conversation": ("interrupted_resumed.jsonl",
                                          lambda ls: drop_result(drop_result(ls, b"toolu_rec_i1"), b"toolu_rec_i2")),
+    # found by the judge fuzz at seeds 56-63: a local command's line with no caveat before it is closed; the
+    # request body carries a lone surrogate as U+FFFD and a number as JavaScript reads it
+    "local-command-alone": ("compacted.jsonl", lambda ls: only_line(ls, b"<command-name>/compact</command-name>", b'"type":"user"')),
+    "lone-surrogate-in-the-prompt": ("interrupted_resumed.jsonl", lambda ls: user_content(ls, b"Say hi.", b'"Say \\ud800 hi."')),
+    "call-id-beyond-double-range": ("interrupted.jsonl", lambda ls: [
+        ln.replace(b'"id":"toolu_rec_i1"', b'"id":1' + b"0" * 400, 1) for ln in ls]),
 }
 
 

@@ -10,6 +10,8 @@ import shutil
 
 import pytest
 
+from tests.support import judge_fuzz
+
 from ctxtool import codex_rules
 from ctxtool.repair import repair_file
 from ctxtool.transcript import scan
@@ -322,6 +324,40 @@ def test_a_compacted_line_whose_envelope_codex_refuses_is_skipped(tmp_path, key,
     assert (len(sent) == len(judge(os.path.join(FIX, "compacted.jsonl")))) is read
 
 
+# (key path in the compacted line's payload, value, whether Codex applies the replacement): its other fields
+# typed as Codex's reader types them (the same nine-value probe of each field against Codex 0.169; found by the
+# judge fuzz: a retained source's turn_id, a message's content and role in the replacement history)
+COMPACTED = [
+    (("replacement_history_metadata",), None, True), (("replacement_history_metadata",), {}, False),
+    (("replacement_history_metadata",), [], False),  # one entry per replacement item
+    (("replacement_history_metadata", 0), None, False), (("replacement_history_metadata", 0), [], True),
+    (("replacement_history_metadata", 0, "history_sequence"), -1, False),
+    (("replacement_history_metadata", 0, "client_authored"), None, False),
+    (("replacement_history_metadata", 0, "retained_source", "id", "turn_id"), True, False),
+    (("retained_context",), None, True), (("retained_context",), [], False), (("retained_context", "incomplete"), 1, False),
+    (("window_number",), 3, True), (("window_number",), 1.5, False), (("window_id",), 7, True), (("window_id",), -7, False),
+    (("first_window_id",), 4, False), (("compaction_response_id",), None, True),
+    (("latest_token_usage_record",), "x", False), (("resume_metadata",), {}, True), (("resume_metadata",), [], False),
+    (("replacement_history", 1, "role"), None, False), (("replacement_history", 1, "role"), "s", True),
+    (("replacement_history", 1, "content"), {}, False), (("replacement_history", 1, "type"), True, False),
+    (("replacement_history", 1, "id"), None, True),
+]
+
+
+@pytest.mark.parametrize("where,value,read", COMPACTED, ids=lambda v: str(v))
+def test_a_compacted_lines_payload_is_typed_as_codex_reads_it(tmp_path, where, value, read):
+    def edit(o):
+        cur = o["payload"]
+        for key in where[:-1]:
+            cur = cur[key]
+        cur[where[-1]] = value
+
+    path, _ = _edited(tmp_path, "compacted.jsonl", b'"type":"compacted"', edit)
+    sent = judge(path)
+    assert compare(view(path), sent) == []
+    assert (len(sent) == len(judge(os.path.join(FIX, "compacted.jsonl")))) is read
+
+
 @pytest.mark.parametrize("fixture,marker,key,value", [
     ("parallel.jsonl", b'"type":"session_meta"', "timestamp", 5),
     ("compacted.jsonl", b'"type":"compacted"', "ordinal", "33"),
@@ -348,6 +384,27 @@ def test_repair_mends_a_line_envelope_codex_refuses_and_codex_resumes_it_whole(t
     sent = judge(path)
     assert compare(view(path), sent) == [] and well_paired(sent) == []
     assert compare(sent, judge(os.path.join(FIX, fixture))) == []
+    assert repair_file(path, check=True).changes == []
+
+
+def test_an_ordinal_that_says_no_number_takes_its_neighbours_so_the_rollout_still_resumes(tmp_path):
+    """An ordinal repair cannot read a number from (``" "``) took null: on the last line Codex reads,
+    Codex then refused the rollout ("final paginated rollout record is missing an ordinal"). It takes
+    the nearest line's ordinal now (found by the judge fuzz at seed 63: the file cut after that line)."""
+    import json
+
+    lines = open(os.path.join(FIX, "interrupted.jsonl"), "rb").read().splitlines(keepends=True)
+    o = json.loads(lines[1])
+    o["ordinal"] = " "
+    path = str(tmp_path / "interrupted.jsonl")
+    open(path, "wb").write(lines[0] + json.dumps(o, separators=(",", ":")).encode() + b"\n" + lines[2][:40])  # torn third line
+    # the fuzz's own checks: the view of the damaged and the repaired file is what Codex sends, and Codex
+    # resumes the repaired file (it refused it with null)
+    assert judge_fuzz.problems("codex", path, str(tmp_path / "work")) == []
+    report = repair_file(path, backup=False)
+    assert sorted(c.kind for c in report.changes) == ["bad-line", "line-envelope"]
+    assert json.loads(open(path, "rb").read().splitlines()[1])["ordinal"] == json.loads(lines[0])["ordinal"]
+    assert judge(path) is not None
     assert repair_file(path, check=True).changes == []
 
 

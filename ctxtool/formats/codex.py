@@ -481,12 +481,18 @@ def _compacted(p: dict, e: Entry, stats: bool) -> None:
     if type(p.get("message")) is not str:  # a required String to Codex's reader (judged: missing, null, 5)
         return _refused(e, "compacted line whose message is missing or no string")
     rh = p.get("replacement_history")
+    why = _bad_compaction(p, rh)
+    if why is not None:
+        return _refused(e, why)
     subs = None
     if isinstance(rh, list):  # read first: one item Codex's reader refuses makes it skip the whole line
         subs = []
         for k, x in enumerate(rh):
             if type(x) is not dict:
                 return _refused(e, "compacted line whose replacement history holds an item that is no object")
+            why = _bad_replacement_item(x)
+            if why is not None:
+                return _refused(e, f"compacted line whose replacement history holds {why}")
             s = Entry(0, 0, 0, 0, b"", META, "?")  # placed at the line when expanded (codex_rules.expand)
             item(x, s, stats)
             if s.extra is not None and s.extra.get("refused"):
@@ -510,6 +516,56 @@ def _compacted(p: dict, e: Entry, stats: bool) -> None:
     if subs is not None:
         extra["replacement"] = tuple(subs)
     e.extra = extra
+
+
+def _bad_compaction(p: dict, rh) -> str | None:
+    """Why Codex's reader refuses a ``compacted`` payload for its other fields (judged field by field,
+    nine values each, on a recorded line: tests/test_codex_judge.py), or None. ``replacement_history_metadata``:
+    null, or one item metadata per replacement item (typed as an item line's ``metadata``);
+    ``window_number`` a u64; ``window_id`` a string or a u64; ``first_window_id``,
+    ``previous_window_id`` and ``compaction_response_id`` strings; ``retained_context``,
+    ``latest_token_usage_record`` and ``resume_metadata`` objects (their fields are typed too: only
+    ``retained_context.incomplete``, a boolean, is checked here); each may be null or missing."""
+    rhm = p.get("replacement_history_metadata")
+    if rhm is not None:
+        if type(rhm) is not list:
+            return "compacted line whose replacement_history_metadata is no array"
+        if type(rh) is list and len(rhm) != len(rh):
+            return "compacted line whose replacement_history_metadata does not hold one entry per replacement item"
+        for m in rhm:
+            if m is None or (type(m) is not list and _bad_metadata(m) is not None):
+                return "compacted line whose replacement_history_metadata holds an entry of another type"
+    w = p.get("window_number")
+    if w is not None and not (type(w) is int and 0 <= w <= U64):
+        return "compacted line whose window_number is no unsigned integer"
+    w = p.get("window_id")
+    if w is not None and type(w) is not str and not (type(w) is int and 0 <= w <= U64):
+        return "compacted line whose window_id is of another type"
+    for k in ("first_window_id", "previous_window_id", "compaction_response_id"):
+        if not _opt(p.get(k), str):
+            return f"compacted line whose {k} is not a string"
+    for k in ("retained_context", "latest_token_usage_record", "resume_metadata"):
+        if not _opt(p.get(k), dict):
+            return f"compacted line whose {k} is no object"
+    rc = p.get("retained_context")
+    if rc is not None and "incomplete" in rc and type(rc["incomplete"]) is not bool:
+        return "compacted line whose retained_context.incomplete is not a boolean"
+    return None
+
+
+def _bad_replacement_item(x: dict) -> str | None:
+    """What makes Codex's reader refuse a replacement item that a ``response_item`` line may hold
+    (there it skips just that line, which ctxtool reads as an unsent item): a type that is no
+    string, or a message whose role is no string or whose content is no array (judged)."""
+    t = x.get("type")
+    if type(t) is not str and not (type(t) is int and t >= 0):  # (an integer is a variant's index to serde)
+        return "an item whose type is no string"
+    if t == "message":
+        if type(x.get("role")) is not str:
+            return "a message whose role is no string"
+        if type(x.get("content")) is not list:
+            return "a message whose content is no array"
+    return None
 
 
 EVENTS = {"token_count", "thread_rolled_back", "user_message", "turn_aborted", "task_started", "turn_started",
