@@ -529,8 +529,8 @@ static PyTypeObject MetaType = {
 
 /* ---------------------------------------------------------------------------------------- Reader */
 
-/* Reader(f, begin, end): the lines of a binary file object, as ``for chunk in f`` gives them with the
- * scan's bounds: from ``begin`` (f is there), up to ``end`` (None: the end of the file; a line that
+/* Reader(f, begin, end, size, no): the lines of a binary file object, as ``for chunk in f`` gives them with the
+ * scan's bounds: from ``begin`` (f is there; ``no`` lines read before it), up to ``end`` (None: the end of the file; a line that
  * crosses it is cut there and is the last), a line with no newline the last. Once ``meta`` is set (a
  * ``Meta``), the metadata lines it takes become entries here and are not given out: ``no`` and
  * ``start`` are then the number and offset of the line just given, ``offset`` the offset after it;
@@ -559,11 +559,11 @@ static void Reader_dealloc(Reader *self) {
 }
 
 static int Reader_init(Reader *self, PyObject *args, PyObject *kw) {
-    static char *names[] = {"f", "begin", "end", "size", NULL};
+    static char *names[] = {"f", "begin", "end", "size", "no", NULL};
     PyObject *f, *end = Py_None;
-    long long begin = 0;
+    long long begin = 0, no = 0;
     Py_ssize_t size = 1 << 20;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OL|On", names, &f, &begin, &end, &size)) return -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OL|OnL", names, &f, &begin, &end, &size, &no)) return -1;
     Py_XSETREF(self->readinto, PyObject_GetAttrString(f, "readinto"));
     if (!self->readinto) return -1;
     if (end == Py_None) {
@@ -580,8 +580,9 @@ static int Reader_init(Reader *self, PyObject *args, PyObject *kw) {
     self->lo = self->hi = 0;
     self->eof = self->done = 0;
     self->offset = self->start = begin;
-    self->nlines = self->lf = self->meta_bytes = 0;
-    Py_XSETREF(self->no, PyLong_FromLong(0));
+    self->nlines = no;
+    self->lf = self->meta_bytes = 0;
+    Py_XSETREF(self->no, PyLong_FromLongLong(no));
     Py_CLEAR(self->meta);
     return self->no ? 0 : -1;
 }
@@ -710,7 +711,7 @@ static PyTypeObject ReaderType = {
     .tp_iter = PyObject_SelfIter,
     .tp_iternext = (iternextfunc)Reader_next,
     .tp_getset = Reader_getset,
-    .tp_doc = "Reader(f, begin, end=None, size=1 MiB): the lines of f, metadata lines taken by its meta.",
+    .tp_doc = "Reader(f, begin, end=None, size=1 MiB, no=0): the lines of f, metadata lines taken by its meta.",
 };
 
 static PyMethodDef module_methods[] = {

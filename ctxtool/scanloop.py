@@ -294,137 +294,145 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
     with open_binary(path) as f:
         if begin:
             f.seek(begin)
-        if c is not None:
-            reader = c.Reader(f, begin, end)
-            if lazy is not None and into is not None:
-                reader.meta = meta_reader(c, t.fmt, into, shared, sizes)
-        for chunk in f if reader is None else reader:
-            if reader is not None:  # the lines it takes are counted there; the bounds below are kept there too
-                no = reader.no
-                start = reader.start
-                offset = start + len(chunk)
-            else:
-                if end is not None and offset >= end:
-                    break
-                if not eol:
-                    # the last chunk had no newline: the end of the file when it was read. A file an agent
-                    # appends to meanwhile has more now, starting with the rest of that line: it is not read
-                    # as lines of their own (a line torn in two), it is what the commit carries whole
-                    break
-                if end is not None and offset + len(chunk) > end:
-                    # the last part ends where the file ended when it was split: a line that was unfinished
-                    # then and is complete now is read as it was (torn), as the part's size says
-                    chunk = chunk[: end - offset]
-                no += 1
-                start = offset
-                offset += len(chunk)
-            if no == 1 and not begin and chunk.startswith(BOM):
-                chunk = chunk[3:]
-                start += 3
-                t.bom = True
-            if chunk.endswith(b"\n"):
-                if chunk.endswith(b"\r\n"):
-                    eol = b"\r\n"
-                    crlf += 1
+        src = f  # the lines: Python's own iteration until the C part's reader can take metadata lines (then
+        # its reader: on a file whose lines it takes none of, it would only cost the loop a little)
+        if c is not None and lazy is not None and into is not None:
+            reader = src = c.Reader(f, begin, end)
+            reader.meta = meta_reader(c, t.fmt, into, shared, sizes)
+        while True:
+            switch = False
+            for chunk in src:
+                if reader is not None:  # the lines it takes are counted there; the bounds below are kept there too
+                    no = reader.no
+                    start = reader.start
+                    offset = start + len(chunk)
                 else:
-                    eol = b"\n"
-                    lf += 1
-            else:
-                eol = b""
-            size = len(chunk) - len(eol)
-            if no >= next_choice > 0:  # (">=": the C reader gives out no metadata line)
-                if reader is not None:
-                    rmb = reader.meta_bytes
-                    meta_bytes += rmb - rmb0
-                    rmb0 = rmb
-                fast = meta_bytes * META_SHARE >= start - window_start
-                if fast and decode is None:
-                    parts = msgspec_parts(t.fmt)
-                    if parts is None:  # no msgspec: orjson throughout
-                        fast, next_choice = False, -1
+                    if end is not None and offset >= end:
+                        break
+                    if not eol:
+                        # the last chunk had no newline: the end of the file when it was read. A file an agent
+                        # appends to meanwhile has more now, starting with the rest of that line: it is not read
+                        # as lines of their own (a line torn in two), it is what the commit carries whole
+                        break
+                    if end is not None and offset + len(chunk) > end:
+                        # the last part ends where the file ended when it was split: a line that was unfinished
+                        # then and is complete now is read as it was (torn), as the part's size says
+                        chunk = chunk[: end - offset]
+                    no += 1
+                    start = offset
+                    offset += len(chunk)
+                if no == 1 and not begin and chunk.startswith(BOM):
+                    chunk = chunk[3:]
+                    start += 3
+                    t.bom = True
+                if chunk.endswith(b"\n"):
+                    if chunk.endswith(b"\r\n"):
+                        eol = b"\r\n"
+                        crlf += 1
                     else:
-                        decode, to_dict, refused = parts
-                window_start, meta_bytes = start, 0
-                if next_choice != -1:
-                    next_choice = no + window
-            ty = None  # set (with u, p, ts) when the line is a metadata line whose entry is made here
-            if fast:
-                try:
-                    if not chunk.isascii():
-                        chunk.decode()  # msgspec does not check UTF-8 in what it skips: this does (as strictly as orjson)
-                    h = decode(chunk)
-                except refused:
-                    pass
+                        eol = b"\n"
+                        lf += 1
                 else:
-                    ty = h.type
-                    if type(ty) is not str or ty in full_types:
-                        emit((no, start, size, eol), to_dict(h))
+                    eol = b""
+                size = len(chunk) - len(eol)
+                if no >= next_choice > 0:  # (">=": the C reader gives out no metadata line)
+                    if reader is not None:
+                        rmb = reader.meta_bytes
+                        meta_bytes += rmb - rmb0
+                        rmb0 = rmb
+                    fast = meta_bytes * META_SHARE >= start - window_start
+                    if fast and decode is None:
+                        parts = msgspec_parts(t.fmt)
+                        if parts is None:  # no msgspec: orjson throughout
+                            fast, next_choice = False, -1
+                        else:
+                            decode, to_dict, refused = parts
+                    window_start, meta_bytes = start, 0
+                    if next_choice != -1:
+                        next_choice = no + window
+                ty = None  # set (with u, p, ts) when the line is a metadata line whose entry is made here
+                if fast:
+                    try:
+                        if not chunk.isascii():
+                            chunk.decode()  # msgspec does not check UTF-8 in what it skips: this does (as strictly as orjson)
+                        h = decode(chunk)
+                    except refused:
+                        pass
+                    else:
+                        ty = h.type
+                        if type(ty) is not str or ty in full_types:
+                            emit((no, start, size, eol), to_dict(h))
+                            prev = no
+                            continue
+                        u, p, ts = h.uuid, h.parentUuid, h.timestamp
+                if ty is None:
+                    try:
+                        obj = loads(chunk)
+                    except decode_error:
+                        obj, reason = parse(Line(no, start, chunk, eol))
+                        if reason is None:
+                            reason = rust_refuses(t.fmt, obj, chunk)
+                        if reason is not None:
+                            t.bad.append(BadLine(no, start, size, reason, blank=reason == "blank line"))
+                            continue
+                    where = (no, start, size, eol)
+                    if t.fmt is None:
+                        pending.append((where, obj))
+                        if len(pending) < formats.SNIFF_LINES:
+                            continue
+                        t.fmt = formats.detect([o for _, o in pending], path=path, forced=module)
+                        for w, o in pending:
+                            emit(w, o)
+                        pending.clear()
+                        if selective:
+                            lazy = decoder(t.fmt)
+                            if lazy is not None:
+                                mode, full_types = lazy
+                                if mode == "msgspec" and msgspec_parts(t.fmt) is not None:
+                                    decode, to_dict, refused = msgspec_parts(t.fmt)
+                                    fast = True
+                                elif mode == "1":
+                                    window_start, meta_bytes, next_choice = offset, 0, no + FIRST_WINDOW
+                                if c is not None and into is not None and eol:
+                                    switch = True  # the rest of the file through the C part's reader
+                                    break
+                        continue
+                    if lazy is not None and type(obj) is dict:
+                        ty = obj.get("type")
+                        if type(ty) is str and ty not in full_types:
+                            u, p, ts = obj.get("uuid"), obj.get("parentUuid"), obj.get("timestamp")
+                        else:
+                            ty = None
+                    if ty is None:
+                        emit(where, obj)
                         prev = no
                         continue
-                    u, p, ts = h.uuid, h.parentUuid, h.timestamp
-            if ty is None:
-                try:
-                    obj = loads(chunk)
-                except decode_error:
-                    obj, reason = parse(Line(no, start, chunk, eol))
-                    if reason is None:
-                        reason = rust_refuses(t.fmt, obj, chunk)
-                    if reason is not None:
-                        t.bad.append(BadLine(no, start, size, reason, blank=reason == "blank line"))
-                        continue
-                where = (no, start, size, eol)
-                if t.fmt is None:
-                    pending.append((where, obj))
-                    if len(pending) < formats.SNIFF_LINES:
-                        continue
-                    t.fmt = formats.detect([o for _, o in pending], path=path, forced=module)
-                    for w, o in pending:
-                        emit(w, o)
-                    pending.clear()
-                    if selective:
-                        lazy = decoder(t.fmt)
-                        if lazy is not None:
-                            mode, full_types = lazy
-                            if reader is not None and into is not None:
-                                reader.meta = meta_reader(c, t.fmt, into, shared, sizes)
-                            if mode == "msgspec" and msgspec_parts(t.fmt) is not None:
-                                decode, to_dict, refused = msgspec_parts(t.fmt)
-                                fast = True
-                            elif mode == "1":
-                                window_start, meta_bytes, next_choice = offset, 0, no + FIRST_WINDOW
-                    continue
-                if lazy is not None and type(obj) is dict:
-                    ty = obj.get("type")
-                    if type(ty) is str and ty not in full_types:
-                        u, p, ts = obj.get("uuid"), obj.get("parentUuid"), obj.get("timestamp")
+                # a metadata line (progress, snapshot, queue, api-request...): its entry from type, uuid,
+                # parent and timestamp, whichever decoder read it
+                meta_bytes += len(chunk)
+                # one int object per distinct length of a metadata line: most repeat (~7 MB of a 500 MB Claude Code index)
+                size = same_size(size, size)
+                if into is None:
+                    meta(no, start, size, eol, ty, u, p, ts)
+                else:  # meta_entry, inline: most lines of a Claude Code file come this way
+                    n = len(into)
+                    if type(ts) is str:  # parse_ts, its common case inline
+                        try:
+                            ts = fromiso(ts).timestamp()
+                        except ValueError:
+                            ts = parse_ts(ts)
                     else:
-                        ty = None
-                if ty is None:
-                    emit(where, obj)
-                    prev = no
-                    continue
-            # a metadata line (progress, snapshot, queue, api-request...): its entry from type, uuid,
-            # parent and timestamp, whichever decoder read it
-            meta_bytes += len(chunk)
-            # one int object per distinct length of a metadata line: most repeat (~7 MB of a 500 MB Claude Code index)
-            size = same_size(size, size)
-            if into is None:
-                meta(no, start, size, eol, ty, u, p, ts)
-            else:  # meta_entry, inline: most lines of a Claude Code file come this way
-                n = len(into)
-                if type(ts) is str:  # parse_ts, its common case inline
-                    try:
-                        ts = fromiso(ts).timestamp()
-                    except ValueError:
                         ts = parse_ts(ts)
-                else:
-                    ts = parse_ts(ts)
-                # the line's own uuid is not put in the string table: such lines (progress) are leaves,
-                # a line naming one as its parent still gets an equal string
-                append(small_entry(prev if prev == n else n, no, start, size, eol, META,
-                                   get(ty, ty), u if type(u) is str else None,
-                                   get(p, p) if type(p) is str else parent_of(p), ts))
-                prev = no
+                    # the line's own uuid is not put in the string table: such lines (progress) are leaves,
+                    # a line naming one as its parent still gets an equal string
+                    append(small_entry(prev if prev == n else n, no, start, size, eol, META,
+                                       get(ty, ty), u if type(u) is str else None,
+                                       get(p, p) if type(p) is str else parent_of(p), ts))
+                    prev = no
+            if not switch:
+                break
+            reader = src = c.Reader(f, offset, end, no=no)  # f is where this loop left it
+            reader.meta = meta_reader(c, t.fmt, into, shared, sizes)
     if reader is not None:
         if reader.no != no:  # the last lines were metadata lines the C part took: each ends in "\n"
             eol = b"\n"
