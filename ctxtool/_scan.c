@@ -246,7 +246,7 @@ enum { V_NONE, V_STRING, V_NULL, V_OTHER };
 typedef struct {
     PyObject_HEAD
     PyObject *into;      /* the index (list) */
-    PyObject *shared;    /* the string table (dict) */
+    PyObject *shared;    /* the string table (dict), or None */
     PyObject *sizes;     /* one int object per line length (dict) */
     PyObject *make;      /* model.small_entry */
     PyObject *parse_ts;  /* formats.common.parse_ts */
@@ -277,9 +277,13 @@ static void Meta_dealloc(Meta *self) {
 static int Meta_init(Meta *self, PyObject *args, PyObject *kw) {
     static char *names[] = {"into", "shared", "sizes", "full_types", "make", "parse_ts", "meta", "cls", "none", NULL};
     PyObject *into, *shared, *sizes, *full, *make, *parse_ts, *meta, *cls, *none;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!O!OOOOO!O", names, &PyList_Type, &into, &PyDict_Type, &shared,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OO!OOOOO!O", names, &PyList_Type, &into, &shared,
                                      &PyDict_Type, &sizes, &full, &make, &parse_ts, &meta, &PyType_Type, &cls, &none))
         return -1;
+    if (shared != Py_None && !PyDict_CheckExact(shared)) {
+        PyErr_SetString(PyExc_TypeError, "shared must be a dict or None");
+        return -1;
+    }
     /* the entry class's slots, each a member descriptor of one object field: their offsets */
     for (int i = 0; i < 10; i++) {
         PyObject *d = PyObject_GetAttrString(cls, SLOTS[i]);
@@ -333,7 +337,7 @@ static int is_full(Meta *self, cp s, Py_ssize_t n) {
 /* a shared string: the table's object for this value */
 static PyObject *shared_str(Meta *self, cp s, Py_ssize_t n) {
     PyObject *u = PyUnicode_DecodeUTF8((const char *)s, n, NULL);
-    if (!u) return NULL;
+    if (!u || self->shared == Py_None) return u;  /* None: no table (a streaming pass keeps nothing) */
     PyObject *v = PyDict_SetDefault(self->shared, u, u);
     Py_XINCREF(v);
     Py_DECREF(u);

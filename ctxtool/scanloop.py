@@ -235,7 +235,15 @@ def native():
     return _scan
 
 
-def meta_reader(c, fmt, into: list, shared: dict, sizes: dict):
+def _taker(c, fmt, into, shared, sizes, taken):
+    """The C part's ``Meta`` for this scan, and the list it fills for a streaming pass (``taken``), or None."""
+    if into is not None:
+        return meta_reader(c, fmt, into, shared, sizes), None
+    took: list = []
+    return meta_reader(c, fmt, took, None, sizes), took  # no string table: a streaming pass keeps nothing
+
+
+def meta_reader(c, fmt, into: list, shared: dict | None, sizes: dict):
     return c.Meta(into, shared, sizes, tuple(fmt.FULL_TYPES), small_entry, parse_ts, META, Entry, PLAIN)
 
 
@@ -243,7 +251,7 @@ def meta_reader(c, fmt, into: list, shared: dict, sizes: dict):
 
 
 def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: int | None = None, meta=None,
-               into: list | None = None, shared: dict | None = None, sizes: dict | None = None) -> None:
+               into: list | None = None, shared: dict | None = None, sizes: dict | None = None, taken=None) -> None:
     """The hot loop: one parse per line and no per-line objects unless the line is bad
     (orjson accepts the trailing newline as whitespace, so lines are never copied).
 
@@ -255,7 +263,9 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
     numbers then count from the part's first line. ``into`` (in place of ``meta``): the list
     ``emit`` appends every entry to; those lines' entries are appended here directly, their
     index its length, their strings shared through ``shared`` (the index's fast way). ``sizes``: the
-    table of line lengths (one int object per value), when the caller goes on with it."""
+    table of line lengths (one int object per value), when the caller goes on with it. ``taken(entries)``
+    (with ``meta``, a streaming pass): gets the entries the C part made of metadata lines, in file order,
+    before the next line is handed on; their ``index`` is for the caller to set."""
     loads, decode_error = orjson.loads, orjson.JSONDecodeError
     offset = begin
     no = lf = crlf = 0
@@ -296,13 +306,18 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
             f.seek(begin)
         src = f  # the lines: Python's own iteration until the C part's reader can take metadata lines (then
         # its reader: on a file whose lines it takes none of, it would only cost the loop a little)
-        if c is not None and lazy is not None and into is not None:
+        took: list | None = None  # streaming: the entries the C part made since the last line handed on
+        native_ok = c is not None and (into is not None or (taken is not None and meta is not None))
+        if native_ok and lazy is not None:
             reader = src = c.Reader(f, begin, end)
-            reader.meta = meta_reader(c, t.fmt, into, shared, sizes)
+            reader.meta, took = _taker(c, t.fmt, into, shared, sizes, taken)
         while True:
             switch = False
             for chunk in src:
                 if reader is not None:  # the lines it takes are counted there; the bounds below are kept there too
+                    if took:
+                        taken(took)
+                        took.clear()
                     no = reader.no
                     start = reader.start
                     offset = start + len(chunk)
@@ -393,7 +408,7 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
                                     fast = True
                                 elif mode == "1":
                                     window_start, meta_bytes, next_choice = offset, 0, no + FIRST_WINDOW
-                                if c is not None and into is not None and eol:
+                                if native_ok and eol:
                                     switch = True  # the rest of the file through the C part's reader
                                     break
                         continue
@@ -432,7 +447,9 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
             if not switch:
                 break
             reader = src = c.Reader(f, offset, end, no=no)  # f is where this loop left it
-            reader.meta = meta_reader(c, t.fmt, into, shared, sizes)
+            reader.meta, took = _taker(c, t.fmt, into, shared, sizes, taken)
+    if took:
+        taken(took)
     if reader is not None:
         if reader.no != no:  # the last lines were metadata lines the C part took: each ends in "\n"
             eol = b"\n"

@@ -184,7 +184,7 @@ def scan(
         if keep_index:
             append(e)
 
-    on_meta = None
+    on_meta = on_taken = None
     if keep_index and on_entry is None and announce is None and lazy is not False and not keep:
         into = t.entries  # the index's fast way: metadata lines' entries made in the loop (scanloop)
     elif lazy or (lazy is None and not keep and on_entry is None):
@@ -204,9 +204,22 @@ def scan(
                 entries.append(e)
 
         on_meta = meta
+        if not keep_index and on_entry is not None:  # a streaming pass: the C part's entries too
+
+            def _taken(es) -> None:
+                nonlocal index, announce
+                if announce is not None:
+                    announce(t.fmt)
+                    announce = None
+                for e in es:
+                    e.index = index
+                    index += 1
+                    on_entry(e)
+
+            on_taken = _taken
     with no_gc(freeze=keep_index):
         try:
-            scan_lines(t, path, pending, module, emit, meta=on_meta, into=into, shared=shared)
+            scan_lines(t, path, pending, module, emit, meta=on_meta, into=into, shared=shared, taken=on_taken)
         except InputError:  # FormatError too: say what the file is when it is a known other thing
             if not t.entries and _pretty_json(path):
                 raise InputError("a pretty-printed JSON document, not JSONL (one JSON object per line); "

@@ -230,6 +230,29 @@ def test_streaming_consumers_see_the_same_entries(tmp_path, monkeypatch):
         assert profile_session(p) == full, p
 
 
+@pytest.mark.parametrize("split", [False, True], ids=["serial", "split"])
+def test_a_streaming_pass_sees_the_entries_of_the_reference_in_file_order(tmp_path, monkeypatch, native, split):
+    """A streaming pass (``on_entry``, no index: profile) gets every entry, the C part's among them,
+    numbered and in file order as the reference scan (every line whole, Python only) gives them."""
+    from ctxtool.model import entry_to_tuple as entry_fields
+
+    path = str(tmp_path / "rs.jsonl")
+    realshape.write_file(path, 1_500_000, seed=11)
+    kw = dict(keep_index=False, blocks=False, lazy=True, workers=2 if split else 1, split_min_bytes=100_000 if split else None)
+
+    def seen():
+        out = []
+        scan(path, on_entry=lambda e: out.append(entry_fields(e)), **kw)
+        return out
+    monkeypatch.setenv(scanloop.ENV_LAZY, "0")
+    monkeypatch.setenv(scanloop.ENV_NATIVE, "0")
+    want = seen()
+    monkeypatch.setenv(scanloop.ENV_LAZY, "1")
+    monkeypatch.setenv(scanloop.ENV_NATIVE, native)
+    assert seen() == want
+    assert [f[0] for f in want] == list(range(len(want)))  # (index first: numbered in order)
+
+
 def test_a_short_session_switches_to_msgspec_after_its_first_lines(tmp_path, monkeypatch):
     """Most sessions in a folder have fewer lines than a window: the first choice comes after
     FIRST_WINDOW lines, so a short real-shape file (progress lines carry its bytes) is not read
