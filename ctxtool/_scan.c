@@ -256,6 +256,7 @@ typedef struct {
     PyTypeObject *cls;   /* model.Entry, whose slots are filled here as small_entry fills them */
     PyObject *none;      /* model._NONE: the shared second object */
     Py_ssize_t off[10];  /* the slots' offsets: index, lineno, offset, length, kind, type, id, parent, ts, _m */
+    int tuples;          /* append (lineno, offset, length, eol, type, id, parent, ts) tuples, not entries (a helper's part) */
 } Meta;
 
 static const char *SLOTS[10] = {"index", "lineno", "offset", "length", "kind", "type", "id", "parent", "ts", "_m"};
@@ -275,11 +276,14 @@ static void Meta_dealloc(Meta *self) {
 }
 
 static int Meta_init(Meta *self, PyObject *args, PyObject *kw) {
-    static char *names[] = {"into", "shared", "sizes", "full_types", "make", "parse_ts", "meta", "cls", "none", NULL};
+    static char *names[] = {"into", "shared", "sizes", "full_types", "make", "parse_ts", "meta", "cls", "none", "tuples", NULL};
     PyObject *into, *shared, *sizes, *full, *make, *parse_ts, *meta, *cls, *none;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OO!OOOOO!O", names, &PyList_Type, &into, &shared,
-                                     &PyDict_Type, &sizes, &full, &make, &parse_ts, &meta, &PyType_Type, &cls, &none))
+    int tuples = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OO!OOOOO!O|p", names, &PyList_Type, &into, &shared,
+                                     &PyDict_Type, &sizes, &full, &make, &parse_ts, &meta, &PyType_Type, &cls, &none,
+                                     &tuples))
         return -1;
+    self->tuples = tuples;
     if (shared != Py_None && !PyDict_CheckExact(shared)) {
         PyErr_SetString(PyExc_TypeError, "shared must be a dict or None");
         return -1;
@@ -450,6 +454,15 @@ static int meta_core(Meta *self, cp base, Py_ssize_t len, PyObject *no, PyObject
         Py_XINCREF(size);
         Py_DECREF(n);
         if (!size) goto done;
+    }
+    if (self->tuples) {  /* a helper's part: the tuple its parent makes the entry of (parallel._built) */
+        PyObject *tup = PyTuple_Pack(8, no, start, size, self->eol, ty, uuid, parent, ts);
+        if (!tup) goto done;
+        int r = PyList_Append(self->into, tup);
+        Py_DECREF(tup);
+        if (r < 0) goto done;
+        res = 1;
+        goto done;
     }
     Py_ssize_t count = PyList_GET_SIZE(self->into);
     if (prev && PyLong_CheckExact(prev) && PyLong_AsSsize_t(prev) == count) {

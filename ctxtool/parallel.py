@@ -155,7 +155,12 @@ def scan_part(path: str, fmt_name: str, begin: int, end: int, stats: bool = True
         out.append((e.lineno, e.offset, e.length, e.eol, e.type, e.id, e.parent, e.ts))
         flush()
 
-    scan_lines(t, path, [], module, emit, begin, end, meta if lazy else None)
+    def taken(tuples: list) -> None:  # the C part's metadata lines, as meta makes them
+        out.extend(tuples)
+        flush()
+
+    scan_lines(t, path, [], module, emit, begin, end, meta if lazy else None, shared=shared,
+               taken=taken if lazy else None, tuples=True)
     bad = [(b.lineno, b.offset, b.length, b.reason, b.blank) for b in t.bad]
     return out, bad, t.lines, t.lf, t.crlf, t.last_eol
 

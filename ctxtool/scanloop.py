@@ -235,23 +235,26 @@ def native():
     return _scan
 
 
-def _taker(c, fmt, into, shared, sizes, taken):
+def _taker(c, fmt, into, shared, sizes, taken, tuples=False):
     """The C part's ``Meta`` for this scan, and the list it fills for a streaming pass (``taken``), or None."""
     if into is not None:
         return meta_reader(c, fmt, into, shared, sizes), None
     took: list = []
+    if tuples:
+        return meta_reader(c, fmt, took, shared, sizes, tuples=True), took
     return meta_reader(c, fmt, took, None, sizes), took  # no string table: a streaming pass keeps nothing
 
 
-def meta_reader(c, fmt, into: list, shared: dict | None, sizes: dict):
-    return c.Meta(into, shared, sizes, tuple(fmt.FULL_TYPES), small_entry, parse_ts, META, Entry, PLAIN)
+def meta_reader(c, fmt, into: list, shared: dict | None, sizes: dict, tuples: bool = False):
+    return c.Meta(into, shared, sizes, tuple(fmt.FULL_TYPES), small_entry, parse_ts, META, Entry, PLAIN, tuples)
 
 
 # ----------------------------------------------------------------------------- the hot loop
 
 
 def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: int | None = None, meta=None,
-               into: list | None = None, shared: dict | None = None, sizes: dict | None = None, taken=None) -> None:
+               into: list | None = None, shared: dict | None = None, sizes: dict | None = None, taken=None,
+               tuples: bool = False) -> None:
     """The hot loop: one parse per line and no per-line objects unless the line is bad
     (orjson accepts the trailing newline as whitespace, so lines are never copied).
 
@@ -265,7 +268,9 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
     index its length, their strings shared through ``shared`` (the index's fast way). ``sizes``: the
     table of line lengths (one int object per value), when the caller goes on with it. ``taken(entries)``
     (with ``meta``, a streaming pass): gets the entries the C part made of metadata lines, in file order,
-    before the next line is handed on; their ``index`` is for the caller to set."""
+    before the next line is handed on; their ``index`` is for the caller to set. ``tuples``: it gets the
+    tuples ``meta``'s arguments make instead, ``(lineno, offset, length, eol, type, uuid, parent, ts)``,
+    strings shared through ``shared`` (a helper's part)."""
     loads, decode_error = orjson.loads, orjson.JSONDecodeError
     offset = begin
     no = lf = crlf = 0
@@ -310,7 +315,7 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
         native_ok = c is not None and (into is not None or (taken is not None and meta is not None))
         if native_ok and lazy is not None:
             reader = src = c.Reader(f, begin, end)
-            reader.meta, took = _taker(c, t.fmt, into, shared, sizes, taken)
+            reader.meta, took = _taker(c, t.fmt, into, shared, sizes, taken, tuples)
         while True:
             switch = False
             for chunk in src:
@@ -447,7 +452,7 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
             if not switch:
                 break
             reader = src = c.Reader(f, offset, end, no=no)  # f is where this loop left it
-            reader.meta, took = _taker(c, t.fmt, into, shared, sizes, taken)
+            reader.meta, took = _taker(c, t.fmt, into, shared, sizes, taken, tuples)
     if took:
         taken(took)
     if reader is not None:

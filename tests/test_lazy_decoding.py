@@ -329,6 +329,7 @@ def test_a_later_part_of_a_split_scan_chooses_its_decoder_from_its_own_lines(tmp
         begin = f.tell()
     chosen = _msgspec_spy(monkeypatch)
     monkeypatch.setenv(scanloop.ENV_LAZY, "1")
+    monkeypatch.setenv(scanloop.ENV_NATIVE, "0")  # Python's choice (the C part takes the progress lines msgspec would see)
     out, bad, lines, *_ = parallel.scan_part(path, "claude", begin, size)
     assert lines > scanloop.FIRST_WINDOW * 4
     assert len(chosen) == lines - scanloop.FIRST_WINDOW + 1  # every line from the first choice on
