@@ -248,7 +248,6 @@ typedef struct {
     PyObject *into;      /* the index (list) */
     PyObject *shared;    /* the string table (dict), or None */
     PyObject *sizes;     /* one int object per line length (dict) */
-    PyObject *make;      /* model.small_entry */
     PyObject *parse_ts;  /* formats.common.parse_ts */
     PyObject *meta;      /* model.META */
     PyObject *eol;       /* b"\n" */
@@ -265,7 +264,6 @@ static void Meta_dealloc(Meta *self) {
     Py_XDECREF(self->into);
     Py_XDECREF(self->shared);
     Py_XDECREF(self->sizes);
-    Py_XDECREF(self->make);
     Py_XDECREF(self->parse_ts);
     Py_XDECREF(self->meta);
     Py_XDECREF(self->eol);
@@ -276,11 +274,11 @@ static void Meta_dealloc(Meta *self) {
 }
 
 static int Meta_init(Meta *self, PyObject *args, PyObject *kw) {
-    static char *names[] = {"into", "shared", "sizes", "full_types", "make", "parse_ts", "meta", "cls", "none", "tuples", NULL};
-    PyObject *into, *shared, *sizes, *full, *make, *parse_ts, *meta, *cls, *none;
+    static char *names[] = {"into", "shared", "sizes", "full_types", "parse_ts", "meta", "cls", "none", "tuples", NULL};
+    PyObject *into, *shared, *sizes, *full, *parse_ts, *meta, *cls, *none;
     int tuples = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OO!OOOOO!O|p", names, &PyList_Type, &into, &shared,
-                                     &PyDict_Type, &sizes, &full, &make, &parse_ts, &meta, &PyType_Type, &cls, &none,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OO!OOOO!O|p", names, &PyList_Type, &into, &shared,
+                                     &PyDict_Type, &sizes, &full, &parse_ts, &meta, &PyType_Type, &cls, &none,
                                      &tuples))
         return -1;
     self->tuples = tuples;
@@ -323,7 +321,6 @@ static int Meta_init(Meta *self, PyObject *args, PyObject *kw) {
     Py_INCREF(into); Py_XSETREF(self->into, into);
     Py_INCREF(shared); Py_XSETREF(self->shared, shared);
     Py_INCREF(sizes); Py_XSETREF(self->sizes, sizes);
-    Py_INCREF(make); Py_XSETREF(self->make, make);
     Py_INCREF(parse_ts); Py_XSETREF(self->parse_ts, parse_ts);
     Py_INCREF(meta); Py_XSETREF(self->meta, meta);
     return 0;
@@ -540,7 +537,7 @@ static PyTypeObject MetaType = {
     .tp_init = (initproc)Meta_init,
     .tp_dealloc = (destructor)Meta_dealloc,
     .tp_methods = Meta_methods,
-    .tp_doc = "Meta(into, shared, sizes, full_types, make, parse_ts, meta): the scan's metadata lines in C.",
+    .tp_doc = "Meta(into, shared, sizes, full_types, parse_ts, meta, cls, none, tuples=False): the scan's metadata lines in C.",
 };
 
 

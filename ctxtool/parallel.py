@@ -87,6 +87,33 @@ def plan(path: str, workers: int | None = None, min_bytes: int = MIN_BYTES, weig
     return bounds if len(bounds) > 2 else None
 
 
+def split(path: str, workers: int | None, min_bytes: int, module, streaming: bool = False,
+          lazy: bool = True) -> tuple | None:
+    """``(module, bounds)`` for a split scan of ``path``: the format a serial scan would settle on and
+    the part boundaries (``plan``), weighted for what this process's part costs with that format; None
+    for a serial scan. The format is sniffed first, from lines that lie in the first part whatever its
+    weight, so the file is planned once."""
+    n = worker_count(workers)
+    if n < 2:
+        return None
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        return None
+    if size < min_bytes or size == 0:
+        return None
+    least = min(PARENT_WEIGHT, STREAM_PARENT_WEIGHT, NATIVE_PARENT_WEIGHT, NATIVE_STREAM_PARENT_WEIGHT)
+    module = sniff(path, int(size * least / (least + n - 1)), module)
+    if module is None:
+        return None
+    if lazy and native_takes(module):  # this process's part is cheaper: a larger one
+        weight = NATIVE_STREAM_PARENT_WEIGHT if streaming else NATIVE_PARENT_WEIGHT
+    else:
+        weight = STREAM_PARENT_WEIGHT if streaming else PARENT_WEIGHT
+    bounds = plan(path, n, min_bytes, weight)
+    return None if bounds is None else (module, bounds)
+
+
 def native_takes(module) -> bool:
     """Whether the C part will take this format's metadata lines (it is built, and the format declares what
     it reads, with selective decoding on)."""
@@ -293,19 +320,13 @@ def _built(frames, shift: int, line_shift: int, sizes: dict | None = None):
 
 
 def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = True, lazy: bool = True,
-         on_entry=None, on_format=None) -> bool:
-    """Fill ``t`` (a ``Transcript``) from the parts in ``bounds``; False (``t`` untouched) when a serial
-    scan is needed.
+         on_entry=None, on_format=None) -> None:
+    """Fill ``t`` (a ``Transcript``) of format ``module`` from the parts in ``bounds`` (both from
+    ``split``; a helper that fails has its part scanned here).
 
     ``on_entry``: a streaming pass instead (``t.entries`` stays empty): each entry, in file order,
     is handed to ``on_entry`` (without its object or blocks) and let go; the helpers' entries as
     their frames arrive. ``on_format(module)`` is told the format first."""
-    module = sniff(path, bounds[1], module)
-    if module is None:
-        return False
-    if lazy and native_takes(module):  # this process's part is cheaper: a larger one
-        weight = NATIVE_PARENT_WEIGHT if on_entry is None else NATIVE_STREAM_PARENT_WEIGHT
-        bounds = plan(path, len(bounds) - 1, 0, weight) or bounds
     name = module.NAME
     spools = [_spool() for _ in range(1, len(bounds) - 1)]
     procs = [_start(path, name, bounds[k], bounds[k + 1], stats, lazy, spools[k - 1]) for k in range(1, len(bounds) - 1)]
@@ -385,7 +406,6 @@ def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = Tr
                 last_eol = peol
         t.lines, t.lf, t.crlf, t.last_eol, t.size = lines, lf, crlf, last_eol, bounds[-1]
         t.parts = len(bounds) - 1
-        return True
     finally:
         for proc in procs:
             if proc is not None and proc.poll() is None:

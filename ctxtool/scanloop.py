@@ -246,7 +246,7 @@ def _taker(c, fmt, into, shared, sizes, taken, tuples=False):
 
 
 def meta_reader(c, fmt, into: list, shared: dict | None, sizes: dict, tuples: bool = False):
-    return c.Meta(into, shared, sizes, tuple(fmt.FULL_TYPES), small_entry, parse_ts, META, Entry, PLAIN, tuples)
+    return c.Meta(into, shared, sizes, tuple(fmt.FULL_TYPES), parse_ts, META, Entry, PLAIN, tuples)
 
 
 # ----------------------------------------------------------------------------- the hot loop

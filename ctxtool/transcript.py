@@ -143,14 +143,13 @@ def scan(
     # a streaming pass (an on_entry that keeps what it needs, reading no object or block) is split too
     streaming = on_entry is not None and not keep_index and not keep and not want_blocks and lazy is not False
     if (keep_index and not keep and on_entry is None and on_format is None) or streaming:
-        split = parallel.plan(path, workers, parallel.MIN_BYTES if split_min_bytes is None else split_min_bytes,
-                              parallel.STREAM_PARENT_WEIGHT if streaming else None)
+        split = parallel.split(path, workers, parallel.MIN_BYTES if split_min_bytes is None else split_min_bytes,
+                               module, streaming, lazy is not False)
         if split is not None:
             with no_gc(freeze=keep_index):
-                done = parallel.scan(t, path, module, split, shared, stats, lazy is not False,
-                                     on_entry=on_entry if streaming else None, on_format=on_format if streaming else None)
-            if done:
-                return t
+                parallel.scan(t, path, split[0], split[1], shared, stats, lazy is not False,
+                              on_entry=on_entry if streaming else None, on_format=on_format if streaming else None)
+            return t
 
     announce = on_format
     into = None

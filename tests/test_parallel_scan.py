@@ -308,9 +308,9 @@ def test_profile_is_the_same_from_a_split_scan(tmp_path, monkeypatch, fmt):
     monkeypatch.setattr(parallel, "MIN_BYTES", 0)
     calls = []
     real = parallel.scan
-    monkeypatch.setattr(parallel, "scan", lambda *a, **k: calls.append(real(*a, **k)) or calls[-1])
+    monkeypatch.setattr(parallel, "scan", lambda t, *a, **k: calls.append(t) or real(t, *a, **k))
     assert profile_session(path) == serial
-    assert calls == [True]  # the split scan ran
+    assert len(calls) == 1 and calls[0].parts == 2  # the split scan ran
 
 
 def test_a_last_line_completed_after_the_split_is_read_as_it_was_then(tmp_path):
@@ -324,13 +324,13 @@ def test_a_last_line_completed_after_the_split_is_read_as_it_was_then(tmp_path):
     with open(path, "wb") as f:
         f.write(data[:cut])
     serial = scan(path, workers=1)
-    bounds = parallel.plan(path, 2, 0)
+    module, bounds = parallel.split(path, 2, 0, None)
     with open(path, "ab") as f:  # finished after the split, before the helper reads it
         f.write(data[cut:])
     from ctxtool.transcript import Transcript
 
     t = Transcript(path, None)
-    assert parallel.scan(t, path, None, bounds, {})
+    parallel.scan(t, path, module, bounds, {})
     assert index_of(t) == index_of(serial)
     assert t.size == cut and t.bad and t.bad[-1].offset + t.bad[-1].length == cut
 
