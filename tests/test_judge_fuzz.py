@@ -27,3 +27,19 @@ def test_mutated_sessions_read_and_repaired_as_their_agent_reads_them(agent, tmp
             keep.write_bytes(data)
             failures.append(f"{name} ({source}, kept as {keep}): " + "; ".join(found))
     assert not failures, f"{len(failures)} of {N} case(s), first:\n" + "\n".join(failures[:3])
+
+
+def test_only_a_codex_line_nested_past_serde_jsons_limit_goes_unjudged(tmp_path):
+    """The fuzz leaves unjudged only the documented difference (a Codex line nested 128 deep, which Codex skips
+    and ctxtool reads); 127 levels, brackets inside strings and the other agents are judged."""
+    def case(agent, line):
+        p = tmp_path / "s.jsonl"
+        p.write_bytes(b'{"type":"session_meta","payload":{}}\n' + line + b"\n")
+        return judge_fuzz.known_difference(agent, str(p))
+
+    deep = b'{"a":' + b"[" * 127 + b"]" * 127 + b"}"
+    assert judge_fuzz.nesting(deep) == 128
+    assert case("codex", deep)
+    assert not case("pi", deep) and not case("claude", deep)
+    assert not case("codex", b'{"a":' + b"[" * 126 + b"]" * 126 + b"}")
+    assert not case("codex", b'{"a":"' + b"[" * 300 + b'"}')

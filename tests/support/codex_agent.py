@@ -115,7 +115,10 @@ class CodexSandbox(Sandbox):
         if not isinstance(sid, str) or not is_uuid(sid):
             raise AssertionError(f"{path}: no session_meta id to resume by")
         ts = meta.get("timestamp")
-        stamp = re.sub(r"[:.]", "-", (ts if isinstance(ts, str) and ts else "2026-01-01T00:00:00")[:19])
+        # the file's own time names its folder and file when it is one (a damaged one, "\ud800" or "../x",
+        # would name no folder Codex looks in, or none at all)
+        ts = ts[:19] if isinstance(ts, str) and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", ts[:19]) else None
+        stamp = re.sub(r"[:.]", "-", ts or "2026-01-01T00:00:00")
         day = os.path.join(self.codex_home, "sessions", stamp[:4], stamp[5:7], stamp[8:10])
         os.makedirs(day, exist_ok=True)
         with open(path, "rb") as f:

@@ -69,10 +69,7 @@ def cases(agent: str, seed: int, n: int):
 def _pi_judge(path: str):
     from .pi_agent import load_with_pi
 
-    try:
-        r = load_with_pi(path, check=False)
-    except RecursionError:  # the harness's answer nests deeper than Python's json reads: not judged
-        return REFUSED
+    r = load_with_pi(path, check=False)
     if not r.get("ok") or (r.get("rewritten") and not r.get("llmMessages") and _entries_on_disk(path)):
         return REFUSED  # pi could not load it, or wiped it (a torn header: what repair is for)
     out = []
@@ -203,10 +200,46 @@ READERS = {
 }
 
 
+CODEX_DEPTH = 128  # serde_json refuses a line nested this deep (docs/codex-rules.md, known differences)
+
+
+def nesting(line: bytes) -> int:
+    """How deep the containers of a JSON line nest (brackets inside strings not counted)."""
+    depth = most = 0
+    in_string = escaped = False
+    for ch in line.decode("utf-8", "replace"):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            most = max(most, depth)
+        elif ch in "]}":
+            depth -= 1
+    return most
+
+
+def known_difference(agent: str, path: str) -> str | None:
+    """A documented difference ctxtool does not imitate, met in ``path`` (the case is then not judged)."""
+    if agent == "codex":
+        with open(path, "rb") as f:
+            if any(line.count(b"[") + line.count(b"{") >= CODEX_DEPTH and nesting(line) >= CODEX_DEPTH for line in f):
+                return "a line nested 128 levels deep, which Codex skips"
+    return None
+
+
 def problems(agent: str, path: str, workdir: str) -> list[str]:
     """What is wrong with ctxtool's reading and repair of ``path`` as its agent judges it."""
     judge, view, results = READERS[agent]
     out: list[str] = []
+    if known_difference(agent, path):
+        return out
     before = judge(path)
     if before != REFUSED:
         try:

@@ -20,6 +20,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -70,6 +71,17 @@ def pi_unavailable_reason() -> str | None:
 def pi_available() -> bool:
     """True when node is present and tests/pi_harness/node_modules is installed."""
     return pi_unavailable_reason() is None
+
+
+def _loads_deep(text: str):
+    """The harness's answer, however deep pi let a value nest (a fuzzed line nests 1,000 levels: past
+    Python's default recursion limit, not past what pi loads)."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 20_000))
+    try:
+        return json.loads(text)
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 def load_with_pi(path: str | os.PathLike[str], *, check: bool = True, timeout: float = DEFAULT_TIMEOUT) -> dict:
@@ -123,7 +135,7 @@ def load_with_pi(path: str | os.PathLike[str], *, check: bool = True, timeout: f
     stdout, stderr = proc.stdout, proc.stderr
     lines = [ln for ln in stdout.splitlines() if ln.strip()]
     try:
-        result = json.loads(lines[-1])
+        result = _loads_deep(lines[-1])
     except (IndexError, json.JSONDecodeError):
         raise AssertionError(
             f"pi harness printed no JSON result for {src} (exit {proc.returncode})\n"
