@@ -105,6 +105,9 @@ def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict |
     # the client's map holds a subagent's rows too (a parent link reaches them, judged); the last row,
     # the checkpoints and the boundaries are the main side's (``main``)
     sided = main is not entries
+    # rows whose uuid is no string: in the client's map too (under that value), so a bridge and the
+    # conversation's ends reach them (judged), a parent link cannot
+    odd: list[Entry] = []
     for e in entries if sided else main:
         i = e.id
         if i is not None and e.type in _ROW_TYPES:  # a line of another type is not in the client's map (judged)
@@ -116,10 +119,12 @@ def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict |
                     listed = e
         elif e.type == "last-prompt":
             checkpoints = True
+        elif i is None and e.type in _BRIDGED_TYPES:
+            odd.append(e)
     if counts is not None:
         counts += (n, len(by_id))  # lines with a uuid, and distinct uuids among them (before a fold)
     links, folded = _fold(by_id, last_b, listed) if listed is not None else (None, False)
-    leaf = resume_leaf(main, by_id, links, folded, checkpoints, sided)
+    leaf = resume_leaf(main, by_id, links, folded, checkpoints, sided, odd)
     out: list[Entry] = []
     seen: set[str] = set()
     bridge: dict = {}  # side -> its _Bridge (the client bridges within the side of the line walked)
@@ -140,11 +145,7 @@ def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict |
             side = sided and _sidechain(last)
             b = bridge.get(side)
             if b is None:
-                # rows whose uuid is no string are in the client's map too (under that value): a bridge
-                # can reach them (judged), a parent link cannot
-                b = bridge[side] = _Bridge(by_id, [e for e in (entries if sided else main)
-                                                   if e.id is None and e.type in _BRIDGED_TYPES],
-                                           side if sided else None)
+                b = bridge[side] = _Bridge(by_id, odd, side if sided else None)
             nxt = b.before(last, seen)
             if nxt is None and mend is not None:
                 nxt = mend(cur)
@@ -262,16 +263,17 @@ def _kept(b: Entry, by_id: dict) -> list | None:
 
 
 def resume_leaf(main: list[Entry], by_id: dict, links: dict | None = None, folded: bool = False,
-                checkpoints: bool = True, sided: bool = False) -> Entry | None:
+                checkpoints: bool = True, sided: bool = False, odd: list | tuple = ()) -> Entry | None:
     """The line the client resumes at (rule 1): the last ``last-prompt`` checkpoint since the last
     compact boundary, unless the last row (the last user, assistant, attachment or system line)
     goes on from it (then the last row; so a line written beside the conversation by a second
     writer or before a crash is not resumed); an explicit checkpoint always wins; with no
     checkpoint, the last row. From there up to the first user or assistant line. After a fold,
     or when that finds none, the conversation's ends decide (``_end_leaf``; the main side's ends when
-    ``sided``: ``by_id`` then holds a subagent's rows too)."""
+    ``sided``: ``by_id`` then holds a subagent's rows too). ``odd``: the rows whose uuid is no string
+    (the last row may be one: the client resumes it all the same, judged)."""
     last, row, snapshots_after, cp, explicit, ever_explicit = _leaf_marks(main, checkpoints)
-    if row is not None and row.id not in by_id:
+    if row is not None and row.id is not None and row.id not in by_id:
         row = None
     c = by_id.get(cp) if cp is not None else None
     if c is not None and c.type == "progress":  # not one of the client's rows
@@ -286,7 +288,9 @@ def resume_leaf(main: list[Entry], by_id: dict, links: dict | None = None, folde
             return m
     if sided:  # the ends of the main side (a subagent's rows are in the map too)
         by_id = {u: e for u, e in by_id.items() if not _sidechain(e)}
-    return _end_leaf(by_id, links, row, c, explicit, not ever_explicit, snapshots_after) or last
+        odd = [e for e in odd if not _sidechain(e)]
+    # failing those, the last line with a uuid; with none, the last row (one whose uuid is no string)
+    return _end_leaf(by_id, links, row, c, explicit, not ever_explicit, snapshots_after, odd) or last or row
 
 
 def _leaf_marks(main: list[Entry], checkpoints: bool = True) -> tuple:
@@ -300,10 +304,10 @@ def _leaf_marks(main: list[Entry], checkpoints: bool = True) -> tuple:
     rows_after = False  # a row after the checkpoint being read
     for k in range(len(main) - 1 if checkpoints else -1, -1, -1):  # no last-prompt line: nothing to look for
         e = main[k]
-        if e.id is not None:
-            if last is None:
+        if e.id is not None or e.type in _BRIDGED_TYPES:  # a row whose uuid is no string is a row too (judged)
+            if last is None and e.id is not None:
                 last = e
-            if e.kind == BOUNDARY:
+            if e.kind == BOUNDARY and e.id is not None:
                 break
             if e.type in _BRIDGED_TYPES:
                 if _file_snapshot(e):
@@ -333,8 +337,9 @@ def _leaf_marks(main: list[Entry], checkpoints: bool = True) -> tuple:
         for k in range(len(main) - 1, -1, -1):
             e = main[k]
             if e.id is None:
-                continue
-            if last is None:
+                if e.type not in _BRIDGED_TYPES:
+                    continue
+            elif last is None:
                 last = e
             if e.type in _BRIDGED_TYPES:
                 if not _file_snapshot(e):
@@ -345,27 +350,29 @@ def _leaf_marks(main: list[Entry], checkpoints: bool = True) -> tuple:
 
 
 def _end_leaf(by_id: dict, links: dict | None, row: Entry | None, cp: Entry | None, explicit: bool,
-              through_batch: bool, snapshots_after: bool) -> Entry | None:
+              through_batch: bool, snapshots_after: bool, odd: list | tuple = ()) -> Entry | None:
     """The client's leaf after a fold, or when neither checkpoint nor last row leads up to a user or
     assistant line: of the conversation's ends (each row nothing hangs off, up to
     its first user or assistant line, unless a message hangs off that), the only one; among
     several, the checkpoint's unless the last row goes on from it through a parallel batch, else
-    the last row's; failing those, the latest."""
+    the last row's; failing those, the latest. ``odd``: rows whose uuid is no string, ends of their own
+    (no parent link reaches them), keyed by themselves."""
     parents: set = set()
     message_parents: set = set()
-    for u, e in by_id.items():
+    rows = chain_rows(by_id.items(), ((e, e) for e in odd)) if odd else by_id.items()
+    for u, e in rows:
         p = links.get(u, e.parent) if links else e.parent
         if p is not None:
             parents.add(p)
             if e.type in ("user", "assistant"):
                 message_parents.add(p)
     ends: dict = {}
-    for u, e in by_id.items():
+    for u, e in (chain_rows(by_id.items(), ((e, e) for e in odd)) if odd else by_id.items()):
         if u in parents or e.type == "progress":
             continue
         m = _up_to_message(e, by_id, links, strict=True)
         if m is not None and m.id not in message_parents:
-            ends[m.id] = m
+            ends[_row_key(m)] = m
     if len(ends) == 1:
         return next(iter(ends.values()))
     if len(ends) > 1:
@@ -393,10 +400,10 @@ def _up_to_message(e: Entry | None, by_id: dict, links: dict | None = None, stri
     """The first user or assistant line at or above ``e`` (``e`` itself when there is none, or
     None when ``strict``)."""
     cur, seen = e, set()
-    while cur is not None and cur.id not in seen:
+    while cur is not None and _row_key(cur) not in seen:
         if cur.type in ("user", "assistant"):
             return cur
-        seen.add(cur.id)
+        seen.add(_row_key(cur))
         p = _parent(cur, links)
         cur = by_id.get(p) if p is not None else None
     return None if strict else e
@@ -465,11 +472,15 @@ def _continues(row: Entry, cp: Entry, by_id: dict, through_batch: bool, links: d
     below = None  # the row walked just before (below) the current one
     sibling = False
     v = row.id
-    while v is not None and v not in walked_ids:
-        if direct and v == cp.id:
-            return True
-        walked_ids.add(v)
-        o = by_id.get(v)
+    first = row if v is None else None  # a row whose uuid is no string (in no map): walked from itself
+    while first is not None or (v is not None and v not in walked_ids):
+        if first is not None:
+            o, first = first, None
+        else:
+            if direct and v == cp.id:
+                return True
+            walked_ids.add(v)
+            o = by_id.get(v)
         if o is not None and o.type == "progress":  # the client reads progress lines out of the links
             v = _parent(o, links)
             continue

@@ -226,6 +226,26 @@ def uuid_zero_on_the_line_after_results(lines):
     return lines[:k] + [json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()] + lines[k + 1:]
 
 
+def uuid_value(lines, needle: bytes, kind: bytes, value, after: bytes | None = None):
+    """The uuid of the line holding ``needle`` (and ``kind``) given ``value``, no string; ``after``: a line
+    appended at the end, a copy of the first line holding it, hanging off the uuid the changed line had
+    (found by the judge fuzz at seed 69: the client resumes at the last row whatever its uuid, and counts
+    such a row among the conversation's ends; ctxtool's chain held no such row)."""
+    k = line_with(lines, needle, kind)
+    obj = json.loads(lines[k])
+    was = obj["uuid"]
+    if value is None:
+        del obj["uuid"]
+    else:
+        obj["uuid"] = value
+    out = lines[:k] + [json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()] + lines[k + 1:]
+    if after is not None:
+        extra = json.loads(lines[line_with(lines, after, b'"uuid"')])
+        extra.update(uuid="aaaaaaaa-0000-4000-8000-000000000001", parentUuid=was)
+        out.append(json.dumps(extra, separators=(",", ":"), ensure_ascii=False).encode())
+    return out
+
+
 def torn_tail(lines):
     return lines[:-1] + [lines[-1][: len(lines[-1]) // 2]]
 
@@ -284,6 +304,14 @@ CORRUPTIONS = {
     # request body carries a lone surrogate as U+FFFD and a number as JavaScript reads it
     "local-command-alone": ("compacted.jsonl", lambda ls: only_line(ls, b"<command-name>/compact</command-name>", b'"type":"user"')),
     "lone-surrogate-in-the-prompt": ("interrupted_resumed.jsonl", lambda ls: user_content(ls, b"Say hi.", b'"Say \\ud800 hi."')),
+    # found by the judge fuzz at seed 69: a row whose uuid is no string is still a row the client resumes at
+    "only-row-uuid-not-a-string": ("parallel.jsonl", lambda ls: uuid_value(
+        only_line(ls, b'"prompt_snapshot"', b'"type":"attachment"'), b'"prompt_snapshot"', b'"type":"attachment"', 1.5)),
+    "only-prompt-without-a-uuid": ("parallel.jsonl", lambda ls: uuid_value(
+        only_line(ls, b"Look around the project.", b'"type":"user"'), b"Look around", b'"type":"user"', None)),
+    "last-reply-uuid-not-a-string": ("parallel.jsonl", lambda ls: uuid_value(ls, b"It prints 5.", b'"type":"assistant"', 1.5)),
+    "last-reply-uuid-not-a-string-below-a-lost-parent": ("parallel.jsonl", lambda ls: uuid_value(
+        ls, b"It prints 5.", b'"type":"assistant"', [], after=b'"prompt_snapshot"')),
     "call-id-beyond-double-range": ("interrupted.jsonl", lambda ls: [
         ln.replace(b'"id":"toolu_rec_i1"', b'"id":1' + b"0" * 400, 1) for ln in ls]),
 }
