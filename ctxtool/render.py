@@ -9,8 +9,11 @@ from __future__ import annotations
 import os
 import sys
 
-from rich.console import Console
-from rich.table import Table
+from functools import cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # rich is imported when something is printed (a --json run prints nothing through it: ~15 ms)
+    from rich.console import Console
 
 
 def silence_stdout() -> None:
@@ -27,23 +30,58 @@ def silence_stdout() -> None:
         pass
 
 
-class _Console(Console):
-    def on_broken_pipe(self) -> None:
-        # rich's default raises SystemExit(1), which reads as "something to report"
-        self.quiet = True
-        if self.file is sys.stdout:
-            silence_stdout()
+@cache
+def _console_class():
+    from rich.console import Console
+
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            # rich's default raises SystemExit(1), which reads as "something to report"
+            self.quiet = True
+            if self.file is sys.stdout:
+                silence_stdout()
+
+    return _Console
+
+
+class _Lazy:
+    """A console made on its first use (most --json runs never print through one)."""
+
+    __slots__ = ("_args", "_con")
+
+    def __init__(self, **args) -> None:
+        self._args = args
+        self._con = None
+
+    def _made(self):
+        con = self._con
+        if con is None:
+            con = self._con = _console_class()(**self._args)
+        return con
+
+    def __getattr__(self, name):
+        return getattr(self._made(), name)
+
+    def __setattr__(self, name, value) -> None:
+        if name in _Lazy.__slots__:
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self._made(), name, value)
 
 
 def console(stderr: bool = False) -> Console:
-    return _Console(file=sys.stderr if stderr else sys.stdout, highlight=False, soft_wrap=not (sys.stderr if stderr else sys.stdout).isatty(),
-                    no_color=bool(os.environ.get("NO_COLOR")) or None)
+    stream = sys.stderr if stderr else sys.stdout
+    args = dict(file=stream, highlight=False, soft_wrap=not stream.isatty(), no_color=bool(os.environ.get("NO_COLOR")) or None)
+    # on a terminal, rich draws (tables, progress bars): the console itself; piped, it may print nothing at all
+    return _console_class()(**args) if stream.isatty() else _Lazy(**args)
 
 
 def table(con: Console, title: str | None, columns: list[str], rows: list[list], *, justify: dict | None = None) -> None:
     """A rich table on a terminal; tab-free aligned plain text otherwise."""
     justify = justify or {}
     if con.is_terminal:
+        from rich.table import Table
+
         t = Table(title=title, show_lines=False, header_style="bold")
         for c in columns:
             t.add_column(c, justify=justify.get(c, "left"), overflow="fold")
