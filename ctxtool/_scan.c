@@ -541,6 +541,225 @@ static PyTypeObject MetaType = {
 };
 
 
+/* --------------------------------------------------------------------------------------- Builder */
+
+/* Builder(full_cls, entry_cls, meta, none, small_entry, call, result, kinds, usage, empty): the entries of a
+ * helper's part made from the tuples it sent (parallel._built), as model.small_entry and model.entry_from_tuple
+ * make them. build(part, out, i, line_shift, sizes) appends each tuple's entry to ``out`` (index ``i`` on, line
+ * numbers moved by ``line_shift``), sets the tuple's place in ``part`` to None once its entry is made, and
+ * returns the index after the last. */
+static const char *FULL_SLOTS[] = {"index", "lineno", "offset", "length", "eol", "kind", "type", "id", "parent", "role",
+                                   "ts", "obj", "blocks", "_m", "stop", "msg_key", "model", "calls", "results", "nblocks",
+                                   "empty", "blank_text", "signed_thinking", "chars", "kinds", "tool_chars", "usage", "extra"};
+#define NFULL 28
+enum { F_INDEX, F_LINENO, F_OFFSET, F_LENGTH, F_EOL, F_KIND, F_TYPE, F_ID, F_PARENT, F_ROLE, F_TS, F_OBJ, F_BLOCKS, F_M,
+       F_STOP, F_MSG_KEY, F_MODEL, F_CALLS, F_RESULTS, F_NBLOCKS, F_EMPTY, F_BLANK, F_SIGNED, F_CHARS, F_KINDS,
+       F_TOOL_CHARS, F_USAGE, F_EXTRA };
+
+typedef struct {
+    PyObject_HEAD
+    PyTypeObject *full, *small;
+    PyObject *meta, *none, *small_entry, *call, *result, *kinds, *usage, *empty, *one;
+    Py_ssize_t foff[NFULL];
+    Py_ssize_t soff[10];
+} Builder;
+
+static void Builder_dealloc(Builder *self) {
+    Py_XDECREF(self->full);
+    Py_XDECREF(self->small);
+    Py_XDECREF(self->meta);
+    Py_XDECREF(self->none);
+    Py_XDECREF(self->small_entry);
+    Py_XDECREF(self->call);
+    Py_XDECREF(self->result);
+    Py_XDECREF(self->kinds);
+    Py_XDECREF(self->usage);
+    Py_XDECREF(self->empty);
+    Py_XDECREF(self->one);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int slot_offsets(PyObject *cls, const char **names, int n, Py_ssize_t *off) {
+    for (int i = 0; i < n; i++) {
+        PyObject *d = PyObject_GetAttrString(cls, names[i]);
+        if (!d) return -1;
+        int ok = Py_IS_TYPE(d, &PyMemberDescr_Type) && ((PyMemberDescrObject *)d)->d_member->type == T_OBJECT_EX;
+        if (ok) off[i] = ((PyMemberDescrObject *)d)->d_member->offset;
+        Py_DECREF(d);
+        if (!ok) {
+            PyErr_Format(PyExc_TypeError, "%s is not a slot", names[i]);
+            return -1;
+        }
+    }
+    if (((PyTypeObject *)cls)->tp_itemsize || ((PyTypeObject *)cls)->tp_dictoffset) {
+        PyErr_SetString(PyExc_TypeError, "the entry class must have slots only");
+        return -1;
+    }
+    return 0;
+}
+
+static int Builder_init(Builder *self, PyObject *args, PyObject *kw) {
+    PyObject *full, *small, *meta, *none, *small_entry, *call, *result, *kinds, *usage, *empty;
+    if (!PyArg_ParseTuple(args, "O!O!OOOOOOOO", &PyType_Type, &full, &PyType_Type, &small, &meta, &none, &small_entry,
+                          &call, &result, &kinds, &usage, &empty))
+        return -1;
+    if (slot_offsets(full, FULL_SLOTS, NFULL, self->foff) < 0 || slot_offsets(small, SLOTS, 10, self->soff) < 0) return -1;
+    PyObject *one = PyLong_FromLong(1);
+    if (!one) return -1;
+    Py_XSETREF(self->one, one);
+    Py_XSETREF(self->full, (PyTypeObject *)Py_NewRef(full));
+    Py_XSETREF(self->small, (PyTypeObject *)Py_NewRef(small));
+    Py_XSETREF(self->meta, Py_NewRef(meta));
+    Py_XSETREF(self->none, Py_NewRef(none));
+    Py_XSETREF(self->small_entry, Py_NewRef(small_entry));
+    Py_XSETREF(self->call, Py_NewRef(call));
+    Py_XSETREF(self->result, Py_NewRef(result));
+    Py_XSETREF(self->kinds, Py_NewRef(kinds));
+    Py_XSETREF(self->usage, Py_NewRef(usage));
+    Py_XSETREF(self->empty, Py_NewRef(empty));
+    return 0;
+}
+
+/* a tuple of cls(*t) for each tuple t of ``items`` (Call, Result); () when items is None or empty */
+static PyObject *objects(PyObject *cls, PyObject *items) {
+    if (items == Py_None || (PyTuple_Check(items) && PyTuple_GET_SIZE(items) == 0)) return PyTuple_New(0);
+    if (!PyTuple_Check(items)) {
+        PyErr_SetString(PyExc_TypeError, "calls and results are tuples");
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(items);
+    PyObject *out = PyTuple_New(n);
+    if (!out) return NULL;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *o = PyObject_Call(cls, PyTuple_GET_ITEM(items, k), NULL);
+        if (!o) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(out, k, o);
+    }
+    return out;
+}
+
+/* cls(*t), or ``otherwise`` when t is None */
+static PyObject *made_or(PyObject *cls, PyObject *t, PyObject *otherwise) {
+    if (t == Py_None) return Py_NewRef(otherwise);
+    return PyObject_Call(cls, t, NULL);
+}
+
+static PyObject *full_from(Builder *self, PyObject *t, PyObject *index, PyObject *lineno) {
+    PyObject **v = &PyTuple_GET_ITEM(t, 0);  /* entry_from_tuple's order */
+    PyObject *calls = objects(self->call, v[14]);
+    if (!calls) return NULL;
+    PyObject *results = objects(self->result, v[15]);
+    if (!results) { Py_DECREF(calls); return NULL; }
+    PyObject *kinds = made_or(self->kinds, v[21], self->empty);
+    if (!kinds) { Py_DECREF(calls); Py_DECREF(results); return NULL; }
+    PyObject *usage = made_or(self->usage, v[23], Py_None);
+    if (!usage) { Py_DECREF(calls); Py_DECREF(results); Py_DECREF(kinds); return NULL; }
+    PyObject *e = self->full->tp_alloc(self->full, 0);
+    if (!e) { Py_DECREF(calls); Py_DECREF(results); Py_DECREF(kinds); Py_DECREF(usage); return NULL; }
+    PyObject *vals[NFULL];
+    vals[F_INDEX] = index; vals[F_LINENO] = lineno; vals[F_OFFSET] = v[2]; vals[F_LENGTH] = v[3]; vals[F_EOL] = v[4];
+    vals[F_KIND] = v[5]; vals[F_TYPE] = v[6]; vals[F_ID] = v[7]; vals[F_PARENT] = v[8]; vals[F_ROLE] = v[9];
+    vals[F_STOP] = v[10]; vals[F_MSG_KEY] = v[11]; vals[F_TS] = v[12]; vals[F_MODEL] = v[13];
+    vals[F_OBJ] = vals[F_BLOCKS] = vals[F_M] = Py_None;
+    vals[F_NBLOCKS] = v[16]; vals[F_EMPTY] = v[17]; vals[F_BLANK] = v[18]; vals[F_SIGNED] = v[19]; vals[F_CHARS] = v[20];
+    vals[F_TOOL_CHARS] = v[22] == Py_None ? self->empty : v[22];
+    vals[F_EXTRA] = v[24];
+    for (int k = 0; k < NFULL; k++) {
+        if (k == F_CALLS || k == F_RESULTS || k == F_KINDS || k == F_USAGE) continue;
+        *(PyObject **)((char *)e + self->foff[k]) = Py_NewRef(vals[k]);
+    }
+    *(PyObject **)((char *)e + self->foff[F_CALLS]) = calls;
+    *(PyObject **)((char *)e + self->foff[F_RESULTS]) = results;
+    *(PyObject **)((char *)e + self->foff[F_KINDS]) = kinds;
+    *(PyObject **)((char *)e + self->foff[F_USAGE]) = usage;
+    return e;
+}
+
+static PyObject *Builder_build(Builder *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 5 || !PyList_CheckExact(args[0]) || !PyList_CheckExact(args[1]) || !PyLong_CheckExact(args[2])
+        || !PyLong_CheckExact(args[3]) || !PyDict_CheckExact(args[4])) {
+        PyErr_SetString(PyExc_TypeError, "build(part: list, out: list, i: int, line_shift: int, sizes: dict)");
+        return NULL;
+    }
+    PyObject *part = args[0], *out = args[1], *line_shift = args[3], *sizes = args[4];
+    PyObject *i = Py_NewRef(args[2]);
+    long long shift = PyLong_AsLongLong(line_shift);
+    if (shift == -1 && PyErr_Occurred()) { Py_DECREF(i); return NULL; }
+    for (Py_ssize_t j = 0; j < PyList_GET_SIZE(part); j++) {
+        PyObject *t = PyList_GET_ITEM(part, j);
+        Py_ssize_t n = PyTuple_Check(t) ? PyTuple_GET_SIZE(t) : -1;
+        if (n != 8 && n != 25) {
+            PyErr_SetString(PyExc_ValueError, "not an entry tuple");
+            Py_DECREF(i);
+            return NULL;
+        }
+        PyObject *no = PyTuple_GET_ITEM(t, n == 8 ? 0 : 1);
+        PyObject *lineno = shift ? PyNumber_Add(no, line_shift) : Py_NewRef(no);
+        if (!lineno) { Py_DECREF(i); return NULL; }
+        PyObject *e;
+        PyObject *eol = n == 8 ? PyTuple_GET_ITEM(t, 3) : NULL;
+        if (n == 8 && PyBytes_CheckExact(eol) && PyBytes_GET_SIZE(eol) == 1 && PyBytes_AS_STRING(eol)[0] == '\n') {
+            /* model.small_entry, its common case: the line ending "\n" (the helper's own b"\n") */
+            PyObject *length = PyTuple_GET_ITEM(t, 2);
+            PyObject *size = PyDict_SetDefault(sizes, length, length);
+            e = size ? self->small->tp_alloc(self->small, 0) : NULL;
+            if (e) {
+                PyObject *vals[10] = {i, lineno, PyTuple_GET_ITEM(t, 1), size, self->meta, PyTuple_GET_ITEM(t, 4),
+                                      PyTuple_GET_ITEM(t, 5), PyTuple_GET_ITEM(t, 6), PyTuple_GET_ITEM(t, 7), self->none};
+                for (int k = 0; k < 10; k++) *(PyObject **)((char *)e + self->soff[k]) = Py_NewRef(vals[k]);
+            }
+        } else if (n == 8) {  /* another line ending: small_entry itself (it gives the entry a second object) */
+            PyObject *length = PyTuple_GET_ITEM(t, 2);
+            PyObject *size = PyDict_SetDefault(sizes, length, length);
+            PyObject *a[10] = {i, lineno, PyTuple_GET_ITEM(t, 1), size, PyTuple_GET_ITEM(t, 3), self->meta,
+                               PyTuple_GET_ITEM(t, 4), PyTuple_GET_ITEM(t, 5), PyTuple_GET_ITEM(t, 6), PyTuple_GET_ITEM(t, 7)};
+            e = size ? PyObject_Vectorcall(self->small_entry, a, 10, NULL) : NULL;
+        } else {
+            e = full_from(self, t, i, lineno);
+        }
+        if (!e) { Py_DECREF(lineno); Py_DECREF(i); return NULL; }
+        int r = PyList_Append(out, e);
+        Py_DECREF(e);
+        if (r < 0) { Py_DECREF(lineno); Py_DECREF(i); return NULL; }
+        PyList_SetItem(part, j, Py_NewRef(Py_None));  /* the tuple freed once its entry is made */
+        /* one int object for this line number and the next index (parallel._built) */
+        PyObject *next = PyNumber_Add(i, self->one);
+        if (!next) { Py_DECREF(lineno); Py_DECREF(i); return NULL; }
+        int same = PyObject_RichCompareBool(lineno, next, Py_EQ);
+        if (same < 0) { Py_DECREF(next); Py_DECREF(lineno); Py_DECREF(i); return NULL; }
+        Py_DECREF(i);
+        if (same) {
+            Py_DECREF(next);
+            i = lineno;
+        } else {
+            Py_DECREF(lineno);
+            i = next;
+        }
+    }
+    return i;
+}
+
+static PyMethodDef Builder_methods[] = {
+    {"build", (PyCFunction)(void (*)(void))Builder_build, METH_FASTCALL, "Append the entries of a part's tuples."},
+    {NULL},
+};
+
+static PyTypeObject BuilderType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "ctxtool._scan.Builder",
+    .tp_basicsize = sizeof(Builder),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Builder_init,
+    .tp_dealloc = (destructor)Builder_dealloc,
+    .tp_methods = Builder_methods,
+    .tp_doc = "Builder(full_cls, entry_cls, meta, none, small_entry, call, result, kinds, usage, empty): a part's entries from its tuples.",
+};
+
+
 /* ---------------------------------------------------------------------------------------- Reader */
 
 /* Reader(f, begin, end, size, no): the lines of a binary file object, as ``for chunk in f`` gives them with the
@@ -737,7 +956,7 @@ static PyMethodDef module_methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "ctxtool._scan", NULL, -1, module_methods};
 
 PyMODINIT_FUNC PyInit__scan(void) {
-    if (PyType_Ready(&MetaType) < 0 || PyType_Ready(&ReaderType) < 0) return NULL;
+    if (PyType_Ready(&MetaType) < 0 || PyType_Ready(&ReaderType) < 0 || PyType_Ready(&BuilderType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     Py_INCREF(&MetaType);
@@ -749,6 +968,12 @@ PyMODINIT_FUNC PyInit__scan(void) {
     Py_INCREF(&ReaderType);
     if (PyModule_AddObject(m, "Reader", (PyObject *)&ReaderType) < 0) {
         Py_DECREF(&ReaderType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&BuilderType);
+    if (PyModule_AddObject(m, "Builder", (PyObject *)&BuilderType) < 0) {
+        Py_DECREF(&BuilderType);
         Py_DECREF(m);
         return NULL;
     }

@@ -24,7 +24,7 @@ import orjson
 
 from . import formats
 from .jsonl import BOM, Line, parse
-from .model import META, entry_from_tuple, entry_to_tuple, small_entry
+from .model import EMPTY, META, PLAIN, Call, Entry, FullEntry, Kinds, Result, Usage, entry_from_tuple, entry_to_tuple, small_entry
 from .scanloop import ENV_LAZY, MODES, BadLine, Part, make_entry, meta_entry, native, scan_lines, share_strings
 
 MIN_BYTES = 64 << 20  # below this, starting helpers costs more than it saves
@@ -295,14 +295,42 @@ def _start(path: str, fmt_name: str, begin: int, end: int, stats: bool, lazy: bo
         return None
 
 
+_BUILDER: list = []
+
+
+def _builder():
+    """The C part's maker of a part's entries from its tuples (``_scan.Builder``: what ``_built`` does, ~6x
+    faster), or None (not built, or turned off)."""
+    c = native()  # (asked each time: CTXTOOL_NATIVE=0 turns it off)
+    if c is None:
+        return None
+    if not _BUILDER:
+        _BUILDER.append(c.Builder(FullEntry, Entry, META, PLAIN, small_entry, Call, Result, Kinds, Usage, EMPTY))
+    return _BUILDER[0]
+
+
 def _merge(entries: list, frames, shift: int, line_shift: int, sizes: dict | None = None) -> None:
     """Append a part's entries, index and line numbers moved; each tuple freed once its entry is built."""
-    entries.extend(_built(frames, shift, line_shift, sizes))
+    b = _builder()
+    if b is None:
+        entries.extend(_built(frames, shift, line_shift, sizes))
+        return
+    i, sizes = shift, ({} if sizes is None else sizes)
+    for part in frames:
+        i = b.build(part, entries, i, line_shift, sizes)
 
 
 def _built(frames, shift: int, line_shift: int, sizes: dict | None = None):
     """A part's entries, in order, index and line numbers moved; each tuple freed once its entry is built.
     ``sizes``: the table of metadata lines' lengths (one int object per value, as the scan keeps them)."""
+    b = _builder()
+    if b is not None:
+        i, sizes = shift, ({} if sizes is None else sizes)
+        for part in frames:
+            out: list = []
+            i = b.build(part, out, i, line_shift, sizes)
+            yield from out
+        return
     i = shift
     same_size = (sizes if sizes is not None else {}).setdefault
     for part in frames:

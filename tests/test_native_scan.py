@@ -278,3 +278,56 @@ def test_the_reader_takes_metadata_lines_and_counts_them():
     assert [e.offset for e in into] == [sum(map(len, lines[:i])) for i in range(30) if i % 3]
     assert r.lf == 20 and r.meta_bytes == sum(len(l) for i, l in enumerate(lines) if i % 3)
     assert r.offset == len(data) and r.no == 30
+
+
+def _fields(e) -> tuple:
+    from ctxtool.model import entry_to_tuple
+
+    return type(e), entry_to_tuple(e), e.eol, e._m is not None and e._m is getattr(__import__("ctxtool.model").model, "PLAIN")
+
+
+@pytest.mark.parametrize("line_shift", [0, 1234])
+def test_a_parts_entries_are_built_from_its_tuples_as_python_builds_them(monkeypatch, line_shift):
+    """``_scan.Builder`` (the split scan's merge) against ``parallel._built`` in Python, on the index of every
+    fixture: entries of every field (calls, results, kinds, usage, tool chars, extra), the helpers' 8-tuples of
+    metadata lines ("\\n" and "\\r\\n" endings), index and line numbers moved, tuples freed as they are built,
+    and the int objects shared as Python shares them."""
+    from ctxtool import parallel
+    from ctxtool.model import entry_to_tuple
+    from ctxtool.transcript import scan
+
+    tuples = []
+    for p in sorted(glob.glob(os.path.join(ROOT, "fixtures", "*", "*.jsonl")))[:120]:
+        try:
+            t = scan(p, workers=1)
+        except Exception:
+            continue
+        for e in t.entries:
+            tuples.append(entry_to_tuple(e))
+            if e.kind == "meta":
+                tuples.append((e.lineno, e.offset, e.length, e.eol, e.type, e.id, e.parent, e.ts))
+    tuples.append((7, 100, 55, b"\r\n", "progress", "u1", None, 1.5))
+    assert len(tuples) > 2000 and any(len(x) == 8 for x in tuples) and any(x[14] for x in tuples if len(x) == 25)
+    frames = [tuples[k:k + 997] for k in range(0, len(tuples), 997)]
+
+    def built(native: bool):
+        monkeypatch.setattr(parallel, "_builder", parallel._builder if native else (lambda: None))
+        parts = [list(f) for f in frames]
+        sizes: dict = {}
+        out: list = []
+        parallel._merge(out, iter(parts), 5, line_shift, sizes)
+        assert all(x is None for part in parts for x in part)  # every tuple freed
+        streamed = list(parallel._built(iter([list(f) for f in frames]), 5, line_shift, {}))
+        return out, streamed, sizes
+
+    real = parallel._builder
+    assert real() is not None
+    c_out, c_streamed, c_sizes = built(True)
+    py_out, py_streamed, py_sizes = built(False)
+    assert [_fields(e) for e in c_out] == [_fields(e) for e in py_out]
+    assert [_fields(e) for e in c_streamed] == [_fields(e) for e in py_out]
+    assert c_sizes == py_sizes
+    # one int object for a line number and the next index, one per metadata line length, as Python makes them
+    assert [e.index is n.lineno for e, n in zip(c_out[1:], c_out)] == [e.index is n.lineno for e, n in zip(py_out[1:], py_out)]
+    assert all(c_sizes[e.length] is e.length for e in c_out if len(entry_to_tuple(e)) and e._m is not None and e.kind == "meta"
+               and type(e).__name__ == "Entry" and e.eol == b"\n")
