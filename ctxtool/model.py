@@ -289,7 +289,9 @@ def _more_field(name: str) -> property:
     def _set(self, value, _name=name, _default=default):
         m = self._m
         if m is _NONE:
-            if value is _default:  # the value it has: nothing to hold (a metadata line's release())
+            # the value it has: nothing to hold (a metadata line's release()). A line ending is compared by
+            # value: b"\n" read from a module's bytecode (an installed package's .pyc) is another object
+            if value is _default or (_name == "eol" and value == _default):
                 return
             m = self._m = _More()
         setattr(m, _name, value)
