@@ -46,3 +46,14 @@ def test_a_crlf_claude_file_keeps_each_lines_ending(tmp_path):
     t = scan(str(path))
     assert [e.eol for e in t.entries] == eols
     assert t.entries[-2]._m is not PLAIN and t.entries[-3]._m is PLAIN  # lines 200 ("\r\n") and 199 ("\n")
+
+
+def test_a_line_ending_equal_to_the_default_keeps_the_shared_object():
+    """b"\\n" as a module's bytecode holds it (marshal: an installed package's .pyc) is another object than
+    the default's; it is the same value, so the entry stays small."""
+    import marshal
+
+    nl = marshal.loads(marshal.dumps(b"\n"))
+    e = meta()
+    e.eol = nl
+    assert e._m is PLAIN and e.eol == b"\n"
