@@ -760,6 +760,206 @@ static PyTypeObject BuilderType = {
 };
 
 
+/* ------------------------------------------------------------------------------------------ Rows */
+
+/* Rows(entry_cls, full_cls, more_cls, plain, boundary, message): the passes of claude_chain over the whole
+ * index, in C (each a loop over every entry that reads a slot or two).
+ *   rows(entries, row_types, bridged_types, into) -> (n, odd, boundaries, checkpoints): what chain's first
+ *     loop gathers: ``into[e.id] = e`` for each entry with an id whose type is a row type (n of them), the
+ *     entries without an id of a bridged type (odd), the row entries of kind ``boundary`` (in file order),
+ *     and whether a "last-prompt" line was met;
+ *   main(entries) -> claude_chain.main_entries(entries). */
+typedef struct {
+    PyObject_HEAD
+    PyTypeObject *entry, *full, *more;
+    PyObject *plain, *boundary, *message, *last_prompt, *sidechain, *extra_name;
+    Py_ssize_t e_id, e_type, e_kind, e_m, f_extra, m_extra;
+} Rows;
+
+static void Rows_dealloc(Rows *self) {
+    Py_XDECREF(self->entry);
+    Py_XDECREF(self->full);
+    Py_XDECREF(self->more);
+    Py_XDECREF(self->plain);
+    Py_XDECREF(self->boundary);
+    Py_XDECREF(self->message);
+    Py_XDECREF(self->last_prompt);
+    Py_XDECREF(self->sidechain);
+    Py_XDECREF(self->extra_name);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int Rows_init(Rows *self, PyObject *args, PyObject *kw) {
+    PyObject *entry, *full, *more, *plain, *boundary, *message;
+    if (!PyArg_ParseTuple(args, "O!O!O!OUU", &PyType_Type, &entry, &PyType_Type, &full, &PyType_Type, &more, &plain,
+                          &boundary, &message))
+        return -1;
+    static const char *E[] = {"id", "type", "kind", "_m"};
+    static const char *X[] = {"extra"};
+    Py_ssize_t eo[4], fo[1], mo[1];
+    if (slot_offsets(entry, E, 4, eo) < 0 || slot_offsets(full, X, 1, fo) < 0 || slot_offsets(more, X, 1, mo) < 0) return -1;
+    if (!PyType_IsSubtype((PyTypeObject *)full, (PyTypeObject *)entry)) {
+        PyErr_SetString(PyExc_TypeError, "the full entry class must be an entry class");
+        return -1;
+    }
+    self->e_id = eo[0]; self->e_type = eo[1]; self->e_kind = eo[2]; self->e_m = eo[3];
+    self->f_extra = fo[0]; self->m_extra = mo[0];
+    Py_XSETREF(self->entry, (PyTypeObject *)Py_NewRef(entry));
+    Py_XSETREF(self->full, (PyTypeObject *)Py_NewRef(full));
+    Py_XSETREF(self->more, (PyTypeObject *)Py_NewRef(more));
+    Py_XSETREF(self->plain, Py_NewRef(plain));
+    Py_XSETREF(self->boundary, Py_NewRef(boundary));
+    Py_XSETREF(self->message, Py_NewRef(message));
+    Py_XSETREF(self->last_prompt, PyUnicode_InternFromString("last-prompt"));
+    Py_XSETREF(self->sidechain, PyUnicode_InternFromString("sidechain"));
+    Py_XSETREF(self->extra_name, PyUnicode_InternFromString("extra"));
+    return self->last_prompt && self->sidechain && self->extra_name ? 0 : -1;
+}
+
+#define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
+
+/* whether ``e`` is an entry whose slots this reads (the two classes, exactly) */
+static int known(Rows *self, PyObject *e) {
+    return Py_IS_TYPE(e, self->entry) || Py_IS_TYPE(e, self->full);
+}
+
+/* a str equal to ``s`` (identity first: the index shares its strings) */
+static int same_str(PyObject *a, PyObject *s) {
+    if (a == s) return 1;
+    if (!a || !PyUnicode_CheckExact(a)) return 0;
+    return PyUnicode_Compare(a, s) == 0;
+}
+
+/* e.extra is a dict whose "sidechain" is truthy (claude_chain._sidechain); -1 on error */
+static int sidechain(Rows *self, PyObject *e) {
+    PyObject *x;
+    if (Py_IS_TYPE(e, self->full)) {
+        x = SLOT(e, self->f_extra);
+    } else if (Py_IS_TYPE(e, self->entry)) {
+        PyObject *m = SLOT(e, self->e_m);
+        if (m == self->plain) return 0;
+        if (!m || !Py_IS_TYPE(m, self->more)) {
+            PyErr_SetString(PyExc_TypeError, "an entry's second object is of another class");
+            return -1;
+        }
+        x = SLOT(m, self->m_extra);
+    } else {
+        PyErr_SetString(PyExc_TypeError, "not an entry");
+        return -1;
+    }
+    if (!x || x == Py_None) return 0;
+    if (!PyDict_Check(x)) {  /* .get() of another mapping: the Python way */
+        PyObject *v = PyObject_CallMethod(x, "get", "O", self->sidechain);
+        if (!v) return -1;
+        int r = PyObject_IsTrue(v);
+        Py_DECREF(v);
+        return r;
+    }
+    PyObject *v = PyDict_GetItemWithError(x, self->sidechain);
+    if (!v) return PyErr_Occurred() ? -1 : 0;
+    return PyObject_IsTrue(v);
+}
+
+static PyObject *Rows_rows(Rows *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4 || !PyList_Check(args[0]) || !PyAnySet_Check(args[1]) || !PyAnySet_Check(args[2])
+        || !PyDict_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "rows(entries: list, row_types: set, bridged_types: set, into: dict)");
+        return NULL;
+    }
+    PyObject *entries = args[0], *row_types = args[1], *bridged = args[2], *into = args[3];
+    PyObject *odd = PyList_New(0), *bounds = PyList_New(0);
+    if (!odd || !bounds) goto fail;
+    Py_ssize_t n = 0;
+    int checkpoints = 0;
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(entries); k++) {
+        PyObject *e = PyList_GET_ITEM(entries, k);
+        if (!known(self, e)) {
+            PyErr_SetString(PyExc_TypeError, "not an entry");
+            goto fail;
+        }
+        PyObject *id = SLOT(e, self->e_id), *ty = SLOT(e, self->e_type);
+        if (!id || !ty) {
+            PyErr_SetString(PyExc_AttributeError, "an entry's id or type is not set");
+            goto fail;
+        }
+        if (id != Py_None) {
+            int r = PySet_Contains(row_types, ty);
+            if (r < 0) goto fail;
+            if (r) {
+                if (PyDict_SetItem(into, id, e) < 0) goto fail;
+                n++;
+                if (same_str(SLOT(e, self->e_kind), self->boundary) && PyList_Append(bounds, e) < 0) goto fail;
+                continue;
+            }
+        }
+        if (same_str(ty, self->last_prompt)) {
+            checkpoints = 1;
+        } else if (id == Py_None) {
+            int r = PySet_Contains(bridged, ty);
+            if (r < 0) goto fail;
+            if (r && PyList_Append(odd, e) < 0) goto fail;
+        }
+    }
+    return Py_BuildValue("nNNO", n, odd, bounds, checkpoints ? Py_True : Py_False);
+fail:
+    Py_XDECREF(odd);
+    Py_XDECREF(bounds);
+    return NULL;
+}
+
+static PyObject *Rows_main(Rows *self, PyObject *entries) {
+    if (!PyList_Check(entries)) {
+        PyErr_SetString(PyExc_TypeError, "main(entries: list)");
+        return NULL;
+    }
+    Py_ssize_t size = PyList_GET_SIZE(entries), first = -1;
+    for (Py_ssize_t k = 0; k < size; k++) {
+        int r = sidechain(self, PyList_GET_ITEM(entries, k));
+        if (r < 0) return NULL;
+        if (r) { first = k; break; }
+    }
+    if (first < 0) return Py_NewRef(entries);  /* no sidechain line: nothing to leave out */
+    PyObject *keep = PyList_GetSlice(entries, 0, first);
+    if (!keep) return NULL;
+    int main = 0, side = 0;
+    for (Py_ssize_t k = 0; k < first && !main; k++) main = same_str(SLOT(PyList_GET_ITEM(entries, k), self->e_kind), self->message);
+    for (Py_ssize_t k = first; k < size; k++) {
+        PyObject *e = PyList_GET_ITEM(entries, k);
+        if (!known(self, e)) {
+            PyErr_SetString(PyExc_TypeError, "not an entry");
+            Py_DECREF(keep);
+            return NULL;
+        }
+        int r = sidechain(self, e);
+        if (r < 0) { Py_DECREF(keep); return NULL; }
+        if (r) { side = 1; continue; }
+        if (PyList_Append(keep, e) < 0) { Py_DECREF(keep); return NULL; }
+        if (!main) main = same_str(SLOT(e, self->e_kind), self->message);
+    }
+    if (main && side) return keep;
+    Py_DECREF(keep);
+    return Py_NewRef(entries);
+}
+
+static PyMethodDef Rows_methods[] = {
+    {"rows", (PyCFunction)(void (*)(void))Rows_rows, METH_FASTCALL, "claude_chain.chain's first loop."},
+    {"main", (PyCFunction)Rows_main, METH_O, "claude_chain.main_entries."},
+    {NULL},
+};
+
+static PyTypeObject RowsType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "ctxtool._scan.Rows",
+    .tp_basicsize = sizeof(Rows),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Rows_init,
+    .tp_dealloc = (destructor)Rows_dealloc,
+    .tp_methods = Rows_methods,
+    .tp_doc = "Rows(entry_cls, full_cls, more_cls, plain, boundary, message): claude_chain's passes over the index.",
+};
+
+
 /* ---------------------------------------------------------------------------------------- Reader */
 
 /* Reader(f, begin, end, size, no): the lines of a binary file object, as ``for chunk in f`` gives them with the
@@ -956,7 +1156,8 @@ static PyMethodDef module_methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "ctxtool._scan", NULL, -1, module_methods};
 
 PyMODINIT_FUNC PyInit__scan(void) {
-    if (PyType_Ready(&MetaType) < 0 || PyType_Ready(&ReaderType) < 0 || PyType_Ready(&BuilderType) < 0) return NULL;
+    if (PyType_Ready(&MetaType) < 0 || PyType_Ready(&ReaderType) < 0 || PyType_Ready(&BuilderType) < 0
+        || PyType_Ready(&RowsType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     Py_INCREF(&MetaType);
@@ -974,6 +1175,12 @@ PyMODINIT_FUNC PyInit__scan(void) {
     Py_INCREF(&BuilderType);
     if (PyModule_AddObject(m, "Builder", (PyObject *)&BuilderType) < 0) {
         Py_DECREF(&BuilderType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&RowsType);
+    if (PyModule_AddObject(m, "Rows", (PyObject *)&RowsType) < 0) {
+        Py_DECREF(&RowsType);
         Py_DECREF(m);
         return NULL;
     }

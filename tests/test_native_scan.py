@@ -331,3 +331,46 @@ def test_a_parts_entries_are_built_from_its_tuples_as_python_builds_them(monkeyp
     assert [e.index is n.lineno for e, n in zip(c_out[1:], c_out)] == [e.index is n.lineno for e, n in zip(py_out[1:], py_out)]
     assert all(c_sizes[e.length] is e.length for e in c_out if len(entry_to_tuple(e)) and e._m is not None and e.kind == "meta"
                and type(e).__name__ == "Entry" and e.eol == b"\n")
+
+
+def _claude_files(tmp_path, n: int = 240):
+    from tests.support import judge_fuzz
+
+    out = sorted(glob.glob(os.path.join(ROOT, "fixtures", "claude-*", "*.jsonl")))
+    for name, source, data in judge_fuzz.cases("claude", 5, n):  # damaged files: lost parents, odd uuids, sidechains...
+        p = tmp_path / f"{name}.jsonl"
+        p.write_bytes(data)
+        out.append(str(p))
+    return out
+
+
+def test_the_chains_passes_are_pythons(tmp_path, monkeypatch):
+    """``_scan.Rows`` (``claude_chain.main_entries`` and ``chain``'s first loop in C) against the Python loops, on
+    every Claude Code fixture and 240 damaged recorded files: the same main side, the same rows, the same chain
+    and the same lines sent."""
+    from ctxtool import claude_chain
+    from ctxtool.errors import CtxError
+    from ctxtool.transcript import scan
+
+    assert claude_chain._native_rows() is not None
+    seen = sides = 0
+    for p in _claude_files(tmp_path):
+        try:
+            t = scan(p, "claude")
+        except CtxError:
+            continue
+        got = []
+        for native in (True, False):
+            if not native:
+                monkeypatch.setattr(claude_chain, "_native_rows", lambda: None)
+            main = claude_chain.main_entries(t.entries)
+            rows: dict = {}
+            counts: list = []
+            seq = claude_chain.chain(t.entries, main, rows=rows, counts=counts)
+            got.append(([e.index for e in main], {k: v.index for k, v in rows.items()}, counts, [e.index for e in seq],
+                        [e.index for e in claude_chain.sent_entries(t.entries)]))
+        monkeypatch.undo()
+        assert got[0] == got[1], p
+        seen += 1
+        sides += len(got[0][0]) != len(t.entries)
+    assert seen > 200 and sides  # files with a subagent's lines among them
