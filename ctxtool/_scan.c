@@ -762,8 +762,8 @@ static PyTypeObject BuilderType = {
 
 /* ------------------------------------------------------------------------------------------ Rows */
 
-/* Rows(entry_cls, full_cls, more_cls, plain, boundary, message): the passes of claude_chain over the whole
- * index, in C (each a loop over every entry that reads a slot or two).
+/* Rows(entry_cls, full_cls, more_cls, plain, boundary, message): passes over the whole index, in C (each a
+ * loop over every entry that reads a slot or two): claude_chain's two, and repair's two below.
  *   rows(entries, row_types, bridged_types, into) -> (n, odd, boundaries, checkpoints): what chain's first
  *     loop gathers: ``into[e.id] = e`` for each entry with an id whose type is a row type (n of them), the
  *     entries without an id of a bridged type (odd), the row entries of kind ``boundary`` (in file order),
@@ -772,8 +772,8 @@ static PyTypeObject BuilderType = {
 typedef struct {
     PyObject_HEAD
     PyTypeObject *entry, *full, *more;
-    PyObject *plain, *boundary, *message, *last_prompt, *sidechain, *extra_name;
-    Py_ssize_t e_id, e_type, e_kind, e_m, f_extra, m_extra;
+    PyObject *plain, *boundary, *message, *last_prompt, *sidechain, *malformed;
+    Py_ssize_t e_id, e_type, e_kind, e_m, e_parent, f_extra, m_extra;
 } Rows;
 
 static void Rows_dealloc(Rows *self) {
@@ -785,7 +785,7 @@ static void Rows_dealloc(Rows *self) {
     Py_XDECREF(self->message);
     Py_XDECREF(self->last_prompt);
     Py_XDECREF(self->sidechain);
-    Py_XDECREF(self->extra_name);
+    Py_XDECREF(self->malformed);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -794,15 +794,15 @@ static int Rows_init(Rows *self, PyObject *args, PyObject *kw) {
     if (!PyArg_ParseTuple(args, "O!O!O!OUU", &PyType_Type, &entry, &PyType_Type, &full, &PyType_Type, &more, &plain,
                           &boundary, &message))
         return -1;
-    static const char *E[] = {"id", "type", "kind", "_m"};
+    static const char *E[] = {"id", "type", "kind", "_m", "parent"};
     static const char *X[] = {"extra"};
-    Py_ssize_t eo[4], fo[1], mo[1];
-    if (slot_offsets(entry, E, 4, eo) < 0 || slot_offsets(full, X, 1, fo) < 0 || slot_offsets(more, X, 1, mo) < 0) return -1;
+    Py_ssize_t eo[5], fo[1], mo[1];
+    if (slot_offsets(entry, E, 5, eo) < 0 || slot_offsets(full, X, 1, fo) < 0 || slot_offsets(more, X, 1, mo) < 0) return -1;
     if (!PyType_IsSubtype((PyTypeObject *)full, (PyTypeObject *)entry)) {
         PyErr_SetString(PyExc_TypeError, "the full entry class must be an entry class");
         return -1;
     }
-    self->e_id = eo[0]; self->e_type = eo[1]; self->e_kind = eo[2]; self->e_m = eo[3];
+    self->e_id = eo[0]; self->e_type = eo[1]; self->e_kind = eo[2]; self->e_m = eo[3]; self->e_parent = eo[4];
     self->f_extra = fo[0]; self->m_extra = mo[0];
     Py_XSETREF(self->entry, (PyTypeObject *)Py_NewRef(entry));
     Py_XSETREF(self->full, (PyTypeObject *)Py_NewRef(full));
@@ -812,8 +812,8 @@ static int Rows_init(Rows *self, PyObject *args, PyObject *kw) {
     Py_XSETREF(self->message, Py_NewRef(message));
     Py_XSETREF(self->last_prompt, PyUnicode_InternFromString("last-prompt"));
     Py_XSETREF(self->sidechain, PyUnicode_InternFromString("sidechain"));
-    Py_XSETREF(self->extra_name, PyUnicode_InternFromString("extra"));
-    return self->last_prompt && self->sidechain && self->extra_name ? 0 : -1;
+    Py_XSETREF(self->malformed, PyUnicode_InternFromString("malformed"));
+    return self->last_prompt && self->sidechain && self->malformed ? 0 : -1;
 }
 
 #define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
@@ -830,34 +830,47 @@ static int same_str(PyObject *a, PyObject *s) {
     return PyUnicode_Compare(a, s) == 0;
 }
 
-/* e.extra is a dict whose "sidechain" is truthy (claude_chain._sidechain); -1 on error */
-static int sidechain(Rows *self, PyObject *e) {
-    PyObject *x;
+/* e.extra (borrowed; NULL with an error set when ``e`` is no entry) */
+static PyObject *extra_of(Rows *self, PyObject *e) {
     if (Py_IS_TYPE(e, self->full)) {
-        x = SLOT(e, self->f_extra);
-    } else if (Py_IS_TYPE(e, self->entry)) {
+        PyObject *x = SLOT(e, self->f_extra);
+        return x ? x : Py_None;
+    }
+    if (Py_IS_TYPE(e, self->entry)) {
         PyObject *m = SLOT(e, self->e_m);
-        if (m == self->plain) return 0;
+        if (m == self->plain) return Py_None;
         if (!m || !Py_IS_TYPE(m, self->more)) {
             PyErr_SetString(PyExc_TypeError, "an entry's second object is of another class");
-            return -1;
+            return NULL;
         }
-        x = SLOT(m, self->m_extra);
-    } else {
-        PyErr_SetString(PyExc_TypeError, "not an entry");
-        return -1;
+        PyObject *x = SLOT(m, self->m_extra);
+        return x ? x : Py_None;
     }
-    if (!x || x == Py_None) return 0;
+    PyErr_SetString(PyExc_TypeError, "not an entry");
+    return NULL;
+}
+
+/* e.extra holds ``key`` with a truthy value (``e.extra and e.extra.get(key)``); -1 on error */
+static int extra_flag(Rows *self, PyObject *e, PyObject *key) {
+    PyObject *x = extra_of(self, e);
+    if (!x) return -1;
+    if (x == Py_None) return 0;
     if (!PyDict_Check(x)) {  /* .get() of another mapping: the Python way */
-        PyObject *v = PyObject_CallMethod(x, "get", "O", self->sidechain);
+        int t = PyObject_IsTrue(x);
+        if (t <= 0) return t;
+        PyObject *v = PyObject_CallMethod(x, "get", "O", key);
         if (!v) return -1;
         int r = PyObject_IsTrue(v);
         Py_DECREF(v);
         return r;
     }
-    PyObject *v = PyDict_GetItemWithError(x, self->sidechain);
+    PyObject *v = PyDict_GetItemWithError(x, key);
     if (!v) return PyErr_Occurred() ? -1 : 0;
     return PyObject_IsTrue(v);
+}
+
+static int sidechain(Rows *self, PyObject *e) {
+    return extra_flag(self, e, self->sidechain);
 }
 
 static PyObject *Rows_rows(Rows *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -941,7 +954,82 @@ static PyObject *Rows_main(Rows *self, PyObject *entries) {
     return Py_NewRef(entries);
 }
 
+/* sound(entries, forward_ok) -> (ok, forward): repair._links_sound's loop. Each entry with an id: its id
+ * seen before -> (False, ...); a parent not among the ids before it -> (False, ...) unless forward_ok (pi),
+ * where it is listed in ``forward``. */
+static PyObject *Rows_sound(Rows *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyList_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "sound(entries: list, forward_ok: bool)");
+        return NULL;
+    }
+    PyObject *entries = args[0];
+    int forward_ok = PyObject_IsTrue(args[1]);
+    if (forward_ok < 0) return NULL;
+    PyObject *seen = PySet_New(NULL), *forward = PyList_New(0);
+    if (!seen || !forward) goto fail;
+    int ok = 1;
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(entries) && ok; k++) {
+        PyObject *e = PyList_GET_ITEM(entries, k);
+        if (!known(self, e)) {
+            PyErr_SetString(PyExc_TypeError, "not an entry");
+            goto fail;
+        }
+        PyObject *id = SLOT(e, self->e_id), *parent = SLOT(e, self->e_parent);
+        if (!id || !parent) {
+            PyErr_SetString(PyExc_AttributeError, "an entry's id or parent is not set");
+            goto fail;
+        }
+        if (id == Py_None) continue;
+        int r = PySet_Contains(seen, id);
+        if (r < 0) goto fail;
+        if (r) { ok = 0; break; }
+        if (parent != Py_None) {
+            r = PySet_Contains(seen, parent);
+            if (r < 0) goto fail;
+            if (!r) {
+                if (!forward_ok) { ok = 0; break; }
+                if (PyList_Append(forward, e) < 0) goto fail;
+            }
+        }
+        if (PySet_Add(seen, id) < 0) goto fail;
+    }
+    Py_DECREF(seen);
+    return Py_BuildValue("ON", ok ? Py_True : Py_False, forward);
+fail:
+    Py_XDECREF(seen);
+    Py_XDECREF(forward);
+    return NULL;
+}
+
+/* looked(entries) -> the entries repair's hygiene looks at: the messages, and the lines whose extra marks them
+ * malformed */
+static PyObject *Rows_looked(Rows *self, PyObject *entries) {
+    if (!PyList_Check(entries)) {
+        PyErr_SetString(PyExc_TypeError, "looked(entries: list)");
+        return NULL;
+    }
+    PyObject *out = PyList_New(0);
+    if (!out) return NULL;
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(entries); k++) {
+        PyObject *e = PyList_GET_ITEM(entries, k);
+        if (!known(self, e)) {
+            PyErr_SetString(PyExc_TypeError, "not an entry");
+            Py_DECREF(out);
+            return NULL;
+        }
+        if (!same_str(SLOT(e, self->e_kind), self->message)) {
+            int r = extra_flag(self, e, self->malformed);
+            if (r < 0) { Py_DECREF(out); return NULL; }
+            if (!r) continue;
+        }
+        if (PyList_Append(out, e) < 0) { Py_DECREF(out); return NULL; }
+    }
+    return out;
+}
+
 static PyMethodDef Rows_methods[] = {
+    {"sound", (PyCFunction)(void (*)(void))Rows_sound, METH_FASTCALL, "repair._links_sound's loop."},
+    {"looked", (PyCFunction)Rows_looked, METH_O, "The entries repair's hygiene looks at."},
     {"rows", (PyCFunction)(void (*)(void))Rows_rows, METH_FASTCALL, "claude_chain.chain's first loop."},
     {"main", (PyCFunction)Rows_main, METH_O, "claude_chain.main_entries."},
     {NULL},

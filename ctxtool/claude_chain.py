@@ -47,7 +47,8 @@ from bisect import bisect_right
 from itertools import chain as chain_rows
 from itertools import islice
 
-from .model import BOUNDARY, FALSY_PARENT, MESSAGE, PLAIN, Entry, FullEntry, _More, as_list
+from .model import BOUNDARY, FALSY_PARENT, MESSAGE, Entry, as_list
+from .scanloop import index_passes
 
 INTERRUPTED_RESULT = ("[Tool call interrupted: the session ended before this call's result was recorded, "
                       "so its outcome is unknown. Check whether it took effect before relying on it or running it again.]")
@@ -61,26 +62,10 @@ ORPHAN_REMOVED = "[Orphaned tool result removed due to conversation resume]"
 RENAMED_TOOLS = {"Task": "Agent"}
 
 
-_ROWS: list = []
-
-
-def _native_rows():
-    """The C part's passes over the index (``_scan.Rows``: ``main_entries`` and ``chain``'s first loop,
-    each a loop over every entry), or None (not built, or ``CTXTOOL_NATIVE=0``)."""
-    from .scanloop import native
-
-    c = native()
-    if c is None:
-        return None
-    if not _ROWS:
-        _ROWS.append(c.Rows(Entry, FullEntry, _More, PLAIN, BOUNDARY, MESSAGE))
-    return _ROWS[0]
-
-
 def main_entries(entries: list[Entry]) -> list[Entry]:
     """Entries of the conversation the file is about: a main file without its subagents'
     sidechain lines; a file that is all sidechain (a subagent's own file) as it is."""
-    r = _native_rows()
+    r = index_passes()
     if r is not None and type(entries) is list:
         return r.main(entries)
     for first, e in enumerate(entries):
@@ -128,7 +113,7 @@ def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict |
     # conversation's ends reach them (judged), a parent link cannot
     odd: list[Entry] = []
     walked = entries if sided else main
-    r = _native_rows()
+    r = index_passes()
     if r is not None and type(walked) is list:  # the loop below, in C: the rows, and their boundaries in file order
         n, odd, bounds, checkpoints = r.rows(walked, _ROW_TYPES, _BRIDGED_TYPES, by_id)
         for e in bounds:

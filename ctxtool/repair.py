@@ -36,6 +36,7 @@ from .formats.common import brief, is_blank_text
 from .jsonl import atomic_write
 from .lock import DEFAULT_TIMEOUT, SessionLocks
 from .model import HEADER, MESSAGE, PLAIN, Entry
+from .scanloop import index_passes
 from .transcript import Transcript, make_entry, no_gc, scan
 from .validate import Violation, validate_entries
 from .view import context_entries, linear
@@ -417,21 +418,27 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
         if body and body[0].parent is None and linear(body):
             self.linear_path = body  # the leaf's path is the whole file: pairing reuses it
             return True  # one chain in file order (checked without a per-entry Python loop)
-        seen: set = set()
-        add = seen.add
-        forward = []
-        for e in body:
-            i = e.id
-            if i is None:
-                continue
-            p = e.parent
-            if i in seen:
+        passes = index_passes()
+        if passes is not None and type(body) is list:  # the loop below, in C
+            ok, forward = passes.sound(body, self.name == "pi")
+            if not ok:
                 return False
-            if p is not None and p not in seen:
-                if self.name != "pi":
+        else:
+            seen: set = set()
+            add = seen.add
+            forward = []
+            for e in body:
+                i = e.id
+                if i is None:
+                    continue
+                p = e.parent
+                if i in seen:
                     return False
-                forward.append(e)
-            add(i)
+                if p is not None and p not in seen:
+                    if self.name != "pi":
+                        return False
+                    forward.append(e)
+                add(i)
         if not forward:
             return True
         # pi links by id: a parent written after its child is read as it stands, unless following
@@ -452,9 +459,13 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
     # ------------------------------------------------------------ hygiene
     def hygiene(self):
         dropped = self.dropped
-        for e in self.entries:
+        passes = index_passes()
+        # only messages and lines marked malformed are looked at: in C where it is built, the others are left out
+        # before the loop (most lines of a Claude Code file)
+        looked = passes.looked(self.entries) if passes is not None and type(self.entries) is list else self.entries
+        for e in looked:
             if e._m is PLAIN and e.kind != MESSAGE:
-                continue  # no extra, calls or text flags: nothing to look at (most lines of a Claude Code file)
+                continue  # no extra, calls or text flags
             if e.index in dropped:
                 continue
             if e.extra and e.extra.get("malformed"):

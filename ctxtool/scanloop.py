@@ -235,6 +235,23 @@ def native():
     return _scan
 
 
+_PASSES: list = []
+
+
+def index_passes():
+    """The C part's passes over the whole index (``_scan.Rows``: ``claude_chain.main_entries``, the chain's
+    first loop, repair's links check and the entries its hygiene looks at; each a loop over every entry that
+    reads a slot or two), or None (not built, or ``CTXTOOL_NATIVE=0``)."""
+    c = native()
+    if c is None:
+        return None
+    if not _PASSES:
+        from .model import BOUNDARY, MESSAGE, FullEntry, _More
+
+        _PASSES.append(c.Rows(Entry, FullEntry, _More, PLAIN, BOUNDARY, MESSAGE))
+    return _PASSES[0]
+
+
 def _taker(c, fmt, into, shared, sizes, taken, tuples=False):
     """The C part's ``Meta`` for this scan, and the list it fills for a streaming pass (``taken``), or None."""
     if into is not None:

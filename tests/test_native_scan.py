@@ -352,7 +352,7 @@ def test_the_chains_passes_are_pythons(tmp_path, monkeypatch):
     from ctxtool.errors import CtxError
     from ctxtool.transcript import scan
 
-    assert claude_chain._native_rows() is not None
+    assert claude_chain.index_passes() is not None
     seen = sides = 0
     for p in _claude_files(tmp_path):
         try:
@@ -362,7 +362,7 @@ def test_the_chains_passes_are_pythons(tmp_path, monkeypatch):
         got = []
         for native in (True, False):
             if not native:
-                monkeypatch.setattr(claude_chain, "_native_rows", lambda: None)
+                monkeypatch.setattr(claude_chain, "index_passes", lambda: None)
             main = claude_chain.main_entries(t.entries)
             rows: dict = {}
             counts: list = []
@@ -374,3 +374,37 @@ def test_the_chains_passes_are_pythons(tmp_path, monkeypatch):
         seen += 1
         sides += len(got[0][0]) != len(t.entries)
     assert seen > 200 and sides  # files with a subagent's lines among them
+
+
+def test_repairs_passes_are_pythons(tmp_path, monkeypatch):
+    """``_scan.Rows.sound`` and ``looked`` (repair's links check and the entries its hygiene looks at) against the
+    Python loops: the same plan (changes, their lines and ids) on every pi, Claude Code and Codex fixture and on
+    damaged recorded files of each."""
+    from ctxtool import claude_chain, repair
+    from ctxtool.errors import CtxError
+    from tests.support import judge_fuzz
+
+    files = sorted(glob.glob(os.path.join(ROOT, "fixtures", "*", "*.jsonl")))
+    for agent in ("claude", "pi", "codex"):
+        for name, source, data in judge_fuzz.cases(agent, 9, 80):
+            p = tmp_path / f"{name}.jsonl"
+            p.write_bytes(data)
+            files.append(str(p))
+    planned = linked = 0
+    for p in files:
+        got = []
+        for native in (True, False):
+            if not native:
+                monkeypatch.setattr(repair, "index_passes", lambda: None)
+                monkeypatch.setattr(claude_chain, "index_passes", lambda: None)
+            try:
+                r = repair.repair_file(p, check=True)
+                got.append([(c.kind, c.action, c.line, c.id, c.detail) for c in r.changes])
+            except CtxError as e:
+                got.append(str(e))
+        monkeypatch.undo()
+        assert got[0] == got[1], p
+        planned += 1
+        linked += any(c[0] in ("dangling-parent", "cycle", "duplicate-id", "malformed-entry") for c in got[0]
+                      if isinstance(got[0], list))
+    assert planned > 300 and linked > 10
