@@ -47,6 +47,7 @@ from bisect import bisect_right
 from itertools import chain as chain_rows
 from itertools import islice
 
+from .formats.common import js_stringify
 from .model import BOUNDARY, FALSY_PARENT, MESSAGE, Entry, as_list
 from .scanloop import index_passes
 
@@ -293,7 +294,10 @@ def resume_leaf(main: list[Entry], by_id: dict, links: dict | None = None, folde
     if c is not None and c.type == "progress":  # not one of the client's rows
         c = None
     if not folded or (explicit and c is not None):
-        chosen = c if c is not None else (None if snapshots_after else row)
+        lead = row
+        if c is None and row is not None and not snapshots_after and not _leafed(main, checkpoints):
+            lead = _latest_below(row, main, by_id, links, odd)
+        chosen = c if c is not None else (None if snapshots_after else lead)
         if chosen is c and c is not None and not explicit and row is not None and row is not c \
                 and _continues(row, c, by_id, not ever_explicit, links):
             chosen = row
@@ -305,6 +309,52 @@ def resume_leaf(main: list[Entry], by_id: dict, links: dict | None = None, folde
         odd = [e for e in odd if not _sidechain(e)]
     # failing those, the last line with a uuid; with none, the last row (one whose uuid is no string)
     return _end_leaf(by_id, links, row, c, explicit, not ever_explicit, snapshots_after, odd) or last or row
+
+
+def _leafed(main: list[Entry], checkpoints: bool) -> bool:
+    """Whether a checkpoint line (``last-prompt``) with a ``leafUuid`` field, of any value, was written."""
+    return checkpoints and any(e.type == "last-prompt" and e.extra is not None and "leaf" in e.extra for e in main)
+
+
+def _latest_below(row: Entry, main: list[Entry], by_id: dict, links: dict | None, odd) -> Entry:
+    """Where the client resumes a file in which no checkpoint was ever written (read in its code, judged):
+    when the latest row by time (the first of equals) is not the last row, at the latest row (the last of
+    equals) that hangs below the last row, if any; else at the last row. (A line the client wrote ahead of
+    its parent, such as one call line of a parallel batch, is so resumed with it.)"""
+    latest = None
+    for e in main:
+        if e.ts is not None and e.type in _BRIDGED_TYPES and not _file_snapshot(e) and not _sidechain(e) \
+                and (latest is None or e.ts > latest.ts):
+            latest = e
+    if latest is None or latest is row or (row.id is not None and latest.id == row.id):
+        return row
+    marks: dict = {_row_key(row): True}
+
+    def below(e: Entry) -> bool:
+        path = []
+        ok = False
+        cur: Entry | None = e
+        while cur is not None:
+            k = _row_key(cur)
+            v = marks.get(k)
+            if v is not None:
+                ok = v
+                break
+            marks[k] = False
+            path.append(k)
+            p = _parent(cur, links)
+            cur = by_id.get(p) if p is not None else None
+        for k in path:
+            marks[k] = ok
+        return ok
+
+    best, best_ts = row, None
+    for e in chain_rows(by_id.values(), odd):
+        if e is row or e.ts is None or e.type not in _BRIDGED_TYPES or _sidechain(e):
+            continue
+        if (best_ts is None or e.ts >= best_ts) and below(e):
+            best, best_ts = e, e.ts
+    return best
 
 
 def _leaf_marks(main: list[Entry], checkpoints: bool = True) -> tuple:
@@ -857,4 +907,6 @@ def _as_sent(b: dict) -> dict:
             isinstance(x, dict) and x.get("type") == "tool_reference" for x in b["content"]):
         kept = [x for x in b["content"] if not (isinstance(x, dict) and x.get("type") == "tool_reference")]
         b["content"] = kept + [{"type": "text", "text": TOOL_REFERENCES_REMOVED}]
+    elif t == "tool_result" and b.get("content") is not None and not isinstance(b["content"], (str, list)):
+        b["content"] = js_stringify(b["content"])  # a number, a boolean or an object: sent as its JSON text (judged)
     return b

@@ -19,6 +19,7 @@ import pytest
 from ctxtool.compact_writer import Options, compact_file
 from ctxtool.repair import repair_file
 from ctxtool.summarize import ExtractiveSummarizer
+from ctxtool.formats.common import js_stringify
 from ctxtool.transcript import scan
 from ctxtool.view import sent_messages
 from tests.support.claude_agent import conversation, resume_payload, well_paired
@@ -246,6 +247,38 @@ def uuid_value(lines, needle: bytes, kind: bytes, value, after: bytes | None = N
     return out
 
 
+def edited(lines, needle: bytes, kind: bytes, edit):
+    """The line holding ``needle`` (and ``kind``) with ``edit(obj)`` applied."""
+    k = line_with(lines, needle, kind)
+    obj = json.loads(lines[k])
+    edit(obj)
+    return lines[:k] + [json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()] + lines[k + 1:]
+
+
+def calls_swapped_without_checkpoints(lines):
+    """The two call lines of a parallel batch written the other way round, and no checkpoint line (found by
+    the judge fuzz at seed 81: with no checkpoint ever written, the client resumes below the last row at the
+    latest row by time, here the second call, so the calls go in chain order)."""
+    a, b = line_with(lines, b'"id":"toolu_rec_i1"', b'"type":"assistant"'), line_with(lines, b'"id":"toolu_rec_i2"', b'"type":"assistant"')
+    out = list(lines)
+    out[a], out[b] = out[b], out[a]
+    return [x for x in out if b'"type":"last-prompt"' not in x]
+
+
+def attachment_type(value):
+    """An attachment's type of another kind than a string (found by the judge fuzz at seed 85: the client
+    sends nothing of it, its recorded rendering neither, and a history of it alone is not closed)."""
+    def edit(obj):
+        obj["attachment"]["type"] = value
+    return edit
+
+
+def result_content(value):
+    def edit(obj):
+        obj["message"]["content"][0]["content"] = value
+    return edit
+
+
 def torn_tail(lines):
     return lines[:-1] + [lines[-1][: len(lines[-1]) // 2]]
 
@@ -312,6 +345,15 @@ CORRUPTIONS = {
     "last-reply-uuid-not-a-string": ("parallel.jsonl", lambda ls: uuid_value(ls, b"It prints 5.", b'"type":"assistant"', 1.5)),
     "last-reply-uuid-not-a-string-below-a-lost-parent": ("parallel.jsonl", lambda ls: uuid_value(
         ls, b"It prints 5.", b'"type":"assistant"', [], after=b'"prompt_snapshot"')),
+    # found by the judge fuzz at seeds 81-85
+    "parallel-calls-swapped-and-no-checkpoint": ("interrupted.jsonl", calls_swapped_without_checkpoints),
+    "rendered-attachment-alone-type-a-number": ("interrupted.jsonl", lambda ls: edited(
+        only_line(ls, b'"type":"date"', b'"type":"attachment"'), b'"type":"date"', b'"type":"attachment"', attachment_type(7))),
+    # a result's content that is no string nor array is sent as its JSON text (seed 83)
+    "result-content-an-object": ("parallel.jsonl", lambda ls: edited(
+        ls, b'"tool_use_id":"toolu_rec_p2"', b'"type":"user"', result_content({"b": [1.0, True], "1": None}))),
+    "result-content-a-number": ("parallel.jsonl", lambda ls: edited(
+        ls, b'"tool_use_id":"toolu_rec_p1"', b'"type":"user"', result_content(5))),
     "call-id-beyond-double-range": ("interrupted.jsonl", lambda ls: [
         ln.replace(b'"id":"toolu_rec_i1"', b'"id":1' + b"0" * 400, 1) for ln in ls]),
 }
@@ -327,7 +369,10 @@ def results_on_disk(path) -> dict:
         content = (obj.get("message") or {}).get("content") if isinstance(obj.get("message"), dict) else None
         for b in content if isinstance(content, list) else []:
             if isinstance(b, dict) and b.get("type") == "tool_result":
-                out.setdefault(b["tool_use_id"], json.dumps(b.get("content"), sort_keys=True))
+                c = b.get("content")
+                if c is not None and not isinstance(c, (str, list)):  # the client sends it as its JSON text
+                    c = js_stringify(c)
+                out.setdefault(b["tool_use_id"], json.dumps(c, sort_keys=True))
     return out
 
 
@@ -603,3 +648,16 @@ def test_repair_gives_a_bridged_row_back_the_uuid_its_child_names_and_keeps_the_
     assert path.read_bytes() == (REC / name).read_bytes()
     after = conversation(resume_payload(str(path))["messages"])
     assert after == before and ours(path) == after
+
+
+def test_a_result_content_of_any_depth_is_written_as_javascript_writes_it():
+    """js_stringify (rule 30) writes what JSON.stringify writes, without recursion: a value nested 5,000
+    deep (the fuzz nests 1,000), JavaScript's numbers, an object's array-index keys first."""
+    deep = 1
+    for _ in range(5000):
+        deep = {"a": deep}
+    assert js_stringify(deep) == '{"a":' * 5000 + "1" + "}" * 5000
+    assert js_stringify({"b": 1, "10": 2, "2": 3, "01": 4}) == '{"2":3,"10":2,"b":1,"01":4}'
+    assert js_stringify([1.0, 1e21, 2 ** 60, 10 ** 400, 0.1, -0.0, None, False]) == \
+        "[1,1e+21,1152921504606847000,null,0.1,0,null,false]"
+    assert js_stringify("a\"\n\ud800\u2028") == '"a\\"\\n\\ud800\u2028"'

@@ -73,9 +73,9 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
         return
     if t == "last-prompt":  # the client's checkpoint of the leaf it resumes at (claude_chain.leaf)
         e.kind = META
-        leaf = obj.get("leafUuid")
-        if isinstance(leaf, str):
-            set_extra(e, {"leaf": leaf, "explicit": obj.get("explicit") is True})
+        if "leafUuid" in obj:  # (a checkpoint line written at all changes where the client resumes: claude_chain)
+            leaf = obj["leafUuid"]
+            set_extra(e, {"leaf": leaf if isinstance(leaf, str) else None, "explicit": obj.get("explicit") is True})
         return
     m = obj.get("message")
     if t not in ("user", "assistant") or not isinstance(m, dict):
@@ -134,8 +134,9 @@ def _attachment(obj: dict, e, stats: bool) -> None:
     texts = [r.get("content") for r in rendered if isinstance(r, dict) and isinstance(r.get("content"), str) and r["content"]] \
         if isinstance(rendered, list) else []
     att = obj.get("attachment")
-    kind = att.get("type") if isinstance(att, dict) and isinstance(att.get("type"), str) else "attachment"
-    if not texts:
+    # its type, when it is a string (None: the client makes no message of it at all, judged)
+    kind = att.get("type") if isinstance(att, dict) and isinstance(att.get("type"), str) else None
+    if not texts or kind is None:  # (an attachment whose type is no string is not sent, its rendering neither: judged)
         e.kind = META
         set_extra(e, {"attachment": kind})
         return

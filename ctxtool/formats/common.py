@@ -183,6 +183,83 @@ def js_number(f: float) -> str:
     return f"{sign}{mant}e{'+' if e > 0 else '-'}{abs(e)}"
 
 
+_LONE = re.compile("[\ud800-\udfff]")  # in a str read from JSON, a surrogate is a lone one
+_INDEX_MAX = 2 ** 32 - 2
+
+
+def _js_key_order(d: dict) -> list:
+    """A JavaScript object's own keys in its order: array indices ("0", "7"...) first, ascending, then
+    the others as written."""
+    idx = [k for k in d if type(k) is str and k.isdigit() and (k == "0" or k[0] != "0") and int(k) <= _INDEX_MAX]
+    if not idx:
+        return list(d)
+    first = set(idx)
+    return sorted(idx, key=int) + [k for k in d if k not in first]
+
+
+def _js_str(s: str) -> str:
+    out = json.dumps(s, ensure_ascii=False)
+    return _LONE.sub(lambda m: "\\u%04x" % ord(m.group()), out) if _LONE.search(out) else out
+
+
+def js_stringify(v) -> str:
+    """``JSON.stringify`` of a value JavaScript read from JSON (``JSON.parse``): compact, numbers as
+    JavaScript writes its doubles (an integer past 2**53 rounded, one past double range ``null``), an
+    object's keys in JavaScript's order, a lone surrogate escaped. Any depth (no recursion)."""
+    out: list[str] = []
+    todo: list = [v]
+    while todo:
+        x = todo.pop()
+        t = type(x)
+        if t is tuple:  # a piece of punctuation or a written key
+            out.append(x[0])
+        elif x is None:
+            out.append("null")
+        elif t is bool:
+            out.append("true" if x else "false")
+        elif t is int:
+            if -_DOUBLE_EXACT <= x <= _DOUBLE_EXACT:
+                out.append(str(x))
+            else:
+                try:
+                    out.append(js_number(float(x)))
+                except OverflowError:
+                    out.append("null")
+        elif t is float:
+            out.append(js_number(x))
+        elif t is str:
+            out.append(_js_str(x))
+        elif t is list:
+            if not x:
+                out.append("[]")
+                continue
+            out.append("[")
+            todo.append(("]",))
+            for i in range(len(x) - 1, -1, -1):
+                todo.append(x[i])
+                if i:
+                    todo.append((",",))
+        elif t is dict:
+            keys = _js_key_order(x)
+            if not keys:
+                out.append("{}")
+                continue
+            out.append("{")
+            todo.append(("}",))
+            for i in range(len(keys) - 1, -1, -1):
+                k = keys[i]
+                todo.append(x[k])
+                todo.append((_js_str(k if type(k) is str else str(k)) + ":",))
+                if i:
+                    todo.append((",",))
+        else:
+            out.append(_js_str(str(x)))
+    return "".join(out)
+
+
+_DOUBLE_EXACT = 2 ** 53
+
+
 def brief(v, limit: int = 40) -> str:
     """A value as a message names it: JSON text for a scalar (cut at ``limit``), "(an object)" or
     "(an array)" for a container (which may be nested deeper than repr goes)."""
