@@ -60,9 +60,8 @@ def worker_count(workers: int | None = None) -> int:
     return max(1, workers)
 
 
-def plan(path: str, workers: int | None = None, min_bytes: int = MIN_BYTES, weight: float | None = None) -> list[int] | None:
-    """Part boundaries ``[0, b1, ..., size]`` at line starts, or None for a serial scan. ``weight``:
-    this process's part against a helper's (default ``PARENT_WEIGHT``)."""
+def _splittable(path: str, workers: int | None, min_bytes: int) -> tuple[int, int] | None:
+    """``(workers, size)`` when ``path`` is worth splitting (two workers or more, ``min_bytes`` or more)."""
     n = worker_count(workers)
     if n < 2:
         return None
@@ -72,6 +71,16 @@ def plan(path: str, workers: int | None = None, min_bytes: int = MIN_BYTES, weig
         return None
     if size < min_bytes or size == 0:
         return None
+    return n, size
+
+
+def plan(path: str, workers: int | None = None, min_bytes: int = MIN_BYTES, weight: float | None = None) -> list[int] | None:
+    """Part boundaries ``[0, b1, ..., size]`` at line starts, or None for a serial scan. ``weight``:
+    this process's part against a helper's (default ``PARENT_WEIGHT``)."""
+    ok = _splittable(path, workers, min_bytes)
+    if ok is None:
+        return None
+    n, size = ok
     bounds = [0]
     # this process gets a bigger part: helpers start later and pay for sending their index back
     weight = PARENT_WEIGHT if weight is None else weight
@@ -93,15 +102,10 @@ def split(path: str, workers: int | None, min_bytes: int, module, streaming: boo
     the part boundaries (``plan``), weighted for what this process's part costs with that format; None
     for a serial scan. The format is sniffed first, from lines that lie in the first part whatever its
     weight, so the file is planned once."""
-    n = worker_count(workers)
-    if n < 2:
+    ok = _splittable(path, workers, min_bytes)
+    if ok is None:
         return None
-    try:
-        size = os.path.getsize(path)
-    except OSError:
-        return None
-    if size < min_bytes or size == 0:
-        return None
+    n, size = ok
     least = min(PARENT_WEIGHT, STREAM_PARENT_WEIGHT, NATIVE_PARENT_WEIGHT, NATIVE_STREAM_PARENT_WEIGHT)
     module = sniff(path, int(size * least / (least + n - 1)), module)
     if module is None:
