@@ -444,6 +444,9 @@ def build(path: str, summarizer=None, *, fmt: str | None = None, output: str | N
         return res
     facts = extract_facts(path, fmt, t=t, ctx=ctx)
     res.target = target_for(path, output, facts.cwd)
+    why = not_a_checkpoint(res.target, path)
+    if why is not None:  # (before anything is summarized, and in a dry run too)
+        raise InputError(f"refusing to write the checkpoint over it: {why}", path=res.target)
     prev = read(res.target)
     if prev and has_sections(prev):
         facts.previous, facts.previous_source = _strip_carried(prev), "previous checkpoint"
@@ -460,7 +463,7 @@ def build(path: str, summarizer=None, *, fmt: str | None = None, output: str | N
     if dry_run:
         res.status = "dry-run"
         return res
-    res.bytes = write(res.target, text)
+    res.bytes = write(res.target, text, session=path)
     return res
 
 
@@ -482,8 +485,35 @@ def _llm(summarizer, facts: Facts, extractive: str, t, ctx) -> str:
     return out + "\n"
 
 
-def write(target: str, text: str) -> int:
-    """Replace ``target`` atomically (temp file in the same directory, fsync, rename)."""
+def not_a_checkpoint(target: str, session: str | None = None) -> str | None:
+    """Why ``target`` must not be written over or removed as a checkpoint, or None: it is the session
+    itself, or an existing file that holds no Markdown (binary, or JSON such as another session's lines)."""
+    if session is not None and os.path.exists(target) and os.path.exists(session):
+        try:
+            if os.path.samefile(target, session):
+                return "is the session itself, not its checkpoint"
+        except OSError:
+            pass
+    try:
+        with open(target, "rb") as f:
+            head = f.read(1 << 16)
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+    except OSError as e:
+        return f"cannot read: {e.strerror or e}"
+    if b"\0" in head:
+        return "a binary file, not a checkpoint"
+    if head.lstrip()[:1] in (b"{", b"["):
+        return "holds JSON (a session's lines?), not a checkpoint"
+    return None
+
+
+def write(target: str, text: str, session: str | None = None) -> int:
+    """Replace ``target`` atomically (temp file in the same directory, fsync, rename); never the session
+    itself, nor a file that is no checkpoint (``not_a_checkpoint``)."""
+    why = not_a_checkpoint(target, session)
+    if why is not None:
+        raise InputError(f"refusing to write the checkpoint over it: {why}", path=target)
     mode = None if os.path.exists(target) else 0o644
     return jsonl.atomic_write(target, [text.encode("utf-8")], mode=mode)
 
@@ -498,8 +528,14 @@ def read(target: str) -> str | None:
         raise InputError("is a directory, not a checkpoint file", path=target) from None
 
 
-def clear(target: str) -> bool:
-    """Remove the checkpoint; False when there was none."""
+def clear(target: str, session: str | None = None) -> bool:
+    """Remove the checkpoint; False when there was none. A file that is no checkpoint is refused
+    (``not_a_checkpoint``)."""
+    why = not_a_checkpoint(target, session)
+    if why is not None:
+        raise InputError(f"refusing to remove it: {why}", path=target)
+    if os.path.exists(target) and not os.path.isfile(target):
+        raise InputError("not a regular file, not a checkpoint", path=target)
     try:
         os.remove(target)
         return True

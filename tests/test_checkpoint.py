@@ -202,3 +202,30 @@ def test_cli_read_clear_and_batch(tmp_path):
     out = json.loads(r.output)
     assert r.exit_code == 3 and len(out["failures"]) == 2 and all("-o" in f["message"] for f in out["failures"])
     assert run("-o", target, d).exit_code == 2  # one -o for several sessions
+
+
+def test_a_session_or_a_file_that_is_no_checkpoint_is_never_written_over_nor_removed(tmp_path):
+    """-o naming the session itself (or a link to it), or another file that holds JSON or binary bytes:
+    refused with one line naming it, the file unchanged; a Markdown checkpoint is written and removed."""
+    src = os.path.join(ROOT, "fixtures", "demo", "messages-export.jsonl")
+    session, other, binary = tmp_path / "s.jsonl", tmp_path / "other.jsonl", tmp_path / "tool.bin"
+    shutil.copy(src, session)
+    shutil.copy(src, other)
+    binary.write_bytes(b"\x7fELF\x00\x01binary")
+    (tmp_path / "link.md").symlink_to(session)
+    before = {p: p.read_bytes() for p in (session, other, binary)}
+    run = lambda *a: CliRunner().invoke(cli, ["checkpoint", *map(str, a)])  # noqa: E731
+    for args, said in [(("-o", session, session), "is the session itself"),
+                       (("-o", tmp_path / "link.md", session), "is the session itself"),
+                       (("-n", "-o", session, session), "is the session itself"),
+                       (("-o", other, session), "holds JSON"),
+                       (("--clear", "-o", other, session), "holds JSON"),
+                       (("--clear", "-o", binary), "binary"),
+                       (("--read", "-o", binary), "binary")]:
+        r = run(*args)
+        assert r.exit_code == 3 and said in r.output and r.output.count("\n") == 1, (args, r.output)
+    assert {p: p.read_bytes() for p in (session, other, binary)} == before
+    md = tmp_path / "c.md"
+    assert run("-o", md, session).exit_code == 0 and md.read_text(encoding="utf-8").startswith("# Context Checkpoint")
+    assert run("-o", md, session).exit_code == 0  # its own checkpoint is replaced
+    assert run("--clear", "-o", md, session).exit_code == 0 and not md.exists()

@@ -8,7 +8,7 @@ import click
 
 from .. import checkpoint as ckpt
 from .. import render
-from ..errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK, CtxError
+from ..errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK, CtxError, InputError
 from ..summarize import DEFAULT_CALL_TIMEOUT, make_summarizer
 from . import cli
 from .common import CONTEXT_SETTINGS, collect, emit_json, failure, format_option, json_option, summarizer_options
@@ -95,11 +95,14 @@ def checkpoint(paths, output, summarizer, model, command, timeout, if_over, wind
 def _read_or_clear(paths, output, fmt, read_, json_):
     targets = []
     for p in (paths or [None]):
-        targets.append(ckpt.locate(p, fmt, output) if p is not None else output)
+        targets.append((ckpt.locate(p, fmt, output) if p is not None else output, p))
     code = EXIT_OK
     out = []
-    for target in targets:
+    for target, session in targets:
         if read_:
+            why = ckpt.not_a_checkpoint(target, session)
+            if why is not None:
+                raise InputError(why, path=target)
             text = ckpt.read(target)
             if text is None:
                 code = EXIT_FAILED
@@ -108,7 +111,7 @@ def _read_or_clear(paths, output, fmt, read_, json_):
                 sys.stdout.write(text)
             out.append({"target": target, "exists": text is not None, "text": text})
         else:
-            removed = ckpt.clear(target)
+            removed = ckpt.clear(target, session)
             out.append({"target": target, "removed": removed})
             if not json_:
                 click.echo(f"{'removed' if removed else 'no checkpoint at'} {target}")
