@@ -55,7 +55,7 @@ from typing import Callable, Iterable
 import orjson
 
 from .errors import FileChanged, InputError, WriteError
-from .jsonl import TEMP_NAME, backup_path, discard, dumps, fsync_dir, temp_path, write_temp
+from .jsonl import TEMP_NAME, backup_path, discard, dumps, fsync_dir, keep_owner, temp_path, write_temp
 from .lock import pid_gone, process_starttime
 
 TAIL_BYTES = 64 << 10  # the end of what was read, hashed: an in-place rewrite of the same size shows there
@@ -385,8 +385,9 @@ def commit(snap: Snapshot, chunks: Iterable[bytes], *, relink: Relink | None = N
         _check(snap, old)  # once more, as close to the rename as possible
         carry.pull()
         res.carried = carry.lines
-        os.fsync(out)
+        keep_owner(out, st)
         os.fchmod(out, st.st_mode & 0o7777)
+        os.fsync(out)
         os.replace(tmp, path)
         tmp = None
     except BaseException as e:
@@ -539,6 +540,7 @@ def _keep_old(old: int, path: str, *, copy: bool) -> str | None:
         size, offset = os.fstat(old).st_size, 0
         while offset < size:
             offset += os.sendfile(out, old, offset, size - offset) or size
+        keep_owner(out, os.fstat(old))
         os.fchmod(out, os.fstat(old).st_mode & 0o7777)
         os.fsync(out)
     except OSError as e:

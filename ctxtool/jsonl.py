@@ -344,13 +344,16 @@ def atomic_write(path: str, chunks: Iterable[bytes], *, mode: int | None = None)
     is left as it was.
     """
     path = os.path.realpath(path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        st = None
     if mode is None:
-        try:
-            mode = os.stat(path).st_mode & 0o7777
-        except FileNotFoundError:
-            mode = 0o600
+        mode = st.st_mode & 0o7777 if st is not None else 0o600
     tmp, fd, written = write_temp(path, chunks)
     try:
+        if st is not None:
+            keep_owner(fd, st)
         os.fchmod(fd, mode)
         os.close(fd)
         fd = -1
@@ -362,6 +365,23 @@ def atomic_write(path: str, chunks: Iterable[bytes], *, mode: int | None = None)
         raise
     fsync_dir(os.path.dirname(path))
     return written
+
+
+def keep_owner(fd: int, st: os.stat_result) -> None:
+    """Give the file at ``fd`` (a replacement being written) the owner and group of the file it replaces
+    (``st``), where they differ and this process may (root, or a group of its own): a session rewritten by
+    root stays readable by the agent that owns it. Before ``fchmod``: a change of owner clears set-id bits."""
+    if st.st_uid == os.geteuid() and st.st_gid == os.getegid():
+        return
+    try:
+        os.fchown(fd, st.st_uid, st.st_gid)
+    except PermissionError:
+        try:  # not root: the group alone, when it is one of this process's
+            os.fchown(fd, -1, st.st_gid)
+        except OSError:
+            pass
+    except OSError:
+        pass
 
 
 def fsync_dir(directory: str) -> None:

@@ -282,6 +282,25 @@ def test_mode_is_kept(tmp_path):
     assert os.stat(p).st_mode & 0o777 == 0o640 and os.stat(done.backup).st_mode & 0o777 == 0o640
 
 
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="giving a file to another owner needs root")
+def test_owner_is_kept_when_root_rewrites_another_users_file(tmp_path):
+    """root repairing (or compacting) an agent's session: the new file and its backup keep the agent's owner
+    and group, so the agent can still read its session (mode 640). Was: root:root."""
+    from ctxtool.jsonl import atomic_write
+
+    p = write(tmp_path / "s.jsonl", ORIGINAL)
+    os.chown(p, 65534, 65534)
+    os.chmod(p, 0o640)
+    done = commit.commit(commit.snapshot(p, len(ORIGINAL)), [NEW])
+    for f in (p, done.backup):
+        st = os.stat(f)
+        assert (st.st_uid, st.st_gid, st.st_mode & 0o777) == (65534, 65534, 0o640), f
+    out = write(tmp_path / "out.jsonl", ORIGINAL)
+    os.chown(out, 65534, 65534)
+    atomic_write(str(out), [NEW])  # -o onto an existing file, a config patch
+    assert (os.stat(out).st_uid, os.stat(out).st_gid) == (65534, 65534)
+
+
 # ---------------------------------------------------------------- writers that keep the old file open
 
 
