@@ -79,3 +79,30 @@ def test_an_error_names_the_file(tmp_path):
     p.write_bytes(b"not json at all\n")
     r = run("view", str(p))
     assert r.exit_code != 0 and "s.jsonl" in r.output
+
+
+def test_the_table_on_a_terminal_takes_every_kind_of_content(tmp_path, monkeypatch):
+    """On a terminal view prints a table: a Claude Code system message (content a string) and a damaged
+    Messages JSONL message (content items that are no blocks) are summarized, not crashed on. Was: internal
+    error on every recorded Claude Code file (CLI audit)."""
+    import io
+    from rich.console import Console
+
+    from ctxtool import render
+
+    screens: list = []
+
+    def terminal(stderr=False):
+        con = Console(file=io.StringIO(), force_terminal=True, width=160, no_color=True)
+        screens.append(con.file)
+        return con
+
+    monkeypatch.setattr(render, "console", terminal)
+    odd = tmp_path / "odd.jsonl"
+    odd.write_text('{"role":"user","content":["a",5]}\n{"role":"assistant","content":"fine"}\n', encoding="utf-8")
+    files = sorted(str(p) for p in (Path(__file__).parent.parent / "fixtures" / "claude-recorded").glob("*.jsonl")
+                   if "agent-" not in p.name) + [str(odd)]
+    for f in files:
+        r = CliRunner().invoke(cli, ["view", f])
+        assert r.exit_code == 0, (f, r.output)
+        assert "user" in screens[-1].getvalue(), f

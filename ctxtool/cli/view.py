@@ -15,8 +15,17 @@ from .common import CONTEXT_SETTINGS, emit_json, format_option, json_option, wor
 
 
 def _summary(content) -> str:
+    """One line for a message's content: a string (a Claude Code system message), blocks, or any value."""
+    if isinstance(content, str):
+        content = [{"type": "text", "text": content}]
+    elif not isinstance(content, list):
+        content = [content]
     parts = []
     for b in content:
+        if not isinstance(b, dict):  # a value that is no block (a damaged Messages JSONL line)
+            text = " ".join(str(b).split())
+            parts.append(text[:60] + ("…" if len(text) > 60 else ""))
+            continue
         t = b.get("type")
         if t == "text":
             text = " ".join(str(b.get("text", "")).split())
