@@ -8,19 +8,25 @@ shards, a shard whose whole command failed.
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 
 import orjson
 
 from .errors import InputError
+from .formats.common import brief
+from .paths import NOT_REGULAR, regular
 
 STATUSES = ("compacted", "fallback", "skipped", "planned", "pending", "failed")
 OK = ("compacted", "skipped", "planned")
 
 
 def read_report(path: str) -> dict:
-    """One ``compact --json`` output (or the error object a failed command prints)."""
+    """One ``compact --json`` output (or the error object a failed command prints), its fields of the
+    types ``compact`` writes (else one error naming the file and the field)."""
+    if os.path.exists(path) and not regular(path):  # a FIFO with no writer would block the read forever
+        raise InputError(NOT_REGULAR, path=path)
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -34,12 +40,54 @@ def read_report(path: str) -> dict:
         line = data[: getattr(e, "pos", 0) or 0].count(b"\n") + 1
         raise InputError(f"not JSON ({str(e).split(':')[0]}): is it the output of `ctxtool compact --json`?", path=path,
                          line=line) from None
-    if isinstance(obj, dict) and isinstance(obj.get("error"), dict):
+    if isinstance(obj, dict) and isinstance(obj.get("error"), dict) and "files" not in obj:
+        if not isinstance(obj["error"].get("message"), (str, type(None))):
+            raise InputError('not a `ctxtool compact --json` report ("error.message" is no text)', path=path)
         return obj
     if not isinstance(obj, dict) or not isinstance(obj.get("files"), list) or not all(
             isinstance(f, dict) and isinstance(f.get("path"), str) for f in obj["files"]):
         raise InputError('not a `ctxtool compact --json` report (no "files" list of file results)', path=path)
+    why = _mistyped(obj)
+    if why is not None:
+        raise InputError(f"not a `ctxtool compact --json` report ({why})", path=path)
     return obj
+
+
+MAX_SHARDS = 100_000  # far more runners than any CI matrix has; a larger N is no report compact wrote
+_NUMBER = (int, float)
+
+
+def _count(v) -> bool:
+    return v is None or (type(v) in _NUMBER and v == v and abs(v) < 1e18)
+
+
+def _mistyped(rep: dict) -> str | None:
+    """The first field of a report that is not of the type ``compact --json`` writes, or None."""
+    shard = rep.get("shard")
+    if shard is not None and _spec(shard) is None:
+        return f'"shard" is {_brief(shard)}, not I/N with 1 <= I <= N <= {MAX_SHARDS:,}'
+    if not _count(rep.get("seconds")):
+        return f'"seconds" is {_brief(rep.get("seconds"))}, not a number'
+    fails = rep.get("failures")
+    if fails is not None and not (isinstance(fails, list) and all(isinstance(x, dict) for x in fails)):
+        return '"failures" is not a list of objects'
+    b = rep.get("batch")
+    if b is not None:
+        if not isinstance(b, dict) or not isinstance(b.get("batches") or [], list) \
+                or not _count(b.get("requests_submitted")) or not _count(b.get("requests_reused")):
+            return '"batch" is not the batch summary compact writes'
+    for k, f in enumerate(rep["files"]):
+        for key in ("tokens_before", "tokens_after", "calls"):
+            if not _count(f.get(key)):
+                return f'files[{k}].{key} is {_brief(f.get(key))}, not a number'
+        for key in ("status", "reason", "error", "fallback"):
+            if f.get(key) is not None and not isinstance(f[key], str):
+                return f'files[{k}].{key} is {_brief(f[key])}, not text'
+    return None
+
+
+def _brief(v) -> str:
+    return brief(v) if not isinstance(v, str) else repr(v[:40])
 
 
 def skip_kind(reason: str | None) -> str:
@@ -56,8 +104,11 @@ def skip_kind(reason: str | None) -> str:
 
 
 def _spec(s) -> tuple[int, int] | None:
-    m = re.fullmatch(r"(\d+)/(\d+)", s or "")
-    return (int(m.group(1)), int(m.group(2))) if m else None
+    m = re.fullmatch(r"(\d{1,7})/(\d{1,7})", s) if isinstance(s, str) else None
+    if not m:
+        return None
+    i, n = int(m.group(1)), int(m.group(2))
+    return (i, n) if 1 <= i <= n <= MAX_SHARDS else None
 
 
 def merge(reports: list[tuple[str, dict]]) -> dict:
@@ -124,7 +175,8 @@ def merge(reports: list[tuple[str, dict]]) -> dict:
             missing = [f"{i}/{expected}" for i in range(1, expected + 1) if i not in have]
             twice = [f"{i}/{expected}" for i, k in sorted(have.items()) if k > 1]
             if missing:
-                notes.append(f"{len(missing)} of {expected} shards missing: {', '.join(missing)}")
+                more = f" and {len(missing) - 20:,} more" if len(missing) > 20 else ""
+                notes.append(f"{len(missing)} of {expected} shards missing: {', '.join(missing[:20])}{more}")
             if twice:
                 notes.append(f"shard(s) given more than once: {', '.join(twice)}")
     if len(specs) < len([s for s in shards if s["error"] is None]) and specs:

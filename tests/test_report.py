@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 
 import pytest
@@ -80,7 +81,16 @@ def test_skip_kind():
 
 @pytest.mark.parametrize("content, words, line", [(b"", "empty file", None), (b'{"files": [\n  {"path": 1,,', "not JSON", 2),
                                                   (b'{"totals": {}}', "not a `ctxtool compact --json` report", None),
-                                                  (b'[1, 2]', "not a `ctxtool compact --json` report", None)])
+                                                  (b'[1, 2]', "not a `ctxtool compact --json` report", None),
+                                                  # fields of other types (CLI audit: internal errors, an N that
+                                                  # listed 10^20 missing shards until memory ran out)
+                                                  (b'{"files": [], "shard": {"index": 5}}', '"shard" is (an object)', None),
+                                                  (b'{"files": [], "shard": "-1/2"}', '"shard" is', None),
+                                                  (b'{"files": [], "shard": "1/99999999999999999999"}', "N <= 100,000", None),
+                                                  (b'{"files": [], "seconds": "x"}', '"seconds" is', None),
+                                                  (b'{"files": [{"path": "a", "tokens_before": "x"}]}', "files[0].tokens_before", None),
+                                                  (b'{"files": [{"path": "a", "reason": 5}]}', "files[0].reason", None),
+                                                  (b'{"files": [], "batch": [1]}', '"batch"', None)])
 def test_read_report_names_the_file(tmp_path, content, words, line):
     p = tmp_path / "shard-1.json"
     p.write_bytes(content)
@@ -149,3 +159,22 @@ def test_report_bad_inputs(tmp_path, corpus):
     assert r.exit_code == 3 and json.loads(r.stdout)["unreadable"][0]["path"] == str(bad)
     r = report(str(tmp_path))  # a folder of reports
     assert "shard-1.json" in r.output and "shard-2.json" in r.output
+
+
+def test_a_report_that_is_no_regular_file_is_refused_not_waited_on(tmp_path):
+    fifo = tmp_path / "shard.json"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError) as e:
+        read_report(str(fifo))
+    assert "not a regular file" in e.value.reason
+
+
+def test_one_bad_report_leaves_the_others_summarized(tmp_path):
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text('{"files": [{"path": "a.jsonl", "status": "compacted", "tokens_before": 10, "tokens_after": 4}], '
+                    '"shard": "1/2", "seconds": 1.5}', encoding="utf-8")
+    bad.write_text('{"files": [], "shard": {"i": 2}}', encoding="utf-8")
+    r = report("--json", str(good), str(bad))
+    out = json.loads(r.output)
+    assert r.exit_code == 1 and out["compacted"] == 1 and out["tokens_saved"] == 6
+    assert [u["path"] for u in out["unreadable"]] == [str(bad)]

@@ -18,6 +18,7 @@ from ..compact_writer import Options, compact_batch
 from ..errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK, InputError
 from ..lock import DEFAULT_TIMEOUT
 from ..paths import shard as shard_files
+from ..report import MAX_SHARDS
 from ..summarize import DEFAULT_CALL_TIMEOUT, DEFAULT_OVERALL_TIMEOUT, PlanOnly, Settings, make_summarizer
 from . import cli
 from .common import CONTEXT_SETTINGS, collect, emit_json, failure, format_option, json_option, spooled, summarizer_options
@@ -26,9 +27,9 @@ from .common import CONTEXT_SETTINGS, collect, emit_json, failure, format_option
 def _shard(ctx, param, value):
     if value is None:
         return None
-    m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", value)
-    if not m or not (1 <= int(m.group(1)) <= int(m.group(2))):
-        raise click.BadParameter("expected I/N with 1 <= I <= N, e.g. 2/4")
+    m = re.fullmatch(r"\s*(\d{1,7})\s*/\s*(\d{1,7})\s*", value)
+    if not m or not (1 <= int(m.group(1)) <= int(m.group(2)) <= MAX_SHARDS):
+        raise click.BadParameter(f"expected I/N with 1 <= I <= N <= {MAX_SHARDS:,}, e.g. 2/4")
     return f"{int(m.group(1))}/{int(m.group(2))}"
 
 
