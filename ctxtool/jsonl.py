@@ -108,6 +108,51 @@ def _strict_fallback(raw: bytes):
         text = raw.decode("utf-8", "replace")
     try:
         return json.loads(text, parse_constant=_reject_constant)
+    except ValueError:
+        return _INVALID
+    except RecursionError:  # nested deeper than Python reads on its own stack: JavaScript reads it
+        return _deep_loads(text)
+
+
+DEEP_LEVELS = 200_000  # nesting read and written with a stack of its own (JSON.parse has no limit; no agent nests so)
+_DEEP_STACK = 512 << 20
+
+
+def with_deep_stack(fn):
+    """``fn()`` for a value nested past the recursion limit (the standard library's JSON reader and
+    writer recurse): in a thread with a large stack and a higher limit (the limit is the process's: set
+    back at once). RecursionError past ``DEEP_LEVELS``, or where no such thread can be made."""
+    import threading
+
+    out: list = [None, RecursionError("nested too deeply")]
+
+    def run() -> None:
+        try:
+            out[0], out[1] = fn(), None
+        except BaseException as e:  # handed back to the caller's thread
+            out[1] = e
+
+    limit = sys.getrecursionlimit()
+    old_size = threading.stack_size()
+    try:
+        threading.stack_size(_DEEP_STACK)
+        sys.setrecursionlimit(max(limit, DEEP_LEVELS + 100))
+        t = threading.Thread(target=run, name="ctxtool-deep-json")
+        t.start()
+        t.join()
+    except (RuntimeError, ValueError, MemoryError):  # no thread of that stack size here
+        pass
+    finally:
+        sys.setrecursionlimit(limit)
+        threading.stack_size(old_size)
+    if out[1] is not None:
+        raise out[1]
+    return out[0]
+
+
+def _deep_loads(text: str):
+    try:
+        return with_deep_stack(lambda: json.loads(text, parse_constant=_reject_constant))
     except (ValueError, RecursionError):
         return _INVALID
 
@@ -171,12 +216,10 @@ def dumps(obj: object) -> bytes:
     try:
         for c, k, v in saved:
             c[k] = _INF if v > 0 else _NINF
-        limit = sys.getrecursionlimit()  # a line nested deeper than orjson writes (it reads up to 1,024 levels)
-        sys.setrecursionlimit(max(limit, 10_000))
         try:
             text = json.dumps(obj, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
-        finally:
-            sys.setrecursionlimit(limit)
+        except RecursionError:  # a line nested deeper than orjson writes (it reads up to 1,024 levels)
+            text = with_deep_stack(lambda: json.dumps(obj, separators=(",", ":"), ensure_ascii=True, allow_nan=False))
     finally:
         for c, k, v in saved:
             c[k] = v

@@ -208,17 +208,37 @@ def rust_refuses(fmt, obj, raw: bytes = b"") -> str | None:
         raw.decode("utf-8")
     except UnicodeDecodeError as e:
         return f"invalid UTF-8 (byte {e.start + 1} of the line): Codex cannot read the line (it skips it)"
-    return "lone UTF-16 surrogate escape: Codex cannot read the line (it skips it)" if _lone_surrogate(obj) else None
+    depth, lone = _nesting_and_surrogates(obj)
+    if depth >= CODEX_DEPTH:
+        return f"nested {depth:,} levels deep: Codex cannot read the line (serde_json stops at {CODEX_DEPTH}; it skips it)"
+    return "lone UTF-16 surrogate escape: Codex cannot read the line (it skips it)" if lone else None
 
 
-def _lone_surrogate(v) -> bool:
-    if type(v) is str:
-        return any("\ud800" <= c <= "\udfff" for c in v)  # a valid pair is one character by now
-    if type(v) is dict:
-        return any(_lone_surrogate(k) or _lone_surrogate(x) for k, x in v.items())
-    if type(v) is list:
-        return any(_lone_surrogate(x) for x in v)
-    return False
+CODEX_DEPTH = 128  # serde_json's recursion limit: a line nested this deep is refused (judged: 127 read)
+
+
+def _nesting_and_surrogates(v) -> tuple[int, bool]:
+    """How deep ``v``'s containers nest, and whether a string in it holds a lone surrogate (a valid pair
+    is one character by now). Without recursion: the value may nest thousands of levels."""
+    most, lone = 0, False
+    stack = [(v, 0)]
+    while stack:
+        x, d = stack.pop()
+        t = type(x)
+        if t is str:
+            if not lone and not x.isascii() and any("\ud800" <= c <= "\udfff" for c in x):
+                lone = True
+        elif t is dict or t is list:
+            d += 1
+            if d > most:
+                most = d
+            if t is dict:
+                for k, y in x.items():
+                    stack.append((k, d))
+                    stack.append((y, d))
+            else:
+                stack.extend((y, d) for y in x)
+    return most, lone
 
 
 def native():
