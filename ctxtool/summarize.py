@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import os
+import signal
 import random
 import re
 import subprocess
@@ -679,6 +680,18 @@ def _batch_dict(b) -> dict:
 # ---------------------------------------------------------------- command
 
 
+def _kill_group(proc) -> None:
+    """Stop a summarizer command and whatever it started (its own process group)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (OSError, AttributeError):
+        proc.kill()
+    try:
+        proc.communicate(timeout=5)
+    except (subprocess.TimeoutExpired, OSError, ValueError):
+        pass
+
+
 class CommandSummarizer:
     """Pipe the prompt to a shell command; its stdout is the summary."""
 
@@ -703,17 +716,30 @@ class CommandSummarizer:
             timeout = min(timeout, left)
         env = dict(os.environ, CTXTOOL_SUMMARY_MAX_TOKENS=str(max_tokens))
         try:
-            proc = subprocess.run(self.command, shell=True, input=(system + "\n\n" + prompt).encode("utf-8"),
-                                  capture_output=True, timeout=timeout, env=env)
-        except subprocess.TimeoutExpired:
-            raise SummarizerError(f"summarizer command timed out after {timeout:g}s: {self.command}") from None
+            # a session of its own: on a timeout the whole group goes, not only the shell (its child stayed)
+            proc = subprocess.Popen(self.command, shell=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, env=env, start_new_session=True)
         except OSError as e:
             raise SummarizerError(f"cannot run summarizer command {self.command!r}: {e.strerror or e}") from None
-        stderr = proc.stderr.decode("utf-8", "replace").strip()
+        try:
+            stdout, stderr_b = proc.communicate((system + "\n\n" + prompt).encode("utf-8"), timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            raise SummarizerError(f"summarizer command timed out after {timeout:g}s: {self.command}") from None
+        except BaseException:
+            _kill_group(proc)
+            raise
+        stderr = stderr_b.decode("utf-8", "replace").strip()
         tail = _clip(stderr[-600:], 600) if stderr else "(no stderr)"
         if proc.returncode != 0:
             raise SummarizerError(f"summarizer command exited with status {proc.returncode}: {tail}")
-        out = proc.stdout.decode("utf-8", "replace").strip()
+        if b"\0" in stdout:
+            raise SummarizerError("summarizer command wrote NUL bytes: not a summary (is it a text command?)")
+        try:
+            out = stdout.decode("utf-8").strip()
+        except UnicodeDecodeError as e:
+            raise SummarizerError(f"summarizer command wrote bytes that are not UTF-8 (at byte {e.start}): "
+                                  "not a summary (is it a text command?)") from None
         if not out:
             raise SummarizerError(f"summarizer command produced no output: {tail}")
         return out

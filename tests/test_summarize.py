@@ -242,3 +242,21 @@ def test_command_failure_shows_stderr(tmp_path):
     p = make_session(tmp_path, "pi", 10)
     r = compact_file(p, s, Options(keep_recent_tokens=user_cut_keep(p), backup=False))
     assert r.status == "fallback" and "model not found: foo" in r.error
+
+
+def test_command_output_that_is_no_text_is_refused_and_a_timeout_stops_what_it_started(tmp_path):
+    """A command that writes binary bytes (`cat /bin/ls`) is a failed summarizer (fallback), not a summary
+    of NULs and U+FFFD written into the session; on a timeout its whole process group is stopped (the
+    child of the shell stayed behind). CLI audit."""
+    nul = CommandSummarizer(f"{sys.executable} -c \"import sys; sys.stdin.read(); sys.stdout.buffer.write(b'## Goal\\\\x00x')\"")
+    with pytest.raises(SummarizerError, match="NUL bytes"):
+        nul.call("sys", "p", max_tokens=10)
+    latin = CommandSummarizer(f"{sys.executable} -c \"import sys; sys.stdin.read(); sys.stdout.buffer.write(b'caf\\\\xe9')\"")
+    with pytest.raises(SummarizerError, match="not UTF-8"):
+        latin.call("sys", "p", max_tokens=10)
+    marker = tmp_path / "child-still-running"
+    slow = CommandSummarizer(f"{sys.executable} -c \"import time; time.sleep(3); open('{marker}', 'w')\" & wait", timeout=0.5)
+    with pytest.raises(SummarizerError, match="timed out"):
+        slow.call("sys", "p", max_tokens=10)
+    time.sleep(3.5)
+    assert not marker.exists()  # the command's child was stopped with it
