@@ -138,7 +138,7 @@ def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict |
                 odd.append(e)
     if counts is not None:
         counts += (n, len(by_id))  # lines with a uuid, and distinct uuids among them (before a fold)
-    links, folded = _fold(by_id, last_b, listed) if listed is not None else (None, False)
+    links, folded = _fold(by_id, last_b, listed, odd) if listed is not None else (None, False)
     leaf = resume_leaf(main, by_id, links, folded, checkpoints, sided, odd)
     out: list[Entry] = []
     seen: set[str] = set()
@@ -152,7 +152,8 @@ def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict |
             last = cur
         if cur.kind == BOUNDARY:
             break
-        p = links.get(cur.id, cur.parent) if links else cur.parent  # _parent, inline: the walk of every line
+        # _parent, inline: the walk of every line (a row whose uuid is no string is re-linked under itself)
+        p = links.get(cur.id if cur.id is not None else cur, cur.parent) if links else cur.parent
         if p is None or p == "" or p is FALSY_PARENT:  # a parent JavaScript takes for false ends the walk (judged)
             break
         nxt = by_id.get(p)
@@ -194,7 +195,7 @@ def _leads_into(e: Entry, seen: set, by_id: dict, links: dict | None) -> bool:
     cur = e
     while cur is not None and cur.id not in passed:
         passed.add(cur.id)
-        p = links.get(cur.id, cur.parent) if links else cur.parent
+        p = _parent(cur, links)
         if p is None:
             return False
         if p in seen:
@@ -203,7 +204,7 @@ def _leads_into(e: Entry, seen: set, by_id: dict, links: dict | None) -> bool:
     return False
 
 
-def _fold(by_id: dict, last_b: Entry, listed: Entry | None) -> tuple:
+def _fold(by_id: dict, last_b: Entry, listed: Entry | None, odd: list | None = None) -> tuple:
     """What the client does to its rows at load when a compact boundary lists the messages it
     kept (``preservedMessages``, or the older ``preservedSegment``): when the last boundary
     (``last_b``) is the last that lists them (``listed``), each kept message re-linked to the one
@@ -242,9 +243,12 @@ def _fold(by_id: dict, last_b: Entry, listed: Entry | None) -> tuple:
         def dropped_row(u, was=by_id, survivors=survivors):
             return u in was and u not in survivors
     del keys
+    if odd:  # rows whose uuid is no string are in the client's map too: those before the boundary go as well
+        odd[:] = [e for e in odd if e.index > last_b.index]
     if kept:
         first, tail = kept[0], kept[-1]
-        for u, e in survivors.items():
+        # (such a row is re-linked too, under itself: judge fuzz, seed 88)
+        for u, e in chain_rows(survivors.items(), ((e, e) for e in odd or ())):
             p = links.get(u, e.parent)
             if p is None:
                 continue
@@ -475,7 +479,7 @@ def _up_to_message(e: Entry | None, by_id: dict, links: dict | None = None, stri
 
 def _parent(e: Entry, links: dict | None) -> str | None:
     """``e``'s parent as the client links it: after a compaction fold's re-links (``links``)."""
-    return links.get(e.id, e.parent) if links else e.parent
+    return links.get(e.id if e.id is not None else e, e.parent) if links else e.parent
 
 
 def _beside(e: Entry) -> bool:
@@ -769,8 +773,9 @@ def heal(messages: list[dict], close_turn: bool = True) -> list[dict]:
             (after.setdefault(id(msgs[-1]), []) if msgs else lead).append({"role": "system", "content": m["content"]})
             continue
         blocks = _blocks(m["content"])
-        if m["role"] == "user":  # text that is only whitespace is left out, and a message left empty (judged)
-            blocks = [b for b in blocks if not _blank_text(b)]
+        if m["role"] == "user":  # text that is only whitespace is left out, a block whose type is no string, and
+            # a message left empty (judged; the type: judge fuzz, seed 88)
+            blocks = [b for b in blocks if not _blank_text(b) and type(b.get("type")) is str]
             if not blocks:
                 continue
         else:

@@ -279,6 +279,15 @@ def result_content(value):
     return edit
 
 
+def uuid_written_as(lines, needle: bytes, kind: bytes, raw: bytes):
+    """The uuid of the line holding ``needle`` written as the JSON text ``raw`` (a number JavaScript reads as
+    Infinity, say): found by the judge fuzz at seed 88, where the client re-links such a row in the fold of
+    a compact boundary's kept messages as any other (it is in its map, under that value)."""
+    k = line_with(lines, needle, kind)
+    uuid = json.loads(lines[k])["uuid"]
+    return lines[:k] + [lines[k].replace(b'"uuid":"' + uuid.encode() + b'"', b'"uuid":' + raw, 1)] + lines[k + 1:]
+
+
 def torn_tail(lines):
     return lines[:-1] + [lines[-1][: len(lines[-1]) // 2]]
 
@@ -354,6 +363,12 @@ CORRUPTIONS = {
         ls, b'"tool_use_id":"toolu_rec_p2"', b'"type":"user"', result_content({"b": [1.0, True], "1": None}))),
     "result-content-a-number": ("parallel.jsonl", lambda ls: edited(
         ls, b'"tool_use_id":"toolu_rec_p1"', b'"type":"user"', result_content(5))),
+    # found by the judge fuzz at seed 88
+    "caveat-uuid-beyond-double-range-after-a-fold": ("compacted.jsonl", lambda ls: uuid_written_as(
+        ls, b"<local-command-caveat>", b'"isMeta":true', b"1e400")),
+    "prompt-block-type-not-a-string": ("interrupted.jsonl", lambda ls: edited(
+        ls, b'"content":"Run the slow job."', b'"type":"user"',
+        lambda o: o["message"].__setitem__("content", [{"type": "text", "text": "Run the slow job."}, {"type": []}]))),
     "call-id-beyond-double-range": ("interrupted.jsonl", lambda ls: [
         ln.replace(b'"id":"toolu_rec_i1"', b'"id":1' + b"0" * 400, 1) for ln in ls]),
 }

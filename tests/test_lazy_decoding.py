@@ -269,7 +269,7 @@ def test_a_short_session_switches_to_msgspec_after_its_first_lines(tmp_path, mon
 
 def _odd_lines() -> list[bytes]:
     """Lines whose values the two decoders read differently unless the scan evens them out: nesting
-    msgspec refuses (it stops at ~1,000 levels, orjson at ~1,024), nesting both refuse, and integers
+    msgspec refuses (it stops at ~1,000 levels, orjson at ~1,024), nesting both refuse (read on a stack of its own), and integers
     beyond 64 bits (orjson reads them as floats, msgspec whole) in a tool call's input and a text block."""
     def line(obj, raw=None):
         data = json.dumps(obj)
@@ -310,7 +310,8 @@ def test_deep_nesting_and_integers_beyond_64_bits_index_the_same(tmp_path, monke
     assert lazy == full
     monkeypatch.setenv(scanloop.ENV_LAZY, mode)
     t = scan(str(path), workers=1)
-    assert [b.reason for b in t.bad] == ["invalid JSON (depth limit exceeded)"]
+    # nested past what both decoders read: read again with a stack of its own, as JSON.parse reads it (test_deep_lines)
+    assert t.bad == [] and any(e.id == "d2" and e.type == "progress" for e in t.entries)
     a1 = next(e for e in t.entries if e.id == "a1")
     assert a1.calls[0].chars == len("Calc") + len('{"n":1e+40,"m":-1e+40,"k":[1e+40,18446744073709552000,18446744073709551615]}')
 
