@@ -495,3 +495,23 @@ def json_line(path: str, k: int) -> dict:
 
     with open(path, "rb") as f:
         return json.loads(f.read().splitlines()[k])
+
+
+@pytest.mark.parametrize("raw,read", [(b"1e400", True), (b"-1e400", True), (b"1" + b"0" * 400, True), (b"1e300", False),
+                                      (b"5", False)])
+def test_a_line_metadata_beyond_double_range_is_read_as_none(tmp_path, raw, read):
+    """An item line's ``metadata`` that is a number beyond what serde holds (``1e400``, 400 digits): Codex reads
+    the line as if it had none and sends its item; a number it holds is refused there (judged; judge fuzz,
+    seed 88, where ctxtool left the item out)."""
+    import json
+    import re
+
+    lines = open(os.path.join(FIX, "long_output.jsonl"), "rb").read().split(b"\n")
+    k = 3
+    mut = re.sub(rb'"metadata":\{[^{}]*\}\}$', b'"metadata":' + raw + b"}", lines[k])
+    assert mut != lines[k]
+    path = tmp_path / "long_output.jsonl"
+    path.write_bytes(b"\n".join(lines[:k] + [mut] + lines[k + 1:]))
+    sent = judge(str(path))
+    assert ("environment_context" in json.dumps(sent)) is read
+    assert compare(view(str(path)), sent) == []

@@ -143,6 +143,8 @@ def _bad_metadata(m) -> str | None:
     struct's fields in order, which are not known here: it is taken as read (as before)."""
     if m is None or type(m) is list:
         return None
+    if (type(m) is int and not -(1 << 127) <= m < (1 << 128)) or (type(m) is float and m in (float("inf"), float("-inf"))):
+        return None  # a number beyond what serde holds (128-bit integers, doubles): read as no metadata (judged)
     if type(m) is not dict:
         return "item whose line's metadata is no object"
     for k, v in m.items():

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import random
 import shutil
 
@@ -229,9 +230,15 @@ def known_difference(agent: str, path: str) -> str | None:
     """A documented difference ctxtool does not imitate, met in ``path`` (the case is then not judged)."""
     if agent == "codex":
         with open(path, "rb") as f:
-            if any(line.count(b"[") + line.count(b"{") >= CODEX_DEPTH and nesting(line) >= CODEX_DEPTH for line in f):
-                return "a line nested 128 levels deep, which Codex skips"
+            for line in f:
+                if line.count(b"[") + line.count(b"{") >= CODEX_DEPTH and nesting(line) >= CODEX_DEPTH:
+                    return "a line nested 128 levels deep, which Codex skips"
+                if _INT_TAG.search(line):
+                    return "a tag written as a number, which serde reads as the variant of that index"
     return None
+
+
+_INT_TAG = re.compile(rb'"type":\s*-?\d')  # docs/codex-rules.md, known differences (judge fuzz, seeds 58, 88)
 
 
 def problems(agent: str, path: str, workdir: str) -> list[str]:
