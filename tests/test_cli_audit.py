@@ -284,3 +284,18 @@ def test_repair_output_says_where(tmp_path):
     clean = copy(tmp_path, "repair/pi-clean.jsonl")
     r = run("repair", "-o", tmp_path / "copy.jsonl", clean)
     assert "ok (copied)" in r.stdout and "repaired" not in r.stdout
+
+
+@pytest.mark.parametrize("args, said", [
+    (["repair", "--check", "-o", "{out}", "{f}"], "--check writes nothing"),
+    (["view", "--json", "--jsonl", "{f}"], "--json and --jsonl"),
+    (["prune", "--compare", "-s", "aceclaw", "{f}"], "--compare runs every strategy"),
+    (["checkpoint", "--read", "-n", "-o", "{out}"], "-n/--dry-run is for writing"),
+])
+def test_options_that_exclude_each_other_are_a_usage_error(tmp_path, args, said):
+    """Two options of which one would be ignored without a word (CLI audit): exit 2, the reason, nothing
+    written."""
+    f = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "repair", "pi-missing-result.jsonl")
+    out = tmp_path / "out.jsonl"
+    r = CliRunner().invoke(cli, [a.format(f=f, out=out) for a in args])
+    assert r.exit_code == 2 and said in r.output and not out.exists()

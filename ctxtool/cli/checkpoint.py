@@ -52,6 +52,8 @@ def checkpoint(paths, output, summarizer, model, command, timeout, if_over, wind
     """
     if read_ and clear_:
         raise click.UsageError("--read and --clear exclude each other")
+    if dry_run and (read_ or clear_):
+        raise click.UsageError("-n/--dry-run is for writing a checkpoint: drop it with --read or --clear")
     if summarizer == "command" and not command:
         raise click.UsageError("--summarizer command needs --summarizer-command CMD")
     if not paths and not ((read_ or clear_) and output):

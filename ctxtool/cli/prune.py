@@ -121,6 +121,8 @@ def prune(path, strategy, compare, window, tokenizer, config_path, preset, ttl, 
         raise click.UsageError("--as-session needs -o/--output")
     if compare and output:
         raise click.UsageError("-o/--output writes one strategy's result; drop --compare")
+    if compare and click.get_current_context().get_parameter_source("strategy") is not click.core.ParameterSource.DEFAULT:
+        raise click.UsageError("--compare runs every strategy: drop -s/--strategy (or --compare)")
     name, n_turns = strategy
     if n_turns is not None:
         turns = n_turns

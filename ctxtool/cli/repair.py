@@ -45,6 +45,8 @@ def repair(paths, check, output, no_backup, trim_trailing_assistant, lock_timeou
     """
     if output and len(paths) != 1:
         raise click.UsageError("-o/--output takes exactly one input file")
+    if check and output:
+        raise click.UsageError("--check writes nothing: drop -o/--output (or --check)")
     files, failures = collect(paths)  # one target that is missing or unreadable: its own error below
     if output and len(files) > 1:
         raise click.UsageError("-o/--output takes exactly one input file (a directory of several was given)")

@@ -58,6 +58,10 @@ def report(reports, limit, json_):
     merged["unreadable"] = failures
     if json_:
         emit_json(merged)
+    elif not loaded:  # nothing to summarize: the reasons alone (not a "nothing to do" summary beside them)
+        err = render.console(stderr=True)
+        for f in failures:
+            err.print(f"Error: {f['message']}", markup=False)
     else:
         _render(merged, failures, limit)
     if not loaded:

@@ -59,6 +59,8 @@ def view(path, fmt, json_, jsonl):
       ctxtool view session.jsonl | head
       ctxtool view --json ~/.claude/projects/-home-me-app/0f5e….jsonl
     """
+    if json_ and jsonl:
+        raise click.UsageError("--json and --jsonl are two outputs: give one")
     working_on(path)  # an error that escapes names the file
     r = view_file(path, fmt)
     if json_:
