@@ -419,8 +419,9 @@ def _claude_file(d: Discovery, path: str, kind: str, settings: dict, seen: set, 
         return
     if not _is_file(path):
         if parent is not None:
-            d.sources.append(Source(name, path, None, kind, parent=parent, depth=depth, status="missing",
-                                    note="imported file not found"))
+            there = os.path.exists(path)  # a FIFO, a device, a directory: there, but no file to load
+            d.sources.append(Source(name, path, None, kind, parent=parent, depth=depth, status="skipped" if there else "missing",
+                                    note="not a regular file: not loaded" if there else "imported file not found"))
         return
     ext = os.path.splitext(path)[1]
     if parent is not None and ext and ext.lower() not in CLAUDE_TEXT_EXT and ext not in CLAUDE_TEXT_EXT:
@@ -432,7 +433,15 @@ def _claude_file(d: Discovery, path: str, kind: str, settings: dict, seen: set, 
                                 note=f"larger than {CLAUDE_MAX_BYTES:,} bytes: Claude Code skips it"))
         return
     seen.add(key)
-    raw = _read_text(path)
+    try:
+        raw = _read_text(path)
+    except InputError as e:
+        if parent is None:
+            raise
+        # an import that cannot be read is one note on the importing file, not the end of the whole budget
+        d.sources.append(Source(name, path, None, kind, parent=parent, depth=depth, status="skipped",
+                                note=f"{e.reason}: not loaded (imported by {parent})"))
+        return
     content, globs, skipped = claude_content(raw)
     if not content.strip():
         return

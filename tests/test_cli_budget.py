@@ -88,3 +88,21 @@ def test_session_baseline_comparison(tmp_path):
     s = rep["session"]
     assert s["budget_tokens"] == rep["totals"]["tokens"]
     assert s["baseline"]["status"] == "measured" and s["gap_tokens"] == s["baseline"]["tokens"] - s["budget_tokens"]
+
+
+def test_an_import_that_is_no_text_file_is_a_note_not_the_end_of_the_budget(tmp_path):
+    """A CLAUDE.md importing a binary file, a FIFO and a missing file: each a note of its own naming the
+    importer, the rest counted (a binary import ended the whole budget with exit 3; a FIFO was "not found")."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "tool.bin").write_bytes(b"\x7fELF\x00\x00binary")
+    os.mkfifo(ws / "pipe.md")
+    (ws / "CLAUDE.md").write_text("# Rules\n@tool.bin\n@pipe.md\n@missing.md\nBe nice.\n", encoding="utf-8")
+    r = _run("--json", ws)
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    notes = {os.path.basename(s["path"]): (s["status"], s.get("note") or "") for s in out["files"]}
+    assert notes["tool.bin"][0] == "skipped" and "binary" in notes["tool.bin"][1] and "CLAUDE.md" in notes["tool.bin"][1]
+    assert notes["pipe.md"] == ("skipped", "not a regular file: not loaded")
+    assert notes["missing.md"] == ("missing", "imported file not found")
+    assert notes["CLAUDE.md"][0] == "kept"
