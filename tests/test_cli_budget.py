@@ -95,14 +95,14 @@ def test_an_import_that_is_no_text_file_is_a_note_not_the_end_of_the_budget(tmp_
     importer, the rest counted (a binary import ended the whole budget with exit 3; a FIFO was "not found")."""
     ws = tmp_path / "ws"
     ws.mkdir()
-    (ws / "tool.bin").write_bytes(b"\x7fELF\x00\x00binary")
+    (ws / "tool.md").write_bytes(b"\x7fELF\x00\x00binary")
     os.mkfifo(ws / "pipe.md")
-    (ws / "CLAUDE.md").write_text("# Rules\n@tool.bin\n@pipe.md\n@missing.md\nBe nice.\n", encoding="utf-8")
+    (ws / "CLAUDE.md").write_text("# Rules\n@tool.md\n@pipe.md\n@missing.md\nBe nice.\n", encoding="utf-8")
     r = _run("--json", ws)
     assert r.exit_code == 0, r.output
     out = json.loads(r.output)
     notes = {os.path.basename(s["path"]): (s["status"], s.get("note") or "") for s in out["files"]}
-    assert notes["tool.bin"][0] == "skipped" and "binary" in notes["tool.bin"][1] and "CLAUDE.md" in notes["tool.bin"][1]
+    assert notes["tool.md"][0] == "skipped" and "binary" in notes["tool.md"][1] and "CLAUDE.md" in notes["tool.md"][1]
     assert notes["pipe.md"] == ("skipped", "not a regular file: not loaded")
     assert notes["missing.md"] == ("missing", "imported file not found")
     assert notes["CLAUDE.md"][0] == "kept"
