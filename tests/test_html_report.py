@@ -82,10 +82,15 @@ def test_report_in_headless_chromium(tmp_path):
 
     html = tmp_path / "report.html"
     html.write_text(render(profile_json(STACKING)))
-    page = render_page(str(html), str(tmp_path / "shot.png"))
+    for attempt in range(3):
+        # a loaded machine (a clean-clone CI run beside other work) has twice given a screenshot of a page not yet
+        # painted (225 and 3,074 of the > 5,000 pixels) though the DOM was whole: a new browser, up to three times
+        page = render_page(str(html), str(tmp_path / f"shot-{attempt}.png"))
+        width, height, rows = read_png(page.screenshot)
+        if count_color(rows, rgb(COLORS["recorded"])) > 5000:
+            break
     assert page.console == [], page.console
     assert page.dom.count('class="bar"') > 40 and 'class="compaction"' in page.dom
-    width, height, rows = read_png(page.screenshot)
     assert (width, height) == (1000, 900)
     # the bars and the lines are on the screen: their colours cover many pixels
     assert count_color(rows, rgb(COLORS["recorded"])) > 5000
