@@ -205,3 +205,19 @@ def test_spacebot_settings_from_toml_and_flags_and_the_tier_table(tmp_path):
     assert r.exit_code == 2 and str(toml) in r.output
     r = run("--compare", "--window", 1750, CLAUDE_CASE)
     assert "spacebot tokens after each tier: background 80% -> 1,067, aggressive 85% -> 808, emergency 95% -> 796" in r.output
+
+
+def test_a_skipped_unparseable_line_is_said(tmp_path):
+    """A torn last line: prune simulates without it and says so, as estimate does (CLI audit: nothing was said,
+    and --json had no trace of it)."""
+    src = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "repair", "pi-missing-result.jsonl")
+    data = open(src, "rb").read()
+    torn = tmp_path / "torn.jsonl"
+    torn.write_bytes(data[:-30])
+    n = data[:-30].count(b"\n") + 1
+    r = CliRunner().invoke(cli, ["prune", str(torn)])
+    assert f"1 unparseable line(s) skipped (line {n};" in r.output
+    r = CliRunner().invoke(cli, ["prune", "--json", str(torn)])
+    assert json.loads(r.output)["unparseable_lines"] == [n]
+    r = CliRunner().invoke(cli, ["prune", "--json", src])
+    assert json.loads(r.output)["unparseable_lines"] == []

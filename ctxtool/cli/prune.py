@@ -218,7 +218,7 @@ def prune(path, strategy, compare, window, tokenizer, config_path, preset, ttl, 
     if json_:
         out = {"path": path, "format": t.format_name, "window": window, "window_source": win.source,
                "window_basis": win.basis, "tokenizer": tokenizer, "output": written,
-               "input_errors": len(base_errors), "results": []}
+               "input_errors": len(base_errors), "unparseable_lines": [b.lineno for b in t.bad], "results": []}
         for r in results:
             d = r.to_dict()
             d["violations"] = [v.to_dict() for v in checks[r.strategy]]
@@ -226,6 +226,10 @@ def prune(path, strategy, compare, window, tokenizer, config_path, preset, ttl, 
         emit_json(out)
     else:
         _render(path, t.format_name, results, checks, compare, verbose, written, window, win.source)
+        if t.bad:
+            shown = ", ".join(str(b.lineno) for b in t.bad[:10]) + (" …" if len(t.bad) > 10 else "")
+            render.console().print(f"note: {len(t.bad)} unparseable line(s) skipped (line {shown}; ctxtool repair drops them)",
+                                   markup=False)
         if base_errors:
             render.console().print(f"note: the unpruned view already has {len(base_errors)} API error(s) (see ctxtool validate); only new ones are counted",
                                    markup=False)
