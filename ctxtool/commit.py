@@ -537,11 +537,12 @@ def _keep_old(old: int, path: str, *, copy: bool) -> str | None:
         return None
     out = os.open(pending, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
-        size, offset = os.fstat(old).st_size, 0
+        st = os.fstat(old)
+        size, offset = st.st_size, 0
         while offset < size:
             offset += os.sendfile(out, old, offset, size - offset) or size
-        keep_owner(out, os.fstat(old))
-        os.fchmod(out, os.fstat(old).st_mode & 0o7777)
+        keep_owner(out, st)
+        os.fchmod(out, st.st_mode & 0o7777)
         os.fsync(out)
     except OSError as e:
         discard(pending, out)

@@ -25,7 +25,7 @@ import orjson
 from . import formats
 from .jsonl import BOM, Line, parse
 from .model import EMPTY, META, PLAIN, Call, Entry, FullEntry, Kinds, Result, Usage, entry_from_tuple, entry_to_tuple, small_entry
-from .scanloop import ENV_LAZY, MODES, BadLine, Part, make_entry, meta_entry, native, scan_lines, share_strings
+from .scanloop import ENV_LAZY, MODES, BadLine, Part, make_entry, meta_entry, native, native_made, scan_lines, share_strings
 
 MIN_BYTES = 64 << 20  # below this, starting helpers costs more than it saves
 MAX_WORKERS = 4
@@ -74,13 +74,10 @@ def _splittable(path: str, workers: int | None, min_bytes: int) -> tuple[int, in
     return n, size
 
 
-def plan(path: str, workers: int | None = None, min_bytes: int = MIN_BYTES, weight: float | None = None) -> list[int] | None:
-    """Part boundaries ``[0, b1, ..., size]`` at line starts, or None for a serial scan. ``weight``:
-    this process's part against a helper's (default ``PARENT_WEIGHT``)."""
-    ok = _splittable(path, workers, min_bytes)
-    if ok is None:
-        return None
-    n, size = ok
+def plan(path: str, n: int, size: int, weight: float | None = None) -> list[int] | None:
+    """Part boundaries ``[0, b1, ..., size]`` at line starts for ``n`` parts of a file of ``size`` bytes
+    (``_splittable``), or None for a serial scan. ``weight``: this process's part against a helper's
+    (default ``PARENT_WEIGHT``)."""
     bounds = [0]
     # this process gets a bigger part: helpers start later and pay for sending their index back
     weight = PARENT_WEIGHT if weight is None else weight
@@ -114,7 +111,7 @@ def split(path: str, workers: int | None, min_bytes: int, module, streaming: boo
         weight = NATIVE_STREAM_PARENT_WEIGHT if streaming else NATIVE_PARENT_WEIGHT
     else:
         weight = STREAM_PARENT_WEIGHT if streaming else PARENT_WEIGHT
-    bounds = plan(path, n, min_bytes, weight)
+    bounds = plan(path, n, size, weight)
     return None if bounds is None else (module, bounds)
 
 
@@ -299,18 +296,11 @@ def _start(path: str, fmt_name: str, begin: int, end: int, stats: bool, lazy: bo
         return None
 
 
-_BUILDER: list = []
-
-
 def _builder():
     """The C part's maker of a part's entries from its tuples (``_scan.Builder``: what ``_built`` does, ~6x
     faster), or None (not built, or turned off)."""
-    c = native()  # (asked each time: CTXTOOL_NATIVE=0 turns it off)
-    if c is None:
-        return None
-    if not _BUILDER:
-        _BUILDER.append(c.Builder(FullEntry, Entry, META, PLAIN, small_entry, Call, Result, Kinds, Usage, EMPTY))
-    return _BUILDER[0]
+    return native_made("builder", lambda c: c.Builder(FullEntry, Entry, META, PLAIN, small_entry, Call, Result, Kinds,
+                                                       Usage, EMPTY))
 
 
 def _merge(entries: list, frames, shift: int, line_shift: int, sizes: dict | None = None) -> None:

@@ -28,7 +28,7 @@ from . import formats
 from .errors import InputError, unexpected
 from .formats.common import parse_ts
 from .jsonl import BOM, Line, open_binary, parse
-from .model import META, PLAIN, Entry, full_entry, small_entry, parent_of
+from .model import BOUNDARY, MESSAGE, META, PLAIN, Entry, FullEntry, _More, full_entry, small_entry, parent_of
 
 ENV_LAZY = "CTXTOOL_LAZY_DECODE"  # "0": always parse whole lines with orjson (the reference the tests compare with)
 ENV_NATIVE = "CTXTOOL_NATIVE"  # "0": metadata lines read in Python even where the C part (ctxtool._scan) is built
@@ -255,21 +255,26 @@ def native():
     return _scan
 
 
-_PASSES: list = []
+_MADE: dict = {}
+
+
+def native_made(name: str, make):
+    """An object of the C part made once, ``make(module)``, or None where the part is not built or is turned
+    off (``native`` is asked each time: ``CTXTOOL_NATIVE=0`` in a test takes effect at once)."""
+    c = native()
+    if c is None:
+        return None
+    obj = _MADE.get(name)
+    if obj is None:
+        obj = _MADE[name] = make(c)
+    return obj
 
 
 def index_passes():
     """The C part's passes over the whole index (``_scan.Rows``: ``claude_chain.main_entries``, the chain's
     first loop, repair's links check and the entries its hygiene looks at; each a loop over every entry that
     reads a slot or two), or None (not built, or ``CTXTOOL_NATIVE=0``)."""
-    c = native()
-    if c is None:
-        return None
-    if not _PASSES:
-        from .model import BOUNDARY, MESSAGE, FullEntry, _More
-
-        _PASSES.append(c.Rows(Entry, FullEntry, _More, PLAIN, BOUNDARY, MESSAGE))
-    return _PASSES[0]
+    return native_made("passes", lambda c: c.Rows(Entry, FullEntry, _More, PLAIN, BOUNDARY, MESSAGE))
 
 
 def _taker(c, fmt, into, shared, sizes, taken, tuples=False):
