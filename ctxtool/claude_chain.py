@@ -773,18 +773,19 @@ def heal(messages: list[dict], close_turn: bool = True) -> list[dict]:
             (after.setdefault(id(msgs[-1]), []) if msgs else lead).append({"role": "system", "content": m["content"]})
             continue
         blocks = _blocks(m["content"])
-        if m["role"] == "user":  # text that is only whitespace is left out, a block whose type is no string, and
-            # a message left empty (judged; the type: judge fuzz, seed 88)
-            blocks = [b for b in blocks if not _blank_text(b) and type(b.get("type")) is str]
+        # a block whose type is no string is left out, in a prompt as in a response (judged; an unknown name is
+        # sent; the prompt's: judge fuzz, seed 88): a call written so goes with it, its result then an orphan,
+        # and a message left with nothing is left out (judged)
+        typed = [b for b in blocks if type(b.get("type")) is str]
+        if len(typed) < len(blocks):
+            if not typed:
+                continue
+            blocks = typed
+        if m["role"] == "user":  # text that is only whitespace is left out, and a message left empty (judged)
+            blocks = [b for b in blocks if not _blank_text(b)]
             if not blocks:
                 continue
         else:
-            if any(type(b.get("type")) is not str for b in blocks):
-                # a block whose type is no string is left out (judged; an unknown name is sent), a call
-                # written so with it: its result is then an orphan
-                blocks = [b for b in blocks if type(b.get("type")) is str]
-                if not blocks:  # nothing else: the response is left out (judged)
-                    continue
             if not blocks:  # a response whose content is an empty list (judged)
                 blocks = [{"type": "text", "text": NO_CONTENT}]
             elif all(_thought(b) for b in blocks):
