@@ -760,6 +760,8 @@ static PyTypeObject BuilderType = {
 };
 
 
+#include "_scan_codex.c"
+
 /* ------------------------------------------------------------------------------------------ Rows */
 
 /* Rows(entry_cls, full_cls, more_cls, plain, boundary, message): passes over the whole index, in C (each a
@@ -1069,11 +1071,13 @@ typedef struct {
     long long start;      /* offset of the last line given or taken */
     long long lf, meta_bytes;
     PyObject *no;         /* the int object of the last line's number */
+    Codex *codex;         /* a Codex that takes the rollout lines it is sure of, or NULL */
 } Reader;
 
 static void Reader_dealloc(Reader *self) {
     Py_XDECREF(self->readinto);
     Py_XDECREF(self->meta);
+    Py_XDECREF(self->codex);
     Py_XDECREF(self->no);
     PyMem_Free(self->buf);
     Py_TYPE(self)->tp_free((PyObject *)self);
@@ -1105,6 +1109,7 @@ static int Reader_init(Reader *self, PyObject *args, PyObject *kw) {
     self->lf = self->meta_bytes = 0;
     Py_XSETREF(self->no, PyLong_FromLongLong(no));
     Py_CLEAR(self->meta);
+    Py_CLEAR(self->codex);
     return self->no ? 0 : -1;
 }
 
@@ -1172,10 +1177,11 @@ static PyObject *Reader_next(Reader *self) {
         if (!no) return NULL;
         PyObject *prev = self->no;
         self->no = no;
-        if (self->meta && !last) {
+        if ((self->meta || self->codex) && !last) {
             PyObject *start = PyLong_FromLongLong(self->start);
             if (!start) { Py_DECREF(prev); return NULL; }
-            int r = meta_core(self->meta, (cp)p, len, no, start, prev);
+            int r = self->meta ? meta_core(self->meta, (cp)p, len, no, start, prev)
+                               : codex_take(self->codex, (cp)p, len, no, start, prev);
             Py_DECREF(start);
             Py_DECREF(prev);
             if (r < 0) return NULL;
@@ -1211,6 +1217,21 @@ static int Reader_set_meta(Reader *self, PyObject *v, void *c) {
     return 0;
 }
 
+static PyObject *Reader_get_codex(Reader *self, void *c) { return Py_NewRef(self->codex ? (PyObject *)self->codex : Py_None); }
+static int Reader_set_codex(Reader *self, PyObject *v, void *c) {
+    if (v == NULL || v == Py_None) {
+        Py_CLEAR(self->codex);
+        return 0;
+    }
+    if (!PyObject_TypeCheck(v, &CodexType) || !((Codex *)v)->into) {
+        PyErr_SetString(PyExc_TypeError, "codex must be a Codex made with into");
+        return -1;
+    }
+    Py_INCREF(v);
+    Py_XSETREF(self->codex, (Codex *)v);
+    return 0;
+}
+
 static PyGetSetDef Reader_getset[] = {
     {"no", (getter)Reader_get_no, NULL, "the number of the line last given out", NULL},
     {"start", (getter)Reader_get_start, NULL, "its offset", NULL},
@@ -1218,6 +1239,7 @@ static PyGetSetDef Reader_getset[] = {
     {"lf", (getter)Reader_get_lf, NULL, "lines taken as metadata lines", NULL},
     {"meta_bytes", (getter)Reader_get_meta_bytes, NULL, "their bytes", NULL},
     {"meta", (getter)Reader_get_meta, (setter)Reader_set_meta, "the Meta that takes metadata lines, or None", NULL},
+    {"codex", (getter)Reader_get_codex, (setter)Reader_set_codex, "the Codex that takes rollout lines, or None", NULL},
     {NULL},
 };
 
@@ -1245,7 +1267,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "ctxtool._scan", NULL
 
 PyMODINIT_FUNC PyInit__scan(void) {
     if (PyType_Ready(&MetaType) < 0 || PyType_Ready(&ReaderType) < 0 || PyType_Ready(&BuilderType) < 0
-        || PyType_Ready(&RowsType) < 0) return NULL;
+        || PyType_Ready(&RowsType) < 0 || PyType_Ready(&CodexType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     Py_INCREF(&MetaType);
@@ -1269,6 +1291,12 @@ PyMODINIT_FUNC PyInit__scan(void) {
     Py_INCREF(&RowsType);
     if (PyModule_AddObject(m, "Rows", (PyObject *)&RowsType) < 0) {
         Py_DECREF(&RowsType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&CodexType);
+    if (PyModule_AddObject(m, "Codex", (PyObject *)&CodexType) < 0) {
+        Py_DECREF(&CodexType);
         Py_DECREF(m);
         return NULL;
     }

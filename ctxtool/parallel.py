@@ -25,7 +25,8 @@ import orjson
 from . import formats
 from .jsonl import BOM, Line, parse
 from .model import EMPTY, META, PLAIN, Call, Entry, FullEntry, Kinds, Result, Usage, entry_from_tuple, entry_to_tuple, small_entry
-from .scanloop import ENV_LAZY, MODES, BadLine, Part, make_entry, meta_entry, native, native_made, scan_lines, share_strings
+from .scanloop import (ENV_LAZY, MODES, BadLine, Part, make_entry, meta_entry, native, native_entries, native_made, scan_lines,
+                       share_strings)
 
 MIN_BYTES = 64 << 20  # below this, starting helpers costs more than it saves
 MAX_WORKERS = 4
@@ -164,17 +165,23 @@ def scan_part(path: str, fmt_name: str, begin: int, end: int, stats: bool = True
     def flush() -> None:
         nonlocal out, sent
         if on_frame is not None and len(out) >= FRAME:
-            on_frame(out)
-            sent += len(out)
-            out = []
+            while len(out) >= FRAME:  # (the C part hands over up to TAKEN_AT_MOST entries at once)
+                frame = out if len(out) == FRAME else out[:FRAME]
+                out = [] if frame is out else out[FRAME:]
+                on_frame(frame)
+                sent += FRAME
+
+    made = native_entries(module)  # the C part's entries of the lines it is sure of (Codex)
 
     def emit(where, obj):
         no, offset, length, eol = where
         if not isinstance(obj, dict):
             t.bad.append(BadLine(no, offset, length, "not a JSON object"))
             return
-        e = make_entry(module, obj, sent + len(out), no, offset, length, eol, False, stats)
-        share_strings(e, shared)  # marshal keeps shared strings shared: smaller data, nothing to redo here
+        e = None if made is None else made(obj, sent + len(out), no, offset, length, eol, stats, shared)
+        if e is None:
+            e = make_entry(module, obj, sent + len(out), no, offset, length, eol, False, stats)
+            share_strings(e, shared)  # marshal keeps shared strings shared: smaller data, nothing to redo here
         out.append(entry_to_tuple(e))
         flush()
 
@@ -188,7 +195,7 @@ def scan_part(path: str, fmt_name: str, begin: int, end: int, stats: bool = True
         flush()
 
     scan_lines(t, path, [], module, emit, begin, end, meta if lazy else None, shared=shared,
-               taken=taken if lazy else None, tuples=True)
+               taken=taken if lazy else None, tuples=True, stats=stats)
     bad = [(b.lineno, b.offset, b.length, b.reason, b.blank) for b in t.bad]
     return out, bad, t.lines, t.lf, t.crlf, t.last_eol
 
@@ -359,6 +366,7 @@ def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = Tr
         entries = t.entries
         keep = on_entry is None
         count = 0  # entries handed to on_entry so far (streaming)
+        made = native_entries(module)  # the C part's entries of the lines it is sure of (Codex), released
 
         def emit(where, obj):
             nonlocal count
@@ -367,12 +375,16 @@ def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = Tr
                 t.bad.append(BadLine(no, offset, length, "not a JSON object"))
                 return
             if keep:
-                e = make_entry(module, obj, len(entries), no, offset, length, eol, False, stats)
-                share_strings(e, shared)
-                e.release()
+                e = None if made is None else made(obj, len(entries), no, offset, length, eol, stats, shared)
+                if e is None:
+                    e = make_entry(module, obj, len(entries), no, offset, length, eol, False, stats)
+                    share_strings(e, shared)
+                    e.release()
                 entries.append(e)
-            else:
-                e = make_entry(module, obj, count, no, offset, length, eol, False, stats)
+            else:  # (a streaming pass reads no object nor block)
+                e = None if made is None else made(obj, count, no, offset, length, eol, stats, None)
+                if e is None:
+                    e = make_entry(module, obj, count, no, offset, length, eol, False, stats)
                 on_entry(e)
                 count += 1
 
@@ -391,7 +403,7 @@ def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = Tr
         sizes: dict = {}
         scan_lines(t, path, [], module, emit, 0, bounds[1], meta=meta if lazy and not keep else None,
                    into=entries if lazy and keep else None, shared=shared, sizes=sizes,
-                   taken=taken if lazy and not keep else None)
+                   taken=taken if lazy and not keep else None, stats=stats)
         lines, lf, crlf, last_eol = t.lines, t.lf, t.crlf, t.last_eol
         shared.clear()  # the helpers' entries share strings among themselves only: free the table first
         for k, proc in enumerate(procs, 1):

@@ -28,7 +28,8 @@ from . import formats
 from .errors import InputError, unexpected
 from .formats.common import parse_ts
 from .jsonl import BOM, Line, open_binary, parse
-from .model import BOUNDARY, MESSAGE, META, PLAIN, Entry, FullEntry, _More, full_entry, small_entry, parent_of
+from .model import (BOUNDARY, EMPTY, MESSAGE, META, PLAIN, Call, Entry, FullEntry, Kinds, Result, Usage, _More,
+                    entry_to_tuple, full_entry, small_entry, parent_of)
 
 ENV_LAZY = "CTXTOOL_LAZY_DECODE"  # "0": always parse whole lines with orjson (the reference the tests compare with)
 ENV_NATIVE = "CTXTOOL_NATIVE"  # "0": metadata lines read in Python even where the C part (ctxtool._scan) is built
@@ -277,6 +278,18 @@ def index_passes():
     return native_made("passes", lambda c: c.Rows(Entry, FullEntry, _More, PLAIN, BOUNDARY, MESSAGE))
 
 
+def native_entries(fmt):
+    """The C part's maker of a format's released entries, ``entry(obj, index, lineno, offset, length, eol, stats,
+    shared) -> Entry | None``, for a scan that reads no blocks, or None (no such part for the format, not built,
+    or turned off). It makes what ``make_entry(fmt, obj, ..., blocks=False, stats)``, then ``share_strings``
+    (with ``shared``; None: no table) and ``release()`` make, and declines (None) every line it is not sure of:
+    the caller then makes that entry in Python. Codex rollouts only (``_scan.Codex``, ``ctxtool/_scan_codex.c``)."""
+    if getattr(fmt, "NAME", None) != "codex":
+        return None
+    made = native_made("codex", lambda c: c.Codex(FullEntry, Call, Result, Kinds, Usage, EMPTY, META, MESSAGE))
+    return None if made is None else made.entry
+
+
 def _taker(c, fmt, into, shared, sizes, taken, tuples=False):
     """The C part's ``Meta`` for this scan, and the list it fills for a streaming pass (``taken``), or None."""
     if into is not None:
@@ -285,6 +298,26 @@ def _taker(c, fmt, into, shared, sizes, taken, tuples=False):
     if tuples:
         return meta_reader(c, fmt, took, shared, sizes, tuples=True), took
     return meta_reader(c, fmt, took, None, sizes), took  # no string table: a streaming pass keeps nothing
+
+
+# the entries a streaming pass or a helper's part is handed at most at once from the C part's Codex: it gives the
+# next line out then, so that what it took is handed on (a streaming pass keeps nothing, a helper sends frames)
+TAKEN_AT_MOST = 1024
+
+
+def _codex_taker(c, into, shared, taken, tuples, stats):
+    """The C part's ``Codex`` that takes a rollout's lines for this scan (``native_entries``), and the list it fills
+    for a streaming pass or a helper's part (``taken``), or None: into ``into``, strings shared through ``shared``;
+    else entries with no string table (streaming), or their tuples, strings shared (``tuples``: a helper's part)."""
+    took: list | None = None
+    if into is None:
+        into = took = []
+        if not tuples:
+            shared = None
+    return c.Codex(FullEntry, Call, Result, Kinds, Usage, EMPTY, META, MESSAGE, into=into,
+                   shared=shared, loads=orjson.loads,
+                   to_tuple=entry_to_tuple if tuples else None, eol=b"\n", stats=stats,
+                   cap=0 if took is None else TAKEN_AT_MOST), took
 
 
 def meta_reader(c, fmt, into: list, shared: dict | None, sizes: dict, tuples: bool = False):
@@ -296,7 +329,7 @@ def meta_reader(c, fmt, into: list, shared: dict | None, sizes: dict, tuples: bo
 
 def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: int | None = None, meta=None,
                into: list | None = None, shared: dict | None = None, sizes: dict | None = None, taken=None,
-               tuples: bool = False) -> None:
+               tuples: bool = False, stats: bool = True) -> None:
     """The hot loop: one parse per line and no per-line objects unless the line is bad
     (orjson accepts the trailing newline as whitespace, so lines are never copied).
 
@@ -312,7 +345,9 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
     (with ``meta``, a streaming pass): gets the entries the C part made of metadata lines, in file order,
     before the next line is handed on; their ``index`` is for the caller to set. ``tuples``: it gets the
     tuples ``meta``'s arguments make instead, ``(lineno, offset, length, eol, type, uuid, parent, ts)``,
-    strings shared through ``shared`` (a helper's part)."""
+    strings shared through ``shared`` (a helper's part). A Codex rollout's lines are taken the same way, whole
+    (``native_entries``: the C part parses them and makes their entries, ``stats`` as ``emit`` would; into
+    ``into``, or handed to ``taken``, as tuples with ``tuples``); ``emit`` gets the lines it declines."""
     loads, decode_error = orjson.loads, orjson.JSONDecodeError
     offset = begin
     no = lf = crlf = 0
@@ -358,6 +393,9 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
         if native_ok and lazy is not None:
             reader = src = c.Reader(f, begin, end)
             reader.meta, took = _taker(c, t.fmt, into, shared, sizes, taken, tuples)
+        elif native_ok and native_entries(t.fmt) is not None:
+            reader = src = c.Reader(f, begin, end)
+            reader.codex, took = _codex_taker(c, into, shared, taken, tuples, stats)
         while True:
             switch = False
             for chunk in src:
@@ -455,9 +493,9 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
                                     fast = True
                                 elif mode == "1":
                                     window_start, meta_bytes, next_choice = offset, 0, no + FIRST_WINDOW
-                                if native_ok and eol:
-                                    switch = True  # the rest of the file through the C part's reader
-                                    break
+                            if native_ok and eol and (lazy is not None or native_entries(t.fmt) is not None):
+                                switch = True  # the rest of the file through the C part's reader
+                                break
                         continue
                     if lazy is not None and type(obj) is dict:
                         ty = obj.get("type")
@@ -494,7 +532,10 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
             if not switch:
                 break
             reader = src = c.Reader(f, offset, end, no=no)  # f is where this loop left it
-            reader.meta, took = _taker(c, t.fmt, into, shared, sizes, taken, tuples)
+            if lazy is not None:
+                reader.meta, took = _taker(c, t.fmt, into, shared, sizes, taken, tuples)
+            else:
+                reader.codex, took = _codex_taker(c, into, shared, taken, tuples, stats)
     if took:
         taken(took)
     if reader is not None:

@@ -20,7 +20,7 @@ from .errors import InputError, unexpected
 from .jsonl import BOM, loads, read_at
 from .model import Entry, full_entry
 from .paths import NOT_REGULAR, regular
-from .scanloop import BadLine, make_entry, meta_entry, no_gc, scan_lines, share_strings
+from .scanloop import BadLine, make_entry, meta_entry, native_entries, no_gc, scan_lines, share_strings
 
 __all__ = ["BadLine", "Transcript", "make_entry", "no_gc", "scan"]
 
@@ -154,9 +154,13 @@ def scan(
     announce = on_format
     into = None
     append = t.entries.append
+    # the C part's maker of released entries for the format (native_entries), when nobody reads an entry's
+    # object or blocks; looked up at the first entry (the format is known then)
+    made = False
+    table = shared if keep_index else None
 
     def emit(where: tuple, obj) -> None:
-        nonlocal index, announce
+        nonlocal index, announce, made
         if announce is not None:
             announce(t.fmt)
             announce = None
@@ -168,13 +172,17 @@ def scan(
             n = len(into)
             if index != n:  # (equal: keep the object, the previous line number's)
                 index = n
-        e = full_entry(index, no, offset, length, eol, obj)  # make_entry, inline
-        try:
-            t.fmt.normalize(obj, e, want_blocks, stats)
-        except Exception as exc:  # a bug met on this line: one error naming it (the caller adds the file)
-            raise unexpected(exc, line=no or None) from None
-        if keep_index:
-            share_strings(e, shared)
+        if made is False:
+            made = native_entries(t.fmt) if not want_blocks and not keep and (on_entry is None or streaming) else None
+        e = None if made is None else made(obj, index, no, offset, length, eol, stats, table)
+        if e is None:
+            e = full_entry(index, no, offset, length, eol, obj)  # make_entry, inline
+            try:
+                t.fmt.normalize(obj, e, want_blocks, stats)
+            except Exception as exc:  # a bug met on this line: one error naming it (the caller adds the file)
+                raise unexpected(exc, line=no or None) from None
+            if keep_index:
+                share_strings(e, shared)
         index = no if no == index + 1 else index + 1  # one int object for this line number and the next index
         if on_entry is not None:
             on_entry(e)
@@ -188,7 +196,6 @@ def scan(
         into = t.entries  # the index's fast way: metadata lines' entries made in the loop (scanloop)
     elif lazy or (lazy is None and not keep and on_entry is None):
         entries = t.entries
-        table = shared if keep_index else None
 
         def meta(no, offset, length, eol, ty, u, p, ts) -> None:
             nonlocal index, announce
@@ -218,7 +225,8 @@ def scan(
             on_taken = _taken
     with no_gc(freeze=keep_index):
         try:
-            scan_lines(t, path, pending, module, emit, meta=on_meta, into=into, shared=shared, taken=on_taken)
+            scan_lines(t, path, pending, module, emit, meta=on_meta, into=into, shared=shared, taken=on_taken,
+                       stats=stats)
         except InputError:  # FormatError too: say what the file is when it is a known other thing
             if not t.entries and _pretty_json(path):
                 raise InputError("a pretty-printed JSON document, not JSONL (one JSON object per line); "

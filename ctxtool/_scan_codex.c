@@ -1,0 +1,600 @@
+/* ctxtool._scan, included by _scan.c: a Codex rollout's common lines normalized in C.
+ *
+ * ``Codex.entry(obj, index, lineno, offset, length, eol, stats, shared)`` is what the scan does with one
+ * parsed line of a rollout when nobody reads its blocks: ``full_entry`` + ``formats.codex.normalize(obj, e,
+ * blocks=False, stats)`` + ``share_strings(e, shared)`` + ``e.release()``, in one call. It takes the
+ * lines Codex 0.169 writes most (response items: messages of text, reasoning, function and custom tool
+ * calls and their string outputs; events; turn contexts) and declines (returns None, having changed
+ * nothing) every other line and every field of an unexpected type, which the Python code then reads:
+ * session_meta, compacted and other line types; a line-level metadata that is not null; an ordinal or a
+ * timestamp not of the common form (a timestamp other than YYYY-MM-DDTHH:MM:SS[.fff|.ffffff]Z); a type,
+ * role, id, status, name, call id, arguments, input, output or passthrough field of another type; a
+ * message content item other than a text with a string text; local shell and tool search calls; a
+ * rollback event; a token count that is a float or out of range. So an entry it makes is the one the
+ * Python code makes (tests/test_codex_native.py compares both on every line of every Codex fixture and
+ * of damaged variants of them). */
+
+#define U64_MAX_ ((unsigned long long)-1)
+#define MAX_COUNT_ ((INT64_C(1) << 53) - 1)
+
+enum {
+    S_TYPE, S_PAYLOAD, S_TIMESTAMP, S_ORDINAL, S_METADATA, S_ID, S_PASSTHROUGH, S_TURN_ID, S_CREATE_TIME, S_ROLE,
+    S_CONTENT, S_STATUS, S_TEXT, S_SUMMARY, S_ENCRYPTED, S_NAME, S_ARGUMENTS, S_INPUT, S_CALL_ID, S_OUTPUT, S_INFO,
+    S_LAST, S_INPUT_TOKENS, S_CACHED, S_OUTPUT_TOKENS, S_TOTAL_TOKENS, S_TOTAL_USAGE, S_WINDOW, S_MODEL,
+    S_ASSISTANT, S_USER, S_TOOL_RESULT, S_EVENT, S_TURN, S_CONTEXT, S_DEVELOPER, S_ODD_ROLE, S_ENVIRONMENT,
+    S_CONTEXT_WINDOW, NSTR
+};
+static const char *CODEX_STR[NSTR] = {
+    "type", "payload", "timestamp", "ordinal", "metadata", "id", "internal_chat_message_metadata_passthrough",
+    "turn_id", "create_time", "role", "content", "status", "text", "summary", "encrypted_content", "name",
+    "arguments", "input", "call_id", "output", "info", "last_token_usage", "input_tokens", "cached_input_tokens",
+    "output_tokens", "total_tokens", "total_token_usage", "model_context_window", "model", "assistant", "user",
+    "toolResult", "event", "turn", "context", "developer", "odd_role", "environment", "context_window"};
+
+/* what a message of role user is, when every text of it starts (after white space) with one of these: context */
+static const char *CONTEXT_PREFIX[] = {"<environment_context>", "<user_instructions>", "# AGENTS.md instructions",
+                                       "<turn_aborted>", "<user_shell_command>", "<skill>", "<subagent_notification>"};
+#define NPREFIX 7
+
+typedef struct {
+    PyObject_HEAD
+    PyTypeObject *full;
+    PyObject *call, *result, *kinds, *usage, *empty, *meta, *message, *zero, *unit;
+    PyObject *s[NSTR];
+    Py_ssize_t foff[NFULL];
+    /* what a Reader's lines are taken into (``take``): */
+    PyObject *into;    /* the list entries (or tuples) are appended to, or NULL: ``entry`` only */
+    PyObject *shared;  /* the string table, or None */
+    PyObject *loads;   /* orjson.loads */
+    PyObject *to_tuple;  /* model.entry_to_tuple (a helper's part), or NULL */
+    PyObject *eol;     /* b"\n", the entries' line ending */
+    int stats;
+    Py_ssize_t cap;    /* > 0: a line is given out when ``into`` holds this many (the caller empties it then) */
+} Codex;
+
+static void Codex_dealloc(Codex *self) {
+    Py_XDECREF(self->full);
+    Py_XDECREF(self->call);
+    Py_XDECREF(self->result);
+    Py_XDECREF(self->kinds);
+    Py_XDECREF(self->usage);
+    Py_XDECREF(self->empty);
+    Py_XDECREF(self->meta);
+    Py_XDECREF(self->message);
+    Py_XDECREF(self->zero);
+    Py_XDECREF(self->unit);
+    Py_XDECREF(self->into);
+    Py_XDECREF(self->shared);
+    Py_XDECREF(self->loads);
+    Py_XDECREF(self->to_tuple);
+    Py_XDECREF(self->eol);
+    for (int k = 0; k < NSTR; k++) Py_XDECREF(self->s[k]);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int Codex_init(Codex *self, PyObject *args, PyObject *kw) {
+    static char *names[] = {"full", "call", "result", "kinds", "usage", "empty", "meta", "message", "into", "shared",
+                            "loads", "to_tuple", "eol", "stats", "cap", NULL};
+    PyObject *full, *call, *result, *kinds, *usage, *empty, *meta, *message;
+    PyObject *into = NULL, *shared = Py_None, *loads = NULL, *to_tuple = Py_None, *eol = NULL;
+    int stats = 1;
+    Py_ssize_t cap = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OOOOOOO|$O!OOOOpn", names, &PyType_Type, &full, &call, &result, &kinds,
+                                     &usage, &empty, &meta, &message, &PyList_Type, &into, &shared, &loads, &to_tuple,
+                                     &eol, &stats, &cap))
+        return -1;
+    if (into && (!loads || !eol || !PyBytes_Check(eol) || (shared != Py_None && !PyDict_CheckExact(shared)))) {
+        PyErr_SetString(PyExc_TypeError, "taking lines into a list needs loads, eol and shared (a dict or None)");
+        return -1;
+    }
+    Py_XSETREF(self->into, Py_XNewRef(into));
+    Py_XSETREF(self->shared, Py_NewRef(shared));
+    Py_XSETREF(self->loads, Py_XNewRef(loads));
+    Py_XSETREF(self->to_tuple, to_tuple == Py_None ? NULL : Py_NewRef(to_tuple));
+    Py_XSETREF(self->eol, Py_XNewRef(eol));
+    self->stats = stats;
+    self->cap = cap;
+    if (slot_offsets(full, FULL_SLOTS, NFULL, self->foff) < 0) return -1;
+    for (int k = 0; k < NSTR; k++) {
+        PyObject *s = PyUnicode_InternFromString(CODEX_STR[k]);
+        if (!s) return -1;
+        Py_XSETREF(self->s[k], s);
+    }
+    PyObject *zero = PyLong_FromLong(0), *unit = PyLong_FromLong(1);
+    if (!zero || !unit) { Py_XDECREF(zero); Py_XDECREF(unit); return -1; }
+    Py_XSETREF(self->zero, zero);
+    Py_XSETREF(self->unit, unit);
+    Py_XSETREF(self->full, (PyTypeObject *)Py_NewRef(full));
+    Py_XSETREF(self->call, Py_NewRef(call));
+    Py_XSETREF(self->result, Py_NewRef(result));
+    Py_XSETREF(self->kinds, Py_NewRef(kinds));
+    Py_XSETREF(self->usage, Py_NewRef(usage));
+    Py_XSETREF(self->empty, Py_NewRef(empty));
+    Py_XSETREF(self->meta, Py_NewRef(meta));
+    Py_XSETREF(self->message, Py_NewRef(message));
+    return 0;
+}
+
+/* d[key] (borrowed), NULL when missing; an error cannot happen with str keys and is treated as missing */
+static inline PyObject *get(PyObject *d, PyObject *key) {
+    PyObject *v = PyDict_GetItemWithError(d, key);
+    if (!v && PyErr_Occurred()) PyErr_Clear();
+    return v;
+}
+
+/* ``v == s`` for an exact str v and an ASCII s */
+static inline int is(PyObject *v, const char *s) {
+    if (!v || !PyUnicode_CheckExact(v) || !PyUnicode_IS_COMPACT_ASCII(v)) return 0;
+    Py_ssize_t n = (Py_ssize_t)strlen(s);
+    return PyUnicode_GET_LENGTH(v) == n && memcmp(PyUnicode_DATA(v), s, n) == 0;
+}
+
+#define IS_STR(v) ((v) && PyUnicode_CheckExact(v))
+#define NULLISH(v) (!(v) || (v) == Py_None)
+#define OPT_STR(v) (NULLISH(v) || PyUnicode_CheckExact(v))
+
+/* model.js_len: the length in UTF-16 code units */
+static Py_ssize_t js_len_(PyObject *s) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+    if (PyUnicode_KIND(s) != PyUnicode_4BYTE_KIND) return n;
+    const Py_UCS4 *d = PyUnicode_4BYTE_DATA(s);
+    Py_ssize_t extra = 0;
+    for (Py_ssize_t i = 0; i < n; i++) extra += d[i] > 0xFFFF;
+    return n + extra;
+}
+
+/* the position of the first character that is not white space (str.lstrip), n when none */
+static Py_ssize_t first_visible(PyObject *s) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+    int kind = PyUnicode_KIND(s);
+    const void *d = PyUnicode_DATA(s);
+    Py_ssize_t i = 0;
+    while (i < n && Py_UNICODE_ISSPACE(PyUnicode_READ(kind, d, i))) i++;
+    return i;
+}
+
+/* s[at:] starts with the ASCII ``p`` */
+static int starts_at(PyObject *s, Py_ssize_t at, const char *p) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s), m = (Py_ssize_t)strlen(p);
+    if (n - at < m) return 0;
+    int kind = PyUnicode_KIND(s);
+    const void *d = PyUnicode_DATA(s);
+    for (Py_ssize_t k = 0; k < m; k++)
+        if (PyUnicode_READ(kind, d, at + k) != (Py_UCS4)(unsigned char)p[k]) return 0;
+    return 1;
+}
+
+/* formats.common.count on an int: 1 and *out for 0..MAX_COUNT, 0 (decline) for any other number (absurd:
+ * Python notes it); *out = 0 for anything that is no number (a missing field too) */
+static int count_(PyObject *v, long long *out) {
+    *out = 0;
+    if (!v) return 1;
+    if (PyFloat_CheckExact(v)) return 0;
+    if (!PyLong_CheckExact(v)) return 1;
+    int overflow;
+    long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (overflow || x < 0 || x > MAX_COUNT_) {
+        if (x == -1 && PyErr_Occurred()) PyErr_Clear();
+        return 0;
+    }
+    *out = x;
+    return 1;
+}
+
+/* a shared string: the table's object for this value (the value itself without a table) */
+static PyObject *share(PyObject *shared, PyObject *s) {
+    if (shared == Py_None) return Py_NewRef(s);
+    PyObject *v = PyDict_SetDefault(shared, s, s);
+    return v ? Py_NewRef(v) : NULL;
+}
+
+/* Kinds with ``n`` at position ``pos`` (text, thinking, tool_call, tool_result), zeros before it and, for
+ * a tool result, an image of 0 after it (as codex.item calls it) */
+static PyObject *kinds_at(Codex *self, int pos, long long n) {
+    PyObject *v = PyLong_FromLongLong(n);
+    if (!v) return NULL;
+    PyObject *a[5] = {self->zero, self->zero, self->zero, self->zero, self->zero};
+    a[pos] = v;
+    PyObject *k = PyObject_Vectorcall(self->kinds, a, pos == 3 ? 5 : (size_t)pos + 1, NULL);
+    Py_DECREF(v);
+    return k;
+}
+
+/* the fields an entry gets (new references; NULL: the default) */
+typedef struct {
+    PyObject *kind, *type, *id, *role, *model, *calls, *results, *kinds, *usage, *extra, *nblocks, *chars;
+    int empty, blank, signed_;
+} Fields;
+
+static void fields_clear(Fields *f) {
+    Py_XDECREF(f->type); Py_XDECREF(f->id); Py_XDECREF(f->role); Py_XDECREF(f->model); Py_XDECREF(f->calls);
+    Py_XDECREF(f->results); Py_XDECREF(f->kinds); Py_XDECREF(f->usage); Py_XDECREF(f->extra);
+    Py_XDECREF(f->nblocks); Py_XDECREF(f->chars);
+}
+
+/* a dict of the pairs (key index, value), value borrowed; NULL on error */
+static PyObject *dict_of(Codex *self, int n, const int *keys, PyObject *const *vals) {
+    PyObject *d = PyDict_New();
+    if (!d) return NULL;
+    for (int k = 0; k < n; k++)
+        if (PyDict_SetItem(d, self->s[keys[k]], vals[k]) < 0) { Py_DECREF(d); return NULL; }
+    return d;
+}
+
+#define CX_DECLINE 0
+#define CX_FAIL (-1)
+#define CX_MADE 1
+
+/* the fields Codex's reader types in the items it knows (id, the passthrough): 1 when as it reads them */
+static int known_item_ok(Codex *self, PyObject *p, PyObject *id) {
+    if (!OPT_STR(id)) return 0;
+    PyObject *pt = get(p, self->s[S_PASSTHROUGH]);
+    if (NULLISH(pt)) return 1;
+    if (PyDict_CheckExact(pt)) {
+        PyObject *turn = get(pt, self->s[S_TURN_ID]), *ct = get(pt, self->s[S_CREATE_TIME]);
+        if (!OPT_STR(turn)) return 0;
+        return NULLISH(ct) || PyFloat_CheckExact(ct) || PyLong_CheckExact(ct);
+    }
+    return PyList_CheckExact(pt);
+}
+
+static int message_item(Codex *self, PyObject *p, Fields *f, int stats) {
+    PyObject *role = get(p, self->s[S_ROLE]), *content = get(p, self->s[S_CONTENT]);
+    if (!IS_STR(role) || !content || !PyList_CheckExact(content) || is(role, "system")) return CX_DECLINE;
+    if (!OPT_STR(get(p, self->s[S_STATUS]))) return CX_DECLINE;
+    Py_ssize_t n = PyList_GET_SIZE(content);
+    for (Py_ssize_t k = 0; k < n; k++) {  /* codex._texts: text items only, each with a string text */
+        PyObject *c = PyList_GET_ITEM(content, k);
+        if (!PyDict_CheckExact(c)) return CX_DECLINE;
+        PyObject *t = get(c, self->s[S_TYPE]);
+        if (!is(t, "input_text") && !is(t, "output_text")) return CX_DECLINE;
+        if (!IS_STR(get(c, self->s[S_TEXT]))) return CX_DECLINE;
+    }
+    long long chars = 0;
+    Py_ssize_t visible = 0;
+    int blank = 0, contextual = n > 0, environment = 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *x = get(PyList_GET_ITEM(content, k), self->s[S_TEXT]);
+        if (stats) chars += js_len_(x);
+        Py_ssize_t len = PyUnicode_GET_LENGTH(x), at = first_visible(x);
+        if (len && at < len) visible++;  /* x and not x.isspace() */
+        else blank = 1;
+        if (contextual) {
+            int any = 0;
+            for (int j = 0; j < NPREFIX && !any; j++) any = starts_at(x, at, CONTEXT_PREFIX[j]);
+            contextual = any;
+        }
+        if (k == 0) environment = starts_at(x, at, "<environment_context>");
+    }
+    f->kind = self->message;
+    f->role = Py_NewRef(is(role, "assistant") ? self->s[S_ASSISTANT] : self->s[S_USER]);
+    if (!(f->nblocks = PyLong_FromSsize_t(n))) return CX_FAIL;
+    if (!(f->chars = PyLong_FromLongLong(chars))) return CX_FAIL;
+    if (chars && !(f->kinds = kinds_at(self, 0, chars))) return CX_FAIL;
+    f->empty = visible == 0;
+    f->blank = blank;
+    if (is(role, "developer")) {
+        int keys[] = {S_CONTEXT};
+        PyObject *vals[] = {self->s[S_DEVELOPER]};
+        if (!(f->extra = dict_of(self, 1, keys, vals))) return CX_FAIL;
+    } else if (!is(role, "user") && !is(role, "assistant")) {
+        int keys[] = {S_CONTEXT, S_ODD_ROLE};
+        PyObject *vals[] = {self->s[S_DEVELOPER], role};
+        if (!(f->extra = dict_of(self, 2, keys, vals))) return CX_FAIL;
+    } else if (is(role, "user") && contextual) {
+        int keys[] = {S_CONTEXT, S_ENVIRONMENT};
+        PyObject *vals[] = {self->s[S_USER], Py_True};
+        if (!(f->extra = dict_of(self, environment ? 2 : 1, keys, vals))) return CX_FAIL;
+    }
+    return CX_MADE;
+}
+
+/* the texts of a reasoning item's summary or content (dicts with a string text): their count and UTF-16 length */
+static void reasoning_texts(Codex *self, PyObject *list, Py_ssize_t *count, long long *len) {
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(list); k++) {
+        PyObject *s = PyList_GET_ITEM(list, k);
+        if (!PyDict_Check(s)) continue;
+        PyObject *x = get(s, self->s[S_TEXT]);
+        if (!x || !PyUnicode_Check(x)) continue;
+        ++*count;
+        *len += js_len_(x);
+    }
+}
+
+static int reasoning_item(Codex *self, PyObject *p, Fields *f, int stats) {
+    PyObject *summary = get(p, self->s[S_SUMMARY]), *more = get(p, self->s[S_CONTENT]), *enc = get(p, self->s[S_ENCRYPTED]);
+    if (!summary || !PyList_CheckExact(summary) || !(NULLISH(more) || PyList_CheckExact(more)) || !OPT_STR(enc))
+        return CX_DECLINE;
+    Py_ssize_t count = 0;
+    long long len = 0;
+    reasoning_texts(self, summary, &count, &len);
+    if (!NULLISH(more)) reasoning_texts(self, more, &count, &len);
+    long long n = stats ? len + (count ? count - 1 : 0) : 0;  /* js_len("\n".join(texts)) */
+    f->kind = self->message;
+    f->role = Py_NewRef(self->s[S_ASSISTANT]);
+    f->nblocks = Py_NewRef(self->unit);
+    if (!(f->chars = PyLong_FromLongLong(n))) return CX_FAIL;
+    if (n && !(f->kinds = kinds_at(self, 1, n))) return CX_FAIL;
+    f->signed_ = !NULLISH(enc) && PyUnicode_GET_LENGTH(enc) > 0;
+    f->empty = 0;
+    return CX_MADE;
+}
+
+/* function_call and custom_tool_call (``function`` tells which); the call's id and name shared */
+static int call_item(Codex *self, PyObject *p, Fields *f, int stats, int function, PyObject *shared) {
+    PyObject *name = get(p, self->s[S_NAME]), *raw = get(p, self->s[function ? S_ARGUMENTS : S_INPUT]);
+    PyObject *cid = get(p, self->s[S_CALL_ID]);
+    if (!IS_STR(name) || !IS_STR(raw) || (function && !OPT_STR(get(p, self->s[S_STATUS]))) || !IS_STR(cid))
+        return CX_DECLINE;
+    long long n = stats ? js_len_(name) + js_len_(raw) : 0;
+    f->kind = self->message;
+    f->role = Py_NewRef(self->s[S_ASSISTANT]);
+    f->nblocks = Py_NewRef(self->unit);
+    if (!(f->chars = PyLong_FromLongLong(n))) return CX_FAIL;
+    if (n && !(f->kinds = kinds_at(self, 2, n))) return CX_FAIL;
+    if (PyUnicode_GET_LENGTH(cid)) {
+        PyObject *id = share(shared, cid);
+        PyObject *nm = id ? share(shared, name) : NULL;
+        PyObject *a[5] = {self->zero, id, nm, Py_None, f->chars};
+        PyObject *c = nm ? PyObject_Vectorcall(self->call, a, 5, NULL) : NULL;
+        Py_XDECREF(id);
+        Py_XDECREF(nm);
+        if (!c || !(f->calls = PyTuple_Pack(1, c))) { Py_XDECREF(c); return CX_FAIL; }
+        Py_DECREF(c);
+    }
+    return CX_MADE;
+}
+
+/* function_call_output and custom_tool_call_output with a string output */
+static int output_item(Codex *self, PyObject *p, Fields *f, int stats, PyObject *shared) {
+    PyObject *out = get(p, self->s[S_OUTPUT]), *cid = get(p, self->s[S_CALL_ID]);
+    if (!IS_STR(out) || !IS_STR(cid)) return CX_DECLINE;
+    long long n = stats ? js_len_(out) : 0;
+    f->kind = self->message;
+    f->role = Py_NewRef(self->s[S_TOOL_RESULT]);
+    f->nblocks = Py_NewRef(self->unit);
+    if (!(f->chars = PyLong_FromLongLong(n))) return CX_FAIL;
+    if (n && !(f->kinds = kinds_at(self, 3, n))) return CX_FAIL;
+    if (PyUnicode_GET_LENGTH(cid)) {
+        PyObject *id = share(shared, cid);
+        PyObject *a[5] = {self->zero, id, Py_None, Py_False, f->chars};
+        PyObject *r = id ? PyObject_Vectorcall(self->result, a, 5, NULL) : NULL;
+        Py_XDECREF(id);
+        if (!r || !(f->results = PyTuple_Pack(1, r))) { Py_XDECREF(r); return CX_FAIL; }
+        Py_DECREF(r);
+    }
+    return CX_MADE;
+}
+
+static int response_item(Codex *self, PyObject *obj, PyObject *p, Fields *f, int stats, PyObject *shared) {
+    if (!NULLISH(get(obj, self->s[S_METADATA]))) return CX_DECLINE;
+    PyObject *it = get(p, self->s[S_TYPE]);
+    if (!IS_STR(it)) return CX_DECLINE;
+    PyObject *id = get(p, self->s[S_ID]);
+    int r;
+    if (is(it, "message") || is(it, "reasoning") || is(it, "function_call") || is(it, "custom_tool_call")
+        || is(it, "function_call_output") || is(it, "custom_tool_call_output")) {
+        if (!known_item_ok(self, p, id)) return CX_DECLINE;
+    } else {
+        return CX_DECLINE;
+    }
+    if (is(it, "message")) r = message_item(self, p, f, stats);
+    else if (is(it, "reasoning")) r = reasoning_item(self, p, f, stats);
+    else if (is(it, "function_call")) r = call_item(self, p, f, stats, 1, shared);
+    else if (is(it, "custom_tool_call")) r = call_item(self, p, f, stats, 0, shared);
+    else r = output_item(self, p, f, stats, shared);
+    if (r != CX_MADE) return r;
+    if (!(f->type = share(shared, it))) return CX_FAIL;
+    if (IS_STR(id) && !(f->id = share(shared, id))) return CX_FAIL;
+    return CX_MADE;
+}
+
+static int event(Codex *self, PyObject *p, Fields *f, int stats) {
+    f->kind = self->meta;
+    PyObject *et = get(p, self->s[S_TYPE]);
+    if (!IS_STR(et)) return CX_MADE;
+    if (is(et, "task_complete")) {
+        int keys[] = {S_EVENT};
+        PyObject *vals[] = {et};
+        return (f->extra = dict_of(self, 1, keys, vals)) ? CX_MADE : CX_FAIL;
+    }
+    if (is(et, "user_message") || is(et, "turn_aborted") || is(et, "task_started") || is(et, "turn_started")) {
+        int keys[] = {S_EVENT, S_TURN};
+        PyObject *vals[] = {et, et};
+        return (f->extra = dict_of(self, 2, keys, vals)) ? CX_MADE : CX_FAIL;
+    }
+    if (is(et, "thread_rolled_back")) return CX_DECLINE;
+    if (!is(et, "token_count")) return CX_MADE;  /* an event ctxtool does not read */
+    int keys[3] = {S_EVENT, S_TOTAL_TOKENS, S_CONTEXT_WINDOW};
+    PyObject *vals[3] = {et, NULL, NULL};
+    int nkeys = 1;
+    PyObject *info = get(p, self->s[S_INFO]);
+    long long total = 0;
+    PyObject *window = NULL;
+    int has_total = 0;
+    if (info && PyDict_CheckExact(info)) {
+        PyObject *last = stats ? get(info, self->s[S_LAST]) : NULL;
+        long long inp = 0, cached = 0, out = 0, tot = 0;
+        int has_usage = last && PyDict_CheckExact(last);
+        if (has_usage && !(count_(get(last, self->s[S_INPUT_TOKENS]), &inp) && count_(get(last, self->s[S_CACHED]), &cached)
+                           && count_(get(last, self->s[S_OUTPUT_TOKENS]), &out) && count_(get(last, self->s[S_TOTAL_TOKENS]), &tot)))
+            return CX_DECLINE;
+        PyObject *tu = get(info, self->s[S_TOTAL_USAGE]);
+        if (tu && PyDict_CheckExact(tu)) {
+            if (!count_(get(tu, self->s[S_TOTAL_TOKENS]), &total)) return CX_DECLINE;
+            has_total = 1;
+        }
+        PyObject *w = get(info, self->s[S_WINDOW]);
+        if (w && PyLong_CheckExact(w)) {
+            int overflow;
+            long long x = PyLong_AsLongLongAndOverflow(w, &overflow);
+            if (x == -1 && PyErr_Occurred()) return CX_FAIL;
+            if (overflow > 0 || x > MAX_COUNT_) return CX_DECLINE;  /* absurd: Python notes it */
+            if (overflow == 0 && x > 0) window = w;
+        }
+        if (has_usage) {
+            PyObject *u[5] = {PyLong_FromLongLong(inp - cached > 0 ? inp - cached : 0), PyLong_FromLongLong(out),
+                              PyLong_FromLongLong(cached < inp ? cached : inp), Py_NewRef(self->zero), PyLong_FromLongLong(tot)};
+            int ok = u[0] && u[1] && u[2] && u[4];
+            if (ok) f->usage = PyObject_Vectorcall(self->usage, u, 5, NULL);
+            for (int k = 0; k < 5; k++) Py_XDECREF(u[k]);
+            if (!f->usage) return CX_FAIL;
+        }
+    }
+    PyObject *tot_obj = NULL;
+    if (has_total) {
+        if (!(tot_obj = PyLong_FromLongLong(total))) return CX_FAIL;
+        vals[nkeys] = tot_obj;
+        keys[nkeys++] = S_TOTAL_TOKENS;
+    }
+    if (window) {
+        vals[nkeys] = window;
+        keys[nkeys++] = S_CONTEXT_WINDOW;
+    }
+    f->extra = dict_of(self, nkeys, keys, vals);
+    Py_XDECREF(tot_obj);
+    return f->extra ? CX_MADE : CX_FAIL;
+}
+
+/* the entry of a parsed line (a new reference), None when declined, NULL on error */
+static PyObject *codex_make(Codex *self, PyObject *obj, PyObject *index, PyObject *lineno, PyObject *offset,
+                            PyObject *length, PyObject *eol, int stats, PyObject *shared) {
+    if (!PyDict_CheckExact(obj) || (shared != Py_None && !PyDict_CheckExact(shared))) Py_RETURN_NONE;
+    PyObject *t = get(obj, self->s[S_TYPE]), *p = get(obj, self->s[S_PAYLOAD]), *ts = get(obj, self->s[S_TIMESTAMP]);
+    if (!IS_STR(t) || !p || !PyDict_CheckExact(p) || !IS_STR(ts) || !PyUnicode_IS_COMPACT_ASCII(ts)) Py_RETURN_NONE;
+    double when;
+    if (!iso_z((cp)PyUnicode_DATA(ts), PyUnicode_GET_LENGTH(ts), &when)) Py_RETURN_NONE;
+    PyObject *o = get(obj, self->s[S_ORDINAL]);
+    if (!NULLISH(o)) {
+        if (!PyLong_CheckExact(o)) Py_RETURN_NONE;
+        unsigned long long v = PyLong_AsUnsignedLongLong(o);
+        if (v == U64_MAX_ && PyErr_Occurred()) {  /* negative, or beyond 64 bits */
+            PyErr_Clear();
+            Py_RETURN_NONE;
+        }
+    }
+    Fields f = {0};
+    int r;
+    if (is(t, "response_item")) {
+        r = response_item(self, obj, p, &f, stats, shared);
+    } else if (is(t, "event_msg") || is(t, "turn_context")) {
+        if (is(t, "event_msg")) {
+            r = event(self, p, &f, stats);
+        } else {
+            f.kind = self->meta;
+            PyObject *m = get(p, self->s[S_MODEL]);
+            r = CX_MADE;
+            if (IS_STR(m)) {
+                int keys[] = {S_MODEL};
+                PyObject *vals[] = {m};
+                if (!(f.model = share(shared, m)) || !(f.extra = dict_of(self, 1, keys, vals))) r = CX_FAIL;
+            }
+        }
+        if (r == CX_MADE && !(f.type = share(shared, t))) r = CX_FAIL;
+    } else {
+        r = CX_DECLINE;
+    }
+    if (r != CX_MADE) {
+        fields_clear(&f);
+        if (r == CX_FAIL) return NULL;
+        Py_RETURN_NONE;
+    }
+    if (f.role) {
+        PyObject *role = share(shared, f.role);
+        Py_SETREF(f.role, role);
+        if (!role) { fields_clear(&f); return NULL; }
+    }
+    PyObject *tsv = PyFloat_FromDouble(when);
+    PyObject *e = tsv ? self->full->tp_alloc(self->full, 0) : NULL;
+    if (!e) { Py_XDECREF(tsv); fields_clear(&f); return NULL; }
+    PyObject *empty_tuple = PyTuple_New(0);  /* the () singleton */
+    PyObject *vals[NFULL];
+    vals[F_INDEX] = index; vals[F_LINENO] = lineno; vals[F_OFFSET] = offset; vals[F_LENGTH] = length;
+    vals[F_EOL] = eol; vals[F_KIND] = f.kind; vals[F_TYPE] = f.type; vals[F_ID] = f.id ? f.id : Py_None;
+    vals[F_PARENT] = Py_None; vals[F_ROLE] = f.role ? f.role : Py_None; vals[F_TS] = tsv;
+    vals[F_OBJ] = vals[F_BLOCKS] = vals[F_M] = vals[F_STOP] = vals[F_MSG_KEY] = Py_None;
+    vals[F_MODEL] = f.model ? f.model : Py_None;
+    vals[F_CALLS] = f.calls ? f.calls : empty_tuple; vals[F_RESULTS] = f.results ? f.results : empty_tuple;
+    vals[F_NBLOCKS] = f.nblocks ? f.nblocks : self->zero; vals[F_EMPTY] = f.empty ? Py_True : Py_False;
+    vals[F_BLANK] = f.blank ? Py_True : Py_False; vals[F_SIGNED] = f.signed_ ? Py_True : Py_False;
+    vals[F_CHARS] = f.chars ? f.chars : self->zero; vals[F_KINDS] = f.kinds ? f.kinds : self->empty;
+    vals[F_TOOL_CHARS] = self->empty; vals[F_USAGE] = f.usage ? f.usage : Py_None;
+    vals[F_EXTRA] = f.extra ? f.extra : Py_None;
+    for (int k = 0; k < NFULL; k++) *(PyObject **)((char *)e + self->foff[k]) = Py_NewRef(vals[k]);
+    Py_DECREF(empty_tuple);
+    Py_DECREF(tsv);
+    fields_clear(&f);
+    return e;
+}
+
+/* entry(obj, index, lineno, offset, length, eol, stats, shared) -> the line's entry, or None */
+static PyObject *Codex_entry(Codex *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "entry(obj, index, lineno, offset, length, eol, stats, shared)");
+        return NULL;
+    }
+    int stats = PyObject_IsTrue(args[6]);
+    if (stats < 0) return NULL;
+    return codex_make(self, args[0], args[1], args[2], args[3], args[4], args[5], stats, args[7]);
+}
+
+/* A Reader's line (its bytes, ending in "\n"), taken into ``into`` when this makes its entry: 1 taken, 0 declined
+ * (the Reader gives the line out: the Python loop reads it again, and says why it is bad if it is), -1 error.
+ * ``prev``: the last line number's int object, the entry's index when equal (as the Python loop shares them). */
+static int codex_take(Codex *self, cp p, Py_ssize_t len, PyObject *no, PyObject *start, PyObject *prev) {
+    if (len < 2 || p[len - 1] != '\n' || p[len - 2] == '\r') return 0;
+    if (self->cap > 0 && PyList_GET_SIZE(self->into) >= self->cap) return 0;  /* the caller's turn to empty it */
+    PyObject *view = PyMemoryView_FromMemory((char *)p, len, PyBUF_READ);
+    if (!view) return -1;
+    PyObject *obj = PyObject_CallOneArg(self->loads, view);
+    Py_DECREF(view);
+    if (!obj) {  /* not JSON to orjson: the loop says why (and reads what Python's reader accepts) */
+        PyErr_Clear();
+        return 0;
+    }
+    Py_ssize_t count = PyList_GET_SIZE(self->into);
+    PyObject *index;
+    if (prev && PyLong_CheckExact(prev) && PyLong_AsSsize_t(prev) == count) {
+        index = Py_NewRef(prev);
+    } else {
+        if (PyErr_Occurred()) PyErr_Clear();
+        index = PyLong_FromSsize_t(count);
+    }
+    PyObject *size = index ? PyLong_FromSsize_t(len - 1) : NULL;
+    PyObject *e = size ? codex_make(self, obj, index, no, start, size, self->eol, self->stats, self->shared) : NULL;
+    Py_DECREF(obj);
+    Py_XDECREF(index);
+    Py_XDECREF(size);
+    if (!e) return -1;
+    if (e == Py_None) {
+        Py_DECREF(e);
+        return 0;
+    }
+    if (self->to_tuple) {
+        PyObject *t = PyObject_CallOneArg(self->to_tuple, e);
+        Py_DECREF(e);
+        if (!t) return -1;
+        e = t;
+    }
+    int r = PyList_Append(self->into, e);
+    Py_DECREF(e);
+    return r < 0 ? -1 : 1;
+}
+
+static PyMethodDef Codex_methods[] = {
+    {"entry", (PyCFunction)(void (*)(void))Codex_entry, METH_FASTCALL, "A rollout line's entry, or None."},
+    {NULL},
+};
+
+static PyTypeObject CodexType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "ctxtool._scan.Codex",
+    .tp_basicsize = sizeof(Codex),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Codex_init,
+    .tp_dealloc = (destructor)Codex_dealloc,
+    .tp_methods = Codex_methods,
+    .tp_doc = "Codex(full_cls, call, result, kinds, usage, empty, meta, message, *, into, shared, loads, to_tuple, eol, stats, cap): "
+              "rollout lines' entries, in C; with ``into``, a Reader's lines taken into that list.",
+};
