@@ -42,11 +42,13 @@ typedef struct {
     PyObject *call, *result, *kinds, *usage, *empty, *meta, *message, *zero, *unit;
     PyObject *s[NSTR];
     Py_ssize_t foff[NFULL];
+    PyTypeObject *kinds_cls, *call_cls, *result_cls, *usage_cls;  /* the same classes as kinds, call... */
+    Py_ssize_t koff[6], coff[5], roff[5], uoff[6];
     /* what a Reader's lines are taken into (``take``): */
     PyObject *into;    /* the list entries (or tuples) are appended to, or NULL: ``entry`` only */
     PyObject *shared;  /* the string table, or None */
     PyObject *loads;   /* orjson.loads */
-    PyObject *to_tuple;  /* model.entry_to_tuple (a helper's part), or NULL */
+    int tuples;        /* take entry tuples (model.entry_to_tuple's), not entries: a helper's part */
     PyObject *eol;     /* b"\n", the entries' line ending */
     int stats;
     Py_ssize_t cap;    /* > 0: a line is given out when ``into`` holds this many (the caller empties it then) */
@@ -66,7 +68,6 @@ static void Codex_dealloc(Codex *self) {
     Py_XDECREF(self->into);
     Py_XDECREF(self->shared);
     Py_XDECREF(self->loads);
-    Py_XDECREF(self->to_tuple);
     Py_XDECREF(self->eol);
     for (int k = 0; k < NSTR; k++) Py_XDECREF(self->s[k]);
     Py_TYPE(self)->tp_free((PyObject *)self);
@@ -74,14 +75,14 @@ static void Codex_dealloc(Codex *self) {
 
 static int Codex_init(Codex *self, PyObject *args, PyObject *kw) {
     static char *names[] = {"full", "call", "result", "kinds", "usage", "empty", "meta", "message", "into", "shared",
-                            "loads", "to_tuple", "eol", "stats", "cap", NULL};
+                            "loads", "tuples", "eol", "stats", "cap", NULL};
     PyObject *full, *call, *result, *kinds, *usage, *empty, *meta, *message;
-    PyObject *into = NULL, *shared = Py_None, *loads = NULL, *to_tuple = Py_None, *eol = NULL;
-    int stats = 1;
+    PyObject *into = NULL, *shared = Py_None, *loads = NULL, *eol = NULL;
+    int stats = 1, tuples = 0;
     Py_ssize_t cap = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OOOOOOO|$O!OOOOpn", names, &PyType_Type, &full, &call, &result, &kinds,
-                                     &usage, &empty, &meta, &message, &PyList_Type, &into, &shared, &loads, &to_tuple,
-                                     &eol, &stats, &cap))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!O!O!O!OOO|$O!OOpOpn", names, &PyType_Type, &full, &PyType_Type, &call,
+                                     &PyType_Type, &result, &PyType_Type, &kinds, &PyType_Type, &usage, &empty, &meta,
+                                     &message, &PyList_Type, &into, &shared, &loads, &tuples, &eol, &stats, &cap))
         return -1;
     if (into && (!loads || !eol || !PyBytes_Check(eol) || (shared != Py_None && !PyDict_CheckExact(shared)))) {
         PyErr_SetString(PyExc_TypeError, "taking lines into a list needs loads, eol and shared (a dict or None)");
@@ -90,11 +91,22 @@ static int Codex_init(Codex *self, PyObject *args, PyObject *kw) {
     Py_XSETREF(self->into, Py_XNewRef(into));
     Py_XSETREF(self->shared, Py_NewRef(shared));
     Py_XSETREF(self->loads, Py_XNewRef(loads));
-    Py_XSETREF(self->to_tuple, to_tuple == Py_None ? NULL : Py_NewRef(to_tuple));
+    self->tuples = tuples;
     Py_XSETREF(self->eol, Py_XNewRef(eol));
     self->stats = stats;
     self->cap = cap;
-    if (slot_offsets(full, FULL_SLOTS, NFULL, self->foff) < 0) return -1;
+    static const char *KINDS_SLOTS[] = {"text", "thinking", "tool_call", "tool_result", "image", "summary"};
+    static const char *CALL_SLOTS[] = {"idx", "id", "name", "problem", "chars"};
+    static const char *RESULT_SLOTS[] = {"idx", "id", "name", "is_error", "chars"};
+    static const char *USAGE_SLOTS[] = {"input", "output", "cache_read", "cache_write", "total", "placeholder"};
+    if (slot_offsets(full, FULL_SLOTS, NFULL, self->foff) < 0 || slot_offsets(kinds, KINDS_SLOTS, 6, self->koff) < 0
+        || slot_offsets(call, CALL_SLOTS, 5, self->coff) < 0 || slot_offsets(result, RESULT_SLOTS, 5, self->roff) < 0
+        || slot_offsets(usage, USAGE_SLOTS, 6, self->uoff) < 0)
+        return -1;
+    self->kinds_cls = (PyTypeObject *)kinds;
+    self->call_cls = (PyTypeObject *)call;
+    self->result_cls = (PyTypeObject *)result;
+    self->usage_cls = (PyTypeObject *)usage;
     for (int k = 0; k < NSTR; k++) {
         PyObject *s = PyUnicode_InternFromString(CODEX_STR[k]);
         if (!s) return -1;
@@ -188,28 +200,21 @@ static PyObject *share(PyObject *shared, PyObject *s) {
     return v ? Py_NewRef(v) : NULL;
 }
 
-/* Kinds with ``n`` at position ``pos`` (text, thinking, tool_call, tool_result), zeros before it and, for
- * a tool result, an image of 0 after it (as codex.item calls it) */
-static PyObject *kinds_at(Codex *self, int pos, long long n) {
-    PyObject *v = PyLong_FromLongLong(n);
-    if (!v) return NULL;
-    PyObject *a[5] = {self->zero, self->zero, self->zero, self->zero, self->zero};
-    a[pos] = v;
-    PyObject *k = PyObject_Vectorcall(self->kinds, a, pos == 3 ? 5 : (size_t)pos + 1, NULL);
-    Py_DECREF(v);
-    return k;
-}
-
 /* the fields an entry gets (new references; NULL: the default) */
 typedef struct {
-    PyObject *kind, *type, *id, *role, *model, *calls, *results, *kinds, *usage, *extra, *nblocks, *chars;
+    PyObject *kind, *type, *id, *role, *model, *extra, *nblocks, *chars;
+    PyObject *call_id, *call_name;  /* a call (shared strings) */
+    PyObject *result_id;            /* a result (a shared string) */
+    int kinds_at;                   /* -1: no Kinds; else the position of chars in it */
+    int has_usage;
+    long long usage[5];             /* input, output, cache read, cache write, total */
     int empty, blank, signed_;
 } Fields;
 
 static void fields_clear(Fields *f) {
-    Py_XDECREF(f->type); Py_XDECREF(f->id); Py_XDECREF(f->role); Py_XDECREF(f->model); Py_XDECREF(f->calls);
-    Py_XDECREF(f->results); Py_XDECREF(f->kinds); Py_XDECREF(f->usage); Py_XDECREF(f->extra);
-    Py_XDECREF(f->nblocks); Py_XDECREF(f->chars);
+    Py_XDECREF(f->type); Py_XDECREF(f->id); Py_XDECREF(f->role); Py_XDECREF(f->model); Py_XDECREF(f->extra);
+    Py_XDECREF(f->nblocks); Py_XDECREF(f->chars); Py_XDECREF(f->call_id); Py_XDECREF(f->call_name);
+    Py_XDECREF(f->result_id);
 }
 
 /* a dict of the pairs (key index, value), value borrowed; NULL on error */
@@ -270,7 +275,7 @@ static int message_item(Codex *self, PyObject *p, Fields *f, int stats) {
     f->role = Py_NewRef(is(role, "assistant") ? self->s[S_ASSISTANT] : self->s[S_USER]);
     if (!(f->nblocks = PyLong_FromSsize_t(n))) return CX_FAIL;
     if (!(f->chars = PyLong_FromLongLong(chars))) return CX_FAIL;
-    if (chars && !(f->kinds = kinds_at(self, 0, chars))) return CX_FAIL;
+    if (chars) f->kinds_at = 0;
     f->empty = visible == 0;
     f->blank = blank;
     if (is(role, "developer")) {
@@ -314,7 +319,7 @@ static int reasoning_item(Codex *self, PyObject *p, Fields *f, int stats) {
     f->role = Py_NewRef(self->s[S_ASSISTANT]);
     f->nblocks = Py_NewRef(self->unit);
     if (!(f->chars = PyLong_FromLongLong(n))) return CX_FAIL;
-    if (n && !(f->kinds = kinds_at(self, 1, n))) return CX_FAIL;
+    if (n) f->kinds_at = 1;
     f->signed_ = !NULLISH(enc) && PyUnicode_GET_LENGTH(enc) > 0;
     f->empty = 0;
     return CX_MADE;
@@ -331,16 +336,9 @@ static int call_item(Codex *self, PyObject *p, Fields *f, int stats, int functio
     f->role = Py_NewRef(self->s[S_ASSISTANT]);
     f->nblocks = Py_NewRef(self->unit);
     if (!(f->chars = PyLong_FromLongLong(n))) return CX_FAIL;
-    if (n && !(f->kinds = kinds_at(self, 2, n))) return CX_FAIL;
+    if (n) f->kinds_at = 2;
     if (PyUnicode_GET_LENGTH(cid)) {
-        PyObject *id = share(shared, cid);
-        PyObject *nm = id ? share(shared, name) : NULL;
-        PyObject *a[5] = {self->zero, id, nm, Py_None, f->chars};
-        PyObject *c = nm ? PyObject_Vectorcall(self->call, a, 5, NULL) : NULL;
-        Py_XDECREF(id);
-        Py_XDECREF(nm);
-        if (!c || !(f->calls = PyTuple_Pack(1, c))) { Py_XDECREF(c); return CX_FAIL; }
-        Py_DECREF(c);
+        if (!(f->call_id = share(shared, cid)) || !(f->call_name = share(shared, name))) return CX_FAIL;
     }
     return CX_MADE;
 }
@@ -354,15 +352,8 @@ static int output_item(Codex *self, PyObject *p, Fields *f, int stats, PyObject 
     f->role = Py_NewRef(self->s[S_TOOL_RESULT]);
     f->nblocks = Py_NewRef(self->unit);
     if (!(f->chars = PyLong_FromLongLong(n))) return CX_FAIL;
-    if (n && !(f->kinds = kinds_at(self, 3, n))) return CX_FAIL;
-    if (PyUnicode_GET_LENGTH(cid)) {
-        PyObject *id = share(shared, cid);
-        PyObject *a[5] = {self->zero, id, Py_None, Py_False, f->chars};
-        PyObject *r = id ? PyObject_Vectorcall(self->result, a, 5, NULL) : NULL;
-        Py_XDECREF(id);
-        if (!r || !(f->results = PyTuple_Pack(1, r))) { Py_XDECREF(r); return CX_FAIL; }
-        Py_DECREF(r);
-    }
+    if (n) f->kinds_at = 3;
+    if (PyUnicode_GET_LENGTH(cid) && !(f->result_id = share(shared, cid))) return CX_FAIL;
     return CX_MADE;
 }
 
@@ -433,12 +424,12 @@ static int event(Codex *self, PyObject *p, Fields *f, int stats) {
             if (overflow == 0 && x > 0) window = w;
         }
         if (has_usage) {
-            PyObject *u[5] = {PyLong_FromLongLong(inp - cached > 0 ? inp - cached : 0), PyLong_FromLongLong(out),
-                              PyLong_FromLongLong(cached < inp ? cached : inp), Py_NewRef(self->zero), PyLong_FromLongLong(tot)};
-            int ok = u[0] && u[1] && u[2] && u[4];
-            if (ok) f->usage = PyObject_Vectorcall(self->usage, u, 5, NULL);
-            for (int k = 0; k < 5; k++) Py_XDECREF(u[k]);
-            if (!f->usage) return CX_FAIL;
+            f->has_usage = 1;
+            f->usage[0] = inp - cached > 0 ? inp - cached : 0;
+            f->usage[1] = out;
+            f->usage[2] = cached < inp ? cached : inp;
+            f->usage[3] = 0;
+            f->usage[4] = tot;
         }
     }
     PyObject *tot_obj = NULL;
@@ -456,9 +447,122 @@ static int event(Codex *self, PyObject *p, Fields *f, int stats) {
     return f->extra ? CX_MADE : CX_FAIL;
 }
 
-/* the entry of a parsed line (a new reference), None when declined, NULL on error */
+/* an object of a slotted class, its slots (offsets ``off``) set to ``vals`` */
+static PyObject *slotted(PyTypeObject *cls, const Py_ssize_t *off, int n, PyObject *const *vals) {
+    PyObject *o = cls->tp_alloc(cls, 0);
+    if (!o) return NULL;
+    for (int k = 0; k < n; k++) *(PyObject **)((char *)o + off[k]) = Py_NewRef(vals[k]);
+    return o;
+}
+
+/* what model.full_entry and codex.normalize make of a line (Kinds, Call, Result and Usage as their classes make them) */
+static PyObject *as_entry(Codex *self, Fields *f, PyObject *index, PyObject *lineno, PyObject *offset, PyObject *length,
+                          PyObject *eol, PyObject *ts) {
+    PyObject *kinds = NULL, *calls = NULL, *results = NULL, *usage = NULL, *e = NULL;
+    PyObject *chars = f->chars ? f->chars : self->zero;
+    if (f->kinds_at >= 0) {
+        PyObject *v[6] = {self->zero, self->zero, self->zero, self->zero, self->zero, self->zero};
+        v[f->kinds_at] = chars;
+        if (!(kinds = slotted(self->kinds_cls, self->koff, 6, v))) goto done;
+    }
+    if (f->call_id) {
+        PyObject *v[5] = {self->zero, f->call_id, f->call_name, Py_None, chars};
+        PyObject *c = slotted(self->call_cls, self->coff, 5, v);
+        if (!c) goto done;
+        calls = PyTuple_Pack(1, c);
+        Py_DECREF(c);
+        if (!calls) goto done;
+    }
+    if (f->result_id) {
+        PyObject *v[5] = {self->zero, f->result_id, Py_None, Py_False, chars};
+        PyObject *r = slotted(self->result_cls, self->roff, 5, v);
+        if (!r) goto done;
+        results = PyTuple_Pack(1, r);
+        Py_DECREF(r);
+        if (!results) goto done;
+    }
+    if (f->has_usage) {
+        PyObject *v[6] = {NULL, NULL, NULL, NULL, NULL, Py_False};
+        int ok = 1;
+        for (int k = 0; k < 5; k++) ok = ok && (v[k] = PyLong_FromLongLong(f->usage[k]));
+        if (ok) usage = slotted(self->usage_cls, self->uoff, 6, v);
+        for (int k = 0; k < 5; k++) Py_XDECREF(v[k]);
+        if (!usage) goto done;
+    }
+    {
+        PyObject *empty_tuple = PyTuple_New(0);  /* the () singleton */
+        PyObject *vals[NFULL];
+        vals[F_INDEX] = index; vals[F_LINENO] = lineno; vals[F_OFFSET] = offset; vals[F_LENGTH] = length;
+        vals[F_EOL] = eol; vals[F_KIND] = f->kind; vals[F_TYPE] = f->type; vals[F_ID] = f->id ? f->id : Py_None;
+        vals[F_PARENT] = Py_None; vals[F_ROLE] = f->role ? f->role : Py_None; vals[F_TS] = ts;
+        vals[F_OBJ] = vals[F_BLOCKS] = vals[F_M] = vals[F_STOP] = vals[F_MSG_KEY] = Py_None;
+        vals[F_MODEL] = f->model ? f->model : Py_None;
+        vals[F_CALLS] = calls ? calls : empty_tuple; vals[F_RESULTS] = results ? results : empty_tuple;
+        vals[F_NBLOCKS] = f->nblocks ? f->nblocks : self->zero; vals[F_EMPTY] = f->empty ? Py_True : Py_False;
+        vals[F_BLANK] = f->blank ? Py_True : Py_False; vals[F_SIGNED] = f->signed_ ? Py_True : Py_False;
+        vals[F_CHARS] = chars; vals[F_KINDS] = kinds ? kinds : self->empty;
+        vals[F_TOOL_CHARS] = self->empty; vals[F_USAGE] = usage ? usage : Py_None;
+        vals[F_EXTRA] = f->extra ? f->extra : Py_None;
+        e = slotted(self->full, self->foff, NFULL, vals);
+        Py_DECREF(empty_tuple);
+    }
+done:
+    Py_XDECREF(kinds);
+    Py_XDECREF(calls);
+    Py_XDECREF(results);
+    Py_XDECREF(usage);
+    return e;
+}
+
+/* model.entry_to_tuple of that entry (a helper's part sends these) */
+static PyObject *as_tuple(Codex *self, Fields *f, PyObject *index, PyObject *lineno, PyObject *offset, PyObject *length,
+                          PyObject *eol, PyObject *ts) {
+    PyObject *kinds = NULL, *calls = NULL, *results = NULL, *usage = NULL, *t = NULL;
+    PyObject *chars = f->chars ? f->chars : self->zero;
+    if (f->kinds_at >= 0) {
+        PyObject *v[6] = {self->zero, self->zero, self->zero, self->zero, self->zero, self->zero};
+        v[f->kinds_at] = chars;
+        if (!(kinds = PyTuple_Pack(6, v[0], v[1], v[2], v[3], v[4], v[5]))) goto done;
+    }
+    if (f->call_id) {
+        PyObject *c = PyTuple_Pack(5, self->zero, f->call_id, f->call_name, Py_None, chars);
+        if (!c) goto done;
+        calls = PyTuple_Pack(1, c);
+        Py_DECREF(c);
+        if (!calls) goto done;
+    }
+    if (f->result_id) {
+        PyObject *r = PyTuple_Pack(5, self->zero, f->result_id, Py_None, Py_False, chars);
+        if (!r) goto done;
+        results = PyTuple_Pack(1, r);
+        Py_DECREF(r);
+        if (!results) goto done;
+    }
+    if (f->has_usage) {
+        usage = Py_BuildValue("(LLLLLO)", f->usage[0], f->usage[1], f->usage[2], f->usage[3], f->usage[4], Py_False);
+        if (!usage) goto done;
+    }
+    {
+        PyObject *v[25] = {index, lineno, offset, length, eol, f->kind, f->type, f->id ? f->id : Py_None, Py_None,
+                           f->role ? f->role : Py_None, Py_None, Py_None, ts, f->model ? f->model : Py_None,
+                           calls ? calls : Py_None, results ? results : Py_None, f->nblocks ? f->nblocks : self->zero,
+                           f->empty ? Py_True : Py_False, f->blank ? Py_True : Py_False, f->signed_ ? Py_True : Py_False,
+                           chars, kinds ? kinds : Py_None, Py_None, usage ? usage : Py_None, f->extra ? f->extra : Py_None};
+        t = PyTuple_New(25);
+        if (t)
+            for (int k = 0; k < 25; k++) PyTuple_SET_ITEM(t, k, Py_NewRef(v[k]));
+    }
+done:
+    Py_XDECREF(kinds);
+    Py_XDECREF(calls);
+    Py_XDECREF(results);
+    Py_XDECREF(usage);
+    return t;
+}
+
+/* the entry of a parsed line (a new reference; its tuple with ``tuples``), None when declined, NULL on error */
 static PyObject *codex_make(Codex *self, PyObject *obj, PyObject *index, PyObject *lineno, PyObject *offset,
-                            PyObject *length, PyObject *eol, int stats, PyObject *shared) {
+                            PyObject *length, PyObject *eol, int stats, PyObject *shared, int tuples) {
     if (!PyDict_CheckExact(obj) || (shared != Py_None && !PyDict_CheckExact(shared))) Py_RETURN_NONE;
     PyObject *t = get(obj, self->s[S_TYPE]), *p = get(obj, self->s[S_PAYLOAD]), *ts = get(obj, self->s[S_TIMESTAMP]);
     if (!IS_STR(t) || !p || !PyDict_CheckExact(p) || !IS_STR(ts) || !PyUnicode_IS_COMPACT_ASCII(ts)) Py_RETURN_NONE;
@@ -474,6 +578,7 @@ static PyObject *codex_make(Codex *self, PyObject *obj, PyObject *index, PyObjec
         }
     }
     Fields f = {0};
+    f.kinds_at = -1;
     int r;
     if (is(t, "response_item")) {
         r = response_item(self, obj, p, &f, stats, shared);
@@ -505,24 +610,9 @@ static PyObject *codex_make(Codex *self, PyObject *obj, PyObject *index, PyObjec
         if (!role) { fields_clear(&f); return NULL; }
     }
     PyObject *tsv = PyFloat_FromDouble(when);
-    PyObject *e = tsv ? self->full->tp_alloc(self->full, 0) : NULL;
-    if (!e) { Py_XDECREF(tsv); fields_clear(&f); return NULL; }
-    PyObject *empty_tuple = PyTuple_New(0);  /* the () singleton */
-    PyObject *vals[NFULL];
-    vals[F_INDEX] = index; vals[F_LINENO] = lineno; vals[F_OFFSET] = offset; vals[F_LENGTH] = length;
-    vals[F_EOL] = eol; vals[F_KIND] = f.kind; vals[F_TYPE] = f.type; vals[F_ID] = f.id ? f.id : Py_None;
-    vals[F_PARENT] = Py_None; vals[F_ROLE] = f.role ? f.role : Py_None; vals[F_TS] = tsv;
-    vals[F_OBJ] = vals[F_BLOCKS] = vals[F_M] = vals[F_STOP] = vals[F_MSG_KEY] = Py_None;
-    vals[F_MODEL] = f.model ? f.model : Py_None;
-    vals[F_CALLS] = f.calls ? f.calls : empty_tuple; vals[F_RESULTS] = f.results ? f.results : empty_tuple;
-    vals[F_NBLOCKS] = f.nblocks ? f.nblocks : self->zero; vals[F_EMPTY] = f.empty ? Py_True : Py_False;
-    vals[F_BLANK] = f.blank ? Py_True : Py_False; vals[F_SIGNED] = f.signed_ ? Py_True : Py_False;
-    vals[F_CHARS] = f.chars ? f.chars : self->zero; vals[F_KINDS] = f.kinds ? f.kinds : self->empty;
-    vals[F_TOOL_CHARS] = self->empty; vals[F_USAGE] = f.usage ? f.usage : Py_None;
-    vals[F_EXTRA] = f.extra ? f.extra : Py_None;
-    for (int k = 0; k < NFULL; k++) *(PyObject **)((char *)e + self->foff[k]) = Py_NewRef(vals[k]);
-    Py_DECREF(empty_tuple);
-    Py_DECREF(tsv);
+    PyObject *e = tsv ? (tuples ? as_tuple(self, &f, index, lineno, offset, length, eol, tsv)
+                              : as_entry(self, &f, index, lineno, offset, length, eol, tsv)) : NULL;
+    Py_XDECREF(tsv);
     fields_clear(&f);
     return e;
 }
@@ -535,7 +625,7 @@ static PyObject *Codex_entry(Codex *self, PyObject *const *args, Py_ssize_t narg
     }
     int stats = PyObject_IsTrue(args[6]);
     if (stats < 0) return NULL;
-    return codex_make(self, args[0], args[1], args[2], args[3], args[4], args[5], stats, args[7]);
+    return codex_make(self, args[0], args[1], args[2], args[3], args[4], args[5], stats, args[7], 0);
 }
 
 /* A Reader's line (its bytes, ending in "\n"), taken into ``into`` when this makes its entry: 1 taken, 0 declined
@@ -561,7 +651,7 @@ static int codex_take(Codex *self, cp p, Py_ssize_t len, PyObject *no, PyObject 
         index = PyLong_FromSsize_t(count);
     }
     PyObject *size = index ? PyLong_FromSsize_t(len - 1) : NULL;
-    PyObject *e = size ? codex_make(self, obj, index, no, start, size, self->eol, self->stats, self->shared) : NULL;
+    PyObject *e = size ? codex_make(self, obj, index, no, start, size, self->eol, self->stats, self->shared, self->tuples) : NULL;
     Py_DECREF(obj);
     Py_XDECREF(index);
     Py_XDECREF(size);
@@ -569,12 +659,6 @@ static int codex_take(Codex *self, cp p, Py_ssize_t len, PyObject *no, PyObject 
     if (e == Py_None) {
         Py_DECREF(e);
         return 0;
-    }
-    if (self->to_tuple) {
-        PyObject *t = PyObject_CallOneArg(self->to_tuple, e);
-        Py_DECREF(e);
-        if (!t) return -1;
-        e = t;
     }
     int r = PyList_Append(self->into, e);
     Py_DECREF(e);
@@ -595,6 +679,6 @@ static PyTypeObject CodexType = {
     .tp_init = (initproc)Codex_init,
     .tp_dealloc = (destructor)Codex_dealloc,
     .tp_methods = Codex_methods,
-    .tp_doc = "Codex(full_cls, call, result, kinds, usage, empty, meta, message, *, into, shared, loads, to_tuple, eol, stats, cap): "
+    .tp_doc = "Codex(full_cls, call, result, kinds, usage, empty, meta, message, *, into, shared, loads, tuples, eol, stats, cap): "
               "rollout lines' entries, in C; with ``into``, a Reader's lines taken into that list.",
 };

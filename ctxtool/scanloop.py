@@ -29,7 +29,7 @@ from .errors import InputError, unexpected
 from .formats.common import parse_ts
 from .jsonl import BOM, Line, open_binary, parse
 from .model import (BOUNDARY, EMPTY, MESSAGE, META, PLAIN, Call, Entry, FullEntry, Kinds, Result, Usage, _More,
-                    entry_to_tuple, full_entry, small_entry, parent_of)
+                    full_entry, small_entry, parent_of)
 
 ENV_LAZY = "CTXTOOL_LAZY_DECODE"  # "0": always parse whole lines with orjson (the reference the tests compare with)
 ENV_NATIVE = "CTXTOOL_NATIVE"  # "0": metadata lines read in Python even where the C part (ctxtool._scan) is built
@@ -316,7 +316,7 @@ def _codex_taker(c, into, shared, taken, tuples, stats):
             shared = None
     return c.Codex(FullEntry, Call, Result, Kinds, Usage, EMPTY, META, MESSAGE, into=into,
                    shared=shared, loads=orjson.loads,
-                   to_tuple=entry_to_tuple if tuples else None, eol=b"\n", stats=stats,
+                   tuples=tuples, eol=b"\n", stats=stats,
                    cap=0 if took is None else TAKEN_AT_MOST), took
 
 
