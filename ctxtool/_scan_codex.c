@@ -12,7 +12,9 @@
  * message content item other than a text with a string text; local shell and tool search calls; a
  * rollback event; a token count that is a float or out of range. So an entry it makes is the one the
  * Python code makes (tests/test_codex_native.py compares both on every line of every Codex fixture and
- * of damaged variants of them). */
+ * of damaged variants of them). One difference, in what is shared only (see ``share``): the item and call ids of
+ * the entries made here are not put in the string table, where ``share_strings`` puts every string: equal values,
+ * other objects. */
 
 #define U64_MAX_ ((unsigned long long)-1)
 #define MAX_COUNT_ ((INT64_C(1) << 53) - 1)
@@ -193,7 +195,10 @@ static int count_(PyObject *v, long long *out) {
     return 1;
 }
 
-/* a shared string: the table's object for this value (the value itself without a table) */
+/* a shared string: the table's object for this value (the value itself without a table). Only the strings that
+ * repeat across lines go through the table (types, roles, tool names, models): an item's id is its line's own, and
+ * a call id is met twice (its call's and its output's lines); putting the ~130K of them of a 500 MB rollout in the
+ * table cost the scan ~0.15 s (the table outgrows the caches) for ~3 MB. */
 static PyObject *share(PyObject *shared, PyObject *s) {
     if (shared == Py_None) return Py_NewRef(s);
     PyObject *v = PyDict_SetDefault(shared, s, s);
@@ -338,7 +343,8 @@ static int call_item(Codex *self, PyObject *p, Fields *f, int stats, int functio
     if (!(f->chars = PyLong_FromLongLong(n))) return CX_FAIL;
     if (n) f->kinds_at = 2;
     if (PyUnicode_GET_LENGTH(cid)) {
-        if (!(f->call_id = share(shared, cid)) || !(f->call_name = share(shared, name))) return CX_FAIL;
+        f->call_id = Py_NewRef(cid);  /* (ids are not shared: see share) */
+        if (!(f->call_name = share(shared, name))) return CX_FAIL;
     }
     return CX_MADE;
 }
@@ -353,7 +359,7 @@ static int output_item(Codex *self, PyObject *p, Fields *f, int stats, PyObject 
     f->nblocks = Py_NewRef(self->unit);
     if (!(f->chars = PyLong_FromLongLong(n))) return CX_FAIL;
     if (n) f->kinds_at = 3;
-    if (PyUnicode_GET_LENGTH(cid) && !(f->result_id = share(shared, cid))) return CX_FAIL;
+    if (PyUnicode_GET_LENGTH(cid)) f->result_id = Py_NewRef(cid);
     return CX_MADE;
 }
 
@@ -376,7 +382,7 @@ static int response_item(Codex *self, PyObject *obj, PyObject *p, Fields *f, int
     else r = output_item(self, p, f, stats, shared);
     if (r != CX_MADE) return r;
     if (!(f->type = share(shared, it))) return CX_FAIL;
-    if (IS_STR(id) && !(f->id = share(shared, id))) return CX_FAIL;
+    if (IS_STR(id)) f->id = Py_NewRef(id);
     return CX_MADE;
 }
 

@@ -167,14 +167,19 @@ def _facts(ix: Index, entries: list) -> None:
                 m = e.model
                 if m and m != "<synthetic>":
                     last_model = m
-                add(e)
+                if x is None and not m and e.usage is None:
+                    main.seen = True  # all add(e) would do (Codex: reasoning, calls)
+                else:
+                    add(e)
             elif x is not None:
                 add(e)
             else:
                 main.seen = True  # MainThread.keeps for a plain line (Evidence.add_messages)
         elif kind == META:
-            if x is not None or e.obj is not None:
-                add(e)  # what the last meta line that says it says (Evidence.of, read forward)
+            # what the last meta line that says it says (Evidence.of, read forward); a line whose extra says
+            # neither (Codex's events) and whose object is released says nothing (window._meta_values)
+            if (x and ("context_window" in x or "model" in x)) or e.obj is not None:
+                add(e)
         elif kind == COMPACTION or kind == BOUNDARY:
             compactions += 1
         if kind != MESSAGE and e.role == "assistant" and e.model and e.model != "<synthetic>":
