@@ -552,6 +552,10 @@ static const char *FULL_SLOTS[] = {"index", "lineno", "offset", "length", "eol",
                                    "ts", "obj", "blocks", "_m", "stop", "msg_key", "model", "calls", "results", "nblocks",
                                    "empty", "blank_text", "signed_thinking", "chars", "kinds", "tool_chars", "usage", "extra"};
 #define NFULL 28
+static const char *KINDS_SLOTS[] = {"text", "thinking", "tool_call", "tool_result", "image", "summary"};
+static const char *CALL_SLOTS[] = {"idx", "id", "name", "problem", "chars"};
+static const char *RESULT_SLOTS[] = {"idx", "id", "name", "is_error", "chars"};
+static const char *USAGE_SLOTS[] = {"input", "output", "cache_read", "cache_write", "total", "placeholder"};
 enum { F_INDEX, F_LINENO, F_OFFSET, F_LENGTH, F_EOL, F_KIND, F_TYPE, F_ID, F_PARENT, F_ROLE, F_TS, F_OBJ, F_BLOCKS, F_M,
        F_STOP, F_MSG_KEY, F_MODEL, F_CALLS, F_RESULTS, F_NBLOCKS, F_EMPTY, F_BLANK, F_SIGNED, F_CHARS, F_KINDS,
        F_TOOL_CHARS, F_USAGE, F_EXTRA };
@@ -562,6 +566,7 @@ typedef struct {
     PyObject *meta, *none, *small_entry, *call, *result, *kinds, *usage, *empty, *one;
     Py_ssize_t foff[NFULL];
     Py_ssize_t soff[10];
+    Py_ssize_t koff[6], coff[5], roff[5], uoff[6];  /* Kinds', Call's, Result's and Usage's slots */
 } Builder;
 
 static void Builder_dealloc(Builder *self) {
@@ -604,6 +609,13 @@ static int Builder_init(Builder *self, PyObject *args, PyObject *kw) {
                           &call, &result, &kinds, &usage, &empty))
         return -1;
     if (slot_offsets(full, FULL_SLOTS, NFULL, self->foff) < 0 || slot_offsets(small, SLOTS, 10, self->soff) < 0) return -1;
+    if (!PyType_Check(call) || !PyType_Check(result) || !PyType_Check(kinds) || !PyType_Check(usage)) {
+        PyErr_SetString(PyExc_TypeError, "call, result, kinds and usage are classes");
+        return -1;
+    }
+    if (slot_offsets(kinds, KINDS_SLOTS, 6, self->koff) < 0 || slot_offsets(call, CALL_SLOTS, 5, self->coff) < 0
+        || slot_offsets(result, RESULT_SLOTS, 5, self->roff) < 0 || slot_offsets(usage, USAGE_SLOTS, 6, self->uoff) < 0)
+        return -1;
     PyObject *one = PyLong_FromLong(1);
     if (!one) return -1;
     Py_XSETREF(self->one, one);
@@ -620,8 +632,18 @@ static int Builder_init(Builder *self, PyObject *args, PyObject *kw) {
     return 0;
 }
 
+/* cls(*t) for a slotted class whose ``n`` slots (offsets ``off``) its __init__ sets from its arguments in order
+ * (Kinds, and the slotted dataclasses Call, Result, Usage), made through its slots when t gives them all */
+static PyObject *from_slots(PyObject *cls, const Py_ssize_t *off, int n, PyObject *t) {
+    if (!PyTuple_CheckExact(t) || PyTuple_GET_SIZE(t) != n) return PyObject_Call(cls, t, NULL);
+    PyObject *o = ((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0);
+    if (!o) return NULL;
+    for (int k = 0; k < n; k++) *(PyObject **)((char *)o + off[k]) = Py_NewRef(PyTuple_GET_ITEM(t, k));
+    return o;
+}
+
 /* a tuple of cls(*t) for each tuple t of ``items`` (Call, Result); () when items is None or empty */
-static PyObject *objects(PyObject *cls, PyObject *items) {
+static PyObject *objects(PyObject *cls, const Py_ssize_t *off, PyObject *items) {
     if (items == Py_None || (PyTuple_Check(items) && PyTuple_GET_SIZE(items) == 0)) return PyTuple_New(0);
     if (!PyTuple_Check(items)) {
         PyErr_SetString(PyExc_TypeError, "calls and results are tuples");
@@ -631,7 +653,7 @@ static PyObject *objects(PyObject *cls, PyObject *items) {
     PyObject *out = PyTuple_New(n);
     if (!out) return NULL;
     for (Py_ssize_t k = 0; k < n; k++) {
-        PyObject *o = PyObject_Call(cls, PyTuple_GET_ITEM(items, k), NULL);
+        PyObject *o = from_slots(cls, off, 5, PyTuple_GET_ITEM(items, k));
         if (!o) {
             Py_DECREF(out);
             return NULL;
@@ -641,21 +663,21 @@ static PyObject *objects(PyObject *cls, PyObject *items) {
     return out;
 }
 
-/* cls(*t), or ``otherwise`` when t is None */
-static PyObject *made_or(PyObject *cls, PyObject *t, PyObject *otherwise) {
+/* cls(*t) (from_slots), or ``otherwise`` when t is None */
+static PyObject *made_or(PyObject *cls, const Py_ssize_t *off, int n, PyObject *t, PyObject *otherwise) {
     if (t == Py_None) return Py_NewRef(otherwise);
-    return PyObject_Call(cls, t, NULL);
+    return from_slots(cls, off, n, t);
 }
 
 static PyObject *full_from(Builder *self, PyObject *t, PyObject *index, PyObject *lineno) {
     PyObject **v = &PyTuple_GET_ITEM(t, 0);  /* entry_from_tuple's order */
-    PyObject *calls = objects(self->call, v[14]);
+    PyObject *calls = objects(self->call, self->coff, v[14]);
     if (!calls) return NULL;
-    PyObject *results = objects(self->result, v[15]);
+    PyObject *results = objects(self->result, self->roff, v[15]);
     if (!results) { Py_DECREF(calls); return NULL; }
-    PyObject *kinds = made_or(self->kinds, v[21], self->empty);
+    PyObject *kinds = made_or(self->kinds, self->koff, 6, v[21], self->empty);
     if (!kinds) { Py_DECREF(calls); Py_DECREF(results); return NULL; }
-    PyObject *usage = made_or(self->usage, v[23], Py_None);
+    PyObject *usage = made_or(self->usage, self->uoff, 6, v[23], Py_None);
     if (!usage) { Py_DECREF(calls); Py_DECREF(results); Py_DECREF(kinds); return NULL; }
     PyObject *e = self->full->tp_alloc(self->full, 0);
     if (!e) { Py_DECREF(calls); Py_DECREF(results); Py_DECREF(kinds); Py_DECREF(usage); return NULL; }

@@ -97,10 +97,6 @@ static int Codex_init(Codex *self, PyObject *args, PyObject *kw) {
     Py_XSETREF(self->eol, Py_XNewRef(eol));
     self->stats = stats;
     self->cap = cap;
-    static const char *KINDS_SLOTS[] = {"text", "thinking", "tool_call", "tool_result", "image", "summary"};
-    static const char *CALL_SLOTS[] = {"idx", "id", "name", "problem", "chars"};
-    static const char *RESULT_SLOTS[] = {"idx", "id", "name", "is_error", "chars"};
-    static const char *USAGE_SLOTS[] = {"input", "output", "cache_read", "cache_write", "total", "placeholder"};
     if (slot_offsets(full, FULL_SLOTS, NFULL, self->foff) < 0 || slot_offsets(kinds, KINDS_SLOTS, 6, self->koff) < 0
         || slot_offsets(call, CALL_SLOTS, 5, self->coff) < 0 || slot_offsets(result, RESULT_SLOTS, 5, self->roff) < 0
         || slot_offsets(usage, USAGE_SLOTS, 6, self->uoff) < 0)
