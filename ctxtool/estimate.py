@@ -634,7 +634,7 @@ def codex_usage(entries: list, ctx: list) -> dict:
     prompts). The response is the last item Codex received before the count (an assistant
     message, reasoning or a call): the outputs of its calls are written before the count but are
     not in it."""
-    comp = max((e.index for e in entries if e.kind == COMPACTION), default=-1)
+    comp = next((e.index for e in reversed(entries) if e.kind == COMPACTION), -1)  # the latest (indexes rise)
     own = [e for e in ctx if e.index > comp and e.kind == MESSAGE and e.get("sub") is None]
     for tc in reversed(entries):
         if tc.index <= comp:
