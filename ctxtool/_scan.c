@@ -798,6 +798,9 @@ typedef struct {
     PyTypeObject *entry, *full, *more;
     PyObject *plain, *boundary, *message, *last_prompt, *sidechain, *malformed;
     Py_ssize_t e_id, e_type, e_kind, e_m, e_parent, f_extra, m_extra;
+    Py_ssize_t f_calls, f_results, f_role, f_model, f_usage, f_obj, f_index, c_id, c_name;  /* for facts */
+    PyObject *meta, *compaction, *assistant, *synthetic, *unknown, *ignored, *context_window, *model, *seen;
+    PyTypeObject *call;
 } Rows;
 
 static void Rows_dealloc(Rows *self) {
@@ -810,14 +813,41 @@ static void Rows_dealloc(Rows *self) {
     Py_XDECREF(self->last_prompt);
     Py_XDECREF(self->sidechain);
     Py_XDECREF(self->malformed);
+    Py_XDECREF(self->meta);
+    Py_XDECREF(self->compaction);
+    Py_XDECREF(self->assistant);
+    Py_XDECREF(self->synthetic);
+    Py_XDECREF(self->unknown);
+    Py_XDECREF(self->ignored);
+    Py_XDECREF(self->context_window);
+    Py_XDECREF(self->model);
+    Py_XDECREF(self->seen);
+    Py_XDECREF(self->call);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
 static int Rows_init(Rows *self, PyObject *args, PyObject *kw) {
-    PyObject *entry, *full, *more, *plain, *boundary, *message;
-    if (!PyArg_ParseTuple(args, "O!O!O!OUU", &PyType_Type, &entry, &PyType_Type, &full, &PyType_Type, &more, &plain,
-                          &boundary, &message))
+    PyObject *entry, *full, *more, *plain, *boundary, *message, *meta, *compaction, *call;
+    if (!PyArg_ParseTuple(args, "O!O!O!OUUUUO!", &PyType_Type, &entry, &PyType_Type, &full, &PyType_Type, &more, &plain,
+                          &boundary, &message, &meta, &compaction, &PyType_Type, &call))
         return -1;
+    static const char *F[] = {"calls", "results", "role", "model", "usage", "obj", "index"};
+    static const char *C[] = {"id", "name"};
+    Py_ssize_t ff[7], cc[2];
+    if (slot_offsets(full, F, 7, ff) < 0 || slot_offsets(call, C, 2, cc) < 0) return -1;
+    self->f_calls = ff[0]; self->f_results = ff[1]; self->f_role = ff[2]; self->f_model = ff[3]; self->f_usage = ff[4];
+    self->f_obj = ff[5]; self->f_index = ff[6]; self->c_id = cc[0]; self->c_name = cc[1];
+    Py_XSETREF(self->meta, Py_NewRef(meta));
+    Py_XSETREF(self->compaction, Py_NewRef(compaction));
+    Py_XSETREF(self->call, (PyTypeObject *)Py_NewRef(call));
+    const char *words[] = {"assistant", "<synthetic>", "unknown", "ignored", "context_window", "model", "seen"};
+    PyObject **into[] = {&self->assistant, &self->synthetic, &self->unknown, &self->ignored, &self->context_window,
+                         &self->model, &self->seen};
+    for (int k = 0; k < 7; k++) {
+        PyObject *w = PyUnicode_InternFromString(words[k]);
+        if (!w) return -1;
+        Py_XSETREF(*into[k], w);
+    }
     static const char *E[] = {"id", "type", "kind", "_m", "parent"};
     static const char *X[] = {"extra"};
     Py_ssize_t eo[5], fo[1], mo[1];
@@ -1051,7 +1081,104 @@ static PyObject *Rows_looked(Rows *self, PyObject *entries) {
     return out;
 }
 
+/* facts(entries, add, main, names, one) -> (compactions, last_model, its index): estimate._facts's loop. It reads
+ * the entries whose fields are slots (``FullEntry``) and passes over a metadata ``Entry`` with nothing else set
+ * (``_m is PLAIN``) as the loop does; every other entry, and one whose fields it does not expect (an extra that
+ * is no dict or notes ignored values, several calls or results, a model or role that is no str), it hands to
+ * ``one(e)``, which reads it in Python (and keeps its own compaction count and last model). It fills ``names``
+ * and calls ``add(e)`` as the loop does, in file order; ``main.seen`` is set where the loop sets it. */
+static PyObject *Rows_facts(Rows *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 5 || !PyList_Check(args[0]) || !PyDict_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "facts(entries: list, add, main, names: dict, one)");
+        return NULL;
+    }
+    PyObject *entries = args[0], *add = args[1], *main_ = args[2], *names = args[3], *one = args[4];
+    long long compactions = 0;
+    PyObject *last_model = Py_None, *last_index = Py_None;  /* borrowed from the entries (the list holds them) */
+    int seen = 0;  /* main.seen is known to be True (it only ever becomes True) */
+    {
+        PyObject *v = PyObject_GetAttr(main_, self->seen);
+        if (!v) return NULL;
+        seen = v == Py_True;
+        Py_DECREF(v);
+    }
+#define CALL1(fn, e) do { PyObject *r_ = PyObject_CallOneArg((fn), (e)); if (!r_) return NULL; Py_DECREF(r_); } while (0)
+#define SEEN() do { if (!seen) { if (PyObject_SetAttr(main_, self->seen, Py_True) < 0) return NULL; seen = 1; } } while (0)
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(entries); k++) {
+        PyObject *e = PyList_GET_ITEM(entries, k);
+        PyObject *kind = Py_IS_TYPE(e, self->entry) || Py_IS_TYPE(e, self->full) ? SLOT(e, self->e_kind) : NULL;
+        if (Py_IS_TYPE(e, self->entry) && SLOT(e, self->e_m) == self->plain && same_str(kind, self->meta)) continue;
+        if (!Py_IS_TYPE(e, self->full)) {
+            CALL1(one, e);
+            seen = 0;  /* (whatever one did: set again when next set) */
+            continue;
+        }
+        PyObject *x = SLOT(e, self->f_extra), *calls = SLOT(e, self->f_calls), *results = SLOT(e, self->f_results);
+        PyObject *role = SLOT(e, self->f_role), *model = SLOT(e, self->f_model);
+        int odd = !kind || !PyUnicode_CheckExact(kind) || (x != Py_None && !PyDict_CheckExact(x)) || !PyTuple_CheckExact(calls)
+                  || !PyTuple_CheckExact(results) || PyTuple_GET_SIZE(calls) > 1 || PyTuple_GET_SIZE(results) > 1
+                  || (role != Py_None && !PyUnicode_CheckExact(role)) || (model != Py_None && !PyUnicode_CheckExact(model));
+        if (!odd && x != Py_None) {
+            PyObject *found = PyDict_GetItemWithError(x, self->ignored);
+            if (!found && PyErr_Occurred()) return NULL;
+            odd = found && PyObject_IsTrue(found) != 0;
+        }
+        if (!odd && PyTuple_GET_SIZE(calls) == 1) {
+            PyObject *c = PyTuple_GET_ITEM(calls, 0);
+            odd = !Py_IS_TYPE(c, self->call);
+        }
+        if (odd) {
+            CALL1(one, e);
+            seen = 0;  /* (whatever one did: set again when next set) */
+            continue;
+        }
+        if (PyTuple_GET_SIZE(calls) == 1) {  /* names[c.id] = c.name or "unknown", for a call with an id */
+            PyObject *c = PyTuple_GET_ITEM(calls, 0);
+            PyObject *cid = SLOT(c, self->c_id), *name = SLOT(c, self->c_name);
+            int t = PyObject_IsTrue(cid);
+            if (t < 0) return NULL;
+            if (t) {
+                int nt = PyObject_IsTrue(name);
+                if (nt < 0) return NULL;
+                if (PyDict_SetItem(names, cid, nt ? name : self->unknown) < 0) return NULL;
+            }
+        }
+        int named = model != Py_None && PyUnicode_GET_LENGTH(model) && !same_str(model, self->synthetic);
+        int assistant = role != Py_None && same_str(role, self->assistant);
+        if (same_str(kind, self->message)) {
+            if (assistant) {
+                if (named) { last_model = model; last_index = SLOT(e, self->f_index); }
+                int unnamed = model == Py_None || PyUnicode_GET_LENGTH(model) == 0;
+                if (x == Py_None && unnamed && SLOT(e, self->f_usage) == Py_None) SEEN();  /* all add(e) would do */
+                else { CALL1(add, e); seen = 0; }
+            } else if (x != Py_None) {
+                CALL1(add, e);
+                seen = 0;
+            } else {
+                SEEN();
+            }
+        } else {
+            if (same_str(kind, self->meta)) {
+                int says = x != Py_None && PyDict_GET_SIZE(x) > 0;
+                if (says) {
+                    int a = PyDict_Contains(x, self->context_window), b = a ? a : PyDict_Contains(x, self->model);
+                    if (a < 0 || b < 0) return NULL;
+                    says = a || b;
+                }
+                if (says || SLOT(e, self->f_obj) != Py_None) { CALL1(add, e); seen = 0; }
+            } else if (same_str(kind, self->compaction) || same_str(kind, self->boundary)) {
+                compactions++;
+            }
+            if (assistant && named) { last_model = model; last_index = SLOT(e, self->f_index); }
+        }
+    }
+#undef CALL1
+#undef SEEN
+    return Py_BuildValue("(LOO)", compactions, last_model, last_index);
+}
+
 static PyMethodDef Rows_methods[] = {
+    {"facts", (PyCFunction)(void (*)(void))Rows_facts, METH_FASTCALL, "estimate._facts's loop."},
     {"sound", (PyCFunction)(void (*)(void))Rows_sound, METH_FASTCALL, "repair._links_sound's loop."},
     {"looked", (PyCFunction)Rows_looked, METH_O, "The entries repair's hygiene looks at."},
     {"rows", (PyCFunction)(void (*)(void))Rows_rows, METH_FASTCALL, "claude_chain.chain's first loop."},

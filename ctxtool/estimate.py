@@ -52,6 +52,7 @@ from .tokens import (
     overhead_entry,
     with_margin,
 )
+from .scanloop import index_passes
 from .transcript import scan
 from .window import Evidence
 from .window import resolve_window as window_rule
@@ -139,14 +140,13 @@ def _facts(ix: Index, entries: list) -> None:
     """Fill ``ix`` in one pass over the index: what ``Evidence.of``, ``tool_names``,
     ``ignored_notes`` and the per-call split would each read in a pass of their own. A metadata
     line whose optional fields are all unset (``PLAIN``: most lines of a Claude Code file) is
-    passed over at the cost of one field read."""
+    passed over at the cost of one field read. The C part's loop (``_scan.Rows.facts``) reads the
+    entries whose fields are slots and hands the others to ``one``, the loop's body in Python."""
     split, names, ignored = ix.split, ix.names, ix.ignored
     add, main = ix.evidence.add, ix.evidence.main
-    compactions = 0
-    last_model = None
-    for e in entries:
-        if e._m is PLAIN and e.kind == META:  # (obj is None there: it lives in PLAIN too)
-            continue
+    state = [0, None, -1]  # compactions, the last model, its entry's index
+
+    def one(e) -> None:
         kind = e.kind
         x = e.extra
         if x is not None:
@@ -162,11 +162,12 @@ def _facts(ix: Index, entries: list) -> None:
                 split[e.index] = [("call", c.name or "unknown", c.chars) for c in calls]
         if len(e.results) > 1:
             split.setdefault(e.index, []).extend(("result", r.id, r.chars) for r in e.results)
+        m = e.model
+        named = m and m != "<synthetic>"
         if kind == MESSAGE:
             if e.role == "assistant":
-                m = e.model
-                if m and m != "<synthetic>":
-                    last_model = m
+                if named:
+                    state[1:] = m, e.index
                 if x is None and not m and e.usage is None:
                     main.seen = True  # all add(e) would do (Codex: reasoning, calls)
                 else:
@@ -175,17 +176,28 @@ def _facts(ix: Index, entries: list) -> None:
                 add(e)
             else:
                 main.seen = True  # MainThread.keeps for a plain line (Evidence.add_messages)
-        elif kind == META:
+            return
+        if kind == META:
             # what the last meta line that says it says (Evidence.of, read forward); a line whose extra says
             # neither (Codex's events) and whose object is released says nothing (window._meta_values)
             if (x and ("context_window" in x or "model" in x)) or e.obj is not None:
                 add(e)
         elif kind == COMPACTION or kind == BOUNDARY:
-            compactions += 1
-        if kind != MESSAGE and e.role == "assistant" and e.model and e.model != "<synthetic>":
-            last_model = e.model
-    ix.compactions = compactions
-    ix.last_model = last_model
+            state[0] += 1
+        if named and e.role == "assistant":
+            state[1:] = m, e.index
+
+    passes = index_passes()
+    if passes is not None:
+        n, model, at = passes.facts(entries, add, main, names, one)
+        ix.compactions = n + state[0]
+        ix.last_model = model if at is not None and at > state[2] else state[1]
+        return
+    for e in entries:
+        if e._m is PLAIN and e.kind == META:  # (obj is None there: it lives in PLAIN too)
+            continue
+        one(e)
+    ix.compactions, ix.last_model = state[0], state[1]
 
 
 def file_model(ix: Index) -> str | None:

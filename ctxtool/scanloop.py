@@ -28,7 +28,7 @@ from . import formats
 from .errors import InputError, unexpected
 from .formats.common import parse_ts
 from .jsonl import BOM, Line, open_binary, parse
-from .model import (BOUNDARY, EMPTY, MESSAGE, META, PLAIN, Call, Entry, FullEntry, Kinds, Result, Usage, _More,
+from .model import (BOUNDARY, COMPACTION, EMPTY, MESSAGE, META, PLAIN, Call, Entry, FullEntry, Kinds, Result, Usage, _More,
                     full_entry, small_entry, parent_of)
 
 ENV_LAZY = "CTXTOOL_LAZY_DECODE"  # "0": always parse whole lines with orjson (the reference the tests compare with)
@@ -273,9 +273,10 @@ def native_made(name: str, make):
 
 def index_passes():
     """The C part's passes over the whole index (``_scan.Rows``: ``claude_chain.main_entries``, the chain's
-    first loop, repair's links check and the entries its hygiene looks at; each a loop over every entry that
-    reads a slot or two), or None (not built, or ``CTXTOOL_NATIVE=0``)."""
-    return native_made("passes", lambda c: c.Rows(Entry, FullEntry, _More, PLAIN, BOUNDARY, MESSAGE))
+    first loop, repair's links check and the entries its hygiene looks at, estimate's facts; each a loop over
+    every entry that reads a slot or two), or None (not built, or ``CTXTOOL_NATIVE=0``)."""
+    return native_made("passes", lambda c: c.Rows(Entry, FullEntry, _More, PLAIN, BOUNDARY, MESSAGE, META, COMPACTION,
+                                                   Call))
 
 
 def native_entries(fmt):

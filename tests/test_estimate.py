@@ -260,8 +260,15 @@ def _reference_facts(entries):
             "compactions": sum(1 for e in entries if e.kind in ("compaction", "boundary"))}
 
 
+@pytest.mark.parametrize("native", [True, False], ids=["C", "Python"])
 @pytest.mark.parametrize("path", ALL_FIXTURES, ids=lambda p: p.split("fixtures/")[-1])
-def test_one_pass_facts_equal_the_separate_passes(path):
+def test_one_pass_facts_equal_the_separate_passes(path, native, monkeypatch):
+    """Both ways: the C part's loop (``_scan.Rows.facts``, its Python body for the entries it hands back) and
+    the Python loop."""
+    if native and est.index_passes() is None:
+        pytest.skip("ctxtool._scan is not built here")
+    if not native:
+        monkeypatch.setattr(est, "index_passes", lambda: None)
     try:
         ix = read_index(path)
     except Exception:  # fixtures of files ctxtool refuses (tested elsewhere)
