@@ -1102,7 +1102,24 @@ static PyObject *Rows_facts(Rows *self, PyObject *const *args, Py_ssize_t nargs)
         seen = v == Py_True;
         Py_DECREF(v);
     }
-#define CALL1(fn, e) do { PyObject *r_ = PyObject_CallOneArg((fn), (e)); if (!r_) return NULL; Py_DECREF(r_); } while (0)
+    /* A metadata entry that says a window or a model (window._meta_values: its extra, its object released) is
+     * not handed to add at once: only the last that says a valid window and the last that says a valid model
+     * count (Evidence.add keeps the last of each, and only metadata entries set them), so those two are handed
+     * to add, in file order, before anything else is handed to add or one, and at the end. */
+    PyObject *said_w = NULL, *said_m = NULL;
+#define FLUSH() do { \
+        PyObject *a_ = said_w, *b_ = said_m; \
+        said_w = said_m = NULL; \
+        if (a_ && b_ && a_ != b_) { \
+            Py_ssize_t ia_ = PyLong_AsSsize_t(SLOT(a_, self->f_index)), ib_ = PyLong_AsSsize_t(SLOT(b_, self->f_index)); \
+            if (PyErr_Occurred()) return NULL; \
+            if (ia_ > ib_) { PyObject *t_ = a_; a_ = b_; b_ = t_; } \
+        } else if (!a_) { a_ = b_; b_ = NULL; } \
+        else if (a_ == b_) { b_ = NULL; } \
+        if (a_) { PyObject *r_ = PyObject_CallOneArg(add, a_); if (!r_) return NULL; Py_DECREF(r_); } \
+        if (b_) { PyObject *r_ = PyObject_CallOneArg(add, b_); if (!r_) return NULL; Py_DECREF(r_); } \
+    } while (0)
+#define CALL1(fn, e) do { FLUSH(); PyObject *r_ = PyObject_CallOneArg((fn), (e)); if (!r_) return NULL; Py_DECREF(r_); } while (0)
 #define SEEN() do { if (!seen) { if (PyObject_SetAttr(main_, self->seen, Py_True) < 0) return NULL; seen = 1; } } while (0)
     for (Py_ssize_t k = 0; k < PyList_GET_SIZE(entries); k++) {
         PyObject *e = PyList_GET_ITEM(entries, k);
@@ -1150,7 +1167,7 @@ static PyObject *Rows_facts(Rows *self, PyObject *const *args, Py_ssize_t nargs)
                 if (named) { last_model = model; last_index = SLOT(e, self->f_index); }
                 int unnamed = model == Py_None || PyUnicode_GET_LENGTH(model) == 0;
                 if (x == Py_None && unnamed && SLOT(e, self->f_usage) == Py_None) SEEN();  /* all add(e) would do */
-                else { CALL1(add, e); seen = 0; }
+                else { CALL1(add, e); seen = 0; }  /* (a message: its add sets no window nor model) */
             } else if (x != Py_None) {
                 CALL1(add, e);
                 seen = 0;
@@ -1165,15 +1182,32 @@ static PyObject *Rows_facts(Rows *self, PyObject *const *args, Py_ssize_t nargs)
                     if (a < 0 || b < 0) return NULL;
                     says = a || b;
                 }
-                if (says || SLOT(e, self->f_obj) != Py_None) { CALL1(add, e); seen = 0; }
+                if (SLOT(e, self->f_obj) != Py_None) {
+                    CALL1(add, e);
+                    seen = 0;
+                } else if (says) {  /* the window and model it says, valid as Evidence.add takes them */
+                    PyObject *w = PyDict_GetItemWithError(x, self->context_window);
+                    if (!w && PyErr_Occurred()) return NULL;
+                    PyObject *mid = PyDict_GetItemWithError(x, self->model);
+                    if (!mid && PyErr_Occurred()) return NULL;
+                    if (w && PyLong_Check(w) && !PyBool_Check(w)) {
+                        int overflow;
+                        long long v = PyLong_AsLongLongAndOverflow(w, &overflow);
+                        if (v == -1 && PyErr_Occurred()) return NULL;
+                        if (overflow > 0 || (overflow == 0 && v > 0)) said_w = e;
+                    }
+                    if (mid && PyUnicode_Check(mid) && PyUnicode_GET_LENGTH(mid) > 0) said_m = e;
+                }
             } else if (same_str(kind, self->compaction) || same_str(kind, self->boundary)) {
                 compactions++;
             }
             if (assistant && named) { last_model = model; last_index = SLOT(e, self->f_index); }
         }
     }
+    FLUSH();
 #undef CALL1
 #undef SEEN
+#undef FLUSH
     return Py_BuildValue("(LOO)", compactions, last_model, last_index);
 }
 

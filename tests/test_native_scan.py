@@ -408,3 +408,50 @@ def test_repairs_passes_are_pythons(tmp_path, monkeypatch):
         linked += any(c[0] in ("dangling-parent", "cycle", "duplicate-id", "malformed-entry") for c in got[0]
                       if isinstance(got[0], list))
     assert planned > 300 and linked > 10
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_facts_keeps_the_last_window_and_model_a_metadata_entry_says(seed, monkeypatch):
+    """``_scan.Rows.facts`` hands ``add`` only the last metadata entries that say a valid window and a valid model
+    (and entries with an object at once): the evidence is the Python loop's, whatever the values (valid or not:
+    0, negative, booleans, huge, strings, empty models), their order, and entries it hands back to Python between
+    them (an extra noting ignored values)."""
+    from ctxtool import estimate as est
+    from ctxtool.model import MESSAGE, META, full_entry
+    from ctxtool.transcript import Transcript
+
+    rng = random.Random(seed)
+    windows = [None, 0, -1, 5, 200_000, True, False, 2**70, -(2**70), "9", 1.5]
+    models = [None, "", "m1", "m2", 3, True]
+    entries = []
+    for i in range(rng.choice([5, 20, 60])):
+        e = full_entry(i, i + 1, 0, 10, b"\n")
+        r = rng.random()
+        if r < 0.6:
+            x = {}
+            if rng.random() < 0.7:
+                x["context_window"] = rng.choice(windows)
+            if rng.random() < 0.7:
+                x["model"] = rng.choice(models)
+            if rng.random() < 0.05:
+                x["ignored"] = ("payload.info.x",)
+            e.extra = x or None
+            if rng.random() < 0.05:
+                e.obj = {"modelId": rng.choice(models), "contextWindow": rng.choice(windows)}
+        elif r < 0.9:
+            e.kind, e.role = MESSAGE, rng.choice(["assistant", "user"])
+            e.model = rng.choice(models[:4])
+        entries.append(e)
+
+    def facts(native):
+        if not native:
+            monkeypatch.setattr(est, "index_passes", lambda: None)
+        t = Transcript("x.jsonl", None)
+        t.entries = entries
+        ix = est.Index(t)
+        est._facts(ix, entries)
+        monkeypatch.undo()
+        ev = ix.evidence
+        return ev.recorded, ev.recorded_line, ev.model_hint, ev.last_model, ev.main.seen, ix.last_model, ix.ignored
+
+    assert facts(True) == facts(False)
