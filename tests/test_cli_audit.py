@@ -154,6 +154,17 @@ def test_prune_unreadable_input_is_exit_3_one_line(tmp_path, monkeypatch):
     assert r.stderr.strip().splitlines() == [f"Error: {p}: cannot read: Permission denied"]
 
 
+@pytest.mark.parametrize("cmd", ["prune", "view", "checkpoint --read"])
+def test_a_directory_to_a_one_file_command_is_exit_3_one_line(tmp_path, cmd):
+    """A one-file command given a directory says so as every command says what it could not process: one line
+    naming it, exit 3 (prune answered with a usage error, exit 2)."""
+    d = tmp_path / "sessions"
+    d.mkdir()
+    r = run(*cmd.split(), str(d))
+    assert r.exit_code == 3, r.output
+    assert r.stderr.strip().splitlines() == [f"Error: {d}: is a directory"]
+
+
 def test_unreadable_config_is_one_line(tmp_path, monkeypatch):
     cfg = tmp_path / "openclaw.json"
     cfg.write_text("{}")

@@ -49,7 +49,7 @@ def _deep(base: dict, over: dict) -> dict:
 
 
 @cli.command(context_settings=CONTEXT_SETTINGS)
-@click.argument("path", type=click.Path(dir_okay=False, readable=False))  # unreadable: one line, exit 3 (scan says why)
+@click.argument("path", type=click.Path(readable=False))  # unreadable or a directory: one line, exit 3 (scan says why)
 @click.option("-s", "--strategy", callback=_strategy, default="openclaw", show_default=True, metavar="NAME",
               help="openclaw | aceclaw | history-turns[:N] | history-share | spacebot.")
 @click.option("--compare", is_flag=True, help="Run every strategy and show one table.")
