@@ -33,10 +33,11 @@ from .errors import FileChanged, InputError
 from .formats import SNIFF_LINES
 from .formats import pi as pi_fmt
 from .formats.common import brief, is_blank_text
-from .jsonl import atomic_write
+from .jsonl import atomic_write, open_binary
 from .lock import DEFAULT_TIMEOUT, SessionLocks
 from .model import HEADER, MESSAGE, PLAIN, Entry
 from .scanloop import index_passes
+from .paths import regular
 from .transcript import Transcript, make_entry, no_gc, scan
 from .validate import Violation, validate_entries
 from .view import context_entries, linear
@@ -648,6 +649,8 @@ def repair_file(
         if not os.path.exists(path):
             raise InputError("no such file", path=path)
         real = os.path.realpath(path)
+        if regular(real):  # (a FIFO is refused by the scan, without opening it: the open could wait forever)
+            open_binary(path).close()  # a file that cannot be read says so, not that its lock cannot be made beside it
         lock = SessionLocks(path, timeout=lock_timeout, break_stale=break_stale_lock)
         lock.acquire()
         notices = lock.notices + commit.clean_leftovers(real)

@@ -165,6 +165,29 @@ def test_a_directory_to_a_one_file_command_is_exit_3_one_line(tmp_path, cmd):
     assert r.stderr.strip().splitlines() == [f"Error: {d}: is a directory"]
 
 
+def test_repair_of_an_unreadable_file_says_it_cannot_read_it(tmp_path, monkeypatch):
+    """In a folder where no lock can be made either (read-only), the error is the file's own: it cannot be read
+    (it named the lock)."""
+    p = copy(tmp_path, "repair/pi-clean.jsonl")
+    real_open = open
+
+    def deny(path, *a, **kw):
+        if os.path.abspath(str(path)) == os.path.abspath(p):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *a, **kw)
+
+    monkeypatch.setattr(jsonl, "open", deny, raising=False)
+    from ctxtool import lock
+
+    def no_lock(self):
+        raise AssertionError("the lock was asked for")
+
+    monkeypatch.setattr(lock.SessionLocks, "acquire", no_lock)
+    r = run("repair", p)
+    assert r.exit_code == 3, r.output
+    assert r.stderr.strip().splitlines() == [f"Error: {p}: cannot read: Permission denied"]
+
+
 def test_unreadable_config_is_one_line(tmp_path, monkeypatch):
     cfg = tmp_path / "openclaw.json"
     cfg.write_text("{}")
