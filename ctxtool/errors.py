@@ -36,6 +36,12 @@ class CtxError(Exception):
         # attribute of a subclass, not just the formatted message
         return _restore, (type(self), self.args, self.__dict__)
 
+    def naming(self, path: str) -> "CtxError":
+        """This error, said of ``path`` (the name the user gave a file it was raised of by another name)."""
+        self.path = path
+        self.args = (self.format(),)
+        return self
+
     def format(self) -> str:
         where = ""
         if self.path is not None:

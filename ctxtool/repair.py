@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 
 from . import claude_chain, commit
-from .errors import FileChanged, InputError
+from .errors import CtxError, FileChanged, InputError
 from .formats import SNIFF_LINES
 from .formats import pi as pi_fmt
 from .formats.common import brief, is_blank_text
@@ -670,6 +670,10 @@ def repair_file(
             report.lock_broken = lock.notices[0]
         report.notices[:0] = notices + commit.late_writes(path)
         return report
+    except CtxError as e:  # read at its real path: said of the name the user gave
+        if in_place and e.path == real != path:
+            e.naming(path)
+        raise
     finally:
         if lock is not None:
             lock.release()

@@ -188,6 +188,20 @@ def test_repair_of_an_unreadable_file_says_it_cannot_read_it(tmp_path, monkeypat
     assert r.stderr.strip().splitlines() == [f"Error: {p}: cannot read: Permission denied"]
 
 
+def test_repair_errors_name_the_file_as_given(tmp_path, monkeypatch):
+    """repair reads a file at its real path (a link's target); what it cannot repair is said of the name the user
+    gave, relative or a link, as the other commands say it (it named the absolute real path)."""
+    (tmp_path / "bad.jsonl").write_text("not json\n")
+    (tmp_path / "link.jsonl").symlink_to(tmp_path / "bad.jsonl")
+    monkeypatch.chdir(tmp_path)
+    for name in ("bad.jsonl", "link.jsonl"):
+        r = run("repair", name)
+        assert r.exit_code == 3, r.output
+        assert r.stderr.startswith(f"Error: {name}:1: no parseable JSON lines"), r.stderr
+        r = run("repair", "--json", name)
+        assert [f["path"] for f in json.loads(r.stdout)["failures"]] == [name]
+
+
 def test_unreadable_config_is_one_line(tmp_path, monkeypatch):
     cfg = tmp_path / "openclaw.json"
     cfg.write_text("{}")
