@@ -443,11 +443,18 @@ def build(path: str, summarizer=None, *, fmt: str | None = None, output: str | N
         res.reason = f"context {res.tokens:,} tokens, {res.ratio:.0%} of {res.window:,}: not over {if_over:g}"
         return res
     facts = extract_facts(path, fmt, t=t, ctx=ctx)
-    res.target = target_for(path, output, facts.cwd)
-    why = not_a_checkpoint(res.target, path)
-    if why is not None:  # (before anything is summarized, and in a dry run too)
-        raise InputError(f"refusing to write the checkpoint over it: {why}", path=res.target)
-    prev = read(res.target)
+    try:
+        res.target = target_for(path, output, facts.cwd)
+    except InputError as e:
+        if not dry_run:
+            raise
+        # a dry run prints the checkpoint: it needs no place to write it (nor a previous one to carry forward)
+        res.target, res.reason = None, e.reason
+    if res.target is not None:
+        why = not_a_checkpoint(res.target, path)
+        if why is not None:  # (before anything is summarized, and in a dry run too)
+            raise InputError(f"refusing to write the checkpoint over it: {why}", path=res.target)
+    prev = read(res.target) if res.target is not None else None
     if prev and has_sections(prev):
         facts.previous, facts.previous_source = _strip_carried(prev), "previous checkpoint"
     res.facts = facts.to_dict()

@@ -127,6 +127,13 @@ def test_written_to_the_recorded_workspace_and_carried_forward(tmp_path):
     session.write_text("\n".join([json.dumps(head)] + lines[1:]) + "\n", encoding="utf-8")
     with pytest.raises(InputError, match="-o"):
         ckpt.build(str(session))
+    # a dry run prints it all the same (it needs no place to write it), and says what a real run would need
+    r = ckpt.build(str(session), dry_run=True)
+    assert r.status == "dry-run" and r.target is None and "-o" in r.reason and r.text.startswith("# Context Checkpoint")
+    out = CliRunner().invoke(cli, ["checkpoint", "-n", str(session)])
+    assert out.exit_code == 0 and out.stdout == r.text
+    assert out.stderr.strip() == f"note: {session}: the session's workspace {tmp_path / 'gone'} does not exist here: name the checkpoint file with -o"
+    assert not os.path.exists(tmp_path / "gone")
 
 
 def test_write_is_atomic_a_failure_leaves_the_old_checkpoint(tmp_path, monkeypatch):

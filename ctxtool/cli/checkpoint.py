@@ -83,6 +83,8 @@ def checkpoint(paths, output, summarizer, model, command, timeout, if_over, wind
     for r in results:
         if r["status"] == "dry-run":
             sys.stdout.write(r["text"])
+            if r["target"] is None:  # printed, but a real run would need -o
+                click.echo(f"note: {r['path']}: {r['reason']}", err=True)
             continue
         line = {"written": f"wrote {r['target']} ({r['bytes']:,} bytes)", "skipped": f"skipped: {r['reason']}"}.get(r["status"], r["status"])
         pct = f", context {r['ratio']:.0%} of {r['window']:,}" if r.get("ratio") is not None else ""
