@@ -306,10 +306,11 @@ def _taker(c, fmt, into, shared, sizes, taken, tuples=False):
 TAKEN_AT_MOST = 1024
 
 
-def _codex_taker(c, into, shared, taken, tuples, stats):
+def _codex_taker(c, into, shared, taken, tuples, stats, sizes=None):
     """The C part's ``Codex`` that takes a rollout's lines for this scan (``native_entries``), and the list it fills
     for a streaming pass or a helper's part (``taken``), or None: into ``into``, strings shared through ``shared``;
-    else entries with no string table (streaming), or their tuples, strings shared (``tuples``: a helper's part)."""
+    else entries with no string table (streaming), or their tuples, strings shared (``tuples``: a helper's part).
+    ``sizes``: the scan's table of line lengths, one int object per value (the index's entries only)."""
     took: list | None = None
     if into is None:
         into = took = []
@@ -318,7 +319,7 @@ def _codex_taker(c, into, shared, taken, tuples, stats):
     return c.Codex(FullEntry, Call, Result, Kinds, Usage, EMPTY, META, MESSAGE, into=into,
                    shared=shared, loads=orjson.loads,
                    tuples=tuples, eol=b"\n", stats=stats,
-                   cap=0 if took is None else TAKEN_AT_MOST), took
+                   cap=0 if took is None else TAKEN_AT_MOST, sizes=sizes if took is None else None), took
 
 
 def meta_reader(c, fmt, into: list, shared: dict | None, sizes: dict, tuples: bool = False):
@@ -396,7 +397,7 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
             reader.meta, took = _taker(c, t.fmt, into, shared, sizes, taken, tuples)
         elif native_ok and native_entries(t.fmt) is not None:
             reader = src = c.Reader(f, begin, end)
-            reader.codex, took = _codex_taker(c, into, shared, taken, tuples, stats)
+            reader.codex, took = _codex_taker(c, into, shared, taken, tuples, stats, sizes)
         while True:
             switch = False
             for chunk in src:
@@ -536,7 +537,7 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
             if lazy is not None:
                 reader.meta, took = _taker(c, t.fmt, into, shared, sizes, taken, tuples)
             else:
-                reader.codex, took = _codex_taker(c, into, shared, taken, tuples, stats)
+                reader.codex, took = _codex_taker(c, into, shared, taken, tuples, stats, sizes)
     if took:
         taken(took)
     if reader is not None:
