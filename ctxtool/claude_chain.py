@@ -776,7 +776,8 @@ def heal(messages: list[dict], close_turn: bool = True) -> list[dict]:
         # a block whose type is no string is left out, in a prompt as in a response (judged; an unknown name is
         # sent; the prompt's: judge fuzz, seed 88): a call written so goes with it, its result then an orphan,
         # and a message left with nothing is left out (judged)
-        typed = [b for b in blocks if type(b.get("type")) is str]
+        # so is a text block whose text is no string (null, a number, missing: judge fuzz, seed 100)
+        typed = [b for b in blocks if type(b.get("type")) is str and not _unreadable_text(b)]
         if len(typed) < len(blocks):
             if not typed:
                 continue
@@ -792,6 +793,8 @@ def heal(messages: list[dict], close_turn: bool = True) -> list[dict]:
                 # a response of thinking alone (signed or not, redacted too) and blank text: the client
                 # leaves it out, as a reply cut off after its thinking (judged)
                 continue
+            else:  # empty text beside other blocks is left out; text of white space is sent (judged, judge fuzz seed 100)
+                blocks = [b for b in blocks if not (b.get("type") == "text" and b.get("text") == "")]
         if msgs and msgs[-1]["role"] == m["role"] == "user":
             msgs[-1]["content"] += blocks
         else:
@@ -890,6 +893,11 @@ def _tid(b: dict, key: str):
 def _thought(b: dict) -> bool:
     t = b.get("type")
     return t == "thinking" or t == "redacted_thinking" or _blank_text(b)
+
+
+def _unreadable_text(b: dict) -> bool:
+    """A text block whose text is no string (null, a number, an array, missing)."""
+    return b.get("type") == "text" and type(b.get("text")) is not str
 
 
 def _blank_text(b: dict) -> bool:

@@ -311,6 +311,19 @@ def _wire(v):
     return v
 
 
+def _gives_nothing(t, e: Entry, f) -> bool:
+    """Claude Code: a message line of which the client makes no message at all, and which it does not count
+    as a turn to close: a response whose text blocks are all empty, white space or no string (and nothing
+    else: thinking is a response), or a prompt whose blocks are all text that is no string (a prompt of blank
+    text it sends as "(no content)": a known difference, docs/claude-code-rules.md). Judge fuzz, seed 100."""
+    if e.kind != MESSAGE or not e.empty or e.get("no_content"):
+        return False
+    if e.role == "assistant":
+        return True
+    blocks = t.reload(e, f).blocks or []
+    return bool(blocks) and all(type(b) is dict and b.get("type") == "text" and type(b.get("text")) is not str for b in blocks)
+
+
 def _rows_but_nothing_sent(entries: list[Entry]) -> bool:
     """Claude Code, when no line of the history is a message (attachments the client does not render):
     the chain the client resumes has rows, and no compact boundary stands before them (after one the
@@ -350,6 +363,8 @@ def _closes_turn(t, entries: list[Entry], context: list[Entry], f) -> bool:
     turn's answer was an API error (not sent)."""
     if not context:
         return _rows_but_nothing_sent(entries)
+    if all(_gives_nothing(t, e, f) for e in context):
+        return False  # responses of empty or unreadable text alone, prompts of unreadable text: nothing to close (judged)
     last = context[-1]
     if last.role == "assistant":
         return last.stop != "error"

@@ -371,6 +371,24 @@ CORRUPTIONS = {
         lambda o: o["message"].__setitem__("content", [{"type": "text", "text": "Run the slow job."}, {"type": []}]))),
     "call-id-beyond-double-range": ("interrupted.jsonl", lambda ls: [
         ln.replace(b'"id":"toolu_rec_i1"', b'"id":1' + b"0" * 400, 1) for ln in ls]),
+    # found by the judge fuzz at seed 100: the client's own API error line is left out only when it is flagged
+    # so (true) and written under the model "<synthetic>"; a text block whose text is no string is left out,
+    # and empty text beside other blocks (white space is sent); a history of nothing but such a response is
+    # not closed
+    "api-error-line-model-null": ("api_error.jsonl", lambda ls: edited(
+        ls, b'"isApiErrorMessage":true', b'"type":"assistant"', lambda o: o["message"].__setitem__("model", None))),
+    "api-error-line-flag-not-true": ("api_error.jsonl", lambda ls: edited(
+        ls, b'"isApiErrorMessage":true', b'"type":"assistant"', lambda o: o.__setitem__("isApiErrorMessage", 1))),
+    "reply-text-null-beside-text": ("parallel.jsonl", lambda ls: edited(
+        ls, b'"The project has notes.txt and app.py."', b'"type":"assistant"',
+        lambda o: o["message"].__setitem__("content", [{"type": "text", "text": None}, {"type": "text", "text": ""},
+                                                       {"type": "text", "text": " "}] + o["message"]["content"]))),
+    "prompt-text-null-beside-text": ("parallel.jsonl", lambda ls: edited(
+        ls, b'"content":"Now run the app."', b'"type":"user"',
+        lambda o: o["message"].__setitem__("content", [{"type": "text", "text": 5}, {"type": "text", "text": "Now run the app."}]))),
+    "only-a-reply-of-text-null": ("parallel.jsonl", lambda ls: edited(
+        only_line(ls, b'"It prints 5."', b'"type":"assistant"'), b'"It prints 5."', b'"type":"assistant"',
+        lambda o: o["message"].__setitem__("content", [{"type": "text", "text": None}]))),
 }
 
 

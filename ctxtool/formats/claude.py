@@ -103,7 +103,9 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
     if t == "assistant":
         stop = m.get("stop_reason")
         e.stop = STOP_MAP.get(stop, stop) if isinstance(stop, str) else None
-        if obj.get("isApiErrorMessage") or obj.get("apiError"):
+        if obj.get("isApiErrorMessage") is True and m.get("model") == "<synthetic>":
+            # the client's own error line, which it does not send: flagged so, and written under its own model
+            # name; with either otherwise (1, another model, null) it sends the line (judged; judge fuzz, seed 100)
             e.stop = "error"
             extra["api_error"] = True
         e.model = m.get("model") if isinstance(m.get("model"), str) else None
