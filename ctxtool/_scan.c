@@ -1092,6 +1092,10 @@ static PyObject *Rows_facts(Rows *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "facts(entries: list, add, main, names: dict, one)");
         return NULL;
     }
+    if (!self->full || !self->call) {
+        PyErr_SetString(PyExc_TypeError, "Rows was not initialised");
+        return NULL;
+    }
     PyObject *entries = args[0], *add = args[1], *main_ = args[2], *names = args[3], *one = args[4];
     long long compactions = 0;
     PyObject *last_model = Py_None, *last_index = Py_None;  /* borrowed from the entries (the list holds them) */
@@ -1138,7 +1142,9 @@ static PyObject *Rows_facts(Rows *self, PyObject *const *args, Py_ssize_t nargs)
         if (!odd && x != Py_None) {
             PyObject *found = PyDict_GetItemWithError(x, self->ignored);
             if (!found && PyErr_Occurred()) return NULL;
-            odd = found && PyObject_IsTrue(found) != 0;
+            int truth = found ? PyObject_IsTrue(found) : 0;
+            if (truth < 0) return NULL;
+            odd = truth;
         }
         if (!odd && PyTuple_GET_SIZE(calls) == 1) {
             PyObject *c = PyTuple_GET_ITEM(calls, 0);

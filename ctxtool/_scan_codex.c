@@ -633,6 +633,10 @@ static PyObject *Codex_entry(Codex *self, PyObject *const *args, Py_ssize_t narg
         PyErr_SetString(PyExc_TypeError, "entry(obj, index, lineno, offset, length, eol, stats, shared)");
         return NULL;
     }
+    if (!self->full) {
+        PyErr_SetString(PyExc_TypeError, "Codex was not initialised");
+        return NULL;
+    }
     int stats = PyObject_IsTrue(args[6]);
     if (stats < 0) return NULL;
     return codex_make(self, args[0], args[1], args[2], args[3], args[4], args[5], stats, args[7], 0);
@@ -648,7 +652,8 @@ static int codex_take(Codex *self, cp p, Py_ssize_t len, PyObject *no, PyObject 
     if (!view) return -1;
     PyObject *obj = PyObject_CallOneArg(self->loads, view);
     Py_DECREF(view);
-    if (!obj) {  /* not JSON to orjson: the loop says why (and reads what Python's reader accepts) */
+    if (!obj) {  /* not JSON to orjson (its JSONDecodeError is a ValueError): the loop says why */
+        if (!PyErr_ExceptionMatches(PyExc_ValueError)) return -1;  /* (out of memory...) */
         PyErr_Clear();
         return 0;
     }

@@ -385,6 +385,7 @@ def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = Tr
                 e = None if made is None else made(obj, count, no, offset, length, eol, stats, None)
                 if e is None:
                     e = make_entry(module, obj, count, no, offset, length, eol, False, stats)
+                    e.release()  # as the C part's entries and a helper's come: whichever made it, the same entry
                 on_entry(e)
                 count += 1
 

@@ -31,8 +31,9 @@ from .jsonl import BOM, Line, open_binary, parse
 from .model import (BOUNDARY, COMPACTION, EMPTY, MESSAGE, META, PLAIN, Call, Entry, FullEntry, Kinds, Result, Usage, _More,
                     full_entry, small_entry, parent_of)
 
-ENV_LAZY = "CTXTOOL_LAZY_DECODE"  # "0": always parse whole lines with orjson (the reference the tests compare with)
-ENV_NATIVE = "CTXTOOL_NATIVE"  # "0": metadata lines read in Python even where the C part (ctxtool._scan) is built
+ENV_LAZY = "CTXTOOL_LAZY_DECODE"  # "0": always parse whole lines with orjson (the Claude Code metadata lines too)
+# "0": every line read in Python even where the C part (ctxtool._scan) is built: the reference the tests compare with
+ENV_NATIVE = "CTXTOOL_NATIVE"
 
 
 @dataclass(slots=True)

@@ -185,6 +185,8 @@ def scan(
                 share_strings(e, shared)
         index = no if no == index + 1 else index + 1  # one int object for this line number and the next index
         if on_entry is not None:
+            if streaming:  # it reads no object: handed none, as the C part's entries and a helper's come
+                e.obj = e.blocks = None
             on_entry(e)
         if not keep:
             e.obj = e.blocks = None  # e.release()

@@ -515,3 +515,26 @@ def test_a_line_metadata_beyond_double_range_is_read_as_none(tmp_path, raw, read
     sent = judge(str(path))
     assert ("environment_context" in json.dumps(sent)) is read
     assert compare(view(str(path)), sent) == []
+
+
+@pytest.mark.parametrize("raw,read", [
+    (b"[]", True), (b"[5]", True), (b"[null]", True), (b'["x"]', False), (b'[{"type":[]}]', False), (b"[-1]", False),
+    (b"[1.5]", False), (b"[true]", False), (b"[5,null]", True), (b"[5,3,[]]", True), (b"[5,3,null]", False),
+    (b"[5,3,{}]", False), (b"[5,3,[],[]]", True), (b"[5,3,[],1]", False), (b"[5,3,[],[],true]", True),
+    (b"[5,3,[],[],null]", False)])
+def test_a_line_metadata_written_as_an_array_is_read_field_by_field(tmp_path, raw, read):
+    """An item line's ``metadata`` that is an array is read as the struct's fields in order: Codex refuses the line
+    (and sends the history without its item) when one of the first five is of another type (judged; judge fuzz,
+    seed 106, where ctxtool took any array as read)."""
+    import json
+    import re
+
+    lines = open(os.path.join(FIX, "long_output.jsonl"), "rb").read().split(b"\n")
+    k = 3
+    mut = re.sub(rb'"metadata":\{[^{}]*\}\}$', b'"metadata":' + raw + b"}", lines[k])
+    assert mut != lines[k]
+    path = tmp_path / "long_output.jsonl"
+    path.write_bytes(b"\n".join(lines[:k] + [mut] + lines[k + 1:]))
+    sent = judge(str(path))
+    assert ("environment_context" in json.dumps(sent)) is read
+    assert compare(view(str(path)), sent) == []

@@ -217,3 +217,31 @@ def test_token_counts(seed):
         for stats in (True, False):
             made += same(obj, stats)
     assert made > 300
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_streaming_pass_gets_the_same_entries_with_and_without_it(tmp_path, monkeypatch, workers):
+    """A streaming pass (profile) is handed entries without their object, whichever part made them (the C part, the
+    Python, a helper): a line whose object says a window only there (found in review) reads the same either way."""
+    from ctxtool import transcript
+
+    path = tmp_path / "r.jsonl"
+    lines = [orjson.dumps(o) for o in GENERATED[:300]]
+    lines.append(b'{"timestamp":"2026-03-01T09:00:02.377Z","type":"event_msg","payload":{"type":"task_complete"},'
+                 b'"contextWindow":777777,"modelId":"gpt-x"}')
+    path.write_bytes(b"\n".join(lines) + b"\n")
+
+    def stream(native):
+        monkeypatch.setenv("CTXTOOL_NATIVE", "1" if native else "0")
+        got = []
+
+        def on_entry(e):
+            assert e.obj is None and e.blocks is None
+            got.append(entry_to_tuple(e))
+
+        transcript.scan(str(path), on_entry=on_entry, keep_index=False, blocks=False, lazy=True, workers=workers,
+                        split_min_bytes=0)
+        return got
+
+    assert stream(True) == stream(False)
+    assert len(stream(True)) == len(lines)

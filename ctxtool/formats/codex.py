@@ -138,10 +138,23 @@ _META_BOOL = frozenset(("client_authored", "compaction_output"))
 _SOURCE_ROLES = ("user", "assistant")
 
 
+# an item line's ``metadata`` written as an array is read as the struct's fields in order (serde): what each of the
+# first five must be, as probed (judge fuzz, seed 106): two unsigned integers or null, two arrays, a boolean
+_META_SEQ = ("u64", "u64", "list", "list", "bool")
+
+
 def _bad_metadata(m) -> str | None:
     """Why Codex's reader refuses an item line's ``metadata``, or None. An array is read as the
-    struct's fields in order, which are not known here: it is taken as read (as before)."""
-    if m is None or type(m) is list:
+    struct's fields in order: the first five are checked (``_META_SEQ``); what the arrays among them hold,
+    and the fields after them, are not known here: taken as read."""
+    if m is None:
+        return None
+    if type(m) is list:
+        for v, kind in zip(m, _META_SEQ):
+            ok = (v is None or (type(v) is int and 0 <= v <= U64)) if kind == "u64" else (
+                type(v) is list if kind == "list" else type(v) is bool)
+            if not ok:
+                return "item whose line's metadata (an array) holds a field of another type"
         return None
     if (type(m) is int and not -(1 << 127) <= m < (1 << 128)) or (type(m) is float and m in (float("inf"), float("-inf"))):
         return None  # a number beyond what serde holds (128-bit integers, doubles): read as no metadata (judged)
