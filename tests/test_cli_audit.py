@@ -137,8 +137,8 @@ def test_compact_missing_api_key_json(tmp_path):
 # -- prune: an unreadable input is exit 3 with one line, not a click usage error ---------------
 
 
-def test_prune_unreadable_input_is_exit_3_one_line(tmp_path, monkeypatch):
-    p = copy(tmp_path, "repair/pi-clean.jsonl")
+def deny_reading(monkeypatch, p) -> None:
+    """Opening ``p`` fails as it does for a user who may not read it (as root chmod 000 does not stop reading)."""
     real_open = open
 
     def deny(path, *a, **kw):
@@ -146,9 +146,13 @@ def test_prune_unreadable_input_is_exit_3_one_line(tmp_path, monkeypatch):
             raise PermissionError(13, "Permission denied", str(path))
         return real_open(path, *a, **kw)
 
-    # as root chmod 000 does not stop reading: simulate what a normal user gets
-    monkeypatch.setattr(os, "access", lambda *a, **kw: False)
     monkeypatch.setattr(jsonl, "open", deny, raising=False)
+
+
+def test_prune_unreadable_input_is_exit_3_one_line(tmp_path, monkeypatch):
+    p = copy(tmp_path, "repair/pi-clean.jsonl")
+    monkeypatch.setattr(os, "access", lambda *a, **kw: False)
+    deny_reading(monkeypatch, p)
     r = run("prune", p)
     assert r.exit_code == 3, r.output
     assert r.stderr.strip().splitlines() == [f"Error: {p}: cannot read: Permission denied"]
@@ -169,14 +173,7 @@ def test_repair_of_an_unreadable_file_says_it_cannot_read_it(tmp_path, monkeypat
     """In a folder where no lock can be made either (read-only), the error is the file's own: it cannot be read
     (it named the lock)."""
     p = copy(tmp_path, "repair/pi-clean.jsonl")
-    real_open = open
-
-    def deny(path, *a, **kw):
-        if os.path.abspath(str(path)) == os.path.abspath(p):
-            raise PermissionError(13, "Permission denied", str(path))
-        return real_open(path, *a, **kw)
-
-    monkeypatch.setattr(jsonl, "open", deny, raising=False)
+    deny_reading(monkeypatch, p)
     from ctxtool import lock
 
     def no_lock(self):
