@@ -782,9 +782,8 @@ def heal(messages: list[dict], close_turn: bool = True) -> list[dict]:
             if not typed:
                 continue
             blocks = typed
-        if m["role"] == "user":  # text that is only whitespace is left out, and a message left empty (judged)
-            blocks = [b for b in blocks if not _blank_text(b)]
-            if not blocks:
+        if m["role"] == "user":
+            if not blocks:  # a prompt whose content is an empty list: left out (judged)
                 continue
         else:
             if not blocks:  # a response whose content is an empty list (judged)
@@ -797,8 +796,16 @@ def heal(messages: list[dict], close_turn: bool = True) -> list[dict]:
                 blocks = [b for b in blocks if not (b.get("type") == "text" and b.get("text") == "")]
         if msgs and msgs[-1]["role"] == m["role"] == "user":
             msgs[-1]["content"] += blocks
+            msgs[-1]["_alone"] = False
+        elif m["role"] == "user":
+            msgs.append({"role": "user", "content": blocks, "_alone": m.get("parts", 1) == 1 and m.get("string", False)})
         else:
             msgs.append({"role": m["role"], "content": blocks})
+    for m in msgs:
+        # a turn's text that is only white space is left out, and a turn left with nothing is sent as "(no content)";
+        # a turn of one line whose content is a string is sent as written, blank or empty (judged: judge fuzz seed 100)
+        if m["role"] == "user" and not m.pop("_alone"):
+            m["content"] = [b for b in m["content"] if not _blank_text(b)] or [{"type": "text", "text": NO_CONTENT}]
     last_assistant = max((k for k, m in enumerate(msgs) if m["role"] == "assistant"), default=-1)
     # results present somewhere: a call whose result stands elsewhere (not in the next message) keeps
     # its place with the client's "missing" result; a call with no result anywhere is dropped

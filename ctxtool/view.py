@@ -259,7 +259,7 @@ def sent_messages(t, entries: list[Entry] | None = None) -> list[dict]:
     if fmt != "claude":
         return out
     lines = [m["lines"] for m in out]
-    healed = heal([{"role": m["role"], "content": m["content"]} for m in out], close_turn=close)
+    healed = heal([{k: v for k, v in m.items() if k != "lines"} for m in out], close_turn=close)
     # line numbers follow the messages they came from where healing kept them in place
     return [dict(m, content=on_the_wire(m["content"]), lines=lines[k] if k < len(lines) and out[k]["role"] == m["role"] else [])
             for k, m in enumerate(healed)]
@@ -451,7 +451,14 @@ def _claude_user_run(t, group: list[Entry], f) -> list[dict]:
     out = []
     user = results + ctx_user + typed
     if user:
-        out.append({"role": "user", "content": [b for _, bl in user for b in bl], "lines": sorted(e.lineno for e, _ in user)})
+        content = [b for _, bl in user for b in bl]
+        msg = {"role": "user", "content": content, "lines": sorted(e.lineno for e, _ in user), "parts": len(user)}
+        if len(typed) == 1 == len(user) and all(b.get("type") == "text" and isinstance(b.get("text"), str) and not b["text"].strip()
+                                               for b in content):
+            # a lone prompt of blank text: the client sends it as written when its content is a string (claude_chain.heal)
+            m = t.load(typed[0][0], f).get("message")
+            msg["string"] = isinstance(m, dict) and isinstance(m.get("content"), str)
+        out.append(msg)
     if ctx_system:
         texts = []
         for _, bl in ctx_system:

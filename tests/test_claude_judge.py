@@ -386,6 +386,14 @@ CORRUPTIONS = {
     "prompt-text-null-beside-text": ("parallel.jsonl", lambda ls: edited(
         ls, b'"content":"Now run the app."', b'"type":"user"',
         lambda o: o["message"].__setitem__("content", [{"type": "text", "text": 5}, {"type": "text", "text": "Now run the app."}]))),
+    # a turn of one prompt line: its blank text block is sent as "(no content)", its blank string content as written
+    # (judge fuzz seed 100, probed; a turn of several lines leaves blank text out: blank-user-message)
+    "prompt-of-a-blank-text-block": ("parallel.jsonl", lambda ls: edited(
+        ls, b'"content":"Now run the app."', b'"type":"user"',
+        lambda o: o["message"].__setitem__("content", [{"type": "text", "text": " "}]))),
+    "prompt-of-an-empty-string-alone": ("parallel.jsonl", lambda ls: edited(
+        only_line(ls, b'"content":"Look around the project."', b'"type":"user"'), b'"content":"Look around the project."',
+        b'"type":"user"', lambda o: o["message"].__setitem__("content", ""))),
     "only-a-reply-of-text-null": ("parallel.jsonl", lambda ls: edited(
         only_line(ls, b'"It prints 5."', b'"type":"assistant"'), b'"It prints 5."', b'"type":"assistant"',
         lambda o: o["message"].__setitem__("content", [{"type": "text", "text": None}]))),
