@@ -761,7 +761,8 @@ def heal(messages: list[dict], close_turn: bool = True) -> list[dict]:
     """Rule 5 on Messages-shaped dicts (``{"role", "content"}``): the pairing fixes the client
     makes before it sends. Returns new messages; the input is not changed. ``close_turn``: a
     history that ends with a user message gets the reply "No response requested." (rule 13;
-    ``view._closes_turn`` says when)."""
+    ``view._closes_turn`` says when). A user message may say how many lines it was made of (``parts``, 1 when
+    missing) and whether it is one line whose content is a string (``string``): rule 19."""
     msgs: list[dict] = []
     # the history ended with a user message before healing (it may leave that one out: a prompt whose content
     # the client cannot read is still a turn to close), or held no message at all
