@@ -533,3 +533,20 @@ def test_a_line_metadata_written_as_an_array_is_read_field_by_field(tmp_path, ra
     (and sends the history without its item) when one of the first five is of another type (judged; judge fuzz,
     seed 106, where ctxtool took any array as read)."""
     _judged_with_line_metadata(tmp_path, raw, read)
+
+
+@pytest.mark.parametrize("text", ["", " ", "x"])
+def test_empty_base_instructions_are_not_sent(tmp_path, text):
+    """A ``session_meta`` whose ``base_instructions.text`` is empty: Codex sends no item for it (the history's own
+    first item comes first); any other text, white space too, is its first item (judged; judge fuzz seed 113,
+    where ctxtool sent an empty developer message)."""
+    import json
+
+    lines = open(os.path.join(FIX, "parallel.jsonl"), encoding="utf-8").read().split("\n")
+    head = json.loads(lines[0])
+    head["payload"]["base_instructions"]["text"] = text
+    path = tmp_path / "parallel.jsonl"
+    path.write_text("\n".join([json.dumps(head)] + lines[1:]), encoding="utf-8")
+    sent = judge(str(path))
+    assert compare(view(str(path)), sent) == []
+    assert (sent[0]["content"][0]["text"] == text) is (text != "")

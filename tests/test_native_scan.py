@@ -417,7 +417,7 @@ def test_facts_keeps_the_last_window_and_model_a_metadata_entry_says(seed, monke
     0, negative, booleans, huge, strings, empty models), their order, and entries it hands back to Python between
     them (an extra noting ignored values)."""
     from ctxtool import estimate as est
-    from ctxtool.model import MESSAGE, META, full_entry
+    from ctxtool.model import MESSAGE, full_entry
     from ctxtool.transcript import Transcript
 
     rng = random.Random(seed)

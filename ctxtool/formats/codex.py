@@ -482,7 +482,7 @@ def _session_meta(p: dict, e: Entry, stats: bool) -> None:
         extra["paginated"] = p["history_mode"] == "paginated"
     bi = p.get("base_instructions")
     text = bi.get("text") if isinstance(bi, dict) else None
-    if isinstance(text, str):
+    if isinstance(text, str) and text:  # empty instructions: Codex sends no item for them (judged; judge fuzz seed 113)
         extra["base"] = True
         e.role = "user"
         e.blocks = [{"type": "text", "text": text}]
