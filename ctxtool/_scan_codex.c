@@ -249,7 +249,7 @@ static int known_item_ok(Codex *self, PyObject *p, PyObject *id) {
         if (!OPT_STR(turn)) return 0;
         return NULLISH(ct) || PyFloat_CheckExact(ct) || PyLong_CheckExact(ct);
     }
-    return PyList_CheckExact(pt);
+    return 0;  /* an array (its fields in order) or anything else: the Python reads it */
 }
 
 static int message_item(Codex *self, PyObject *p, Fields *f, int stats) {

@@ -550,3 +550,24 @@ def test_empty_base_instructions_are_not_sent(tmp_path, text):
     sent = judge(str(path))
     assert compare(view(str(path)), sent) == []
     assert (sent[0]["content"][0]["text"] == text) is (text != "")
+
+
+@pytest.mark.parametrize("raw,read", [
+    ("[]", True), ("[null]", True), ('["t"]', True), ("[5]", False), ("[[]]", False), ('[{"type":[]}]', False),
+    ('["t",null]', True), ('["t",5]', True), ('["t",1.5]', True), ('["t",[]]', False), ('["t","x"]', False),
+    ('["t",5,"x"]', True)])
+def test_a_passthrough_written_as_an_array_is_read_field_by_field(tmp_path, raw, read):
+    """An item's ``internal_chat_message_metadata_passthrough`` that is an array is read as the struct's fields in
+    order: ``turn_id`` a string or null, ``create_time`` a number or null, the rest not typed; Codex skips the line
+    when one of the two is of another type (judged; judge fuzz seed 116, where ctxtool took any array as read)."""
+    import json
+
+    lines = open(os.path.join(FIX, "long_output.jsonl"), encoding="utf-8").read().split("\n")
+    k = 3
+    o = json.loads(lines[k])
+    o["payload"]["internal_chat_message_metadata_passthrough"] = json.loads(raw)
+    path = tmp_path / "long_output.jsonl"
+    path.write_text("\n".join(lines[:k] + [json.dumps(o)] + lines[k + 1:]), encoding="utf-8")
+    sent = judge(str(path))
+    assert ("environment_context" in json.dumps(sent)) is read
+    assert compare(view(str(path)), sent) == []

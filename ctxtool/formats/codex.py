@@ -222,12 +222,14 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
             return _refused(e, f"{it} whose id is not a string")
         pt = p.get(PASSTHROUGH)
         if pt is not None:
-            if type(pt) is dict:  # its typed fields (judged): turn_id a string, create_time a number; inline
-                turn, ct = pt.get("turn_id"), pt.get("create_time")
+            if type(pt) is dict or type(pt) is list:
+                # its typed fields (judged): turn_id a string, create_time a number, by name or, in an array, the
+                # first two in that order (judge fuzz seed 116); inline
+                turn, ct = (pt.get("turn_id"), pt.get("create_time")) if type(pt) is dict else (pt + [None, None])[:2]
                 if (turn is not None and type(turn) is not str) or (ct is not None and type(ct) is not float
                                                                     and type(ct) is not int):
                     return _refused(e, f"{it} whose {PASSTHROUGH}.turn_id or create_time is of another type")
-            elif type(pt) is not list:
+            else:
                 return _refused(e, f"{it} whose {PASSTHROUGH} is no object")
     if it == "message":
         role = _tag(p.get("role"))
