@@ -25,8 +25,8 @@ import orjson
 from . import formats
 from .jsonl import BOM, Line, parse
 from .model import EMPTY, META, PLAIN, Call, Entry, FullEntry, Kinds, Result, Usage, entry_from_tuple, entry_to_tuple, small_entry
-from .scanloop import (ENV_LAZY, MODES, BadLine, Part, make_entry, meta_entry, native, native_entries, native_made, scan_lines,
-                       share_strings)
+from .scanloop import (ENV_LAZY, MODES, BadLine, Part, meta_entry, native, native_entries, native_made, released_entry,
+                       scan_lines)
 
 MIN_BYTES = 64 << 20  # below this, starting helpers costs more than it saves
 MAX_WORKERS = 4
@@ -178,10 +178,8 @@ def scan_part(path: str, fmt_name: str, begin: int, end: int, stats: bool = True
         if not isinstance(obj, dict):
             t.bad.append(BadLine(no, offset, length, "not a JSON object"))
             return
-        e = None if made is None else made(obj, sent + len(out), no, offset, length, eol, stats, shared)
-        if e is None:
-            e = make_entry(module, obj, sent + len(out), no, offset, length, eol, False, stats)
-            share_strings(e, shared)  # marshal keeps shared strings shared: smaller data, nothing to redo here
+        # (marshal keeps shared strings shared: smaller data, nothing to redo here)
+        e = released_entry(module, made, obj, sent + len(out), no, offset, length, eol, stats, shared)
         out.append(entry_to_tuple(e))
         flush()
 
@@ -375,18 +373,9 @@ def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = Tr
                 t.bad.append(BadLine(no, offset, length, "not a JSON object"))
                 return
             if keep:
-                e = None if made is None else made(obj, len(entries), no, offset, length, eol, stats, shared)
-                if e is None:
-                    e = make_entry(module, obj, len(entries), no, offset, length, eol, False, stats)
-                    share_strings(e, shared)
-                    e.release()
-                entries.append(e)
-            else:  # (a streaming pass reads no object nor block)
-                e = None if made is None else made(obj, count, no, offset, length, eol, stats, None)
-                if e is None:
-                    e = make_entry(module, obj, count, no, offset, length, eol, False, stats)
-                    e.release()  # as the C part's entries and a helper's come: whichever made it, the same entry
-                on_entry(e)
+                entries.append(released_entry(module, made, obj, len(entries), no, offset, length, eol, stats, shared))
+            else:  # a streaming pass reads no object nor block, and keeps no string table
+                on_entry(released_entry(module, made, obj, count, no, offset, length, eol, stats, None))
                 count += 1
 
         def meta(no, offset, length, eol, ty, u, p, ts) -> None:  # streaming: an entry of type, id, parent, time

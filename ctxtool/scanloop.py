@@ -68,6 +68,19 @@ def make_entry(fmt, obj, index: int, lineno: int, offset: int, length: int, eol:
     return e
 
 
+def released_entry(fmt, made, obj, index: int, lineno: int, offset: int, length: int, eol: bytes, stats: bool,
+                   shared: dict | None) -> Entry:
+    """A line's entry without its object or blocks, its strings shared through ``shared`` (None: no table): made by
+    the C part (``made``, from ``native_entries``) where it is sure of the line, else in Python (``make_entry``)."""
+    e = None if made is None else made(obj, index, lineno, offset, length, eol, stats, shared)
+    if e is None:
+        e = make_entry(fmt, obj, index, lineno, offset, length, eol, False, stats)
+        if shared is not None:
+            share_strings(e, shared)
+        e.release()
+    return e
+
+
 def meta_entry(index: int, lineno: int, offset: int, length: int, eol: bytes, t, u, p, ts, shared: dict | None) -> Entry:
     """The entry ``normalize`` makes of a line it reads only type, uuid, parent and timestamp of."""
     t = t if type(t) is str else "?"
