@@ -13,13 +13,13 @@ Consecutive messages of the same role are combined, as the Messages API does.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from itertools import islice
 from operator import attrgetter, eq
 
 from . import codex_rules
-from .claude_chain import chain, sent_entries
+from .claude_chain import _blank_text, _unreadable_text, chain, sent_entries
+from .formats.common import DOUBLE_EXACT, LONE_SURROGATE
 from .model import BOUNDARY, COMPACTION, HEADER, MESSAGE, Entry
 
 
@@ -265,8 +265,6 @@ def sent_messages(t, entries: list[Entry] | None = None) -> list[dict]:
             for k, m in enumerate(healed)]
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")  # in a str read from JSON, a surrogate is a lone one (a pair is one character)
-_EXACT = 2 ** 53
 
 
 def on_the_wire(v):
@@ -283,9 +281,9 @@ def on_the_wire(v):
 def _wire(v):
     t = type(v)
     if t is str:
-        return _SURROGATE.sub("\ufffd", v) if not v.isascii() and _SURROGATE.search(v) else v
+        return LONE_SURROGATE.sub("\ufffd", v) if not v.isascii() and LONE_SURROGATE.search(v) else v
     if t is int:
-        if -_EXACT <= v <= _EXACT:
+        if -DOUBLE_EXACT <= v <= DOUBLE_EXACT:
             return v
         try:
             f = float(v)
@@ -315,13 +313,13 @@ def _gives_nothing(t, e: Entry, f) -> bool:
     """Claude Code: a message line of which the client makes no message at all, and which it does not count
     as a turn to close: a response whose text blocks are all empty, white space or no string (and nothing
     else: thinking is a response), or a prompt whose blocks are all text that is no string (a prompt of blank
-    text it sends as "(no content)": a known difference, docs/claude-code-rules.md). Judge fuzz, seed 100."""
+    text it sends as "(no content)", rule 19). Judge fuzz, seed 100."""
     if e.kind != MESSAGE or not e.empty or e.get("no_content"):
         return False
     if e.role == "assistant":
         return True
     blocks = t.reload(e, f).blocks or []
-    return bool(blocks) and all(type(b) is dict and b.get("type") == "text" and type(b.get("text")) is not str for b in blocks)
+    return bool(blocks) and all(type(b) is dict and _unreadable_text(b) for b in blocks)
 
 
 def _rows_but_nothing_sent(entries: list[Entry]) -> bool:
@@ -453,8 +451,7 @@ def _claude_user_run(t, group: list[Entry], f) -> list[dict]:
     if user:
         content = [b for _, bl in user for b in bl]
         msg = {"role": "user", "content": content, "lines": sorted(e.lineno for e, _ in user), "parts": len(user)}
-        if len(typed) == 1 == len(user) and all(b.get("type") == "text" and isinstance(b.get("text"), str) and not b["text"].strip()
-                                               for b in content):
+        if len(typed) == 1 == len(user) and all(_blank_text(b) for b in content):
             # a lone prompt of blank text: the client sends it as written when its content is a string (claude_chain.heal)
             m = t.load(typed[0][0], f).get("message")
             msg["string"] = isinstance(m, dict) and isinstance(m.get("content"), str)

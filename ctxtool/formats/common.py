@@ -183,7 +183,8 @@ def js_number(f: float) -> str:
     return f"{sign}{mant}e{'+' if e > 0 else '-'}{abs(e)}"
 
 
-_LONE = re.compile("[\ud800-\udfff]")  # in a str read from JSON, a surrogate is a lone one
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # in a str read from JSON, a surrogate is a lone one (a pair is one character)
+DOUBLE_EXACT = 2 ** 53  # JavaScript's numbers hold every integer up to this exactly
 _INDEX_MAX = 2 ** 32 - 2
 
 
@@ -199,7 +200,7 @@ def _js_key_order(d: dict) -> list:
 
 def _js_str(s: str) -> str:
     out = json.dumps(s, ensure_ascii=False)
-    return _LONE.sub(lambda m: "\\u%04x" % ord(m.group()), out) if _LONE.search(out) else out
+    return LONE_SURROGATE.sub(lambda m: "\\u%04x" % ord(m.group()), out) if LONE_SURROGATE.search(out) else out
 
 
 def js_stringify(v) -> str:
@@ -218,7 +219,7 @@ def js_stringify(v) -> str:
         elif t is bool:
             out.append("true" if x else "false")
         elif t is int:
-            if -_DOUBLE_EXACT <= x <= _DOUBLE_EXACT:
+            if -DOUBLE_EXACT <= x <= DOUBLE_EXACT:
                 out.append(str(x))
             else:
                 try:
@@ -256,8 +257,6 @@ def js_stringify(v) -> str:
             out.append(_js_str(str(x)))
     return "".join(out)
 
-
-_DOUBLE_EXACT = 2 ** 53
 
 
 def brief(v, limit: int = 40) -> str:
