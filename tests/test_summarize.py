@@ -232,13 +232,18 @@ def test_command_summarizer(tmp_path):
     assert "from command, prompt chars" in entries[0].blocks[0]["text"] and "max 13107" in entries[0].blocks[0]["text"]
 
 
-def test_command_failure_shows_stderr(tmp_path):
-    s = CommandSummarizer(f"{sys.executable} -c \"import sys; sys.stderr.write('model not found: foo'); sys.exit(3)\"")
-    with pytest.raises(SummarizerError, match="exited with status 3: model not found: foo"):
+def python_command_fails(code: str, match: str) -> CommandSummarizer:
+    """A command summarizer running ``python -c code``, whose call fails with an error matching ``match``."""
+    s = CommandSummarizer(f"{sys.executable} -c \"{code}\"")
+    with pytest.raises(SummarizerError, match=match):
         s.call("sys", "p", max_tokens=10)
-    empty = CommandSummarizer(f"{sys.executable} -c \"import sys; sys.stdin.read(); sys.stderr.write('warming up')\"")
-    with pytest.raises(SummarizerError, match="produced no output: warming up"):
-        empty.call("sys", "p", max_tokens=10)
+    return s
+
+
+def test_command_failure_shows_stderr(tmp_path):
+    s = python_command_fails("import sys; sys.stderr.write('model not found: foo'); sys.exit(3)",
+                             "exited with status 3: model not found: foo")
+    python_command_fails("import sys; sys.stdin.read(); sys.stderr.write('warming up')", "produced no output: warming up")
     p = make_session(tmp_path, "pi", 10)
     r = compact_file(p, s, Options(keep_recent_tokens=user_cut_keep(p), backup=False))
     assert r.status == "fallback" and "model not found: foo" in r.error
@@ -248,12 +253,8 @@ def test_command_output_that_is_no_text_is_refused_and_a_timeout_stops_what_it_s
     """A command that writes binary bytes (`cat /bin/ls`) is a failed summarizer (fallback), not a summary
     of NULs and U+FFFD written into the session; on a timeout its whole process group is stopped (the
     child of the shell stayed behind). CLI audit."""
-    nul = CommandSummarizer(f"{sys.executable} -c \"import sys; sys.stdin.read(); sys.stdout.buffer.write(b'## Goal\\\\x00x')\"")
-    with pytest.raises(SummarizerError, match="NUL bytes"):
-        nul.call("sys", "p", max_tokens=10)
-    latin = CommandSummarizer(f"{sys.executable} -c \"import sys; sys.stdin.read(); sys.stdout.buffer.write(b'caf\\\\xe9')\"")
-    with pytest.raises(SummarizerError, match="not UTF-8"):
-        latin.call("sys", "p", max_tokens=10)
+    python_command_fails("import sys; sys.stdin.read(); sys.stdout.buffer.write(b'## Goal\\\\x00x')", "NUL bytes")
+    python_command_fails("import sys; sys.stdin.read(); sys.stdout.buffer.write(b'caf\\\\xe9')", "not UTF-8")
     marker = tmp_path / "child-still-running"
     slow = CommandSummarizer(f"{sys.executable} -c \"import time; time.sleep(3); open('{marker}', 'w')\" & wait", timeout=0.5)
     with pytest.raises(SummarizerError, match="timed out"):
