@@ -237,11 +237,32 @@ static int iso_z(cp s, Py_ssize_t n, double *out) {
 
 /* ------------------------------------------------------------------------------------------ Meta */
 
+/* the slots of model.FullEntry, Kinds, Call, Result and Usage (Meta's attachments, Builder, Codex) */
+static const char *FULL_SLOTS[] = {"index", "lineno", "offset", "length", "eol", "kind", "type", "id", "parent", "role",
+                                   "ts", "obj", "blocks", "_m", "stop", "msg_key", "model", "calls", "results", "nblocks",
+                                   "empty", "blank_text", "signed_thinking", "chars", "kinds", "tool_chars", "usage", "extra"};
+#define NFULL 28
+static const char *KINDS_SLOTS[] = {"text", "thinking", "tool_call", "tool_result", "image", "summary"};
+static const char *CALL_SLOTS[] = {"idx", "id", "name", "problem", "chars"};
+static const char *RESULT_SLOTS[] = {"idx", "id", "name", "is_error", "chars"};
+static const char *USAGE_SLOTS[] = {"input", "output", "cache_read", "cache_write", "total", "placeholder"};
+enum { F_INDEX, F_LINENO, F_OFFSET, F_LENGTH, F_EOL, F_KIND, F_TYPE, F_ID, F_PARENT, F_ROLE, F_TS, F_OBJ, F_BLOCKS, F_M,
+       F_STOP, F_MSG_KEY, F_MODEL, F_CALLS, F_RESULTS, F_NBLOCKS, F_EMPTY, F_BLANK, F_SIGNED, F_CHARS, F_KINDS,
+       F_TOOL_CHARS, F_USAGE, F_EXTRA };
+
+
 enum { K_TYPE, K_UUID, K_PARENT, K_TS, NKEYS };
 static const char *KEYS[NKEYS] = {"type", "uuid", "parentUuid", "timestamp"};
 static const Py_ssize_t KEYLEN[NKEYS] = {4, 4, 10, 9};
 
 enum { V_NONE, V_STRING, V_NULL, V_OTHER };
+
+/* the top-level fields of a Claude Code attachment line that formats.claude._attachment reads besides those four */
+enum { A_ATTACHMENT, A_RENDERED, A_ROLE, A_SIDE, NAKEYS };
+static const char *AKEYS[NAKEYS] = {"attachment", "rendered", "renderedRole", "isSidechain"};
+static const Py_ssize_t AKEYLEN[NAKEYS] = {10, 8, 12, 11};
+enum { AS_ATTACHMENT, AS_CONTEXT, AS_SIDECHAIN, AS_USER, AS_SYSTEM, NAS };
+static const char *ASTR[NAS] = {"attachment", "context", "sidechain", "user", "system"};
 
 typedef struct {
     PyObject_HEAD
@@ -256,7 +277,15 @@ typedef struct {
     PyObject *none;      /* model._NONE: the shared second object */
     Py_ssize_t off[10];  /* the slots' offsets: index, lineno, offset, length, kind, type, id, parent, ts, _m */
     int tuples;          /* append (lineno, offset, length, eol, type, id, parent, ts) tuples, not entries (a helper's part) */
+    /* Claude Code's attachment lines, when ``full`` is given: taken too, their entry made as formats.claude.normalize
+     * makes it (a FullEntry; model.entry_to_tuple's tuple with ``tuples``) */
+    PyTypeObject *afull, *akinds;  /* model.FullEntry and Kinds, or NULL: attachment lines are declined */
+    PyObject *message, *empty, *zero, *s[NAS];
+    Py_ssize_t afoff[NFULL], akoff[6];
+    int stats;           /* character counts, as the scan's ``stats`` */
 } Meta;
+
+static int slot_offsets(PyObject *cls, const char **names, int n, Py_ssize_t *off);
 
 static const char *SLOTS[10] = {"index", "lineno", "offset", "length", "kind", "type", "id", "parent", "ts", "_m"};
 
@@ -270,18 +299,49 @@ static void Meta_dealloc(Meta *self) {
     Py_XDECREF(self->full);
     Py_XDECREF(self->cls);
     Py_XDECREF(self->none);
+    Py_XDECREF(self->afull);
+    Py_XDECREF(self->akinds);
+    Py_XDECREF(self->message);
+    Py_XDECREF(self->empty);
+    Py_XDECREF(self->zero);
+    for (int k = 0; k < NAS; k++) Py_XDECREF(self->s[k]);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
 static int Meta_init(Meta *self, PyObject *args, PyObject *kw) {
-    static char *names[] = {"into", "shared", "sizes", "full_types", "parse_ts", "meta", "cls", "none", "tuples", NULL};
+    static char *names[] = {"into", "shared", "sizes", "full_types", "parse_ts", "meta", "cls", "none", "tuples",
+                            "full", "kinds", "message", "empty", "stats", NULL};
     PyObject *into, *shared, *sizes, *full, *parse_ts, *meta, *cls, *none;
-    int tuples = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OO!OOOO!O|p", names, &PyList_Type, &into, &shared,
+    PyObject *afull = Py_None, *akinds = Py_None, *message = Py_None, *empty = Py_None;
+    int tuples = 0, stats = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OO!OOOO!O|p$OOOOp", names, &PyList_Type, &into, &shared,
                                      &PyDict_Type, &sizes, &full, &parse_ts, &meta, &PyType_Type, &cls, &none,
-                                     &tuples))
+                                     &tuples, &afull, &akinds, &message, &empty, &stats))
         return -1;
     self->tuples = tuples;
+    self->stats = stats;
+    if (afull != Py_None) {  /* attachment lines too */
+        if (!PyType_Check(afull) || !PyType_Check(akinds) || message == Py_None || empty == Py_None) {
+            PyErr_SetString(PyExc_TypeError, "full and kinds are classes, given with message and empty");
+            return -1;
+        }
+        if (slot_offsets(afull, FULL_SLOTS, NFULL, self->afoff) < 0 || slot_offsets(akinds, KINDS_SLOTS, 6, self->akoff) < 0)
+            return -1;
+        for (int k = 0; k < NAS; k++) {
+            PyObject *u = PyUnicode_InternFromString(ASTR[k]);
+            if (!u) return -1;
+            Py_XSETREF(self->s[k], u);
+        }
+        PyObject *zero = PyLong_FromLong(0);
+        if (!zero) return -1;
+        Py_XSETREF(self->zero, zero);
+        Py_XSETREF(self->afull, (PyTypeObject *)Py_NewRef(afull));
+        Py_XSETREF(self->akinds, (PyTypeObject *)Py_NewRef(akinds));
+        Py_XSETREF(self->message, Py_NewRef(message));
+        Py_XSETREF(self->empty, Py_NewRef(empty));
+    } else {
+        Py_CLEAR(self->afull);
+    }
     if (shared != Py_None && !PyDict_CheckExact(shared)) {
         PyErr_SetString(PyExc_TypeError, "shared must be a dict or None");
         return -1;
@@ -345,6 +405,299 @@ static PyObject *shared_str(Meta *self, cp s, Py_ssize_t n) {
     return v;
 }
 
+/* ---------------------------------------------------------------------- Claude Code's attachment lines */
+
+/* What formats.claude._attachment reads of an attachment line besides type, uuid, parent and timestamp, gathered
+ * while the line is checked: ``attachment.type`` when a string; of ``rendered`` (a list), the contents that are
+ * non-empty strings (``texts``), their length as JavaScript counts it (``units``: UTF-16 code units, js_len), and
+ * whether one is white space only as Python's str.isspace tells (``blank``) or not (``visible``);
+ * ``renderedRole`` ("system", else "user") and ``isSidechain``. ``odd``: a value read otherwise than here
+ * (an escaped role, an isSidechain of another kind): such an attachment line is declined. */
+typedef struct {
+    int kind_set;
+    cp kind_s, kind_e;
+    Py_ssize_t texts;
+    long long units;
+    int visible, blank, system, side, odd;
+} Att;
+
+/* Python's str.isspace for one code point */
+static inline int is_space_cp(unsigned u) {
+    return (u >= 9 && u <= 13) || (u >= 0x1c && u <= 0x20) || u == 0x85 || u == 0xa0 || u == 0x1680
+           || (u >= 0x2000 && u <= 0x200a) || u == 0x2028 || u == 0x2029 || u == 0x202f || u == 0x205f || u == 0x3000;
+}
+
+/* scan_string that also counts the string's UTF-16 code units and tells whether every character is white space
+ * (true of the empty string). p just past the opening quote; NULL where scan_string gives NULL. */
+static cp scan_text(cp p, cp end, long long *units, int *white) {
+    long long n = 0;
+    int w = 1;
+    for (;;) {
+        while (end - p >= 8) {
+            uint64_t x;
+            memcpy(&x, p, 8);
+            if (!plain8(x)) break;
+            if (w && x != ONES * ' ') w = 0;
+            p += 8;
+            n += 8;
+        }
+        if (p >= end) return NULL;
+        unsigned char c = *p;
+        if (c == '"') {
+            *units = n;
+            *white = w;
+            return p + 1;
+        }
+        if (c < 0x20) return NULL;
+        if (c == '\\') {
+            if (p + 1 >= end) return NULL;
+            unsigned char e = p[1];
+            if (e == '"' || e == '\\' || e == '/' || e == 'b') {
+                w = 0;
+                n++;
+                p += 2;
+                continue;
+            }
+            if (e == 'f' || e == 'n' || e == 'r' || e == 't') {
+                n++;
+                p += 2;
+                continue;
+            }
+            if (e != 'u' || end - p < 6) return NULL;
+            int a = hexval(p[2]), b = hexval(p[3]), c2 = hexval(p[4]), d = hexval(p[5]);
+            if ((a | b | c2 | d) < 0) return NULL;
+            unsigned u = (unsigned)(a << 12 | b << 8 | c2 << 4 | d);
+            p += 6;
+            if (u >= 0xD800 && u <= 0xDBFF) {  /* a high surrogate: a low one must follow (one character, 2 units) */
+                if (end - p < 6 || p[0] != '\\' || p[1] != 'u') return NULL;
+                a = hexval(p[2]); b = hexval(p[3]); c2 = hexval(p[4]); d = hexval(p[5]);
+                if ((a | b | c2 | d) < 0) return NULL;
+                unsigned l = (unsigned)(a << 12 | b << 8 | c2 << 4 | d);
+                if (l < 0xDC00 || l > 0xDFFF) return NULL;
+                p += 6;
+                n += 2;
+                w = 0;
+            } else if (u >= 0xDC00 && u <= 0xDFFF) {
+                return NULL;
+            } else {
+                n++;
+                if (w && !is_space_cp(u)) w = 0;
+            }
+            continue;
+        }
+        if (c >= 0x80) {
+            int k = utf8_seq(p, end);
+            if (!k) return NULL;
+            if (k == 4) {
+                n += 2;
+                w = 0;
+            } else {
+                n++;
+                if (w) {
+                    unsigned u = k == 2 ? (unsigned)(c & 0x1f) << 6 | (p[1] & 0x3f)
+                                        : (unsigned)(c & 0x0f) << 12 | (unsigned)(p[1] & 0x3f) << 6 | (p[2] & 0x3f);
+                    if (!is_space_cp(u)) w = 0;
+                }
+            }
+            p += k;
+            continue;
+        }
+        if (c != ' ') w = 0;
+        n++;
+        p++;
+    }
+}
+
+/* An object's members, p just past its '{' (values at ``depth``): the value of member ``key`` (``klen`` bytes) handed
+ * to ``on_key`` (which scans it), every other value scanned. NULL when invalid, when a key is escaped (it could
+ * spell ``key``) or ``key`` is written twice (Python keeps the last): the line is declined. */
+typedef cp (*member_fn)(cp p, cp end, int depth, Att *a, void *state);
+
+static cp members(cp p, cp end, int depth, const char *key, Py_ssize_t klen, member_fn on_key, Att *a, void *state) {
+    int seen = 0;
+    p = skip_ws(p, end);
+    if (p < end && *p == '}') return p + 1;
+    for (;;) {
+        int esc;
+        if (p >= end || *p != '"') return NULL;
+        cp ks = p + 1;
+        p = scan_string(ks, end, &esc);
+        if (!p || esc) return NULL;
+        int mine = p - 1 - ks == klen && memcmp(ks, key, (size_t)klen) == 0;
+        p = skip_ws(p, end);
+        if (p >= end || *p != ':') return NULL;
+        p = skip_ws(p + 1, end);
+        if (mine) {
+            if (seen) return NULL;
+            seen = 1;
+            p = on_key(p, end, depth, a, state);
+        } else {
+            p = scan_value(p, end, depth);
+        }
+        if (!p) return NULL;
+        p = skip_ws(p, end);
+        if (p >= end) return NULL;
+        if (*p == ',') { p = skip_ws(p + 1, end); continue; }
+        if (*p == '}') return p + 1;
+        return NULL;
+    }
+}
+
+/* attachment.type: its span when a string without escapes (an escaped one is declined) */
+static cp att_type(cp p, cp end, int depth, Att *a, void *state) {
+    if (p < end && *p == '"') {
+        int esc;
+        cp s = p + 1;
+        p = scan_string(s, end, &esc);
+        if (!p || esc) return NULL;
+        a->kind_set = 1;
+        a->kind_s = s;
+        a->kind_e = p - 1;
+        return p;
+    }
+    a->kind_set = 0;
+    return scan_value(p, end, depth);
+}
+
+/* one rendered item's content: counted when a string (state: its units, -1 when no string) */
+static cp item_content(cp p, cp end, int depth, Att *a, void *state) {
+    long long *units = state;
+    if (p < end && *p == '"') {
+        int white;
+        p = scan_text(p + 1, end, units, &white);
+        if (p && white) *units = -2 - *units;  /* white space only: told apart (as -2 - units) */
+        return p;
+    }
+    *units = -1;
+    return scan_value(p, end, depth);
+}
+
+/* ``rendered`` when a list, p just past its '[' (items at depth 2) */
+static cp rendered_list(cp p, cp end, Att *a) {
+    p = skip_ws(p, end);
+    if (p < end && *p == ']') return p + 1;
+    for (;;) {
+        if (p >= end) return NULL;
+        if (*p == '{') {
+            long long units = -1;  /* (no content member: as a content that is no string) */
+            p = members(p + 1, end, 3, "content", 7, item_content, a, &units);
+            if (!p) return NULL;
+            int white = units <= -2;
+            long long n = white ? -2 - units : units;
+            if (n > 0) {  /* a non-empty string (an empty one is not sent) */
+                a->texts++;
+                a->units += n;
+                if (white) a->blank = 1;
+                else a->visible = 1;
+            }
+        } else {
+            p = scan_value(p, end, 2);
+            if (!p) return NULL;
+        }
+        p = skip_ws(p, end);
+        if (p >= end) return NULL;
+        if (*p == ',') { p = skip_ws(p + 1, end); continue; }
+        if (*p == ']') return p + 1;
+        return NULL;
+    }
+}
+
+/* one of the AKEYS' values, p at its first byte */
+static cp att_field(cp p, cp end, int which, Att *a) {
+    if (p >= end) return NULL;
+    switch (which) {
+    case A_ATTACHMENT:
+        return *p == '{' ? members(p + 1, end, 2, "type", 4, att_type, a, NULL) : scan_value(p, end, 1);
+    case A_RENDERED:
+        return *p == '[' ? rendered_list(p + 1, end, a) : scan_value(p, end, 1);
+    case A_ROLE:
+        if (*p == '"') {
+            int esc;
+            cp s = p + 1;
+            p = scan_string(s, end, &esc);
+            if (!p) return NULL;
+            if (esc) a->odd = 1;
+            else a->system = p - 1 - s == 6 && memcmp(s, "system", 6) == 0;
+            return p;
+        }
+        return scan_value(p, end, 1);  /* any other value: "user" */
+    default:  /* isSidechain: true, false or null; any other value is declined (its truth is Python's) */
+        if (end - p >= 4 && memcmp(p, "true", 4) == 0) { a->side = 1; return p + 4; }
+        if (end - p >= 5 && memcmp(p, "false", 5) == 0) return p + 5;
+        if (end - p >= 4 && memcmp(p, "null", 4) == 0) return p + 4;
+        a->odd = 1;
+        return scan_value(p, end, 1);
+    }
+}
+
+/* the entry formats.claude.normalize (its _attachment, then share_strings and release) makes of an attachment line:
+ * a new FullEntry, or entry_to_tuple's tuple of it with ``tuples`` */
+static PyObject *att_entry(Meta *self, Att *a, PyObject *index, PyObject *no, PyObject *start, PyObject *size,
+                           PyObject *ty, PyObject *uuid, PyObject *parent, PyObject *ts) {
+    PyObject *kind = NULL, *extra = NULL, *role = NULL, *nblocks = NULL, *chars = NULL, *kinds = NULL, *out = NULL;
+    int message = a->texts > 0 && a->kind_set;
+    if (a->kind_set) {
+        if (!(kind = shared_str(self, a->kind_s, a->kind_e - a->kind_s))) goto done;
+    } else {
+        kind = Py_NewRef(Py_None);
+    }
+    if (!(extra = PyDict_New()) || PyDict_SetItem(extra, self->s[AS_ATTACHMENT], kind) < 0) goto done;
+    if (message) {
+        if (PyDict_SetItem(extra, self->s[AS_CONTEXT], self->s[a->system ? AS_SYSTEM : AS_USER]) < 0) goto done;
+        if (a->side && PyDict_SetItem(extra, self->s[AS_SIDECHAIN], Py_True) < 0) goto done;
+        role = self->shared == Py_None ? Py_NewRef(self->s[AS_USER])
+                                       : Py_XNewRef(PyDict_SetDefault(self->shared, self->s[AS_USER], self->s[AS_USER]));
+        if (!role) goto done;
+        if (!(nblocks = PyLong_FromSsize_t(a->texts))) goto done;
+        if (self->stats) {
+            if (!(chars = PyLong_FromLongLong(a->units))) goto done;
+            if (self->tuples) {
+                kinds = PyTuple_Pack(6, chars, self->zero, self->zero, self->zero, self->zero, self->zero);
+            } else {
+                kinds = self->akinds->tp_alloc(self->akinds, 0);
+                if (kinds) {
+                    PyObject *v[6] = {chars, self->zero, self->zero, self->zero, self->zero, self->zero};
+                    for (int k = 0; k < 6; k++) *(PyObject **)((char *)kinds + self->akoff[k]) = Py_NewRef(v[k]);
+                }
+            }
+            if (!kinds) goto done;
+        }
+    }
+    PyObject *v_kind = message ? self->message : self->meta, *v_role = role ? role : Py_None;
+    PyObject *v_nblocks = nblocks ? nblocks : self->zero, *v_chars = chars ? chars : self->zero;
+    PyObject *v_empty = message && !a->visible ? Py_True : Py_False, *v_blank = message && a->blank ? Py_True : Py_False;
+    if (self->tuples) {
+        PyObject *v[25] = {index, no, start, size, self->eol, v_kind, ty, uuid, parent, v_role, Py_None, Py_None, ts,
+                           Py_None, Py_None, Py_None, v_nblocks, v_empty, v_blank, Py_False, v_chars,
+                           kinds ? kinds : Py_None, Py_None, Py_None, extra};
+        out = PyTuple_New(25);
+        if (out)
+            for (int k = 0; k < 25; k++) PyTuple_SET_ITEM(out, k, Py_NewRef(v[k]));
+    } else {
+        PyObject *empty_tuple = PyTuple_New(0);  /* the () singleton */
+        PyObject *v[NFULL];
+        v[F_INDEX] = index; v[F_LINENO] = no; v[F_OFFSET] = start; v[F_LENGTH] = size; v[F_EOL] = self->eol;
+        v[F_KIND] = v_kind; v[F_TYPE] = ty; v[F_ID] = uuid; v[F_PARENT] = parent; v[F_ROLE] = v_role; v[F_TS] = ts;
+        v[F_OBJ] = v[F_BLOCKS] = v[F_M] = v[F_STOP] = v[F_MSG_KEY] = v[F_MODEL] = v[F_USAGE] = Py_None;
+        v[F_CALLS] = v[F_RESULTS] = empty_tuple;
+        v[F_NBLOCKS] = v_nblocks; v[F_EMPTY] = v_empty; v[F_BLANK] = v_blank; v[F_SIGNED] = Py_False;
+        v[F_CHARS] = v_chars; v[F_KINDS] = kinds ? kinds : self->empty; v[F_TOOL_CHARS] = self->empty;
+        v[F_EXTRA] = extra;
+        out = self->afull->tp_alloc(self->afull, 0);
+        if (out)
+            for (int k = 0; k < NFULL; k++) *(PyObject **)((char *)out + self->afoff[k]) = Py_NewRef(v[k]);
+        Py_DECREF(empty_tuple);
+    }
+done:
+    Py_XDECREF(kind);
+    Py_XDECREF(extra);
+    Py_XDECREF(role);
+    Py_XDECREF(nblocks);
+    Py_XDECREF(chars);
+    Py_XDECREF(kinds);
+    return out;
+}
+
 /* line(chunk, no, start, prev) -> True when the line's entry was appended to the index, None when the
  * Python loop must read it. ``no``, ``start``: the line number and offset (their int objects are
  * the entry's); ``prev``: the last line number emitted, whose int object is the index when equal. */
@@ -359,6 +712,8 @@ static int meta_core(Meta *self, cp base, Py_ssize_t len, PyObject *no, PyObject
     p = skip_ws(p + 1, end);
     cp vs[NKEYS], ve[NKEYS];
     int kind[NKEYS] = {V_NONE, V_NONE, V_NONE, V_NONE};
+    int att = 0, aseen[NAKEYS] = {0, 0, 0, 0};
+    Att a = {0};
     if (p < end && *p == '}') {
         p++;
     } else {
@@ -370,9 +725,14 @@ static int meta_core(Meta *self, cp base, Py_ssize_t len, PyObject *no, PyObject
             if (!p) DECLINE;
             if (esc) DECLINE;  /* an escaped key could name one of the four */
             Py_ssize_t kn = p - 1 - ks;
-            int which = -1;
+            int which = -1, awhich = -1;
             for (int i = 0; i < NKEYS; i++) {
                 if (kn == KEYLEN[i] && memcmp(ks, KEYS[i], (size_t)kn) == 0) { which = i; break; }
+            }
+            if (which < 0 && self->afull) {
+                for (int i = 0; i < NAKEYS; i++) {
+                    if (kn == AKEYLEN[i] && memcmp(ks, AKEYS[i], (size_t)kn) == 0) { awhich = i; break; }
+                }
             }
             p = skip_ws(p, end);
             if (p >= end || *p != ':') DECLINE;
@@ -387,7 +747,10 @@ static int meta_core(Meta *self, cp base, Py_ssize_t len, PyObject *no, PyObject
                     vs[which] = s;
                     ve[which] = p - 1;
                     kind[which] = V_STRING;
-                    if (which == K_TYPE && is_full(self, s, ve[which] - s)) DECLINE;
+                    if (which == K_TYPE && is_full(self, s, ve[which] - s)) {
+                        if (!self->afull || ve[which] - s != 10 || memcmp(s, "attachment", 10) != 0) DECLINE;
+                        att = 1;  /* read on below: its fields are gathered as the line is checked */
+                    }
                 } else if (*p == 'n') {
                     if (end - p < 4 || memcmp(p, "null", 4) != 0) DECLINE;
                     p += 4;
@@ -398,6 +761,11 @@ static int meta_core(Meta *self, cp base, Py_ssize_t len, PyObject *no, PyObject
                     if (!p) DECLINE;
                     kind[which] = V_OTHER;
                 }
+            } else if (awhich >= 0) {
+                if (aseen[awhich]) DECLINE;  /* written twice */
+                aseen[awhich] = 1;
+                p = att_field(p, end, awhich, &a);
+                if (!p) DECLINE;
             } else {
                 p = scan_value(p, end, 1);
                 if (!p) DECLINE;
@@ -411,14 +779,16 @@ static int meta_core(Meta *self, cp base, Py_ssize_t len, PyObject *no, PyObject
     }
     if (skip_ws(p, end) != end) DECLINE;
     if (kind[K_TYPE] != V_STRING) DECLINE;
+    if (att && a.odd) DECLINE;
 
     /* the line is valid and a metadata line: its entry */
     PyObject *ty = NULL, *uuid = NULL, *parent = NULL, *ts = NULL, *size = NULL, *index = NULL;
     int res = -1;
     ty = shared_str(self, vs[K_TYPE], ve[K_TYPE] - vs[K_TYPE]);
     if (!ty) goto done;
-    if (kind[K_UUID] == V_STRING) {
-        uuid = PyUnicode_DecodeUTF8((const char *)vs[K_UUID], ve[K_UUID] - vs[K_UUID], NULL);
+    if (kind[K_UUID] == V_STRING) {  /* (an attachment's is shared, as share_strings shares a normalized line's) */
+        uuid = att ? shared_str(self, vs[K_UUID], ve[K_UUID] - vs[K_UUID])
+                   : PyUnicode_DecodeUTF8((const char *)vs[K_UUID], ve[K_UUID] - vs[K_UUID], NULL);
         if (!uuid) goto done;
     } else {
         uuid = Py_NewRef(Py_None);
@@ -452,7 +822,7 @@ static int meta_core(Meta *self, cp base, Py_ssize_t len, PyObject *no, PyObject
         Py_DECREF(n);
         if (!size) goto done;
     }
-    if (self->tuples) {  /* a helper's part: the tuple its parent makes the entry of (parallel._built) */
+    if (self->tuples && !att) {  /* a helper's part: the tuple its parent makes the entry of (parallel._built) */
         PyObject *tup = PyTuple_Pack(8, no, start, size, self->eol, ty, uuid, parent, ts);
         if (!tup) goto done;
         int r = PyList_Append(self->into, tup);
@@ -468,6 +838,15 @@ static int meta_core(Meta *self, cp base, Py_ssize_t len, PyObject *no, PyObject
         if (PyErr_Occurred()) PyErr_Clear();
         index = PyLong_FromSsize_t(count);
         if (!index) goto done;
+    }
+    if (att) {
+        PyObject *e = att_entry(self, &a, index, no, start, size, ty, uuid, parent, ts);
+        if (!e) goto done;
+        int r = PyList_Append(self->into, e);
+        Py_DECREF(e);
+        if (r < 0) goto done;
+        res = 1;
+        goto done;
     }
     {
         /* object.__new__(Entry) and its slots, as model.small_entry sets them (the line ending is "\n") */
@@ -548,17 +927,6 @@ static PyTypeObject MetaType = {
  * make them. build(part, out, i, line_shift, sizes) appends each tuple's entry to ``out`` (index ``i`` on, line
  * numbers moved by ``line_shift``), sets the tuple's place in ``part`` to None once its entry is made, and
  * returns the index after the last. */
-static const char *FULL_SLOTS[] = {"index", "lineno", "offset", "length", "eol", "kind", "type", "id", "parent", "role",
-                                   "ts", "obj", "blocks", "_m", "stop", "msg_key", "model", "calls", "results", "nblocks",
-                                   "empty", "blank_text", "signed_thinking", "chars", "kinds", "tool_chars", "usage", "extra"};
-#define NFULL 28
-static const char *KINDS_SLOTS[] = {"text", "thinking", "tool_call", "tool_result", "image", "summary"};
-static const char *CALL_SLOTS[] = {"idx", "id", "name", "problem", "chars"};
-static const char *RESULT_SLOTS[] = {"idx", "id", "name", "is_error", "chars"};
-static const char *USAGE_SLOTS[] = {"input", "output", "cache_read", "cache_write", "total", "placeholder"};
-enum { F_INDEX, F_LINENO, F_OFFSET, F_LENGTH, F_EOL, F_KIND, F_TYPE, F_ID, F_PARENT, F_ROLE, F_TS, F_OBJ, F_BLOCKS, F_M,
-       F_STOP, F_MSG_KEY, F_MODEL, F_CALLS, F_RESULTS, F_NBLOCKS, F_EMPTY, F_BLANK, F_SIGNED, F_CHARS, F_KINDS,
-       F_TOOL_CHARS, F_USAGE, F_EXTRA };
 
 typedef struct {
     PyObject_HEAD

@@ -34,6 +34,8 @@ from .model import (BOUNDARY, COMPACTION, EMPTY, MESSAGE, META, PLAIN, Call, Ent
 ENV_LAZY = "CTXTOOL_LAZY_DECODE"  # "0": always parse whole lines with orjson (the Claude Code metadata lines too)
 # "0": every line read in Python even where the C part (ctxtool._scan) is built: the reference the tests compare with
 ENV_NATIVE = "CTXTOOL_NATIVE"
+# "0": the C part leaves a Claude Code file's attachment lines to Python (the other lines as before): for A/B measures
+ENV_NATIVE_ATTACHMENTS = "CTXTOOL_NATIVE_ATTACHMENTS"
 
 
 @dataclass(slots=True)
@@ -305,14 +307,14 @@ def native_entries(fmt):
     return None if made is None else made.entry
 
 
-def _taker(c, fmt, into, shared, sizes, taken, tuples=False):
+def _taker(c, fmt, into, shared, sizes, taken, tuples=False, stats=True):
     """The C part's ``Meta`` for this scan, and the list it fills for a streaming pass (``taken``), or None."""
     if into is not None:
-        return meta_reader(c, fmt, into, shared, sizes), None
+        return meta_reader(c, fmt, into, shared, sizes, stats=stats), None
     took: list = []
     if tuples:
-        return meta_reader(c, fmt, took, shared, sizes, tuples=True), took
-    return meta_reader(c, fmt, took, None, sizes), took  # no string table: a streaming pass keeps nothing
+        return meta_reader(c, fmt, took, shared, sizes, tuples=True, stats=stats), took
+    return meta_reader(c, fmt, took, None, sizes, stats=stats), took  # no string table: a streaming pass keeps nothing
 
 
 # the entries a streaming pass or a helper's part is handed at most at once from the C part's Codex: it gives the
@@ -336,7 +338,12 @@ def _codex_taker(c, into, shared, taken, tuples, stats, sizes=None):
                    cap=0 if took is None else TAKEN_AT_MOST, sizes=sizes if took is None else None), took
 
 
-def meta_reader(c, fmt, into: list, shared: dict | None, sizes: dict, tuples: bool = False):
+def meta_reader(c, fmt, into: list, shared: dict | None, sizes: dict, tuples: bool = False, stats: bool = True):
+    """The C part's ``Meta``: it takes the metadata lines it is sure of, and a Claude Code file's attachment lines
+    (``formats.claude._attachment``: their entry is a FullEntry, made with ``stats`` as ``normalize`` makes it)."""
+    if getattr(fmt, "NAME", None) == "claude" and os.environ.get(ENV_NATIVE_ATTACHMENTS, "1") != "0":
+        return c.Meta(into, shared, sizes, tuple(fmt.FULL_TYPES), parse_ts, META, Entry, PLAIN, tuples,
+                      full=FullEntry, kinds=Kinds, message=MESSAGE, empty=EMPTY, stats=stats)
     return c.Meta(into, shared, sizes, tuple(fmt.FULL_TYPES), parse_ts, META, Entry, PLAIN, tuples)
 
 
@@ -408,7 +415,7 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
         native_ok = c is not None and (into is not None or (taken is not None and meta is not None))
         if native_ok and lazy is not None:
             reader = src = c.Reader(f, begin, end)
-            reader.meta, took = _taker(c, t.fmt, into, shared, sizes, taken, tuples)
+            reader.meta, took = _taker(c, t.fmt, into, shared, sizes, taken, tuples, stats)
         elif native_ok and native_entries(t.fmt) is not None:
             reader = src = c.Reader(f, begin, end)
             reader.codex, took = _codex_taker(c, into, shared, taken, tuples, stats, sizes)
@@ -549,7 +556,7 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
                 break
             reader = src = c.Reader(f, offset, end, no=no)  # f is where this loop left it
             if lazy is not None:
-                reader.meta, took = _taker(c, t.fmt, into, shared, sizes, taken, tuples)
+                reader.meta, took = _taker(c, t.fmt, into, shared, sizes, taken, tuples, stats)
             else:
                 reader.codex, took = _codex_taker(c, into, shared, taken, tuples, stats, sizes)
     if took:

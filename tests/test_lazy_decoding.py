@@ -88,15 +88,22 @@ def test_real_shape_data_indexes_the_same_and_really_skips(tmp_path, monkeypatch
     monkeypatch.setattr(scanloop, "small_entry", lambda *a: seen.append(a[6]) or real(*a))
     readers = []
     real_reader = scanloop.meta_reader
-    monkeypatch.setattr(scanloop, "meta_reader", lambda *a: readers.append(real_reader(*a)) or readers[-1])
+    monkeypatch.setattr(scanloop, "meta_reader", lambda *a, **kw: readers.append(real_reader(*a, **kw)) or readers[-1])
+    attachments = []
+    real_attachment = claude._attachment
+    monkeypatch.setattr(claude, "_attachment", lambda *a: attachments.append(1) or real_attachment(*a))
     t = scan(path, workers=1)
     progress = sum(1 for e in t.entries if e.type == "progress")
     assert progress > 0.6 * len(full["entries"])
-    if native == "1":  # the C part took the progress lines (and made their entries), Python none of them
+    attached = sum(1 for e in t.entries if e.type == "attachment")
+    assert attached > 50
+    if native == "1":  # the C part took the progress and attachment lines (and made their entries), Python none of them
         assert readers and seen.count("progress") == 0
         assert sum(1 for _ in open(path, "rb")) - len(seen) > progress
+        assert len(attachments) < 10  # (those of the first lines, read before the format is known)
     else:  # the progress lines took the short way in Python
         assert not readers and seen.count("progress") > 0.6 * len(full["entries"])
+        assert len(attachments) == attached
 
 
 def test_adaptive_mode_switches_decoders_and_indexes_the_same(tmp_path, monkeypatch):

@@ -91,11 +91,11 @@ def test_it_refuses_what_it_must_leave_to_python():
 FMT = formats.get("claude")
 
 
-def c_entries(lines: list[bytes], first: int = 1):
+def c_entries(lines: list[bytes], first: int = 1, stats: bool = True):
     """Each line as the C part reads it (its entry's fields, or None: declined), numbered from ``first``
     (its index one less, as in a file of good lines)."""
     into: list = [None] * (first - 1)
-    meta = scanloop.meta_reader(_scan, FMT, into, {}, {})
+    meta = scanloop.meta_reader(_scan, FMT, into, {}, {}, stats=stats)
     out = []
     for no, raw in enumerate(lines, first):
         del into[no - 1:]
@@ -106,12 +106,16 @@ def c_entries(lines: list[bytes], first: int = 1):
     return out
 
 
-def py_entry(raw: bytes, no: int):
-    """The entry Python's loop makes of a metadata line, or None for a line it reads otherwise."""
+def py_entry(raw: bytes, no: int, stats: bool = True):
+    """The entry Python's loop makes of a line the C part may take (a metadata or attachment line), or None for a
+    line it reads otherwise."""
     obj, reason = parse(Line(no, 0, raw, b"\n"))
     if reason is not None or type(obj) is not dict:
         return None
     ty = obj.get("type")
+    if ty == "attachment":  # normalized, then released with its strings shared, as the index's entries are
+        e = scanloop.released_entry(FMT, None, obj, no - 1, no, 1000 + no, len(raw) - 1, b"\n", stats, {})
+        return fields(e)
     if type(ty) is not str or ty in FMT.FULL_TYPES:
         return None
     e = scanloop.meta_entry(no - 1, no, 1000 + no, len(raw) - 1, b"\n", ty, obj.get("uuid"), obj.get("parentUuid"),
@@ -120,7 +124,7 @@ def py_entry(raw: bytes, no: int):
 
 
 def fields(e) -> tuple:
-    return tuple(getattr(e, k) for k in FIELDS)
+    return (type(e).__name__,) + tuple(getattr(e, k) for k in FIELDS)
 
 
 def test_metadata_entries_are_the_ones_python_makes():
@@ -167,7 +171,7 @@ def _meta_line(**fields) -> bytes:
     (_meta_line(timestamp="2024-02-30T10:00:00.000Z"), True),  # no such day: parse_ts says None
     (_meta_line(timestamp="yesterday"), True),
     (_meta_line(type="user"), False),
-    (_meta_line(type="attachment"), False),
+    (_meta_line(type="attachment"), True),  # an attachment line (read below)
     (_meta_line(type=None), False),
     (_meta_line(type=...), False),
     (_meta_line(parentUuid=0), False),
@@ -455,3 +459,126 @@ def test_facts_keeps_the_last_window_and_model_a_metadata_entry_says(seed, monke
         return ev.recorded, ev.recorded_line, ev.model_hint, ev.last_model, ev.main.seen, ix.last_model, ix.ignored
 
     assert facts(True) == facts(False)
+
+
+# ------------------------------------------------------------------------------- attachment lines
+
+ATTACHMENTS = [l if l.endswith(b"\n") else l + b"\n" for l in CLAUDE_LINES if b'"type":"attachment"' in l]
+NOTHING = object()
+CONTENTS = ["", " ", "\t\n", "\u00a0", "\u3000 \u2028", "\x1c\x1f", "\u200b", "\u0085", "a", " a ", "é", "😀", "x😀é\n",
+            "\u2009" * 9 + "z", " " * 17, "abcdefgh", " " * 8 + "abcdefgh" + " " * 8, "\\", "\"q\"", "\b", "\x7f", None, 5, 0, [], {}, True, ["a"], NOTHING]
+RENDERED = [NOTHING, None, [], "text", 7, {"content": "a"}]
+KINDS = ["environment", "file", "", "é", "a\"b", None, 5, {}, [], NOTHING]
+ROLES = ["system", "user", "assistant", "", None, 5, ["system"], "Syst\u00e9m", NOTHING]
+SIDES = [True, False, None, NOTHING, 1, 0, "", "yes", []]
+
+
+def _attachment_line(rng: random.Random) -> bytes:
+    obj = orjson.loads(rng.choice(ATTACHMENTS))
+    def put(d, key, value):
+        if value is NOTHING:
+            d.pop(key, None)
+        else:
+            d[key] = value
+    r = rng.random()
+    if r < 0.6:
+        items = []
+        for _ in range(rng.choice([1, 1, 1, 2, 3])):
+            item = {"type": "text"} if rng.random() < 0.3 else {}
+            put(item, "content", rng.choice(CONTENTS))
+            items.append(item if rng.random() < 0.9 else rng.choice([None, 3, "s", [item]]))
+        obj["rendered"] = items
+    elif r < 0.8:
+        put(obj, "rendered", rng.choice(RENDERED))
+    if rng.random() < 0.4:
+        att = obj.get("attachment") if isinstance(obj.get("attachment"), dict) else {}
+        put(att, "type", rng.choice(KINDS))
+        obj["attachment"] = att if rng.random() < 0.9 else rng.choice([None, "file", [att]])
+    if rng.random() < 0.4:
+        put(obj, "renderedRole", rng.choice(ROLES))
+    if rng.random() < 0.4:
+        put(obj, "isSidechain", rng.choice(SIDES))
+    return json.dumps(obj, ensure_ascii=rng.random() < 0.3).encode("utf-8", "surrogatepass") + b"\n"
+
+
+def test_recorded_attachment_lines_are_all_taken_and_read_as_python_reads_them():
+    assert len(ATTACHMENTS) > 20
+    for stats in (True, False):
+        for no, raw in enumerate(ATTACHMENTS, 1):
+            (c,) = c_entries([raw], no, stats)
+            assert c is not None, raw[:200]  # every line the client wrote is the C part's
+            assert c == py_entry(raw, no, stats), raw[:200]
+    kinds = {py_entry(raw, 1)[1 + FIELDS.index("kind")] for raw in ATTACHMENTS}
+    assert kinds == {"message", "meta"}  # both kinds of attachment were there
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_attachment_variants_are_declined_or_read_as_python_reads_them(seed):
+    rng = random.Random(300 + seed)
+    lines = [_attachment_line(rng) for _ in range(1500)]
+    taken = seen_kinds = 0
+    kinds = set()
+    for stats in (True, False):
+        for no, (raw, c) in enumerate(zip(lines, c_entries(lines, 1, stats)), 1):
+            if c is not None:
+                taken += 1
+                want = py_entry(raw, no, stats)
+                assert c == want, raw[:400]
+                kinds.add((want[1 + FIELDS.index("kind")], want[1 + FIELDS.index("empty")], want[1 + FIELDS.index("blank_text")]))
+    assert taken > 2000  # most are the C part's (declined: escapes in the role or kind, an odd isSidechain)
+    assert {("message", False, False), ("message", True, True), ("message", False, True), ("meta", False, False)} <= kinds
+
+
+@pytest.mark.parametrize("line", [
+    b'{"type":"attachment","attachment":{"type":"a","type":"b"},"rendered":[{"content":"x"}]}\n',  # a key twice
+    b'{"type":"attachment","attachment":{"typ\\u0065":"b"},"rendered":[{"content":"x"}]}\n',  # an escaped key
+    b'{"type":"attachment","attachment":{"type":"b"},"rendered":[{"content":"x","content":""}]}\n',
+    b'{"type":"attachment","attachment":{"type":"b"},"rendered":[{"c\\u006fntent":"x"}]}\n',
+    b'{"type":"attachment","attachment":{"type":"b"},"rendered":[],"rendered":[{"content":"x"}]}\n',
+    b'{"type":"attachment","attachment":{"type":"b\\u0041"},"rendered":[{"content":"x"}]}\n',  # an escaped kind
+    b'{"type":"attachment","attachment":{"type":"b"},"rendered":[{"content":"x"}],"renderedRole":"syst\\u0065m"}\n',
+    b'{"type":"attachment","attachment":{"type":"b"},"rendered":[{"content":"x"}],"isSidechain":1}\n',
+    b'{"type":"attachment","attachment":{"type":"b"},"rendered":[{"content":"\\ud800"}]}\n',  # a lone surrogate
+    b'{"type":"attachment","attachment":{"type":"b"},"rendered":[{"content":"x"}]}\r\n',
+])
+def test_attachment_lines_it_leaves_to_python(line):
+    assert c_entries([line]) == [None]
+
+
+@pytest.mark.parametrize("content,chars,empty,blank", [
+    ("abc", 3, False, False), ("\\n\\t ", 3, True, True), ("\\u00e9\\ud83d\\ude00", 3, False, False),
+    ("\u00e9\U0001f600", 3, False, False), ("\\u3000\\u2028\\u001c", 3, True, True), ("\\u200b", 1, False, False),
+    ("\\b", 1, False, False), ("\\f\\r", 2, True, True), ("\u0085\u00a0", 2, True, True),
+    ("abcdefgh", 8, False, False), (" " * 8 + "abcdefgh", 16, False, False), (" " * 16, 16, True, True),
+])
+def test_attachment_text_lengths_and_white_space(content, chars, empty, blank):
+    line = ('{"type":"attachment","uuid":"u","attachment":{"type":"k"},"rendered":[{"content":"%s"}]}\n' % content).encode()
+    (c,) = c_entries([line])
+    assert c == py_entry(line, 1)
+    e = dict(zip(("cls",) + FIELDS, c))
+    assert (e["chars"], e["empty"], e["blank_text"], e["kind"]) == (chars, empty, blank, "message")
+
+
+def test_a_helpers_attachment_tuples_and_a_streaming_pass_entries_are_pythons():
+    from ctxtool.model import entry_to_tuple
+    rng = random.Random(9)
+    lines = ATTACHMENTS + [_attachment_line(rng) for _ in range(300)]
+    tuples: list = []
+    meta = scanloop.meta_reader(_scan, FMT, tuples, {}, {}, tuples=True)
+    streamed: list = []
+    stream = scanloop.meta_reader(_scan, FMT, streamed, None, {})
+    compared = 0
+    for no, raw in enumerate(lines, 1):
+        obj, reason = parse(Line(no, 0, raw, b"\n"))
+        tuples.clear()
+        streamed.clear()
+        if not meta.line(raw, no, 1000 + no, None):
+            assert not stream.line(raw, no, 1000 + no, None)
+            continue
+        assert stream.line(raw, no, 1000 + no, None)
+        want = scanloop.released_entry(FMT, None, obj, 0, no, 1000 + no, len(raw) - 1, b"\n", True, {})
+        assert tuples[0][1:] == entry_to_tuple(want)[1:], raw[:300]  # (a helper's index is its parent's to set)
+        streamed[0].index = 0
+        assert fields(streamed[0]) == fields(want)
+        compared += 1
+    assert compared > 250
