@@ -516,7 +516,7 @@ def test_recorded_attachment_lines_are_all_taken_and_read_as_python_reads_them()
 def test_attachment_variants_are_declined_or_read_as_python_reads_them(seed):
     rng = random.Random(300 + seed)
     lines = [_attachment_line(rng) for _ in range(1500)]
-    taken = seen_kinds = 0
+    taken = 0
     kinds = set()
     for stats in (True, False):
         for no, (raw, c) in enumerate(zip(lines, c_entries(lines, 1, stats)), 1):
