@@ -258,9 +258,15 @@ static const Py_ssize_t KEYLEN[NKEYS] = {4, 4, 10, 9};
 enum { V_NONE, V_STRING, V_NULL, V_OTHER };
 
 /* the top-level fields of a Claude Code attachment line that formats.claude._attachment reads besides those four */
-enum { A_ATTACHMENT, A_RENDERED, A_ROLE, A_SIDE, NAKEYS };
-static const char *AKEYS[NAKEYS] = {"attachment", "rendered", "renderedRole", "isSidechain"};
-static const Py_ssize_t AKEYLEN[NAKEYS] = {10, 8, 12, 11};
+/* and the other lines it reads whole (prompts, responses, system lines, checkpoints): their values' spans */
+enum { A_ATTACHMENT, A_RENDERED, A_ROLE, A_SIDE, A_MESSAGE, A_COMPACT_SUMMARY, A_IS_META, A_API_ERROR, A_REQUEST_ID,
+       A_SOURCE, A_SUBTYPE, A_LEAF, A_EXPLICIT, NAKEYS };
+static const char *AKEYS[NAKEYS] = {"attachment", "rendered", "renderedRole", "isSidechain", "message", "isCompactSummary",
+                                    "isMeta", "isApiErrorMessage", "requestId", "sourceToolUseID", "subtype", "leafUuid",
+                                    "explicit"};
+/* the line types normalize reads whole that Meta takes (with ``full``; LT_USER on with ``claude``) */
+enum { LT_NONE, LT_ATTACHMENT, LT_USER, LT_ASSISTANT, LT_SYSTEM, LT_LAST_PROMPT };
+typedef struct ClaudeParts ClaudeParts;
 enum { AS_ATTACHMENT, AS_CONTEXT, AS_SIDECHAIN, AS_USER, AS_SYSTEM, NAS };
 static const char *ASTR[NAS] = {"attachment", "context", "sidechain", "user", "system"};
 
@@ -283,7 +289,11 @@ typedef struct {
     PyObject *message, *empty, *zero, *s[NAS];
     Py_ssize_t afoff[NFULL], akoff[6];
     int stats;           /* character counts, as the scan's ``stats`` */
+    ClaudeParts *cl;     /* what prompts, responses, system lines and checkpoints are read with, or NULL: declined */
 } Meta;
+
+static void claude_parts_free(ClaudeParts *c);
+static ClaudeParts *claude_parts(PyObject *d);
 
 static int slot_offsets(PyObject *cls, const char **names, int n, Py_ssize_t *off);
 
@@ -305,19 +315,29 @@ static void Meta_dealloc(Meta *self) {
     Py_XDECREF(self->empty);
     Py_XDECREF(self->zero);
     for (int k = 0; k < NAS; k++) Py_XDECREF(self->s[k]);
+    claude_parts_free(self->cl);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
 static int Meta_init(Meta *self, PyObject *args, PyObject *kw) {
     static char *names[] = {"into", "shared", "sizes", "full_types", "parse_ts", "meta", "cls", "none", "tuples",
-                            "full", "kinds", "message", "empty", "stats", NULL};
+                            "full", "kinds", "message", "empty", "stats", "claude", NULL};
     PyObject *into, *shared, *sizes, *full, *parse_ts, *meta, *cls, *none;
-    PyObject *afull = Py_None, *akinds = Py_None, *message = Py_None, *empty = Py_None;
+    PyObject *afull = Py_None, *akinds = Py_None, *message = Py_None, *empty = Py_None, *claude = Py_None;
     int tuples = 0, stats = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OO!OOOO!O|p$OOOOp", names, &PyList_Type, &into, &shared,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OO!OOOO!O|p$OOOOpO", names, &PyList_Type, &into, &shared,
                                      &PyDict_Type, &sizes, &full, &parse_ts, &meta, &PyType_Type, &cls, &none,
-                                     &tuples, &afull, &akinds, &message, &empty, &stats))
+                                     &tuples, &afull, &akinds, &message, &empty, &stats, &claude))
         return -1;
+    claude_parts_free(self->cl);
+    self->cl = NULL;
+    if (claude != Py_None) {
+        if (afull == Py_None) {
+            PyErr_SetString(PyExc_TypeError, "claude is given with full");
+            return -1;
+        }
+        if (!(self->cl = claude_parts(claude))) return -1;
+    }
     self->tuples = tuples;
     self->stats = stats;
     if (afull != Py_None) {  /* attachment lines too */
@@ -418,10 +438,13 @@ typedef struct {
     Py_ssize_t texts;
     long long units;
     int visible, blank, system, side, odd;
+    cp vs[NAKEYS], ve[NAKEYS];  /* the other fields' values (vs NULL: absent) */
 } Att;
 static cp att_field(cp p, cp end, int which, Att *a);
 static PyObject *att_entry(Meta *self, Att *a, PyObject *index, PyObject *no, PyObject *start, PyObject *size,
                            PyObject *ty, PyObject *uuid, PyObject *parent, PyObject *ts);
+static PyObject *claude_entry(Meta *self, int lt, Att *a, PyObject *index, PyObject *no, PyObject *start, PyObject *size,
+                              PyObject *ty, PyObject *uuid, PyObject *parent, PyObject *ts);
 
 /* line(chunk, no, start, prev) -> True when the line's entry was appended to the index, None when the
  * Python loop must read it. ``no``, ``start``: the line number and offset (their int objects are
@@ -437,7 +460,7 @@ static int meta_core(Meta *self, cp base, Py_ssize_t len, PyObject *no, PyObject
     p = skip_ws(p + 1, end);
     cp vs[NKEYS], ve[NKEYS];
     int kind[NKEYS] = {V_NONE, V_NONE, V_NONE, V_NONE};
-    int att = 0, aseen[NAKEYS] = {0, 0, 0, 0};
+    int att = LT_NONE, aseen[NAKEYS] = {0};
     Att a = {0};
     if (p < end && *p == '}') {
         p++;
@@ -456,7 +479,7 @@ static int meta_core(Meta *self, cp base, Py_ssize_t len, PyObject *no, PyObject
             }
             if (which < 0 && self->afull) {
                 for (int i = 0; i < NAKEYS; i++) {
-                    if (kn == AKEYLEN[i] && memcmp(ks, AKEYS[i], (size_t)kn) == 0) { awhich = i; break; }
+                    if ((size_t)kn == strlen(AKEYS[i]) && memcmp(ks, AKEYS[i], (size_t)kn) == 0) { awhich = i; break; }
                 }
             }
             p = skip_ws(p, end);
@@ -473,8 +496,14 @@ static int meta_core(Meta *self, cp base, Py_ssize_t len, PyObject *no, PyObject
                     ve[which] = p - 1;
                     kind[which] = V_STRING;
                     if (which == K_TYPE && is_full(self, s, ve[which] - s)) {
-                        if (!self->afull || ve[which] - s != 10 || memcmp(s, "attachment", 10) != 0) DECLINE;
-                        att = 1;  /* read on below: its fields are gathered as the line is checked */
+                        /* read on below: its fields are gathered as the line is checked */
+                        Py_ssize_t tn = ve[which] - s;
+                        if (self->afull && tn == 10 && memcmp(s, "attachment", 10) == 0) att = LT_ATTACHMENT;
+                        else if (self->cl && tn == 4 && memcmp(s, "user", 4) == 0) att = LT_USER;
+                        else if (self->cl && tn == 9 && memcmp(s, "assistant", 9) == 0) att = LT_ASSISTANT;
+                        else if (self->cl && tn == 6 && memcmp(s, "system", 6) == 0) att = LT_SYSTEM;
+                        else if (self->cl && tn == 11 && memcmp(s, "last-prompt", 11) == 0) att = LT_LAST_PROMPT;
+                        else DECLINE;
                     }
                 } else if (*p == 'n') {
                     if (end - p < 4 || memcmp(p, "null", 4) != 0) DECLINE;
@@ -504,7 +533,7 @@ static int meta_core(Meta *self, cp base, Py_ssize_t len, PyObject *no, PyObject
     }
     if (skip_ws(p, end) != end) DECLINE;
     if (kind[K_TYPE] != V_STRING) DECLINE;
-    if (att && a.odd) DECLINE;
+    if (att == LT_ATTACHMENT && a.odd) DECLINE;
 
     /* the line is valid and a metadata line: its entry */
     PyObject *ty = NULL, *uuid = NULL, *parent = NULL, *ts = NULL, *size = NULL, *index = NULL;
@@ -565,8 +594,14 @@ static int meta_core(Meta *self, cp base, Py_ssize_t len, PyObject *no, PyObject
         if (!index) goto done;
     }
     if (att) {
-        PyObject *e = att_entry(self, &a, index, no, start, size, ty, uuid, parent, ts);
+        PyObject *e = att == LT_ATTACHMENT ? att_entry(self, &a, index, no, start, size, ty, uuid, parent, ts)
+                                           : claude_entry(self, att, &a, index, no, start, size, ty, uuid, parent, ts);
         if (!e) goto done;
+        if (e == Py_None) {  /* declined: nothing was changed */
+            Py_DECREF(e);
+            res = 0;
+            goto done;
+        }
         int r = PyList_Append(self->into, e);
         Py_DECREF(e);
         if (r < 0) goto done;

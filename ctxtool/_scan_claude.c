@@ -210,80 +210,591 @@ static cp att_field(cp p, cp end, int which, Att *a) {
             return p;
         }
         return scan_value(p, end, 1);  /* any other value: "user" */
-    default:  /* isSidechain: true, false or null; any other value is declined (its truth is Python's) */
+    case A_SIDE:  /* isSidechain: true, false or null; any other value is declined (its truth is Python's) */
         if (end - p >= 4 && memcmp(p, "true", 4) == 0) { a->side = 1; return p + 4; }
         if (end - p >= 5 && memcmp(p, "false", 5) == 0) return p + 5;
         if (end - p >= 4 && memcmp(p, "null", 4) == 0) return p + 4;
         a->odd = 1;
         return scan_value(p, end, 1);
+    default:  /* the others: where the value is (read once the line's type is known) */
+        a->vs[which] = p;
+        p = scan_value(p, end, 1);
+        a->ve[which] = p;
+        return p;
     }
 }
 
-/* the entry formats.claude.normalize (its _attachment, then share_strings and release) makes of an attachment line:
- * a new FullEntry, or entry_to_tuple's tuple of it with ``tuples`` */
+/* ------------------------------------------------------------------------------------- the entries */
+
+/* What normalize gives a line's entry beyond its type, id, parent and time (scan_anthropic_blocks' counts among them) */
+typedef struct {
+    PyObject *kind;                           /* borrowed: model.MESSAGE or META */
+    PyObject *role, *stop, *msg_key, *model;  /* new references, or NULL (None); role, stop and model shared */
+    PyObject *extra;                          /* a new dict, or NULL (None) */
+    PyObject *calls, *results;                /* lists of (idx, id, name, problem, chars) tuples, or NULL */
+    Py_ssize_t nblocks;
+    long long chars, k[5];                    /* Kinds' text, thinking, tool_call, tool_result, image */
+    int empty, blank, signed_, has_usage, placeholder;
+    long long usage[4];
+} CF;
+
+static void cf_clear(CF *f) {
+    Py_CLEAR(f->role);
+    Py_CLEAR(f->stop);
+    Py_CLEAR(f->msg_key);
+    Py_CLEAR(f->model);
+    Py_CLEAR(f->extra);
+    Py_CLEAR(f->calls);
+    Py_CLEAR(f->results);
+}
+
+enum {
+    C_CONTENT, C_TYPE, C_TEXT, C_THINKING, C_SIGNATURE, C_THINKING_SIG, C_INPUT, C_ARGUMENTS, C_NAME, C_ID,
+    C_TOOL_USE_ID, C_IS_ERROR, C_MODEL, C_STOP_REASON, C_USAGE, C_IN_TOKENS, C_OUT_TOKENS, C_CACHE_READ,
+    C_CACHE_CREATION, C_ERROR, C_COMPACT_SUMMARY, C_SIDECHAIN, C_IS_META, C_NO_CONTENT, C_INTERRUPT, C_API_ERROR,
+    C_SOURCE, C_SUBTYPE, C_LEAF, C_EXPLICIT, C_EMPTY_STR, NCS
+};
+static const char *CSTR[NCS] = {
+    "content", "type", "text", "thinking", "signature", "thinkingSignature", "input", "arguments", "name", "id",
+    "tool_use_id", "is_error", "model", "stop_reason", "usage", "input_tokens", "output_tokens",
+    "cache_read_input_tokens", "cache_creation_input_tokens", "error", "compact_summary", "sidechain", "is_meta",
+    "no_content", "interrupt", "api_error", "source_tool_use", "subtype", "leaf", "explicit", ""};
+
+/* Meta's ``claude`` argument, a dict: call, result, usage (model's classes), args_chars, call_problem (formats.common's),
+ * loads (orjson.loads), stop_map (formats.claude.STOP_MAP), interrupts (INTERRUPT_TEXTS), image_chars (model.IMAGE_CHARS) */
+struct ClaudeParts {
+    PyObject *s[NCS];
+    PyTypeObject *call, *result, *usage;
+    Py_ssize_t coff[5], roff[5], uoff[6];
+    PyObject *args_chars, *call_problem, *loads, *stop_map, *interrupts;
+    long long image_chars;
+};
+
+static void claude_parts_free(ClaudeParts *c) {
+    if (!c) return;
+    for (int k = 0; k < NCS; k++) Py_XDECREF(c->s[k]);
+    Py_XDECREF(c->call);
+    Py_XDECREF(c->result);
+    Py_XDECREF(c->usage);
+    Py_XDECREF(c->args_chars);
+    Py_XDECREF(c->call_problem);
+    Py_XDECREF(c->loads);
+    Py_XDECREF(c->stop_map);
+    Py_XDECREF(c->interrupts);
+    PyMem_Free(c);
+}
+
+static ClaudeParts *claude_parts(PyObject *d) {
+    static const char *need[] = {"call", "result", "usage", "args_chars", "call_problem", "loads", "stop_map", "interrupts",
+                                 "image_chars"};
+    PyObject *v[9];
+    if (!PyDict_Check(d)) {
+        PyErr_SetString(PyExc_TypeError, "claude is a dict");
+        return NULL;
+    }
+    for (int k = 0; k < 9; k++) {
+        v[k] = PyDict_GetItemString(d, need[k]);
+        if (!v[k]) {
+            PyErr_Format(PyExc_TypeError, "claude needs %s", need[k]);
+            return NULL;
+        }
+    }
+    if (!PyType_Check(v[0]) || !PyType_Check(v[1]) || !PyType_Check(v[2]) || !PyDict_CheckExact(v[6])
+        || !PyTuple_CheckExact(v[7]) || !PyLong_CheckExact(v[8])) {
+        PyErr_SetString(PyExc_TypeError, "claude: call, result and usage are classes, stop_map a dict, interrupts a tuple");
+        return NULL;
+    }
+    ClaudeParts *c = PyMem_Calloc(1, sizeof(ClaudeParts));
+    if (!c) { PyErr_NoMemory(); return NULL; }
+    if (slot_offsets(v[0], CALL_SLOTS, 5, c->coff) < 0 || slot_offsets(v[1], RESULT_SLOTS, 5, c->roff) < 0
+        || slot_offsets(v[2], USAGE_SLOTS, 6, c->uoff) < 0) {
+        PyMem_Free(c);
+        return NULL;
+    }
+    c->call = (PyTypeObject *)Py_NewRef(v[0]);
+    c->result = (PyTypeObject *)Py_NewRef(v[1]);
+    c->usage = (PyTypeObject *)Py_NewRef(v[2]);
+    c->args_chars = Py_NewRef(v[3]);
+    c->call_problem = Py_NewRef(v[4]);
+    c->loads = Py_NewRef(v[5]);
+    c->stop_map = Py_NewRef(v[6]);
+    c->interrupts = Py_NewRef(v[7]);
+    c->image_chars = PyLong_AsLongLong(v[8]);
+    for (int k = 0; k < NCS; k++) {
+        if (!(c->s[k] = PyUnicode_InternFromString(CSTR[k]))) {
+            claude_parts_free(c);
+            return NULL;
+        }
+    }
+    return c;
+}
+
+/* the entry of a line (a FullEntry, or model.entry_to_tuple's tuple of it with ``tuples``): ``f`` and the line's own
+ * fields, as model.full_entry, normalize, share_strings and release leave it */
+static PyObject *cf_entry(Meta *self, CF *f, PyObject *index, PyObject *no, PyObject *start, PyObject *size,
+                          PyObject *ty, PyObject *uuid, PyObject *parent, PyObject *ts) {
+    ClaudeParts *c = self->cl;
+    PyObject *nblocks = NULL, *chars = NULL, *kinds = NULL, *calls = NULL, *results = NULL, *usage = NULL, *out = NULL;
+    PyObject *empty_tuple = PyTuple_New(0);  /* the () singleton */
+    int tuples = self->tuples;
+    if (!(nblocks = PyLong_FromSsize_t(f->nblocks)) || !(chars = PyLong_FromLongLong(f->chars))) goto done;
+    if (f->k[0] || f->k[1] || f->k[2] || f->k[3] || f->k[4]) {
+        PyObject *v[6] = {NULL, NULL, NULL, NULL, NULL, self->zero};
+        int ok = 1;
+        for (int k = 0; k < 5; k++) ok = ok && (v[k] = PyLong_FromLongLong(f->k[k]));
+        if (ok) {
+            if (tuples) {
+                kinds = PyTuple_Pack(6, v[0], v[1], v[2], v[3], v[4], v[5]);
+            } else if ((kinds = self->akinds->tp_alloc(self->akinds, 0))) {
+                for (int k = 0; k < 6; k++) *(PyObject **)((char *)kinds + self->akoff[k]) = Py_NewRef(v[k]);
+            }
+        }
+        for (int k = 0; k < 5; k++) Py_XDECREF(v[k]);
+        if (!kinds) goto done;
+    }
+    for (int r = 0; r < 2; r++) {  /* the calls, then the results: their tuples, or objects of their class */
+        PyObject *list = r ? f->results : f->calls;
+        if (!list) continue;
+        PyObject *t = PyList_AsTuple(list);
+        if (!t) goto done;
+        if (!tuples) {
+            for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(t); j++) {
+                PyTypeObject *cls = r ? c->result : c->call;
+                PyObject *o = cls->tp_alloc(cls, 0), *item = PyTuple_GET_ITEM(t, j);
+                if (!o) { Py_DECREF(t); goto done; }
+                for (int k = 0; k < 5; k++)
+                    *(PyObject **)((char *)o + (r ? c->roff : c->coff)[k]) = Py_NewRef(PyTuple_GET_ITEM(item, k));
+                PyTuple_SET_ITEM(t, j, o);
+                Py_DECREF(item);
+            }
+        }
+        if (r) results = t;
+        else calls = t;
+    }
+    if (f->has_usage) {
+        PyObject *v[6] = {NULL, NULL, NULL, NULL, self->zero, f->placeholder ? Py_True : Py_False};
+        int ok = 1;
+        for (int k = 0; k < 4; k++) ok = ok && (v[k] = PyLong_FromLongLong(f->usage[k]));
+        if (ok) {
+            if (tuples) {
+                usage = PyTuple_Pack(6, v[0], v[1], v[2], v[3], v[4], v[5]);
+            } else if ((usage = c->usage->tp_alloc(c->usage, 0))) {
+                for (int k = 0; k < 6; k++) *(PyObject **)((char *)usage + c->uoff[k]) = Py_NewRef(v[k]);
+            }
+        }
+        for (int k = 0; k < 4; k++) Py_XDECREF(v[k]);
+        if (!usage) goto done;
+    }
+    {
+        PyObject *none = Py_None;
+        PyObject *role = f->role ? f->role : none, *stop = f->stop ? f->stop : none, *key = f->msg_key ? f->msg_key : none;
+        PyObject *model = f->model ? f->model : none, *extra = f->extra ? f->extra : none;
+        PyObject *empty = f->empty ? Py_True : Py_False, *blank = f->blank ? Py_True : Py_False;
+        PyObject *sig = f->signed_ ? Py_True : Py_False;
+        if (tuples) {
+            PyObject *v[25] = {index, no, start, size, self->eol, f->kind, ty, uuid, parent, role, stop, key, ts, model,
+                               calls ? calls : none, results ? results : none, nblocks, empty, blank, sig, chars,
+                               kinds ? kinds : none, none, usage ? usage : none, extra};
+            out = PyTuple_New(25);
+            if (out)
+                for (int k = 0; k < 25; k++) PyTuple_SET_ITEM(out, k, Py_NewRef(v[k]));
+        } else {
+            PyObject *v[NFULL];
+            v[F_INDEX] = index; v[F_LINENO] = no; v[F_OFFSET] = start; v[F_LENGTH] = size; v[F_EOL] = self->eol;
+            v[F_KIND] = f->kind; v[F_TYPE] = ty; v[F_ID] = uuid; v[F_PARENT] = parent; v[F_ROLE] = role; v[F_TS] = ts;
+            v[F_OBJ] = v[F_BLOCKS] = v[F_M] = none;
+            v[F_STOP] = stop; v[F_MSG_KEY] = key; v[F_MODEL] = model; v[F_USAGE] = usage ? usage : none;
+            v[F_CALLS] = calls ? calls : empty_tuple; v[F_RESULTS] = results ? results : empty_tuple;
+            v[F_NBLOCKS] = nblocks; v[F_EMPTY] = empty; v[F_BLANK] = blank; v[F_SIGNED] = sig;
+            v[F_CHARS] = chars; v[F_KINDS] = kinds ? kinds : self->empty; v[F_TOOL_CHARS] = self->empty;
+            v[F_EXTRA] = extra;
+            out = self->afull->tp_alloc(self->afull, 0);
+            if (out)
+                for (int k = 0; k < NFULL; k++) *(PyObject **)((char *)out + self->afoff[k]) = Py_NewRef(v[k]);
+        }
+    }
+done:
+    Py_XDECREF(empty_tuple);
+    Py_XDECREF(nblocks);
+    Py_XDECREF(chars);
+    Py_XDECREF(kinds);
+    Py_XDECREF(calls);
+    Py_XDECREF(results);
+    Py_XDECREF(usage);
+    return out;
+}
+
+/* the entry formats.claude.normalize (its _attachment) makes of an attachment line */
 static PyObject *att_entry(Meta *self, Att *a, PyObject *index, PyObject *no, PyObject *start, PyObject *size,
                            PyObject *ty, PyObject *uuid, PyObject *parent, PyObject *ts) {
-    PyObject *kind = NULL, *extra = NULL, *role = NULL, *nblocks = NULL, *chars = NULL, *kinds = NULL, *out = NULL;
+    CF f = {0};
+    PyObject *kind = NULL, *out = NULL;
     int message = a->texts > 0 && a->kind_set;
+    f.kind = message ? self->message : self->meta;
     if (a->kind_set) {
         if (!(kind = shared_str(self, a->kind_s, a->kind_e - a->kind_s))) goto done;
     } else {
         kind = Py_NewRef(Py_None);
     }
-    if (!(extra = PyDict_New()) || PyDict_SetItem(extra, self->s[AS_ATTACHMENT], kind) < 0) goto done;
+    if (!(f.extra = PyDict_New()) || PyDict_SetItem(f.extra, self->s[AS_ATTACHMENT], kind) < 0) goto done;
     if (message) {
-        if (PyDict_SetItem(extra, self->s[AS_CONTEXT], self->s[a->system ? AS_SYSTEM : AS_USER]) < 0) goto done;
-        if (a->side && PyDict_SetItem(extra, self->s[AS_SIDECHAIN], Py_True) < 0) goto done;
-        role = self->shared == Py_None ? Py_NewRef(self->s[AS_USER])
-                                       : Py_XNewRef(PyDict_SetDefault(self->shared, self->s[AS_USER], self->s[AS_USER]));
-        if (!role) goto done;
-        if (!(nblocks = PyLong_FromSsize_t(a->texts))) goto done;
-        if (self->stats) {
-            if (!(chars = PyLong_FromLongLong(a->units))) goto done;
-            if (self->tuples) {
-                kinds = PyTuple_Pack(6, chars, self->zero, self->zero, self->zero, self->zero, self->zero);
-            } else {
-                kinds = self->akinds->tp_alloc(self->akinds, 0);
-                if (kinds) {
-                    PyObject *v[6] = {chars, self->zero, self->zero, self->zero, self->zero, self->zero};
-                    for (int k = 0; k < 6; k++) *(PyObject **)((char *)kinds + self->akoff[k]) = Py_NewRef(v[k]);
-                }
-            }
-            if (!kinds) goto done;
-        }
+        if (PyDict_SetItem(f.extra, self->s[AS_CONTEXT], self->s[a->system ? AS_SYSTEM : AS_USER]) < 0) goto done;
+        if (a->side && PyDict_SetItem(f.extra, self->s[AS_SIDECHAIN], Py_True) < 0) goto done;
+        if (!(f.role = shared_str(self, (cp)"user", 4))) goto done;
+        f.nblocks = a->texts;
+        if (self->stats) f.chars = f.k[0] = a->units;
+        f.empty = !a->visible;
+        f.blank = a->blank;
     }
-    PyObject *v_kind = message ? self->message : self->meta, *v_role = role ? role : Py_None;
-    PyObject *v_nblocks = nblocks ? nblocks : self->zero, *v_chars = chars ? chars : self->zero;
-    PyObject *v_empty = message && !a->visible ? Py_True : Py_False, *v_blank = message && a->blank ? Py_True : Py_False;
-    if (self->tuples) {
-        PyObject *v[25] = {index, no, start, size, self->eol, v_kind, ty, uuid, parent, v_role, Py_None, Py_None, ts,
-                           Py_None, Py_None, Py_None, v_nblocks, v_empty, v_blank, Py_False, v_chars,
-                           kinds ? kinds : Py_None, Py_None, Py_None, extra};
-        out = PyTuple_New(25);
-        if (out)
-            for (int k = 0; k < 25; k++) PyTuple_SET_ITEM(out, k, Py_NewRef(v[k]));
-    } else {
-        PyObject *empty_tuple = PyTuple_New(0);  /* the () singleton */
-        PyObject *v[NFULL];
-        v[F_INDEX] = index; v[F_LINENO] = no; v[F_OFFSET] = start; v[F_LENGTH] = size; v[F_EOL] = self->eol;
-        v[F_KIND] = v_kind; v[F_TYPE] = ty; v[F_ID] = uuid; v[F_PARENT] = parent; v[F_ROLE] = v_role; v[F_TS] = ts;
-        v[F_OBJ] = v[F_BLOCKS] = v[F_M] = v[F_STOP] = v[F_MSG_KEY] = v[F_MODEL] = v[F_USAGE] = Py_None;
-        v[F_CALLS] = v[F_RESULTS] = empty_tuple;
-        v[F_NBLOCKS] = v_nblocks; v[F_EMPTY] = v_empty; v[F_BLANK] = v_blank; v[F_SIGNED] = Py_False;
-        v[F_CHARS] = v_chars; v[F_KINDS] = kinds ? kinds : self->empty; v[F_TOOL_CHARS] = self->empty;
-        v[F_EXTRA] = extra;
-        out = self->afull->tp_alloc(self->afull, 0);
-        if (out)
-            for (int k = 0; k < NFULL; k++) *(PyObject **)((char *)out + self->afoff[k]) = Py_NewRef(v[k]);
-        Py_DECREF(empty_tuple);
-    }
+    out = cf_entry(self, &f, index, no, start, size, ty, uuid, parent, ts);
 done:
     Py_XDECREF(kind);
-    Py_XDECREF(extra);
-    Py_XDECREF(role);
-    Py_XDECREF(nblocks);
-    Py_XDECREF(chars);
-    Py_XDECREF(kinds);
+    cf_clear(&f);
     return out;
 }
 
+/* ---------------------------------------------------------------- prompts, responses, system lines, checkpoints */
+
+#define CL_DECLINE 0
+#define CL_FAIL (-1)
+#define CL_MADE 1
+
+/* whether every character of s is white space (str.isspace, but true of ""), as "not text or text.isspace()" */
+static int all_space(PyObject *s) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+    int kind = PyUnicode_KIND(s);
+    const void *d = PyUnicode_DATA(s);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!Py_UNICODE_ISSPACE(PyUnicode_READ(kind, d, i))) return 0;
+    return 1;
+}
+
+/* a top-level field's value as JSON true (1), false or null or absent (0), anything else (-1: its truth is Python's) */
+static int flag(Att *a, int which) {
+    cp p = a->vs[which];
+    if (!p) return 0;
+    if (*p == 't') return 1;
+    if (*p == 'f' || *p == 'n') return 0;
+    return -1;
+}
+
+/* a top-level field's value as a str (new reference): NULL with *other set when it is no string (or absent); NULL
+ * without it when declined (an escape: *other = -1) or on error (*other = -2) */
+static PyObject *top_str(Att *a, int which, int *other) {
+    cp p = a->vs[which];
+    *other = 0;
+    if (!p || *p != '"') {
+        *other = 1;
+        return NULL;
+    }
+    if (memchr(p, '\\', (size_t)(a->ve[which] - p))) {
+        *other = -1;
+        return NULL;
+    }
+    PyObject *s = PyUnicode_DecodeUTF8((const char *)p + 1, a->ve[which] - p - 2, NULL);
+    if (!s) *other = -2;
+    return s;
+}
+
+/* formats.common.count of a token count: 1 (and *out) unless absurd (0: declined, Python notes it) */
+static int tokens(PyObject *v, long long *out) {
+    *out = 0;
+    if (!v) return 1;
+    if (PyFloat_CheckExact(v)) {
+        double x = PyFloat_AS_DOUBLE(v);
+        if (!(x >= 0 && x <= (double)MAX_COUNT_)) return 0;  /* (NaN fails) */
+        *out = (long long)x;
+        return 1;
+    }
+    if (!PyLong_CheckExact(v)) return 1;
+    return count_(v, out);
+}
+
+/* model.as_text's length: a string's, "" for anything but a non-zero number (declined: str() of it is Python's) */
+static int text_len(PyObject *v, long long *n) {
+    *n = 0;
+    if (v && PyUnicode_Check(v)) {
+        *n = js_len_(v);
+        return 1;
+    }
+    if (v && (PyLong_CheckExact(v) || PyFloat_CheckExact(v))) return PyObject_IsTrue(v) == 0;
+    return 1;
+}
+
+/* one text of a message: counted (with stats) and told visible or blank, as scan_anthropic_blocks does */
+static void text_fact(CF *f, PyObject *text, int stats, Py_ssize_t *visible) {
+    if (stats) {
+        long long n = text ? js_len_(text) : 0;
+        f->chars += n;
+        f->k[0] += n;
+    }
+    if (text && PyUnicode_GET_LENGTH(text) && !all_space(text)) (*visible)++;
+    else f->blank = 1;
+}
+
+/* a call or a result: (idx, id, name, problem, chars) appended to *list (made on first use) */
+static int add_item(PyObject **list, Py_ssize_t i, PyObject *id, PyObject *name, PyObject *problem, long long chars) {
+    if (!*list && !(*list = PyList_New(0))) return -1;
+    PyObject *idx = PyLong_FromSsize_t(i), *n = idx ? PyLong_FromLongLong(chars) : NULL;
+    PyObject *t = n ? PyTuple_Pack(5, idx, id, name, problem, n) : NULL;
+    Py_XDECREF(idx);
+    Py_XDECREF(n);
+    if (!t) return -1;
+    int r = PyList_Append(*list, t);
+    Py_DECREF(t);
+    return r;
+}
+
+/* scan_anthropic_blocks over a message's content list; role: 0 user, 1 assistant, 2 toolResult */
+static int blocks_facts(Meta *self, PyObject *content, int role, CF *f) {
+    ClaudeParts *c = self->cl;
+    int stats = self->stats;
+    Py_ssize_t visible = 0, n = PyList_GET_SIZE(content);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *b = PyList_GET_ITEM(content, i);
+        if (!PyDict_Check(b)) continue;
+        PyObject *t = get(b, c->s[C_TYPE]);
+        if (t && !PyUnicode_CheckExact(t)) t = NULL;
+        if (is(t, "text")) {
+            PyObject *text = get(b, c->s[C_TEXT]);
+            text_fact(f, text && PyUnicode_Check(text) ? text : NULL, stats, &visible);
+        } else if (is(t, "thinking") || is(t, "redacted_thinking")) {
+            int redacted = is(t, "redacted_thinking");
+            if (stats && role == 1 && !redacted) {
+                long long m;
+                if (!text_len(get(b, c->s[C_THINKING]), &m)) return CL_DECLINE;
+                f->chars += m;
+                f->k[1] += m;
+            }
+            PyObject *sig = get(b, c->s[C_SIGNATURE]), *tsig = get(b, c->s[C_THINKING_SIG]);
+            int s1 = sig ? PyObject_IsTrue(sig) : 0, s2 = !s1 && tsig ? PyObject_IsTrue(tsig) : 0;
+            if (s1 < 0 || s2 < 0) return CL_FAIL;
+            if (s1 || s2 || redacted) f->signed_ = 1;
+            visible++;
+        } else if (is(t, "tool_use") || is(t, "toolCall") || is(t, "toolUse") || is(t, "functionCall")
+                   || is(t, "tool_call") || is(t, "function_call")) {
+            int has = PyDict_Contains(b, c->s[C_INPUT]);
+            if (has < 0) return CL_FAIL;
+            PyObject *key = c->s[has ? C_INPUT : C_ARGUMENTS];
+            PyObject *name = get(b, c->s[C_NAME]), *cid = get(b, c->s[C_ID]);
+            if (!name || !PyUnicode_Check(name)) name = c->s[C_EMPTY_STR];
+            if (!cid || !PyUnicode_Check(cid)) cid = c->s[C_EMPTY_STR];
+            long long chars = 0;
+            if (stats) {
+                PyObject *args = get(b, key);
+                PyObject *r = PyObject_CallOneArg(c->args_chars, args ? args : Py_None);
+                if (!r) return CL_FAIL;
+                chars = PyLong_AsLongLong(r);
+                Py_DECREF(r);
+                if (chars == -1 && PyErr_Occurred()) return CL_FAIL;
+                chars += js_len_(name);
+            }
+            PyObject *problem = PyObject_CallFunctionObjArgs(c->call_problem, b, key, NULL);
+            if (!problem) return CL_FAIL;
+            PyObject *sid = share(self->shared, cid), *sname = sid ? share(self->shared, name) : NULL;
+            int r = sname ? add_item(&f->calls, i, sid, sname, problem, chars) : -1;
+            Py_DECREF(problem);
+            Py_XDECREF(sid);
+            Py_XDECREF(sname);
+            if (r < 0) return CL_FAIL;
+            f->chars += chars;
+            f->k[2] += chars;
+            visible++;
+        } else if (is(t, "tool_result")) {
+            PyObject *rid = get(b, c->s[C_TOOL_USE_ID]);
+            if (!rid || !PyUnicode_Check(rid)) rid = c->s[C_EMPTY_STR];
+            long long text = 0, images = 0;
+            if (stats) {  /* result_content_chars */
+                PyObject *rc = get(b, c->s[C_CONTENT]);
+                if (rc && PyUnicode_Check(rc)) {
+                    text = js_len_(rc);
+                } else if (rc && PyList_Check(rc)) {
+                    for (Py_ssize_t j = 0; j < PyList_GET_SIZE(rc); j++) {
+                        PyObject *x = PyList_GET_ITEM(rc, j);
+                        if (!PyDict_Check(x)) continue;
+                        PyObject *xt = get(x, c->s[C_TYPE]);
+                        if (xt && PyUnicode_Check(xt) && PyUnicode_CompareWithASCIIString(xt, "text") == 0) {
+                            long long m;
+                            if (!text_len(get(x, c->s[C_TEXT]), &m)) return CL_DECLINE;
+                            text += m;
+                        } else if (xt && PyUnicode_Check(xt) && PyUnicode_CompareWithASCIIString(xt, "image") == 0) {
+                            images++;
+                        }
+                    }
+                }
+            }
+            long long chars = text + images * c->image_chars;
+            PyObject *err = get(b, c->s[C_IS_ERROR]);
+            int is_error = err ? PyObject_IsTrue(err) : 0;
+            if (is_error < 0) return CL_FAIL;
+            PyObject *sid = share(self->shared, rid);
+            int r = sid ? add_item(&f->results, i, sid, Py_None, is_error ? Py_True : Py_False, chars) : -1;
+            Py_XDECREF(sid);
+            if (r < 0) return CL_FAIL;
+            f->chars += chars;
+            f->k[3] += text;
+            f->k[4] += images * c->image_chars;
+            visible++;
+        } else if (is(t, "image")) {
+            if (stats && role == 2) {
+                f->chars += c->image_chars;
+                f->k[4] += c->image_chars;
+            }
+            visible++;
+        } else {
+            visible++;
+        }
+    }
+    f->nblocks = n;
+    f->empty = visible == 0;
+    return CL_MADE;
+}
+
+/* normalize's reading of a prompt or response line whose message is the dict m */
+static int message_facts(Meta *self, int assistant, PyObject *ty, PyObject *m, Att *a, CF *f) {
+    ClaudeParts *c = self->cl;
+    int stats = self->stats;
+    PyObject *content = get(m, c->s[C_CONTENT]);
+    f->kind = self->message;
+    f->role = Py_NewRef(ty);  /* (the line's type, shared) */
+    int r;
+    int role = assistant ? 1 : 0;
+    if (content && PyUnicode_Check(content)) {
+        Py_ssize_t visible = 0;
+        text_fact(f, content, stats, &visible);
+        f->nblocks = 1;
+        f->empty = visible == 0;
+    } else if (content && PyList_Check(content)) {
+        if (!assistant) {  /* _has_results */
+            for (Py_ssize_t i = 0; i < PyList_GET_SIZE(content); i++) {
+                PyObject *b = PyList_GET_ITEM(content, i);
+                if (PyDict_Check(b) && is(get(b, c->s[C_TYPE]), "tool_result")) { role = 2; break; }
+            }
+        }
+        if ((r = blocks_facts(self, content, role, f)) != CL_MADE) return r;
+    } else {
+        f->empty = 1;
+    }
+    int summary = flag(a, A_COMPACT_SUMMARY), side = a->odd ? -1 : a->side, meta = flag(a, A_IS_META);
+    if (summary < 0 || side < 0 || meta < 0) return CL_DECLINE;
+    PyObject *keys[7], *vals[7];
+    int nx = 0;
+    if (summary) { keys[nx] = c->s[C_COMPACT_SUMMARY]; vals[nx++] = Py_True; }
+    if (side) { keys[nx] = c->s[C_SIDECHAIN]; vals[nx++] = Py_True; }
+    if (meta) { keys[nx] = c->s[C_IS_META]; vals[nx++] = Py_True; }
+    if (assistant && content && PyList_CheckExact(content) && PyList_GET_SIZE(content) == 0) {
+        keys[nx] = c->s[C_NO_CONTENT]; vals[nx++] = Py_True;
+    }
+    if (!assistant && !f->results && content) {  /* _interrupt_marker */
+        PyObject *x = content;
+        if (PyList_Check(x) && PyList_GET_SIZE(x) == 1 && PyDict_Check(PyList_GET_ITEM(x, 0))
+            && is(get(PyList_GET_ITEM(x, 0), c->s[C_TYPE]), "text"))
+            x = get(PyList_GET_ITEM(x, 0), c->s[C_TEXT]);
+        if (x && PyUnicode_Check(x)) {
+            int in = PySequence_Contains(c->interrupts, x);
+            if (in < 0) return CL_FAIL;
+            if (in) { keys[nx] = c->s[C_INTERRUPT]; vals[nx++] = Py_True; }
+        }
+    }
+    if (assistant) {
+        PyObject *stop = get(m, c->s[C_STOP_REASON]), *model = get(m, c->s[C_MODEL]);
+        if (stop && PyUnicode_Check(stop)) {
+            PyObject *mapped = PyDict_GetItemWithError(c->stop_map, stop);
+            if (!mapped && PyErr_Occurred()) return CL_FAIL;
+            if (!(f->stop = share(self->shared, mapped ? mapped : stop))) return CL_FAIL;
+        }
+        int synthetic = model && PyUnicode_Check(model) && PyUnicode_CompareWithASCIIString(model, "<synthetic>") == 0;
+        cp api = a->vs[A_API_ERROR];
+        if (api && *api == 't' && synthetic) {  /* the client's own error line (isApiErrorMessage is True) */
+            Py_XSETREF(f->stop, share(self->shared, c->s[C_ERROR]));
+            if (!f->stop) return CL_FAIL;
+            keys[nx] = c->s[C_API_ERROR]; vals[nx++] = Py_True;
+        }
+        if (model && PyUnicode_Check(model) && !(f->model = share(self->shared, model))) return CL_FAIL;
+        PyObject *mid = get(m, c->s[C_ID]);
+        if (mid && PyUnicode_Check(mid)) {
+            int other;
+            PyObject *rid = top_str(a, A_REQUEST_ID, &other);
+            if (!rid && other < 0) return other == -1 ? CL_DECLINE : CL_FAIL;
+            f->msg_key = PyUnicode_FromFormat("%U|%U", mid, rid ? rid : c->s[C_EMPTY_STR]);
+            Py_XDECREF(rid);
+            if (!f->msg_key) return CL_FAIL;
+        }
+        PyObject *us = stats ? get(m, c->s[C_USAGE]) : NULL;
+        if (us && PyDict_Check(us) && !synthetic) {
+            static const int keys_[4] = {C_IN_TOKENS, C_OUT_TOKENS, C_CACHE_READ, C_CACHE_CREATION};
+            for (int k = 0; k < 4; k++)
+                if (!tokens(get(us, c->s[keys_[k]]), &f->usage[k])) return CL_DECLINE;
+            f->has_usage = 1;
+            f->placeholder = !stop || stop == Py_None;
+        }
+    }
+    PyObject *src = NULL;
+    if (f->results) {
+        int other;
+        src = top_str(a, A_SOURCE, &other);
+        if (!src && other < 0) return other == -1 ? CL_DECLINE : CL_FAIL;
+        if (src) { keys[nx] = c->s[C_SOURCE]; vals[nx++] = src; }
+    }
+    if (nx) {
+        f->extra = PyDict_New();
+        for (int k = 0; f->extra && k < nx; k++)
+            if (PyDict_SetItem(f->extra, keys[k], vals[k]) < 0) Py_CLEAR(f->extra);
+    }
+    Py_XDECREF(src);
+    return nx && !f->extra ? CL_FAIL : CL_MADE;
+}
+
+/* the entry normalize makes of a prompt, response, system or last-prompt line (a new reference), None when declined */
+static PyObject *claude_entry(Meta *self, int lt, Att *a, PyObject *index, PyObject *no, PyObject *start, PyObject *size,
+                              PyObject *ty, PyObject *uuid, PyObject *parent, PyObject *ts) {
+    ClaudeParts *c = self->cl;
+    CF f = {0};
+    f.kind = self->meta;
+    int r = CL_MADE, other;
+    if (lt == LT_SYSTEM) {  /* (a compact boundary is left to the Python) */
+        PyObject *sub = top_str(a, A_SUBTYPE, &other);
+        if (!sub && (other < 0 || (a->vs[A_SUBTYPE] && *a->vs[A_SUBTYPE] != 'n'))) {
+            r = other == -2 ? CL_FAIL : CL_DECLINE;
+        } else if (sub && PyUnicode_CompareWithASCIIString(sub, "compact_boundary") == 0) {
+            r = CL_DECLINE;
+        } else if (!(f.extra = PyDict_New()) || PyDict_SetItem(f.extra, c->s[C_SUBTYPE], sub ? sub : Py_None) < 0) {
+            r = CL_FAIL;
+        }
+        Py_XDECREF(sub);
+    } else if (lt == LT_LAST_PROMPT) {
+        if (a->vs[A_LEAF]) {
+            PyObject *leaf = top_str(a, A_LEAF, &other);
+            if (!leaf && other < 0) {
+                r = other == -2 ? CL_FAIL : CL_DECLINE;
+            } else {
+                PyObject *sl = leaf ? share(self->shared, leaf) : Py_NewRef(Py_None);
+                PyObject *explicit_ = a->vs[A_EXPLICIT] && *a->vs[A_EXPLICIT] == 't' ? Py_True : Py_False;
+                if (!sl || !(f.extra = PyDict_New()) || PyDict_SetItem(f.extra, c->s[C_LEAF], sl) < 0
+                    || PyDict_SetItem(f.extra, c->s[C_EXPLICIT], explicit_) < 0)
+                    r = CL_FAIL;
+                Py_XDECREF(sl);
+            }
+            Py_XDECREF(leaf);
+        }
+    } else if (a->vs[A_MESSAGE] && *a->vs[A_MESSAGE] == '{') {  /* a prompt or response: its message parsed alone */
+        PyObject *view = PyMemoryView_FromMemory((char *)a->vs[A_MESSAGE], a->ve[A_MESSAGE] - a->vs[A_MESSAGE], PyBUF_READ);
+        PyObject *m = view ? PyObject_CallOneArg(c->loads, view) : NULL;
+        Py_XDECREF(view);
+        if (!m) {
+            if (view && PyErr_ExceptionMatches(PyExc_ValueError)) {  /* not JSON to orjson (deep, a huge number) */
+                PyErr_Clear();
+                r = CL_DECLINE;
+            } else {
+                r = CL_FAIL;
+            }
+        } else {
+            r = PyDict_Check(m) ? message_facts(self, lt == LT_ASSISTANT, ty, m, a, &f) : CL_DECLINE;
+            Py_DECREF(m);
+        }
+    }  /* (else: a prompt or response without a message object: a metadata entry) */
+    PyObject *out = r == CL_MADE ? cf_entry(self, &f, index, no, start, size, ty, uuid, parent, ts)
+                                 : r == CL_DECLINE ? Py_NewRef(Py_None) : NULL;
+    cf_clear(&f);
+    return out;
+}

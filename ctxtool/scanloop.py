@@ -28,14 +28,15 @@ from . import formats
 from .errors import InputError, unexpected
 from .formats.common import parse_ts
 from .jsonl import BOM, Line, open_binary, parse
-from .model import (BOUNDARY, COMPACTION, EMPTY, MESSAGE, META, PLAIN, Call, Entry, FullEntry, Kinds, Result, Usage, _More,
+from .model import (BOUNDARY, COMPACTION, EMPTY, IMAGE_CHARS, MESSAGE, META, PLAIN, Call, Entry, FullEntry, Kinds, Result, Usage, _More,
                     full_entry, small_entry, parent_of)
 
 ENV_LAZY = "CTXTOOL_LAZY_DECODE"  # "0": always parse whole lines with orjson (the Claude Code metadata lines too)
 # "0": every line read in Python even where the C part (ctxtool._scan) is built: the reference the tests compare with
 ENV_NATIVE = "CTXTOOL_NATIVE"
-# "0": the C part leaves a Claude Code file's attachment lines to Python (the other lines as before): for A/B measures
-ENV_NATIVE_ATTACHMENTS = "CTXTOOL_NATIVE_ATTACHMENTS"
+# "0": the C part leaves the lines of a Claude Code file that normalize reads whole (attachments, prompts, responses,
+# system lines, checkpoints) to Python, and takes only the metadata lines: for A/B measures
+ENV_NATIVE_MESSAGES = "CTXTOOL_NATIVE_MESSAGES"
 
 
 @dataclass(slots=True)
@@ -339,12 +340,23 @@ def _codex_taker(c, into, shared, taken, tuples, stats, sizes=None):
 
 
 def meta_reader(c, fmt, into: list, shared: dict | None, sizes: dict, tuples: bool = False, stats: bool = True):
-    """The C part's ``Meta``: it takes the metadata lines it is sure of, and a Claude Code file's attachment lines
-    (``formats.claude._attachment``: their entry is a FullEntry, made with ``stats`` as ``normalize`` makes it)."""
-    if getattr(fmt, "NAME", None) == "claude" and os.environ.get(ENV_NATIVE_ATTACHMENTS, "1") != "0":
+    """The C part's ``Meta``: it takes the metadata lines it is sure of, and of a Claude Code file the lines ``normalize``
+    reads whole that it is sure of (attachments, prompts, responses, system lines, checkpoints: a FullEntry each, made
+    with ``stats`` as ``normalize``, ``share_strings`` and ``release()`` make it; ``ctxtool/_scan_claude.c``)."""
+    if getattr(fmt, "NAME", None) == "claude" and os.environ.get(ENV_NATIVE_MESSAGES, "1") != "0":
         return c.Meta(into, shared, sizes, tuple(fmt.FULL_TYPES), parse_ts, META, Entry, PLAIN, tuples,
-                      full=FullEntry, kinds=Kinds, message=MESSAGE, empty=EMPTY, stats=stats)
+                      full=FullEntry, kinds=Kinds, message=MESSAGE, empty=EMPTY, stats=stats, claude=_claude_parts(fmt))
     return c.Meta(into, shared, sizes, tuple(fmt.FULL_TYPES), parse_ts, META, Entry, PLAIN, tuples)
+
+
+def _claude_parts(fmt) -> dict:
+    """What the C part reads Claude Code's prompts and responses with: the classes of what it makes, and the Python it
+    calls for a tool call's arguments and problem (``formats.common``), as ``normalize`` does."""
+    from .formats.common import args_chars, call_problem
+
+    return {"call": Call, "result": Result, "usage": Usage, "args_chars": args_chars, "call_problem": call_problem,
+            "loads": orjson.loads, "stop_map": dict(fmt.STOP_MAP), "interrupts": tuple(fmt.INTERRUPT_TEXTS),
+            "image_chars": IMAGE_CHARS}
 
 
 # ----------------------------------------------------------------------------- the hot loop

@@ -7,6 +7,7 @@ timestamps are ``datetime.fromisoformat(...).timestamp()``, and its ``Reader`` g
 
 from __future__ import annotations
 
+import copy
 import glob
 import io
 import json
@@ -113,11 +114,11 @@ def py_entry(raw: bytes, no: int, stats: bool = True):
     if reason is not None or type(obj) is not dict:
         return None
     ty = obj.get("type")
-    if ty == "attachment":  # normalized, then released with its strings shared, as the index's entries are
+    if type(ty) is not str:
+        return None
+    if ty in FMT.FULL_TYPES:  # normalized, then released with its strings shared, as the index's entries are
         e = scanloop.released_entry(FMT, None, obj, no - 1, no, 1000 + no, len(raw) - 1, b"\n", stats, {})
         return fields(e)
-    if type(ty) is not str or ty in FMT.FULL_TYPES:
-        return None
     e = scanloop.meta_entry(no - 1, no, 1000 + no, len(raw) - 1, b"\n", ty, obj.get("uuid"), obj.get("parentUuid"),
                             obj.get("timestamp"), {})
     return fields(e)
@@ -170,7 +171,7 @@ def _meta_line(**fields) -> bytes:
     (_meta_line(timestamp="2025-06-01T10:00:00+02:00"), True),  # parse_ts reads it
     (_meta_line(timestamp="2024-02-30T10:00:00.000Z"), True),  # no such day: parse_ts says None
     (_meta_line(timestamp="yesterday"), True),
-    (_meta_line(type="user"), False),
+    (_meta_line(type="user"), True),  # a prompt line without a message: a metadata entry
     (_meta_line(type="attachment"), True),  # an attachment line (read below)
     (_meta_line(type=None), False),
     (_meta_line(type=...), False),
@@ -270,7 +271,9 @@ def test_the_reader_gives_the_lines_python_does(seed):
 
 
 def test_the_reader_takes_metadata_lines_and_counts_them():
-    lines = [_meta_line(uuid=f"u{i}") if i % 3 else _meta_line(type="user", uuid=f"u{i}") for i in range(30)]
+    # (a compact boundary is left to the Python)
+    lines = [_meta_line(uuid=f"u{i}") if i % 3 else _meta_line(type="system", subtype="compact_boundary", uuid=f"u{i}")
+             for i in range(30)]
     data = b"".join(lines)
     into: list = []
     r = _scan.Reader(io.BytesIO(data), 0, None)
@@ -559,10 +562,88 @@ def test_attachment_text_lengths_and_white_space(content, chars, empty, blank):
     assert (e["chars"], e["empty"], e["blank_text"], e["kind"]) == (chars, empty, blank, "message")
 
 
-def test_a_helpers_attachment_tuples_and_a_streaming_pass_entries_are_pythons():
+# ----------------------------------------------------------- prompts, responses, system lines, checkpoints
+
+WHOLE = [l if l.endswith(b"\n") else l + b"\n" for l in CLAUDE_LINES
+         if any(b'"type":"%s"' % t.encode() in l for t in ("user", "assistant", "system", "last-prompt"))]
+VALUES = [None, True, False, 0, 1, -1, 7.5, 1e300, 2 ** 53, 2 ** 70, "", " ", "\u3000", "text", "tool_use", "tool_result",
+          "thinking", "redacted_thinking", "image", "toolCall", "end_turn", "tool_use", "<synthetic>", "é😀", "[Request interrupted by user]",
+          "compact_boundary", [], {}, [1], {"a": 1}, [{"type": "text", "text": "x"}], [{"type": "image"}],
+          [{"type": "text", "text": 5}], {"type": "text", "text": ""}, {"type": "tool_use", "id": "t", "name": "Bash",
+          "input": {"x": 1.5, "y": [2 ** 60, "é"]}}, {"type": "tool_result", "tool_use_id": "t", "content": 3}]
+KEYS = ["content", "type", "text", "thinking", "signature", "input", "arguments", "name", "id", "tool_use_id", "is_error",
+        "stop_reason", "model", "usage", "input_tokens", "cache_read_input_tokens", "isSidechain", "isMeta",
+        "isCompactSummary", "isApiErrorMessage", "requestId", "sourceToolUseID", "subtype", "leafUuid", "explicit", "message"]
+
+
+def _containers(v, out):
+    if isinstance(v, dict):
+        out.append(v)
+        for x in v.values():
+            _containers(x, out)
+    elif isinstance(v, list):
+        out.append(v)
+        for x in v:
+            _containers(x, out)
+    return out
+
+
+def _whole_line(rng: random.Random) -> bytes:
+    """A recorded prompt, response, system or checkpoint line with one to three of its values (at any depth) given
+    another value or removed, or a key the reading looks at added."""
+    obj = orjson.loads(rng.choice(WHOLE))
+    for _ in range(rng.randint(1, 3)):
+        place = rng.choice(_containers(obj, []))
+        value = copy.deepcopy(rng.choice(VALUES))
+        if isinstance(place, list):
+            if place and rng.random() < 0.8:
+                place[rng.randrange(len(place))] = value
+            else:
+                place.append(value)
+        elif place and rng.random() < 0.6:
+            key = rng.choice(list(place))
+            if rng.random() < 0.2:
+                del place[key]
+            else:
+                place[key] = value
+        else:
+            place[rng.choice(KEYS)] = value
+    return json.dumps(obj, ensure_ascii=rng.random() < 0.3, separators=(",", ":")).encode() + b"\n"
+
+
+def test_recorded_prompts_and_responses_are_taken_and_read_as_python_reads_them():
+    assert len(WHOLE) > 100
+    for stats in (True, False):
+        taken = 0
+        for no, raw in enumerate(WHOLE, 1):
+            (c,) = c_entries([raw], no, stats)
+            if c is not None:
+                taken += 1
+                assert c == py_entry(raw, no, stats), raw[:300]
+            else:  # what it leaves: compact boundaries (and lines with escapes in the fields it reads as bytes)
+                assert b'"compact_boundary"' in raw or b"\\" in raw, raw[:300]
+        assert taken > 0.9 * len(WHOLE)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_prompt_and_response_variants_are_declined_or_read_as_python_reads_them(seed):
+    rng = random.Random(500 + seed)
+    lines = []
+    for _ in range(1500):
+        lines.append(_whole_line(rng))
+    taken = 0
+    for stats in (True, False):
+        for no, (raw, c) in enumerate(zip(lines, c_entries(lines, 1, stats)), 1):
+            if c is not None:
+                taken += 1
+                assert c == py_entry(raw, no, stats), raw[:400]
+    assert taken > 1500
+
+
+def test_a_helpers_tuples_and_a_streaming_pass_entries_are_pythons():
     from ctxtool.model import entry_to_tuple
     rng = random.Random(9)
-    lines = ATTACHMENTS + [_attachment_line(rng) for _ in range(300)]
+    lines = ATTACHMENTS + WHOLE + [_attachment_line(rng) for _ in range(300)] + [_whole_line(rng) for _ in range(300)]
     tuples: list = []
     meta = scanloop.meta_reader(_scan, FMT, tuples, {}, {}, tuples=True)
     streamed: list = []
@@ -570,6 +651,8 @@ def test_a_helpers_attachment_tuples_and_a_streaming_pass_entries_are_pythons():
     compared = 0
     for no, raw in enumerate(lines, 1):
         obj, reason = parse(Line(no, 0, raw, b"\n"))
+        if reason is not None or type(obj) is not dict or type(obj.get("type")) is not str or obj["type"] not in FMT.FULL_TYPES:
+            continue  # (a metadata line's tuple is another: test_which_metadata_lines_it_takes)
         tuples.clear()
         streamed.clear()
         if not meta.line(raw, no, 1000 + no, None):
@@ -581,4 +664,45 @@ def test_a_helpers_attachment_tuples_and_a_streaming_pass_entries_are_pythons():
         streamed[0].index = 0
         assert fields(streamed[0]) == fields(want)
         compared += 1
-    assert compared > 250
+    assert compared > 700
+
+
+def _message_line(ty: str, content, **top) -> bytes:
+    line = {"parentUuid": "p", "type": ty, "uuid": "u", "timestamp": "2026-01-01T00:00:00.000Z",
+            "message": {"role": ty, "content": content, **({"id": "m", "model": "claude-x", "stop_reason": "end_turn",
+                                                             "usage": {"input_tokens": 3, "output_tokens": 2}}
+                                                            if ty == "assistant" else {})}, **top}
+    return json.dumps(line, ensure_ascii=False).encode() + b"\n"
+
+
+RESULT = [{"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "ok"}, {"type": "image"}]}]
+
+
+@pytest.mark.parametrize("line", [
+    _message_line("user", [{"type": "thinking", "thinking": "hmm", "signature": ""}]),  # a prompt's thinking: not counted
+    _message_line("assistant", [{"type": "thinking", "thinking": "hmm", "signature": ""}]),
+    _message_line("assistant", [{"type": "thinking", "thinking": "hmm", "thinkingSignature": "s"}]),
+    _message_line("assistant", [{"type": "thinking", "thinking": 0}, {"type": "redacted_thinking", "data": "x"}]),
+    _message_line("user", RESULT, sourceToolUseID="t1"),
+    _message_line("user", RESULT, sourceToolUseID=7),
+    _message_line("user", RESULT + [{"type": "image"}]),  # an image beside a result: 4,800 characters
+    _message_line("user", [{"type": "image"}]),  # in a prompt: none
+    _message_line("user", "[Request interrupted by user]"),
+    _message_line("user", [{"type": "text", "text": "[Request interrupted by user for tool use]"}]),
+    _message_line("assistant", [], isApiErrorMessage=True),
+    _message_line("assistant", [{"type": "tool_use", "id": " ", "name": "b@d", "input": {"x": [1.5, 2e-7, 10 ** 21]}}]),
+    _message_line("assistant", [{"type": "tool_use", "id": "t", "name": "Bash", "arguments": "{}", "partialJson": "{"}]),
+])
+def test_prompt_and_response_fields_as_python_reads_them(line):
+    for stats in (True, False):
+        (c,) = c_entries([line], 1, stats)
+        assert c is not None and c == py_entry(line, 1, stats)
+
+
+def test_what_a_prompt_or_response_line_it_declines_holds():
+    for line in (_message_line("user", RESULT, sourceToolUseID="t\\u0031"),  # an escape in a field read as bytes
+                 _message_line("assistant", [], requestId="r\\u0031"),
+                 _message_line("user", "x", isMeta=1),  # a truth of Python's
+                 _message_line("assistant", [{"type": "thinking", "thinking": 5}]),  # str() of a number
+                 _message_line("assistant", "x").replace(b'"input_tokens": 3', b'"input_tokens": -3')):  # noted absurd
+        assert c_entries([line]) == [None], line
