@@ -11,6 +11,9 @@
  * (``YYYY-MM-DDTHH:MM:SS[.fff|.ffffff]Z``: others go to ``parse_ts``); a lone surrogate escape
  * anywhere; nesting deeper than MAX_DEPTH; a line ending other than "\n"; and anything invalid.
  * So an accepted line's entry is the one the Python loop makes (tests/test_native_scan.py).
+ *
+ * Given ``full`` (and ``claude``), Meta takes a Claude Code file's other lines too, those normalize reads whole
+ * (attachments, prompts, responses, system lines, checkpoints): ``_scan_claude.c``.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
