@@ -68,6 +68,29 @@ static inline int utf8_seq(cp p, cp end) {
     return 0;
 }
 
+/* A \\uXXXX escape at p (its backslash), with the low surrogate's escape after a high one: the position past it, and
+ * the code point (>= 0x10000 for a pair); NULL when invalid or a lone surrogate (declined). */
+static inline cp u_escape(cp p, cp end, unsigned *out) {
+    if (end - p < 6) return NULL;
+    int a = hexval(p[2]), b = hexval(p[3]), c2 = hexval(p[4]), d = hexval(p[5]);
+    if ((a | b | c2 | d) < 0) return NULL;
+    unsigned u = (unsigned)(a << 12 | b << 8 | c2 << 4 | d);
+    p += 6;
+    if (u >= 0xD800 && u <= 0xDBFF) {  /* a high surrogate: a low one must follow */
+        if (end - p < 6 || p[0] != '\\' || p[1] != 'u') return NULL;
+        a = hexval(p[2]); b = hexval(p[3]); c2 = hexval(p[4]); d = hexval(p[5]);
+        if ((a | b | c2 | d) < 0) return NULL;
+        unsigned l = (unsigned)(a << 12 | b << 8 | c2 << 4 | d);
+        if (l < 0xDC00 || l > 0xDFFF) return NULL;
+        u = 0x10000 + ((u - 0xD800) << 10) + (l - 0xDC00);
+        p += 6;
+    } else if (u >= 0xDC00 && u <= 0xDFFF) {
+        return NULL;
+    }
+    *out = u;
+    return p;
+}
+
 #define ONES 0x0101010101010101ULL
 #define HIGHS 0x8080808080808080ULL
 
@@ -101,21 +124,8 @@ static cp scan_string(cp p, cp end, int *esc) {
                 p += 2;
                 continue;
             }
-            if (e != 'u' || end - p < 6) return NULL;
-            int a = hexval(p[2]), b = hexval(p[3]), c2 = hexval(p[4]), d = hexval(p[5]);
-            if ((a | b | c2 | d) < 0) return NULL;
-            unsigned u = (unsigned)(a << 12 | b << 8 | c2 << 4 | d);
-            p += 6;
-            if (u >= 0xD800 && u <= 0xDBFF) {  /* a high surrogate: a low one must follow */
-                if (end - p < 6 || p[0] != '\\' || p[1] != 'u') return NULL;
-                a = hexval(p[2]); b = hexval(p[3]); c2 = hexval(p[4]); d = hexval(p[5]);
-                if ((a | b | c2 | d) < 0) return NULL;
-                unsigned l = (unsigned)(a << 12 | b << 8 | c2 << 4 | d);
-                if (l < 0xDC00 || l > 0xDFFF) return NULL;
-                p += 6;
-            } else if (u >= 0xDC00 && u <= 0xDFFF) {
-                return NULL;
-            }
+            unsigned u;
+            if (e != 'u' || !(p = u_escape(p, end, &u))) return NULL;
             continue;
         }
         if (c >= 0x80) {

@@ -52,22 +52,11 @@ static cp scan_text(cp p, cp end, long long *units, int *white) {
                 p += 2;
                 continue;
             }
-            if (e != 'u' || end - p < 6) return NULL;
-            int a = hexval(p[2]), b = hexval(p[3]), c2 = hexval(p[4]), d = hexval(p[5]);
-            if ((a | b | c2 | d) < 0) return NULL;
-            unsigned u = (unsigned)(a << 12 | b << 8 | c2 << 4 | d);
-            p += 6;
-            if (u >= 0xD800 && u <= 0xDBFF) {  /* a high surrogate: a low one must follow (one character, 2 units) */
-                if (end - p < 6 || p[0] != '\\' || p[1] != 'u') return NULL;
-                a = hexval(p[2]); b = hexval(p[3]); c2 = hexval(p[4]); d = hexval(p[5]);
-                if ((a | b | c2 | d) < 0) return NULL;
-                unsigned l = (unsigned)(a << 12 | b << 8 | c2 << 4 | d);
-                if (l < 0xDC00 || l > 0xDFFF) return NULL;
-                p += 6;
+            unsigned u;
+            if (e != 'u' || !(p = u_escape(p, end, &u))) return NULL;
+            if (u >= 0x10000) {  /* a pair: one character, 2 units */
                 n += 2;
                 w = 0;
-            } else if (u >= 0xDC00 && u <= 0xDFFF) {
-                return NULL;
             } else {
                 n++;
                 if (w && !is_space_cp(u)) w = 0;
@@ -329,6 +318,15 @@ static ClaudeParts *claude_parts(PyObject *d) {
     return c;
 }
 
+/* the tuple of ``v`` (a helper's part sends these), or an object of the slotted class ``cls`` holding them */
+static PyObject *tuple_or_slotted(int tuples, PyTypeObject *cls, const Py_ssize_t *off, int n, PyObject *const *v) {
+    if (!tuples) return slotted(cls, off, n, v);
+    PyObject *t = PyTuple_New(n);
+    if (t)
+        for (int k = 0; k < n; k++) PyTuple_SET_ITEM(t, k, Py_NewRef(v[k]));
+    return t;
+}
+
 /* the entry of a line (a FullEntry, or model.entry_to_tuple's tuple of it with ``tuples``): ``f`` and the line's own
  * fields, as model.full_entry, normalize, share_strings and release leave it */
 static PyObject *cf_entry(Meta *self, CF *f, PyObject *index, PyObject *no, PyObject *start, PyObject *size,
@@ -342,13 +340,7 @@ static PyObject *cf_entry(Meta *self, CF *f, PyObject *index, PyObject *no, PyOb
         PyObject *v[6] = {NULL, NULL, NULL, NULL, NULL, self->zero};
         int ok = 1;
         for (int k = 0; k < 5; k++) ok = ok && (v[k] = PyLong_FromLongLong(f->k[k]));
-        if (ok) {
-            if (tuples) {
-                kinds = PyTuple_Pack(6, v[0], v[1], v[2], v[3], v[4], v[5]);
-            } else if ((kinds = self->akinds->tp_alloc(self->akinds, 0))) {
-                for (int k = 0; k < 6; k++) *(PyObject **)((char *)kinds + self->akoff[k]) = Py_NewRef(v[k]);
-            }
-        }
+        if (ok) kinds = tuple_or_slotted(tuples, self->akinds, self->akoff, 6, v);
         for (int k = 0; k < 5; k++) Py_XDECREF(v[k]);
         if (!kinds) goto done;
     }
@@ -359,11 +351,9 @@ static PyObject *cf_entry(Meta *self, CF *f, PyObject *index, PyObject *no, PyOb
         if (!t) goto done;
         if (!tuples) {
             for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(t); j++) {
-                PyTypeObject *cls = r ? c->result : c->call;
-                PyObject *o = cls->tp_alloc(cls, 0), *item = PyTuple_GET_ITEM(t, j);
+                PyObject *item = PyTuple_GET_ITEM(t, j);
+                PyObject *o = slotted(r ? c->result : c->call, r ? c->roff : c->coff, 5, &PyTuple_GET_ITEM(item, 0));
                 if (!o) { Py_DECREF(t); goto done; }
-                for (int k = 0; k < 5; k++)
-                    *(PyObject **)((char *)o + (r ? c->roff : c->coff)[k]) = Py_NewRef(PyTuple_GET_ITEM(item, k));
                 PyTuple_SET_ITEM(t, j, o);
                 Py_DECREF(item);
             }
@@ -375,13 +365,7 @@ static PyObject *cf_entry(Meta *self, CF *f, PyObject *index, PyObject *no, PyOb
         PyObject *v[6] = {NULL, NULL, NULL, NULL, self->zero, f->placeholder ? Py_True : Py_False};
         int ok = 1;
         for (int k = 0; k < 4; k++) ok = ok && (v[k] = PyLong_FromLongLong(f->usage[k]));
-        if (ok) {
-            if (tuples) {
-                usage = PyTuple_Pack(6, v[0], v[1], v[2], v[3], v[4], v[5]);
-            } else if ((usage = c->usage->tp_alloc(c->usage, 0))) {
-                for (int k = 0; k < 6; k++) *(PyObject **)((char *)usage + c->uoff[k]) = Py_NewRef(v[k]);
-            }
-        }
+        if (ok) usage = tuple_or_slotted(tuples, c->usage, c->uoff, 6, v);
         for (int k = 0; k < 4; k++) Py_XDECREF(v[k]);
         if (!usage) goto done;
     }
