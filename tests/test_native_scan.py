@@ -706,3 +706,11 @@ def test_what_a_prompt_or_response_line_it_declines_holds():
                  _message_line("assistant", [{"type": "thinking", "thinking": 5}]),  # str() of a number
                  _message_line("assistant", "x").replace(b'"input_tokens": 3', b'"input_tokens": -3')):  # noted absurd
         assert c_entries([line]) == [None], line
+
+
+def test_the_message_lines_can_be_left_to_python(monkeypatch):
+    line = _message_line("assistant", [{"type": "text", "text": "hi"}])
+    assert c_entries([line]) != [None]
+    monkeypatch.setenv(scanloop.ENV_NATIVE_MESSAGES, "0")  # (for A/B measures: the metadata lines only)
+    assert c_entries([line]) == [None]
+    assert c_entries([_meta_line()]) != [None]
