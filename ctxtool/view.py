@@ -326,9 +326,10 @@ def _rows_but_nothing_sent(entries: list[Entry]) -> bool:
     """Claude Code, when no line of the history is a message (attachments the client does not render):
     the chain the client resumes has rows, and no compact boundary stands before them (after one the
     client leaves such a history as it is: judged). An attachment whose type is no string is no such row:
-    the client makes nothing of it (judged)."""
+    the client makes nothing of it (judged); nor is a system line (one that is no compact boundary: a history
+    of such lines alone is not closed, one with an unrendered attachment beside them is; judge fuzz, seed 124)."""
     seq = chain(entries)
-    return any(e.type != "attachment" or e.get("attachment") is not None for e in seq) and \
+    return any(e.type != "system" and (e.type != "attachment" or e.get("attachment") is not None) for e in seq) and \
         not any(e.kind == BOUNDARY for e in islice(entries, 0, seq[-1].index + 1))
 
 

@@ -247,6 +247,11 @@ def uuid_value(lines, needle: bytes, kind: bytes, value, after: bytes | None = N
     return out
 
 
+def written_as(lines, old: bytes, new: bytes):
+    """Each line with ``old`` written as ``new`` (bytes, so a number JSON holds but Python writes otherwise)."""
+    return [l.replace(old, new) for l in lines]
+
+
 def edited(lines, needle: bytes, kind: bytes, edit):
     """The line holding ``needle`` (and ``kind``) with ``edit(obj)`` applied."""
     k = line_with(lines, needle, kind)
@@ -358,6 +363,12 @@ CORRUPTIONS = {
     "parallel-calls-swapped-and-no-checkpoint": ("interrupted.jsonl", calls_swapped_without_checkpoints),
     "rendered-attachment-alone-type-a-number": ("interrupted.jsonl", lambda ls: edited(
         only_line(ls, b'"type":"date"', b'"type":"attachment"'), b'"type":"date"', b'"type":"attachment"', attachment_type(7))),
+    # a system line that is no compact boundary is no row to close: alone it gives nothing (seed 124)
+    "only-a-system-line-its-subtype-beyond-double-range": ("compacted.jsonl", lambda ls: written_as(
+        only_line(ls, b'"subtype":"compact_boundary"', b'"type":"system"'), b'"subtype":"compact_boundary"', b'"subtype":1e400')),
+    "only-a-system-line-of-another-subtype": ("compacted.jsonl", lambda ls: written_as(
+        only_line(ls, b'"subtype":"compact_boundary"', b'"type":"system"'), b'"subtype":"compact_boundary"',
+        b'"subtype":"informational"')),
     # a result's content that is no string nor array is sent as its JSON text (seed 83)
     "result-content-an-object": ("parallel.jsonl", lambda ls: edited(
         ls, b'"tool_use_id":"toolu_rec_p2"', b'"type":"user"', result_content({"b": [1.0, True], "1": None}))),
