@@ -689,7 +689,8 @@ static PyTypeObject MetaType = {
     .tp_init = (initproc)Meta_init,
     .tp_dealloc = (destructor)Meta_dealloc,
     .tp_methods = Meta_methods,
-    .tp_doc = "Meta(into, shared, sizes, full_types, parse_ts, meta, cls, none, tuples=False): the scan's metadata lines in C.",
+    .tp_doc = "Meta(into, shared, sizes, full_types, parse_ts, meta, cls, none, tuples=False, *, full, kinds, message, empty, "
+              "stats, claude): the scan's metadata lines in C, and with full (and claude) Claude Code's other lines.",
 };
 
 

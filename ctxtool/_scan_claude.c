@@ -1,5 +1,7 @@
 /* ctxtool._scan, included by _scan.c: the lines of a Claude Code file that formats.claude.normalize reads whole,
- * read by the C part's Meta (its ``full`` argument) as normalize, share_strings and release make their entry.
+ * read by the C part's Meta (its ``full`` and ``claude`` arguments) as normalize, share_strings and release make
+ * their entry: attachments, prompts and responses (the line checked as bytes, its ``message`` value alone parsed by
+ * orjson, a tool call's characters and problem asked of formats.common), system lines and checkpoints.
  *
  * Attachment lines: checked as a metadata line is, with what _attachment reads gathered on the way (``Att``):
  * ``attachment.type``, the rendered texts (their length in UTF-16 code units, whether each is white space only),
@@ -309,6 +311,10 @@ static ClaudeParts *claude_parts(PyObject *d) {
     c->stop_map = Py_NewRef(v[6]);
     c->interrupts = Py_NewRef(v[7]);
     c->image_chars = PyLong_AsLongLong(v[8]);
+    if (c->image_chars == -1 && PyErr_Occurred()) {
+        claude_parts_free(c);
+        return NULL;
+    }
     for (int k = 0; k < NCS; k++) {
         if (!(c->s[k] = PyUnicode_InternFromString(CSTR[k]))) {
             claude_parts_free(c);
@@ -335,7 +341,7 @@ static PyObject *cf_entry(Meta *self, CF *f, PyObject *index, PyObject *no, PyOb
     PyObject *nblocks = NULL, *chars = NULL, *kinds = NULL, *calls = NULL, *results = NULL, *usage = NULL, *out = NULL;
     PyObject *empty_tuple = PyTuple_New(0);  /* the () singleton */
     int tuples = self->tuples;
-    if (!(nblocks = PyLong_FromSsize_t(f->nblocks)) || !(chars = PyLong_FromLongLong(f->chars))) goto done;
+    if (!empty_tuple || !(nblocks = PyLong_FromSsize_t(f->nblocks)) || !(chars = PyLong_FromLongLong(f->chars))) goto done;
     if (f->k[0] || f->k[1] || f->k[2] || f->k[3] || f->k[4]) {
         PyObject *v[6] = {NULL, NULL, NULL, NULL, NULL, self->zero};
         int ok = 1;

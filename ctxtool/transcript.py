@@ -212,7 +212,7 @@ def scan(
                 entries.append(e)
 
         on_meta = meta
-        if not keep_index and on_entry is not None:  # a streaming pass: the C part's entries too
+        if streaming:  # a streaming pass (it reads no object nor block): the C part's entries too
 
             def _taken(es) -> None:
                 nonlocal index, announce

@@ -341,3 +341,18 @@ def test_a_later_part_of_a_split_scan_chooses_its_decoder_from_its_own_lines(tmp
     out, bad, lines, *_ = parallel.scan_part(path, "claude", begin, size)
     assert lines > scanloop.FIRST_WINDOW * 4
     assert len(chosen) == lines - scanloop.FIRST_WINDOW + 1  # every line from the first choice on
+
+
+def test_a_pass_that_reads_objects_gets_every_message_lines_object(tmp_path):
+    """The C part makes entries without objects: a pass that keeps them (``keep``) or reads blocks is not handed any."""
+    recorded = [l for l in open(os.path.join(ROOT, "fixtures", "claude-recorded", "parallel.jsonl"), "rb")]
+    path = str(tmp_path / "long.jsonl")
+    with open(path, "wb") as f:  # long enough that the C part's reader takes over after the format is known
+        f.write(b"".join(recorded * 8))
+    for kw in ({"keep": True}, {"blocks": True}):
+        seen = []  # what on_entry was handed (the scan lets the object go after it, unless kept)
+        scan(path, lazy=True, keep_index=False, on_entry=lambda e: seen.append((e.kind, e.obj, e.blocks)), **kw)
+        messages = [(obj, blocks) for kind, obj, blocks in seen if kind == "message"]
+        assert len(messages) > 20 and all(obj is not None for obj, _ in messages), kw
+        if "blocks" in kw:
+            assert all(blocks is not None for _, blocks in messages)
