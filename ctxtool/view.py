@@ -265,8 +265,6 @@ def sent_messages(t, entries: list[Entry] | None = None) -> list[dict]:
             for k, m in enumerate(healed)]
 
 
-
-
 def on_the_wire(v):
     """A value as the Claude Code client's request body carries it (judged): read by JavaScript, whose
     numbers are doubles (an integer beyond 2**53 rounded, one beyond double range Infinity, which

@@ -258,7 +258,6 @@ def js_stringify(v) -> str:
     return "".join(out)
 
 
-
 def brief(v, limit: int = 40) -> str:
     """A value as a message names it: JSON text for a scalar (cut at ``limit``), "(an object)" or
     "(an array)" for a container (which may be nested deeper than repr goes)."""
