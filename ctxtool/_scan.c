@@ -250,7 +250,7 @@ static int iso_z(cp s, Py_ssize_t n, double *out) {
 
 /* ------------------------------------------------------------------------------------------ Meta */
 
-/* the slots of model.FullEntry, Kinds, Call, Result and Usage (Meta's attachments, Builder, Codex) */
+/* the slots of model.FullEntry, Kinds, Call, Result and Usage (Meta's attachments, Builder, Whole) */
 static const char *FULL_SLOTS[] = {"index", "lineno", "offset", "length", "eol", "kind", "type", "id", "parent", "role",
                                    "ts", "obj", "blocks", "_m", "stop", "msg_key", "model", "calls", "results", "nblocks",
                                    "empty", "blank_text", "signed_thinking", "chars", "kinds", "tool_chars", "usage", "extra"};
@@ -280,6 +280,7 @@ static const char *AKEYS[NAKEYS] = {"attachment", "rendered", "renderedRole", "i
 /* the line types normalize reads whole that Meta takes (with ``full``; LT_USER on with ``claude``) */
 enum { LT_NONE, LT_ATTACHMENT, LT_USER, LT_ASSISTANT, LT_SYSTEM, LT_LAST_PROMPT };
 typedef struct ClaudeParts ClaudeParts;
+typedef struct PiParts PiParts;
 enum { AS_ATTACHMENT, AS_CONTEXT, AS_SIDECHAIN, AS_USER, AS_SYSTEM, NAS };
 static const char *ASTR[NAS] = {"attachment", "context", "sidechain", "user", "system"};
 
@@ -926,6 +927,7 @@ static PyTypeObject BuilderType = {
 
 #include "_scan_codex.c"
 #include "_scan_claude.c"
+#include "_scan_pi.c"
 
 /* ------------------------------------------------------------------------------------------ Rows */
 
@@ -1403,13 +1405,13 @@ typedef struct {
     long long start;      /* offset of the last line given or taken */
     long long lf, meta_bytes;
     PyObject *no;         /* the int object of the last line's number */
-    Codex *codex;         /* a Codex that takes the rollout lines it is sure of, or NULL */
+    Whole *whole;         /* a Whole that takes the lines it is sure of (a Codex rollout's, a pi session's), or NULL */
 } Reader;
 
 static void Reader_dealloc(Reader *self) {
     Py_XDECREF(self->readinto);
     Py_XDECREF(self->meta);
-    Py_XDECREF(self->codex);
+    Py_XDECREF(self->whole);
     Py_XDECREF(self->no);
     PyMem_Free(self->buf);
     Py_TYPE(self)->tp_free((PyObject *)self);
@@ -1441,7 +1443,7 @@ static int Reader_init(Reader *self, PyObject *args, PyObject *kw) {
     self->lf = self->meta_bytes = 0;
     Py_XSETREF(self->no, PyLong_FromLongLong(no));
     Py_CLEAR(self->meta);
-    Py_CLEAR(self->codex);
+    Py_CLEAR(self->whole);
     return self->no ? 0 : -1;
 }
 
@@ -1509,11 +1511,11 @@ static PyObject *Reader_next(Reader *self) {
         if (!no) return NULL;
         PyObject *prev = self->no;
         self->no = no;
-        if ((self->meta || self->codex) && !last) {
+        if ((self->meta || self->whole) && !last) {
             PyObject *start = PyLong_FromLongLong(self->start);
             if (!start) { Py_DECREF(prev); return NULL; }
             int r = self->meta ? meta_core(self->meta, (cp)p, len, no, start, prev)
-                               : codex_take(self->codex, (cp)p, len, no, start, prev);
+                               : whole_take(self->whole, (cp)p, len, no, start, prev);
             Py_DECREF(start);
             Py_DECREF(prev);
             if (r < 0) return NULL;
@@ -1549,18 +1551,18 @@ static int Reader_set_meta(Reader *self, PyObject *v, void *c) {
     return 0;
 }
 
-static PyObject *Reader_get_codex(Reader *self, void *c) { return Py_NewRef(self->codex ? (PyObject *)self->codex : Py_None); }
-static int Reader_set_codex(Reader *self, PyObject *v, void *c) {
+static PyObject *Reader_get_whole(Reader *self, void *c) { return Py_NewRef(self->whole ? (PyObject *)self->whole : Py_None); }
+static int Reader_set_whole(Reader *self, PyObject *v, void *c) {
     if (v == NULL || v == Py_None) {
-        Py_CLEAR(self->codex);
+        Py_CLEAR(self->whole);
         return 0;
     }
-    if (!PyObject_TypeCheck(v, &CodexType) || !((Codex *)v)->into) {
-        PyErr_SetString(PyExc_TypeError, "codex must be a Codex made with into");
+    if (!PyObject_TypeCheck(v, &WholeType) || !((Whole *)v)->into) {
+        PyErr_SetString(PyExc_TypeError, "whole must be a Whole made with into");
         return -1;
     }
     Py_INCREF(v);
-    Py_XSETREF(self->codex, (Codex *)v);
+    Py_XSETREF(self->whole, (Whole *)v);
     return 0;
 }
 
@@ -1571,7 +1573,7 @@ static PyGetSetDef Reader_getset[] = {
     {"lf", (getter)Reader_get_lf, NULL, "lines taken as metadata lines", NULL},
     {"meta_bytes", (getter)Reader_get_meta_bytes, NULL, "their bytes", NULL},
     {"meta", (getter)Reader_get_meta, (setter)Reader_set_meta, "the Meta that takes metadata lines, or None", NULL},
-    {"codex", (getter)Reader_get_codex, (setter)Reader_set_codex, "the Codex that takes rollout lines, or None", NULL},
+    {"whole", (getter)Reader_get_whole, (setter)Reader_set_whole, "the Whole that takes whole lines, or None", NULL},
     {NULL},
 };
 
@@ -1599,7 +1601,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "ctxtool._scan", NULL
 
 PyMODINIT_FUNC PyInit__scan(void) {
     if (PyType_Ready(&MetaType) < 0 || PyType_Ready(&ReaderType) < 0 || PyType_Ready(&BuilderType) < 0
-        || PyType_Ready(&RowsType) < 0 || PyType_Ready(&CodexType) < 0) return NULL;
+        || PyType_Ready(&RowsType) < 0 || PyType_Ready(&WholeType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     Py_INCREF(&MetaType);
@@ -1626,9 +1628,9 @@ PyMODINIT_FUNC PyInit__scan(void) {
         Py_DECREF(m);
         return NULL;
     }
-    Py_INCREF(&CodexType);
-    if (PyModule_AddObject(m, "Codex", (PyObject *)&CodexType) < 0) {
-        Py_DECREF(&CodexType);
+    Py_INCREF(&WholeType);
+    if (PyModule_AddObject(m, "Whole", (PyObject *)&WholeType) < 0) {
+        Py_DECREF(&WholeType);
         Py_DECREF(m);
         return NULL;
     }

@@ -226,10 +226,13 @@ typedef struct {
     Py_ssize_t nblocks;
     long long chars, k[5];                    /* Kinds' text, thinking, tool_call, tool_result, image */
     int empty, blank, signed_, has_usage, placeholder;
-    long long usage[4];
+    long long usage[5];                       /* input, output, cache read, cache write, total */
+    int kinds_always;                         /* a Kinds even when every count is 0 (pi's tool results) */
+    PyObject *tool_chars;                     /* a new dict, or NULL (model.EMPTY) */
 } CF;
 
 static void cf_clear(CF *f) {
+    Py_CLEAR(f->tool_chars);
     Py_CLEAR(f->role);
     Py_CLEAR(f->stop);
     Py_CLEAR(f->msg_key);
@@ -333,20 +336,28 @@ static PyObject *tuple_or_slotted(int tuples, PyTypeObject *cls, const Py_ssize_
     return t;
 }
 
+/* what an entry is made of: model's classes and their slots' offsets, and the values entries share (the Meta of a
+ * Claude Code file and the Whole of a pi session each have their own) */
+typedef struct {
+    int tuples;                 /* model.entry_to_tuple's tuples, not objects (a helper's part) */
+    PyTypeObject *full, *kinds, *call, *result, *usage;
+    const Py_ssize_t *foff, *koff, *coff, *roff, *uoff;
+    PyObject *eol, *zero, *empty;  /* b"\n", 0, model.EMPTY */
+} Maker;
+
 /* the entry of a line (a FullEntry, or model.entry_to_tuple's tuple of it with ``tuples``): ``f`` and the line's own
  * fields, as model.full_entry, normalize, share_strings and release leave it */
-static PyObject *cf_entry(Meta *self, CF *f, PyObject *index, PyObject *no, PyObject *start, PyObject *size,
-                          PyObject *ty, PyObject *uuid, PyObject *parent, PyObject *ts) {
-    ClaudeParts *c = self->cl;
+static PyObject *facts_entry(const Maker *mk, CF *f, PyObject *index, PyObject *no, PyObject *start, PyObject *size,
+                             PyObject *ty, PyObject *uuid, PyObject *parent, PyObject *ts) {
     PyObject *nblocks = NULL, *chars = NULL, *kinds = NULL, *calls = NULL, *results = NULL, *usage = NULL, *out = NULL;
     PyObject *empty_tuple = PyTuple_New(0);  /* the () singleton */
-    int tuples = self->tuples;
+    int tuples = mk->tuples;
     if (!empty_tuple || !(nblocks = PyLong_FromSsize_t(f->nblocks)) || !(chars = PyLong_FromLongLong(f->chars))) goto done;
-    if (f->k[0] || f->k[1] || f->k[2] || f->k[3] || f->k[4]) {
-        PyObject *v[6] = {NULL, NULL, NULL, NULL, NULL, self->zero};
+    if (f->kinds_always || f->k[0] || f->k[1] || f->k[2] || f->k[3] || f->k[4]) {
+        PyObject *v[6] = {NULL, NULL, NULL, NULL, NULL, mk->zero};
         int ok = 1;
         for (int k = 0; k < 5; k++) ok = ok && (v[k] = PyLong_FromLongLong(f->k[k]));
-        if (ok) kinds = tuple_or_slotted(tuples, self->akinds, self->akoff, 6, v);
+        if (ok) kinds = tuple_or_slotted(tuples, mk->kinds, mk->koff, 6, v);
         for (int k = 0; k < 5; k++) Py_XDECREF(v[k]);
         if (!kinds) goto done;
     }
@@ -358,7 +369,7 @@ static PyObject *cf_entry(Meta *self, CF *f, PyObject *index, PyObject *no, PyOb
         if (!tuples) {
             for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(t); j++) {
                 PyObject *item = PyTuple_GET_ITEM(t, j);
-                PyObject *o = slotted(r ? c->result : c->call, r ? c->roff : c->coff, 5, &PyTuple_GET_ITEM(item, 0));
+                PyObject *o = slotted(r ? mk->result : mk->call, r ? mk->roff : mk->coff, 5, &PyTuple_GET_ITEM(item, 0));
                 if (!o) { Py_DECREF(t); goto done; }
                 PyTuple_SET_ITEM(t, j, o);
                 Py_DECREF(item);
@@ -368,39 +379,39 @@ static PyObject *cf_entry(Meta *self, CF *f, PyObject *index, PyObject *no, PyOb
         else calls = t;
     }
     if (f->has_usage) {
-        PyObject *v[6] = {NULL, NULL, NULL, NULL, self->zero, f->placeholder ? Py_True : Py_False};
+        PyObject *v[6] = {NULL, NULL, NULL, NULL, NULL, f->placeholder ? Py_True : Py_False};
         int ok = 1;
-        for (int k = 0; k < 4; k++) ok = ok && (v[k] = PyLong_FromLongLong(f->usage[k]));
-        if (ok) usage = tuple_or_slotted(tuples, c->usage, c->uoff, 6, v);
-        for (int k = 0; k < 4; k++) Py_XDECREF(v[k]);
+        for (int k = 0; k < 5; k++) ok = ok && (v[k] = PyLong_FromLongLong(f->usage[k]));
+        if (ok) usage = tuple_or_slotted(tuples, mk->usage, mk->uoff, 6, v);
+        for (int k = 0; k < 5; k++) Py_XDECREF(v[k]);
         if (!usage) goto done;
     }
     {
         PyObject *none = Py_None;
         PyObject *role = f->role ? f->role : none, *stop = f->stop ? f->stop : none, *key = f->msg_key ? f->msg_key : none;
         PyObject *model = f->model ? f->model : none, *extra = f->extra ? f->extra : none;
+        PyObject *tool_chars = f->tool_chars ? f->tool_chars : none;
         PyObject *empty = f->empty ? Py_True : Py_False, *blank = f->blank ? Py_True : Py_False;
         PyObject *sig = f->signed_ ? Py_True : Py_False;
         if (tuples) {
-            PyObject *v[25] = {index, no, start, size, self->eol, f->kind, ty, uuid, parent, role, stop, key, ts, model,
+            PyObject *v[25] = {index, no, start, size, mk->eol, f->kind, ty, uuid, parent, role, stop, key, ts, model,
                                calls ? calls : none, results ? results : none, nblocks, empty, blank, sig, chars,
-                               kinds ? kinds : none, none, usage ? usage : none, extra};
+                               kinds ? kinds : none, tool_chars, usage ? usage : none, extra};
             out = PyTuple_New(25);
             if (out)
                 for (int k = 0; k < 25; k++) PyTuple_SET_ITEM(out, k, Py_NewRef(v[k]));
         } else {
             PyObject *v[NFULL];
-            v[F_INDEX] = index; v[F_LINENO] = no; v[F_OFFSET] = start; v[F_LENGTH] = size; v[F_EOL] = self->eol;
+            v[F_INDEX] = index; v[F_LINENO] = no; v[F_OFFSET] = start; v[F_LENGTH] = size; v[F_EOL] = mk->eol;
             v[F_KIND] = f->kind; v[F_TYPE] = ty; v[F_ID] = uuid; v[F_PARENT] = parent; v[F_ROLE] = role; v[F_TS] = ts;
             v[F_OBJ] = v[F_BLOCKS] = v[F_M] = none;
             v[F_STOP] = stop; v[F_MSG_KEY] = key; v[F_MODEL] = model; v[F_USAGE] = usage ? usage : none;
             v[F_CALLS] = calls ? calls : empty_tuple; v[F_RESULTS] = results ? results : empty_tuple;
             v[F_NBLOCKS] = nblocks; v[F_EMPTY] = empty; v[F_BLANK] = blank; v[F_SIGNED] = sig;
-            v[F_CHARS] = chars; v[F_KINDS] = kinds ? kinds : self->empty; v[F_TOOL_CHARS] = self->empty;
+            v[F_CHARS] = chars; v[F_KINDS] = kinds ? kinds : mk->empty;
+            v[F_TOOL_CHARS] = f->tool_chars ? f->tool_chars : mk->empty;
             v[F_EXTRA] = extra;
-            out = self->afull->tp_alloc(self->afull, 0);
-            if (out)
-                for (int k = 0; k < NFULL; k++) *(PyObject **)((char *)out + self->afoff[k]) = Py_NewRef(v[k]);
+            out = slotted(mk->full, mk->foff, NFULL, v);
         }
     }
 done:
@@ -412,6 +423,21 @@ done:
     Py_XDECREF(results);
     Py_XDECREF(usage);
     return out;
+}
+
+/* the Maker of a Meta's entries (its attachments' classes; the calls', results' and usage's of its ClaudeParts) */
+static Maker meta_maker(Meta *self) {
+    ClaudeParts *c = self->cl;
+    Maker mk = {self->tuples, self->afull, self->akinds, c ? c->call : NULL, c ? c->result : NULL, c ? c->usage : NULL,
+                self->afoff, self->akoff, c ? c->coff : NULL, c ? c->roff : NULL, c ? c->uoff : NULL,
+                self->eol, self->zero, self->empty};
+    return mk;
+}
+
+static PyObject *cf_entry(Meta *self, CF *f, PyObject *index, PyObject *no, PyObject *start, PyObject *size,
+                          PyObject *ty, PyObject *uuid, PyObject *parent, PyObject *ts) {
+    Maker mk = meta_maker(self);
+    return facts_entry(&mk, f, index, no, start, size, ty, uuid, parent, ts);
 }
 
 /* the entry formats.claude.normalize (its _attachment) makes of an attachment line */
@@ -535,10 +561,9 @@ static int add_item(PyObject **list, Py_ssize_t i, PyObject *id, PyObject *name,
     return r;
 }
 
-/* scan_anthropic_blocks over a message's content list; role: 0 user, 1 assistant, 2 toolResult */
-static int blocks_facts(Meta *self, PyObject *content, int role, CF *f) {
-    ClaudeParts *c = self->cl;
-    int stats = self->stats;
+/* scan_anthropic_blocks over a message's content list; role: 0 user (and any role but these), 1 assistant, 2 toolResult
+ * or custom (whose images count); ``shared``: the string table (None: none) */
+static int blocks_facts(ClaudeParts *c, PyObject *shared, int stats, PyObject *content, int role, CF *f) {
     Py_ssize_t visible = 0, n = PyList_GET_SIZE(content);
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *b = PyList_GET_ITEM(content, i);
@@ -581,7 +606,7 @@ static int blocks_facts(Meta *self, PyObject *content, int role, CF *f) {
             }
             PyObject *problem = PyObject_CallFunctionObjArgs(c->call_problem, b, key, NULL);
             if (!problem) return CL_FAIL;
-            PyObject *sid = share(self->shared, cid), *sname = sid ? share(self->shared, name) : NULL;
+            PyObject *sid = share(shared, cid), *sname = sid ? share(shared, name) : NULL;
             int r = sname ? add_item(&f->calls, i, sid, sname, problem, chars) : -1;
             Py_DECREF(problem);
             Py_XDECREF(sid);
@@ -617,7 +642,7 @@ static int blocks_facts(Meta *self, PyObject *content, int role, CF *f) {
             PyObject *err = get(b, c->s[C_IS_ERROR]);
             int is_error = err ? PyObject_IsTrue(err) : 0;
             if (is_error < 0) return CL_FAIL;
-            PyObject *sid = share(self->shared, rid);
+            PyObject *sid = share(shared, rid);
             int r = sid ? add_item(&f->results, i, sid, Py_None, is_error ? Py_True : Py_False, chars) : -1;
             Py_XDECREF(sid);
             if (r < 0) return CL_FAIL;
@@ -661,7 +686,7 @@ static int message_facts(Meta *self, int assistant, PyObject *ty, PyObject *m, A
                 if (PyDict_Check(b) && is(get(b, c->s[C_TYPE]), "tool_result")) { role = 2; break; }
             }
         }
-        if ((r = blocks_facts(self, content, role, f)) != CL_MADE) return r;
+        if ((r = blocks_facts(c, self->shared, stats, content, role, f)) != CL_MADE) return r;
     } else {
         f->empty = 1;
     }

@@ -1,6 +1,7 @@
-/* ctxtool._scan, included by _scan.c: a Codex rollout's common lines normalized in C.
+/* ctxtool._scan, included by _scan.c: the lines read whole (parsed by orjson) and normalized in C: ``Whole``, of a
+ * Codex rollout here, of a pi session given ``pi=`` (_scan_pi.c, with its own pi_make in place of codex_make).
  *
- * ``Codex.entry(obj, index, lineno, offset, length, eol, stats, shared)`` is what the scan does with one
+ * ``Whole.entry(obj, index, lineno, offset, length, eol, stats, shared)`` is what the scan does with one
  * parsed line of a rollout when nobody reads its blocks: ``full_entry`` + ``formats.codex.normalize(obj, e,
  * blocks=False, stats)`` + ``share_strings(e, shared)`` + ``e.release()``, in one call. It takes the
  * lines Codex 0.169 writes most (response items: messages of text, reasoning, function and custom tool
@@ -55,9 +56,15 @@ typedef struct {
     PyObject *sizes;   /* one int object per line length (a dict), or NULL */
     int stats;
     Py_ssize_t cap;    /* > 0: a line is given out when ``into`` holds this many (the caller empties it then) */
-} Codex;
+    PiParts *pi;       /* a pi session's lines, not a rollout's (``pi=``; _scan_pi.c), or NULL */
+} Whole;
 
-static void Codex_dealloc(Codex *self) {
+static void pi_parts_free(PiParts *p);
+static PiParts *pi_parts(PyObject *d);
+static PyObject *pi_make(Whole *self, PyObject *obj, PyObject *index, PyObject *lineno, PyObject *offset,
+                         PyObject *length, PyObject *eol, int stats, PyObject *shared, int tuples);
+
+static void Whole_dealloc(Whole *self) {
     Py_XDECREF(self->full);
     Py_XDECREF(self->call);
     Py_XDECREF(self->result);
@@ -74,21 +81,28 @@ static void Codex_dealloc(Codex *self) {
     Py_XDECREF(self->eol);
     Py_XDECREF(self->sizes);
     for (int k = 0; k < NSTR; k++) Py_XDECREF(self->s[k]);
+    pi_parts_free(self->pi);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-static int Codex_init(Codex *self, PyObject *args, PyObject *kw) {
+static int Whole_init(Whole *self, PyObject *args, PyObject *kw) {
     static char *names[] = {"full", "call", "result", "kinds", "usage", "empty", "meta", "message", "into", "shared",
-                            "loads", "tuples", "eol", "stats", "cap", "sizes", NULL};
+                            "loads", "tuples", "eol", "stats", "cap", "sizes", "pi", NULL};
     PyObject *full, *call, *result, *kinds, *usage, *empty, *meta, *message;
-    PyObject *into = NULL, *shared = Py_None, *loads = NULL, *eol = NULL, *sizes = Py_None;
+    PyObject *into = NULL, *shared = Py_None, *loads = NULL, *eol = NULL, *sizes = Py_None, *pi = Py_None;
     int stats = 1, tuples = 0;
     Py_ssize_t cap = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!O!O!O!OOO|$O!OOpOpnO", names, &PyType_Type, &full, &PyType_Type, &call,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O!O!O!O!OOO|$O!OOpOpnOO", names, &PyType_Type, &full, &PyType_Type, &call,
                                      &PyType_Type, &result, &PyType_Type, &kinds, &PyType_Type, &usage, &empty, &meta,
                                      &message, &PyList_Type, &into, &shared, &loads, &tuples, &eol, &stats, &cap,
-                                     &sizes))
+                                     &sizes, &pi))
         return -1;
+    if (pi != Py_None) {  /* a pi session's lines */
+        PiParts *parts = pi_parts(pi);
+        if (!parts) return -1;
+        pi_parts_free(self->pi);
+        self->pi = parts;
+    }
     if (into && (!loads || !eol || !PyBytes_Check(eol) || (shared != Py_None && !PyDict_CheckExact(shared)))) {
         PyErr_SetString(PyExc_TypeError, "taking lines into a list needs loads, eol and shared (a dict or None)");
         return -1;
@@ -227,7 +241,7 @@ static void fields_clear(Fields *f) {
 }
 
 /* a dict of the pairs (key index, value), value borrowed; NULL on error */
-static PyObject *dict_of(Codex *self, int n, const int *keys, PyObject *const *vals) {
+static PyObject *dict_of(Whole *self, int n, const int *keys, PyObject *const *vals) {
     PyObject *d = PyDict_New();
     if (!d) return NULL;
     for (int k = 0; k < n; k++)
@@ -240,7 +254,7 @@ static PyObject *dict_of(Codex *self, int n, const int *keys, PyObject *const *v
 #define CX_MADE 1
 
 /* the fields Codex's reader types in the items it knows (id, the passthrough): 1 when as it reads them */
-static int known_item_ok(Codex *self, PyObject *p, PyObject *id) {
+static int known_item_ok(Whole *self, PyObject *p, PyObject *id) {
     if (!OPT_STR(id)) return 0;
     PyObject *pt = get(p, self->s[S_PASSTHROUGH]);
     if (NULLISH(pt)) return 1;
@@ -252,7 +266,7 @@ static int known_item_ok(Codex *self, PyObject *p, PyObject *id) {
     return 0;  /* an array (its fields in order) or anything else: the Python reads it */
 }
 
-static int message_item(Codex *self, PyObject *p, Fields *f, int stats) {
+static int message_item(Whole *self, PyObject *p, Fields *f, int stats) {
     PyObject *role = get(p, self->s[S_ROLE]), *content = get(p, self->s[S_CONTENT]);
     if (!IS_STR(role) || !content || !PyList_CheckExact(content) || is(role, "system")) return CX_DECLINE;
     if (!OPT_STR(get(p, self->s[S_STATUS]))) return CX_DECLINE;
@@ -304,7 +318,7 @@ static int message_item(Codex *self, PyObject *p, Fields *f, int stats) {
 }
 
 /* the texts of a reasoning item's summary or content (dicts with a string text): their count and UTF-16 length */
-static void reasoning_texts(Codex *self, PyObject *list, Py_ssize_t *count, long long *len) {
+static void reasoning_texts(Whole *self, PyObject *list, Py_ssize_t *count, long long *len) {
     for (Py_ssize_t k = 0; k < PyList_GET_SIZE(list); k++) {
         PyObject *s = PyList_GET_ITEM(list, k);
         if (!PyDict_Check(s)) continue;
@@ -315,7 +329,7 @@ static void reasoning_texts(Codex *self, PyObject *list, Py_ssize_t *count, long
     }
 }
 
-static int reasoning_item(Codex *self, PyObject *p, Fields *f, int stats) {
+static int reasoning_item(Whole *self, PyObject *p, Fields *f, int stats) {
     PyObject *summary = get(p, self->s[S_SUMMARY]), *more = get(p, self->s[S_CONTENT]), *enc = get(p, self->s[S_ENCRYPTED]);
     if (!summary || !PyList_CheckExact(summary) || !(NULLISH(more) || PyList_CheckExact(more)) || !OPT_STR(enc))
         return CX_DECLINE;
@@ -335,7 +349,7 @@ static int reasoning_item(Codex *self, PyObject *p, Fields *f, int stats) {
 }
 
 /* function_call and custom_tool_call (``function`` tells which); the call's id and name shared */
-static int call_item(Codex *self, PyObject *p, Fields *f, int stats, int function, PyObject *shared) {
+static int call_item(Whole *self, PyObject *p, Fields *f, int stats, int function, PyObject *shared) {
     PyObject *name = get(p, self->s[S_NAME]), *raw = get(p, self->s[function ? S_ARGUMENTS : S_INPUT]);
     PyObject *cid = get(p, self->s[S_CALL_ID]);
     if (!IS_STR(name) || !IS_STR(raw) || (function && !OPT_STR(get(p, self->s[S_STATUS]))) || !IS_STR(cid))
@@ -354,7 +368,7 @@ static int call_item(Codex *self, PyObject *p, Fields *f, int stats, int functio
 }
 
 /* function_call_output and custom_tool_call_output with a string output */
-static int output_item(Codex *self, PyObject *p, Fields *f, int stats, PyObject *shared) {
+static int output_item(Whole *self, PyObject *p, Fields *f, int stats, PyObject *shared) {
     PyObject *out = get(p, self->s[S_OUTPUT]), *cid = get(p, self->s[S_CALL_ID]);
     if (!IS_STR(out) || !IS_STR(cid)) return CX_DECLINE;
     long long n = stats ? js_len_(out) : 0;
@@ -367,7 +381,7 @@ static int output_item(Codex *self, PyObject *p, Fields *f, int stats, PyObject 
     return CX_MADE;
 }
 
-static int response_item(Codex *self, PyObject *obj, PyObject *p, Fields *f, int stats, PyObject *shared) {
+static int response_item(Whole *self, PyObject *obj, PyObject *p, Fields *f, int stats, PyObject *shared) {
     if (!NULLISH(get(obj, self->s[S_METADATA]))) return CX_DECLINE;
     PyObject *it = get(p, self->s[S_TYPE]);
     if (!IS_STR(it)) return CX_DECLINE;
@@ -390,7 +404,7 @@ static int response_item(Codex *self, PyObject *obj, PyObject *p, Fields *f, int
     return CX_MADE;
 }
 
-static int event(Codex *self, PyObject *p, Fields *f, int stats) {
+static int event(Whole *self, PyObject *p, Fields *f, int stats) {
     f->kind = self->meta;
     PyObject *et = get(p, self->s[S_TYPE]);
     if (!IS_STR(et)) return CX_MADE;
@@ -466,7 +480,7 @@ static PyObject *slotted(PyTypeObject *cls, const Py_ssize_t *off, int n, PyObje
 }
 
 /* what model.full_entry and codex.normalize make of a line (Kinds, Call, Result and Usage as their classes make them) */
-static PyObject *as_entry(Codex *self, Fields *f, PyObject *index, PyObject *lineno, PyObject *offset, PyObject *length,
+static PyObject *as_entry(Whole *self, Fields *f, PyObject *index, PyObject *lineno, PyObject *offset, PyObject *length,
                           PyObject *eol, PyObject *ts) {
     PyObject *kinds = NULL, *calls = NULL, *results = NULL, *usage = NULL, *e = NULL;
     PyObject *chars = f->chars ? f->chars : self->zero;
@@ -525,7 +539,7 @@ done:
 }
 
 /* model.entry_to_tuple of that entry (a helper's part sends these) */
-static PyObject *as_tuple(Codex *self, Fields *f, PyObject *index, PyObject *lineno, PyObject *offset, PyObject *length,
+static PyObject *as_tuple(Whole *self, Fields *f, PyObject *index, PyObject *lineno, PyObject *offset, PyObject *length,
                           PyObject *eol, PyObject *ts) {
     PyObject *kinds = NULL, *calls = NULL, *results = NULL, *usage = NULL, *t = NULL;
     PyObject *chars = f->chars ? f->chars : self->zero;
@@ -571,7 +585,7 @@ done:
 }
 
 /* the entry of a parsed line (a new reference; its tuple with ``tuples``), None when declined, NULL on error */
-static PyObject *codex_make(Codex *self, PyObject *obj, PyObject *index, PyObject *lineno, PyObject *offset,
+static PyObject *codex_make(Whole *self, PyObject *obj, PyObject *index, PyObject *lineno, PyObject *offset,
                             PyObject *length, PyObject *eol, int stats, PyObject *shared, int tuples) {
     if (!PyDict_CheckExact(obj) || (shared != Py_None && !PyDict_CheckExact(shared))) Py_RETURN_NONE;
     PyObject *t = get(obj, self->s[S_TYPE]), *p = get(obj, self->s[S_PAYLOAD]), *ts = get(obj, self->s[S_TIMESTAMP]);
@@ -628,24 +642,25 @@ static PyObject *codex_make(Codex *self, PyObject *obj, PyObject *index, PyObjec
 }
 
 /* entry(obj, index, lineno, offset, length, eol, stats, shared) -> the line's entry, or None */
-static PyObject *Codex_entry(Codex *self, PyObject *const *args, Py_ssize_t nargs) {
+static PyObject *Whole_entry(Whole *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 8) {
         PyErr_SetString(PyExc_TypeError, "entry(obj, index, lineno, offset, length, eol, stats, shared)");
         return NULL;
     }
     if (!self->full) {
-        PyErr_SetString(PyExc_TypeError, "Codex was not initialised");
+        PyErr_SetString(PyExc_TypeError, "Whole was not initialised");
         return NULL;
     }
     int stats = PyObject_IsTrue(args[6]);
     if (stats < 0) return NULL;
+    if (self->pi) return pi_make(self, args[0], args[1], args[2], args[3], args[4], args[5], stats, args[7], 0);
     return codex_make(self, args[0], args[1], args[2], args[3], args[4], args[5], stats, args[7], 0);
 }
 
 /* A Reader's line (its bytes, ending in "\n"), taken into ``into`` when this makes its entry: 1 taken, 0 declined
  * (the Reader gives the line out: the Python loop reads it again, and says why it is bad if it is), -1 error.
  * ``prev``: the last line number's int object, the entry's index when equal (as the Python loop shares them). */
-static int codex_take(Codex *self, cp p, Py_ssize_t len, PyObject *no, PyObject *start, PyObject *prev) {
+static int whole_take(Whole *self, cp p, Py_ssize_t len, PyObject *no, PyObject *start, PyObject *prev) {
     if (len < 2 || p[len - 1] != '\n' || p[len - 2] == '\r') return 0;
     if (self->cap > 0 && PyList_GET_SIZE(self->into) >= self->cap) return 0;  /* the caller's turn to empty it */
     PyObject *view = PyMemoryView_FromMemory((char *)p, len, PyBUF_READ);
@@ -671,7 +686,9 @@ static int codex_take(Codex *self, cp p, Py_ssize_t len, PyObject *no, PyObject 
         Py_XINCREF(same);
         Py_SETREF(size, same);
     }
-    PyObject *e = size ? codex_make(self, obj, index, no, start, size, self->eol, self->stats, self->shared, self->tuples) : NULL;
+    PyObject *e = !size ? NULL
+                  : self->pi ? pi_make(self, obj, index, no, start, size, self->eol, self->stats, self->shared, self->tuples)
+                             : codex_make(self, obj, index, no, start, size, self->eol, self->stats, self->shared, self->tuples);
     Py_DECREF(obj);
     Py_XDECREF(index);
     Py_XDECREF(size);
@@ -685,20 +702,21 @@ static int codex_take(Codex *self, cp p, Py_ssize_t len, PyObject *no, PyObject 
     return r < 0 ? -1 : 1;
 }
 
-static PyMethodDef Codex_methods[] = {
-    {"entry", (PyCFunction)(void (*)(void))Codex_entry, METH_FASTCALL, "A rollout line's entry, or None."},
+static PyMethodDef Whole_methods[] = {
+    {"entry", (PyCFunction)(void (*)(void))Whole_entry, METH_FASTCALL, "A parsed line's entry, or None."},
     {NULL},
 };
 
-static PyTypeObject CodexType = {
+static PyTypeObject WholeType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "ctxtool._scan.Codex",
-    .tp_basicsize = sizeof(Codex),
+    .tp_name = "ctxtool._scan.Whole",
+    .tp_basicsize = sizeof(Whole),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_new = PyType_GenericNew,
-    .tp_init = (initproc)Codex_init,
-    .tp_dealloc = (destructor)Codex_dealloc,
-    .tp_methods = Codex_methods,
-    .tp_doc = "Codex(full_cls, call, result, kinds, usage, empty, meta, message, *, into, shared, loads, tuples, eol, stats, cap): "
-              "rollout lines' entries, in C; with ``into``, a Reader's lines taken into that list.",
+    .tp_init = (initproc)Whole_init,
+    .tp_dealloc = (destructor)Whole_dealloc,
+    .tp_methods = Whole_methods,
+    .tp_doc = "Whole(full_cls, call, result, kinds, usage, empty, meta, message, *, into, shared, loads, tuples, eol, stats, cap, "
+              "sizes, pi): a Codex rollout's lines' entries (a pi session's with ``pi``), in C; "
+              "with ``into``, a Reader's lines taken into that list.",
 };

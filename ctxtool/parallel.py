@@ -173,7 +173,7 @@ def scan_part(path: str, fmt_name: str, begin: int, end: int, stats: bool = True
                 on_frame(frame)
                 sent += FRAME
 
-    made = native_entries(module)  # the C part's entries of the lines it is sure of (Codex)
+    made = native_entries(module)  # the C part's entries of the lines it is sure of (Codex, pi)
 
     def emit(where, obj):
         no, offset, length, eol = where
@@ -366,7 +366,7 @@ def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = Tr
         entries = t.entries
         keep = on_entry is None
         count = 0  # entries handed to on_entry so far (streaming)
-        made = native_entries(module)  # the C part's entries of the lines it is sure of (Codex), released
+        made = native_entries(module)  # the C part's entries of the lines it is sure of (Codex, pi), released
 
         def emit(where, obj):
             nonlocal count

@@ -301,11 +301,28 @@ def native_entries(fmt):
     shared) -> Entry | None``, for a scan that reads no blocks, or None (no such part for the format, not built,
     or turned off). It makes what ``make_entry(fmt, obj, ..., blocks=False, stats)``, then ``share_strings``
     (with ``shared``; None: no table) and ``release()`` make, and declines (None) every line it is not sure of:
-    the caller then makes that entry in Python. Codex rollouts only (``_scan.Codex``, ``ctxtool/_scan_codex.c``)."""
-    if getattr(fmt, "NAME", None) != "codex":
+    the caller then makes that entry in Python. Codex rollouts and pi sessions (``_scan.Whole``,
+    ``ctxtool/_scan_codex.c`` and ``ctxtool/_scan_pi.c``)."""
+    name = getattr(fmt, "NAME", None)
+    if name not in WHOLE_FORMATS:
         return None
-    made = native_made("codex", lambda c: c.Codex(FullEntry, Call, Result, Kinds, Usage, EMPTY, META, MESSAGE))
+    made = native_made(name, lambda c: c.Whole(FullEntry, Call, Result, Kinds, Usage, EMPTY, META, MESSAGE,
+                                               pi=_pi_parts(name)))
     return None if made is None else made.entry
+
+
+# the formats whose lines the C part's Whole parses and normalizes (``native_entries``)
+WHOLE_FORMATS = ("codex", "pi")
+
+
+def _pi_parts(name: str) -> dict | None:
+    """``Whole``'s ``pi`` argument for a pi session (None for a Codex rollout): what its blocks are read with."""
+    if name != "pi":
+        return None
+    from .formats.common import args_chars, call_problem
+
+    return {"call": Call, "result": Result, "usage": Usage, "args_chars": args_chars, "call_problem": call_problem,
+            "loads": orjson.loads, "stop_map": {}, "interrupts": (), "image_chars": IMAGE_CHARS}
 
 
 def _taker(c, fmt, into, shared, sizes, taken, tuples=False, stats=True):
@@ -323,20 +340,21 @@ def _taker(c, fmt, into, shared, sizes, taken, tuples=False, stats=True):
 TAKEN_AT_MOST = 1024
 
 
-def _codex_taker(c, into, shared, taken, tuples, stats, sizes=None):
-    """The C part's ``Codex`` that takes a rollout's lines for this scan (``native_entries``), and the list it fills
-    for a streaming pass or a helper's part (``taken``), or None: into ``into``, strings shared through ``shared``;
-    else entries with no string table (streaming), or their tuples, strings shared (``tuples``: a helper's part).
-    ``sizes``: the scan's table of line lengths, one int object per value (the index's entries only)."""
+def _whole_taker(c, fmt, into, shared, taken, tuples, stats, sizes=None):
+    """The C part's ``Whole`` that takes a rollout's or pi session's lines for this scan (``native_entries``), and the
+    list it fills for a streaming pass or a helper's part (``taken``), or None: into ``into``, strings shared through
+    ``shared``; else entries with no string table (streaming), or their tuples, strings shared (``tuples``: a helper's
+    part). ``sizes``: the scan's table of line lengths, one int object per value (the index's entries only)."""
     took: list | None = None
     if into is None:
         into = took = []
         if not tuples:
             shared = None
-    return c.Codex(FullEntry, Call, Result, Kinds, Usage, EMPTY, META, MESSAGE, into=into,
+    return c.Whole(FullEntry, Call, Result, Kinds, Usage, EMPTY, META, MESSAGE, into=into,
                    shared=shared, loads=orjson.loads,
                    tuples=tuples, eol=b"\n", stats=stats,
-                   cap=0 if took is None else TAKEN_AT_MOST, sizes=sizes if took is None else None), took
+                   cap=0 if took is None else TAKEN_AT_MOST, sizes=sizes if took is None else None,
+                   pi=_pi_parts(fmt.NAME)), took
 
 
 def meta_reader(c, fmt, into: list, shared: dict | None, sizes: dict, tuples: bool = False, stats: bool = True):
@@ -380,9 +398,9 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
     (with ``meta``, a streaming pass): gets the entries the C part made of metadata lines, in file order,
     before the next line is handed on; their ``index`` is for the caller to set. ``tuples``: it gets the
     tuples ``meta``'s arguments make instead, ``(lineno, offset, length, eol, type, uuid, parent, ts)``,
-    strings shared through ``shared`` (a helper's part). A Codex rollout's lines are taken the same way, whole
-    (``native_entries``: the C part parses them and makes their entries, ``stats`` as ``emit`` would; into
-    ``into``, or handed to ``taken``, as tuples with ``tuples``); ``emit`` gets the lines it declines."""
+    strings shared through ``shared`` (a helper's part). A Codex rollout's and a pi session's lines are taken
+    the same way, whole (``native_entries``: the C part parses them and makes their entries, ``stats`` as ``emit``
+    would; into ``into``, or handed to ``taken``, as tuples with ``tuples``); ``emit`` gets the lines it declines."""
     loads, decode_error = orjson.loads, orjson.JSONDecodeError
     offset = begin
     no = lf = crlf = 0
@@ -430,7 +448,7 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
             reader.meta, took = _taker(c, t.fmt, into, shared, sizes, taken, tuples, stats)
         elif native_ok and native_entries(t.fmt) is not None:
             reader = src = c.Reader(f, begin, end)
-            reader.codex, took = _codex_taker(c, into, shared, taken, tuples, stats, sizes)
+            reader.whole, took = _whole_taker(c, t.fmt, into, shared, taken, tuples, stats, sizes)
         while True:
             switch = False
             for chunk in src:
@@ -570,7 +588,7 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
             if lazy is not None:
                 reader.meta, took = _taker(c, t.fmt, into, shared, sizes, taken, tuples, stats)
             else:
-                reader.codex, took = _codex_taker(c, into, shared, taken, tuples, stats, sizes)
+                reader.whole, took = _whole_taker(c, t.fmt, into, shared, taken, tuples, stats, sizes)
     if took:
         taken(took)
     if reader is not None:

@@ -1,0 +1,295 @@
+"""The C part's reading of pi session lines (``_scan.Whole`` given ``pi=``, ``ctxtool/_scan_pi.c``) against the Python
+it stands in for: every entry it makes is the one ``make_entry(pi, obj, ..., blocks=False, stats)`` then
+``share_strings`` and ``release()`` make, on every pi line of the fixtures and of generated sessions (versions 3 and
+1), and on variants of them with each field, at any depth, given a value of another type or an edge value,
+or removed. A line it is not sure of it declines (None), having changed nothing. (The whole index, with and without
+it, serial and split, is compared at the end, and in ``test_parallel_scan.py``.)"""
+
+from __future__ import annotations
+
+import copy
+import glob
+import hashlib
+import os
+import pickle
+import random
+
+import orjson
+import pytest
+
+from ctxtool import scanloop
+from ctxtool.formats import pi
+from ctxtool.model import entry_to_tuple
+from ctxtool.scanloop import make_entry, share_strings
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+_entry = scanloop.native_entries(pi)
+if _entry is None and os.environ.get("CTXTOOL_REQUIRE_NATIVE") == "1":
+    raise RuntimeError("CTXTOOL_REQUIRE_NATIVE=1 but ctxtool._scan is not built")
+pytestmark = pytest.mark.skipif(_entry is None, reason="ctxtool._scan is not built here (no compiler at install)")
+
+
+def _fixture_lines() -> list[dict]:
+    out = []
+    for p in sorted(glob.glob(os.path.join(ROOT, "fixtures", "**", "*.jsonl"), recursive=True)):
+        with open(p, "rb") as f:
+            for raw in f:
+                try:
+                    obj = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    continue
+                if type(obj) is dict and pi.sniff(obj):
+                    out.append(obj)
+    return out
+
+
+def _generated_lines() -> list[dict]:
+    import tempfile
+
+    from ctxtool import synth
+
+    out = []
+    with tempfile.TemporaryDirectory() as d:
+        for fmt, seed in (("pi", 3), ("pi-v1", 4), ("pi", 5)):
+            p = os.path.join(d, f"{fmt}-{seed}.jsonl")
+            synth.write_session(p, fmt, seed=seed, target_bytes=300_000)
+            with open(p, "rb") as f:
+                out += [orjson.loads(raw) for raw in f]
+    return out
+
+
+LINES = _fixture_lines()
+GENERATED = _generated_lines()
+
+# values a field is given in place of its own: every JSON type, and the edges the reading tells apart
+ODD = [None, True, False, 0, 1, -1, 1.5, 2**53, 2**64, -(2**63) - 1, 2**200, 1e300, float("nan"), "", " ", "x",
+       "\u00a0\u2003", "\U0001f600", "\ud800", "a" * 65, "read", "unknown", "openclaw", "assistant", "user",
+       "toolResult", "custom", "bashExecution", "hookMessage", "branchSummary", "message", "text", "image", "thinking",
+       "toolCall", "tool_result", "session", "compaction", "model_change", [], [1], [{}], {}, {"type": "text", "text": "t"},
+       {"type": "image"}, "2026-03-01T09:00:02.377Z", "2026-03-01T09:00:02Z", "2026-03-01T09:00:02.377+00:00",
+       "2026-02-30T09:00:02Z", 1772355602377, 253402300799999, 253402300800000, -62135596800001, 1772355602377.5]
+
+
+def python_entry(obj, stats: bool, shared: dict):
+    e = make_entry(pi, obj, 5, 6, 7, 8, b"\n", False, stats)
+    share_strings(e, shared)
+    e.release()
+    return e
+
+
+def same(obj, stats: bool) -> bool:
+    """Whether the C part declines the line or makes the Python's entry of it; True when it made one."""
+    shared_c: dict = {}
+    try:
+        before = pickle.dumps(obj)
+    except RecursionError:  # (a fixture line nested thousands of levels deep)
+        before = None
+    c = _entry(obj, 5, 6, 7, 8, b"\n", stats, shared_c)
+    assert before is None or pickle.dumps(obj) == before  # the object is not changed
+    if c is None:
+        return False
+    shared_py: dict = {}
+    py = python_entry(obj, stats, shared_py)
+    assert type(c) is type(py)
+    assert repr(entry_to_tuple(c)) == repr(entry_to_tuple(py)), obj
+    assert type(c.ts) is type(py.ts) and c.kind is py.kind
+    assert [type(x) for x in entry_to_tuple(c)] == [type(x) for x in entry_to_tuple(py)], obj
+    assert c.obj is None and c.blocks is None
+    # every string goes through the table, as share_strings puts it there
+    assert shared_c == shared_py, obj
+    for v in (c.type, c.id, c.parent, c.role, c.stop, c.model):
+        if v is not None:
+            assert shared_c[v] is v
+    for x in (*c.calls, *c.results):
+        assert shared_c[x.id] is x.id
+        if x.name is not None:
+            assert shared_c[x.name] is x.name
+    for k in c.tool_chars:
+        assert shared_c[k] is k
+    return True
+
+
+@pytest.mark.parametrize("stats", [True, False])
+def test_every_fixture_and_generated_line(stats):
+    assert len(LINES) > 100 and len(GENERATED) > 100
+    made = sum(same(o, stats) for o in LINES + GENERATED)
+    # it takes most of them (what a session is mostly made of), not only the easy ones
+    assert made >= 0.95 * len(GENERATED), (made, len(LINES), len(GENERATED))
+
+
+def _paths(v, path=(), depth=0):
+    yield path
+    if depth >= 5:
+        return
+    if type(v) is dict:
+        for k, x in v.items():
+            yield from _paths(x, path + (k,), depth + 1)
+    elif type(v) is list:
+        for i, x in enumerate(v[:3]):
+            yield from _paths(x, path + (i,), depth + 1)
+
+
+def _with(obj, path, value):
+    out = copy.deepcopy(obj)
+    if not path:
+        return value
+    cur = out
+    for k in path[:-1]:
+        cur = cur[k]
+    cur[path[-1]] = value
+    return out
+
+
+def _without(obj, path):
+    out = copy.deepcopy(obj)
+    cur = out
+    for k in path[:-1]:
+        cur = cur[k]
+    if type(cur) is dict:
+        del cur[path[-1]]
+    else:
+        cur.pop(path[-1])
+    return out
+
+
+def _kinds_of_lines(lines):
+    """One line of each shape (line type, role, block types, content type), as many as there are."""
+    seen = {}
+    for o in lines:
+        m = o.get("message") if type(o.get("message")) is dict else {}
+        content = m.get("content")
+        blocks = tuple(sorted({b.get("type") for b in content if type(b) is dict})) if type(content) is list else ()
+        key = (o.get("type"), m.get("role"), type(content).__name__, blocks, "usage" in m, m.get("isError"))
+        seen.setdefault(key, o)
+    return list(seen.values())
+
+
+@pytest.mark.parametrize("stats", [True, False])
+def test_every_field_given_another_value(stats):
+    shapes = _kinds_of_lines(LINES + GENERATED)
+    assert len(shapes) >= 12
+    made = declined = 0
+    for obj in shapes:
+        for path in list(_paths(obj)):
+            variants = [_with(obj, path, v) for v in ODD]
+            if path:
+                variants.append(_without(obj, path))
+            for v in variants:
+                if same(v, stats):
+                    made += 1
+                else:
+                    declined += 1
+    assert made > 3000 and declined > 1000, (made, declined)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_random_texts_and_blocks(seed):
+    """Texts of every kind of character (white space, astral, surrogates), blocks of every kind and order, in every
+    role, results with names or none, images, thinking with and without signatures."""
+    rng = random.Random(seed)
+    alphabet = [" ", "\t", "\n", "\u00a0", "\u3000", "\u200b", "a", "<", "é", "\U0001f600", "\ud83d", "\x00"]
+
+    def text():
+        return "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 6)))
+
+    def block():
+        k = rng.randrange(7)
+        if k == 0:
+            return {"type": "text", "text": rng.choice([text(), None, 3, 0])}
+        if k == 1:
+            return {"type": "thinking", "thinking": text(), **({"thinkingSignature": rng.choice(["", "s"])} if rng.random() < 0.5 else {})}
+        if k == 2:
+            return {"type": "toolCall", "id": rng.choice(["call_1", "", " ", 5]), "name": rng.choice(["read", "bad name", "", "x" * 70]),
+                    "arguments": rng.choice([{}, {"path": text()}, {"n": 1.0, "m": [1.5, 2]}, None, "raw"])}
+        if k == 3:
+            return {"type": "image", "data": "AAAA", "mimeType": "image/png"}
+        if k == 4:
+            return {"type": "redacted_thinking", "data": "x"}
+        if k == 5:
+            return rng.choice(["loose", 1, None, []])
+        return {"type": rng.choice(["tool_result", "other", 7]), "tool_use_id": "t", "content": text()}
+
+    for _ in range(500):
+        role = rng.choice(["user", "assistant", "toolResult", "custom", "branchSummary"])
+        m = {"role": role, "timestamp": rng.choice([1772355602377, 1772355602377.25, None, "x"])}
+        if role == "toolResult":
+            m.update(toolCallId=rng.choice(["call_1", 5, None]), toolName=rng.choice(["read", "", None, 3]),
+                     isError=rng.choice([True, False, 0, 1, "", None]))
+            if rng.random() < 0.3:
+                m["toolUseId"] = rng.choice(["u1", 2])
+            m["content"] = rng.choice([text(), [rng.choice([{"type": "text", "text": text()}, {"type": "image"}, 4])
+                                                for _ in range(rng.randint(0, 3))], None, {}])
+        else:
+            m["content"] = rng.choice([text(), [block() for _ in range(rng.randint(0, 4))], None, 5])
+            if role == "assistant":
+                m.update(stopReason=rng.choice(["stop", "toolUse", None, 3]), model=rng.choice(["m1", "", None]),
+                         provider=rng.choice(["openclaw", "anthropic", None]),
+                         usage=rng.choice([None, {"input": rng.randint(0, 9), "output": 2.5, "cacheRead": True,
+                                                  "totalTokens": rng.randint(0, 99)}, {}]))
+        obj = {"type": "message", "id": rng.choice(["abcd1234", "", None, 7]), "parentId": rng.choice(["p1", "", None]),
+               "timestamp": rng.choice(["2026-03-01T09:00:02.377Z", None, 5, "nope"]), "message": m}
+        for stats in (True, False):
+            same(obj, stats)
+
+
+def test_the_lines_it_declines_are_the_rare_ones():
+    """What it leaves to the Python in generated sessions: the header, compactions, summaries, bash executions."""
+    def kind(o):
+        return o.get("type") if o.get("type") != "message" else o["message"].get("role")
+
+    declined = {kind(o) for o in GENERATED if _entry(o, 0, 1, 0, 1, b"\n", True, {}) is None}
+    assert "session" in declined
+    assert declined <= {"session", "compaction", "branch_summary", "custom_message", "bashExecution", "hookMessage"}, declined
+
+
+def _index_md5(path, **kw) -> str:
+    from ctxtool import transcript
+
+    h = hashlib.md5()
+    for e in transcript.scan(str(path), **kw).entries:
+        h.update(repr(entry_to_tuple(e)).encode())
+    return h.hexdigest()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_whole_index_is_the_same_with_and_without_it(tmp_path, monkeypatch, workers):
+    """A session with damaged lines among the generated ones: the index, serial and split, as the Python makes it."""
+    path = tmp_path / "s.jsonl"
+    lines = [orjson.dumps(o) for o in GENERATED if o.get("type") == "session"][:1]
+    lines += [orjson.dumps(o) for o in GENERATED if o.get("type") != "session"][:400]
+    lines.insert(50, b'{"type":"message","id":"zz","parentId":7,"message":{"role":"user","content":"x"}}')
+    lines.insert(60, b'{"type":"message","id":"zy","message":{"role":"assistant","content":[],"usage":{"input":-4}}}')
+    lines.insert(70, b'{"type":"message","id":"zx","message":{"role":"toolResult","toolCallId":"c","content":"torn')
+    lines.insert(80, b'[1,2]')
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    monkeypatch.setenv("CTXTOOL_NATIVE", "0")
+    want = _index_md5(path, workers=workers, split_min_bytes=0)
+    monkeypatch.setenv("CTXTOOL_NATIVE", "1")
+    assert _index_md5(path, workers=workers, split_min_bytes=0) == want
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_streaming_pass_gets_the_same_entries_with_and_without_it(tmp_path, monkeypatch, workers):
+    """A streaming pass (profile) is handed entries without their object, whichever part made them (the C part, the
+    Python, a helper)."""
+    from ctxtool import transcript
+
+    path = tmp_path / "s.jsonl"
+    lines = [orjson.dumps(o) for o in GENERATED[:300]]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+
+    def stream(native):
+        monkeypatch.setenv("CTXTOOL_NATIVE", "1" if native else "0")
+        got = []
+
+        def on_entry(e):
+            assert e.obj is None and e.blocks is None
+            got.append(entry_to_tuple(e))
+
+        transcript.scan(str(path), on_entry=on_entry, keep_index=False, blocks=False, lazy=True, workers=workers,
+                        split_min_bytes=0)
+        return got
+
+    assert stream(True) == stream(False)
+    assert len(stream(True)) == len(lines)
