@@ -246,13 +246,13 @@ enum {
     C_CONTENT, C_TYPE, C_TEXT, C_THINKING, C_SIGNATURE, C_THINKING_SIG, C_INPUT, C_ARGUMENTS, C_NAME, C_ID,
     C_TOOL_USE_ID, C_IS_ERROR, C_MODEL, C_STOP_REASON, C_USAGE, C_IN_TOKENS, C_OUT_TOKENS, C_CACHE_READ,
     C_CACHE_CREATION, C_ERROR, C_COMPACT_SUMMARY, C_SIDECHAIN, C_IS_META, C_NO_CONTENT, C_INTERRUPT, C_API_ERROR,
-    C_SOURCE, C_SUBTYPE, C_LEAF, C_EXPLICIT, C_EMPTY_STR, NCS
+    C_SOURCE, C_SUBTYPE, C_LEAF, C_EXPLICIT, C_EMPTY_STR, C_PARTIAL_JSON, NCS
 };
 static const char *CSTR[NCS] = {
     "content", "type", "text", "thinking", "signature", "thinkingSignature", "input", "arguments", "name", "id",
     "tool_use_id", "is_error", "model", "stop_reason", "usage", "input_tokens", "output_tokens",
     "cache_read_input_tokens", "cache_creation_input_tokens", "error", "compact_summary", "sidechain", "is_meta",
-    "no_content", "interrupt", "api_error", "source_tool_use", "subtype", "leaf", "explicit", ""};
+    "no_content", "interrupt", "api_error", "source_tool_use", "subtype", "leaf", "explicit", "", "partialJson"};
 
 /* Meta's ``claude`` argument, a dict: call, result, usage (model's classes), args_chars, call_problem (formats.common's),
  * loads (orjson.loads), stop_map (formats.claude.STOP_MAP), interrupts (INTERRUPT_TEXTS), image_chars (model.IMAGE_CHARS) */
@@ -260,7 +260,7 @@ struct ClaudeParts {
     PyObject *s[NCS];
     PyTypeObject *call, *result, *usage;
     Py_ssize_t coff[5], roff[5], uoff[6];
-    PyObject *args_chars, *call_problem, *loads, *stop_map, *interrupts;
+    PyObject *args_chars, *call_problem, *loads, *stop_map, *interrupts, *dumps;
     long long image_chars;
 };
 
@@ -275,18 +275,19 @@ static void claude_parts_free(ClaudeParts *c) {
     Py_XDECREF(c->loads);
     Py_XDECREF(c->stop_map);
     Py_XDECREF(c->interrupts);
+    Py_XDECREF(c->dumps);
     PyMem_Free(c);
 }
 
 static ClaudeParts *claude_parts(PyObject *d) {
     static const char *need[] = {"call", "result", "usage", "args_chars", "call_problem", "loads", "stop_map", "interrupts",
-                                 "image_chars"};
-    PyObject *v[9];
+                                 "image_chars", "dumps"};
+    PyObject *v[10];
     if (!PyDict_Check(d)) {
         PyErr_SetString(PyExc_TypeError, "claude is a dict");
         return NULL;
     }
-    for (int k = 0; k < 9; k++) {
+    for (int k = 0; k < 10; k++) {
         v[k] = PyDict_GetItemString(d, need[k]);
         if (!v[k]) {
             PyErr_Format(PyExc_TypeError, "claude needs %s", need[k]);
@@ -313,6 +314,7 @@ static ClaudeParts *claude_parts(PyObject *d) {
     c->loads = Py_NewRef(v[5]);
     c->stop_map = Py_NewRef(v[6]);
     c->interrupts = Py_NewRef(v[7]);
+    c->dumps = Py_NewRef(v[9]);
     c->image_chars = PyLong_AsLongLong(v[8]);
     if (c->image_chars == -1 && PyErr_Occurred()) {
         claude_parts_free(c);
@@ -561,6 +563,86 @@ static int add_item(PyObject **list, Py_ssize_t i, PyObject *id, PyObject *name,
     return r;
 }
 
+/* whether v holds a float, or anything but dicts, lists, strings, ints of 64 bits, true, false and null, or nests deeper
+ * than 64 levels: what orjson.dumps alone does not measure as formats.common.args_chars does */
+static int needs_python(PyObject *v, int depth) {
+    if (depth > 64) return 1;
+    if (PyUnicode_CheckExact(v) || v == Py_None || v == Py_True || v == Py_False) return 0;
+    if (PyLong_CheckExact(v)) {
+        int overflow;
+        long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (x == -1 && PyErr_Occurred()) { PyErr_Clear(); return 1; }
+        return overflow != 0;
+    }
+    if (PyList_CheckExact(v)) {
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(v); i++)
+            if (needs_python(PyList_GET_ITEM(v, i), depth + 1)) return 1;
+        return 0;
+    }
+    if (PyDict_CheckExact(v)) {
+        Py_ssize_t pos = 0;
+        PyObject *k, *x;
+        while (PyDict_Next(v, &pos, &k, &x))
+            if (!PyUnicode_CheckExact(k) || needs_python(x, depth + 1)) return 1;
+        return 0;
+    }
+    return 1;  /* a float, or another type */
+}
+
+/* formats.common.args_chars(args) (len(JSON.stringify(args))): a string's length, or, for an object or array of plain
+ * values, the UTF-16 length of orjson.dumps(args) counted from its UTF-8 bytes; anything else (floats, which orjson
+ * and JavaScript write differently; big integers; strings orjson refuses) asked of the Python. -1 on error */
+static long long args_chars_(ClaudeParts *c, PyObject *args) {
+    if (!args || args == Py_None) return 0;
+    if (PyUnicode_CheckExact(args)) return js_len_(args);
+    if ((PyDict_CheckExact(args) || PyList_CheckExact(args)) && !needs_python(args, 0)) {
+        PyObject *out = PyObject_CallOneArg(c->dumps, args);
+        if (out && PyBytes_Check(out)) {
+            const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(out);
+            Py_ssize_t n = PyBytes_GET_SIZE(out);
+            long long units = 0;
+            for (Py_ssize_t i = 0; i < n; i++) units += ((p[i] & 0xC0) != 0x80) + ((p[i] & 0xF8) == 0xF0);
+            Py_DECREF(out);
+            return units;
+        }
+        Py_XDECREF(out);
+        if (!PyErr_ExceptionMatches(PyExc_TypeError)) return -1;  /* (out of memory...) */
+        PyErr_Clear();  /* a lone surrogate: the Python's way */
+    }
+    PyObject *r = PyObject_CallOneArg(c->args_chars, args);
+    if (!r) return -1;
+    long long n = PyLong_AsLongLong(r);
+    Py_DECREF(r);
+    return n == -1 && PyErr_Occurred() ? -1 : n;
+}
+
+/* whether s is a name formats.common.call_problem takes as it is: 1 to 64 characters of [A-Za-z0-9_:.-] (no white
+ * space to strip) */
+static int plain_name(PyObject *s) {
+    if (!PyUnicode_CheckExact(s) || !PyUnicode_IS_COMPACT_ASCII(s)) return 0;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+    if (n < 1 || n > 64) return 0;
+    const unsigned char *d = PyUnicode_1BYTE_DATA(s);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char ch = d[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == ':'
+              || ch == '.' || ch == '-'))
+            return 0;
+    }
+    return 1;
+}
+
+/* formats.common.call_problem(b, key) (a new reference): None for the common call (an id with a visible character, no
+ * partialJson, arguments, a plain name), the Python's answer for any other */
+static PyObject *call_problem_(ClaudeParts *c, PyObject *b, PyObject *key, PyObject *cid, PyObject *name) {
+    PyObject *id = get(b, c->s[C_ID]), *partial = get(b, c->s[C_PARTIAL_JSON]), *args = get(b, key);
+    if (id == cid && PyUnicode_CheckExact(cid) && PyUnicode_IS_COMPACT_ASCII(cid) && PyUnicode_GET_LENGTH(cid) > 0
+        && !Py_UNICODE_ISSPACE(PyUnicode_1BYTE_DATA(cid)[0]) && NULLISH(partial) && !NULLISH(args)
+        && get(b, c->s[C_NAME]) == name && plain_name(name))
+        Py_RETURN_NONE;
+    return PyObject_CallFunctionObjArgs(c->call_problem, b, key, NULL);
+}
+
 /* scan_anthropic_blocks over a message's content list; role: 0 user (and any role but these), 1 assistant, 2 toolResult
  * or custom (whose images count); ``shared``: the string table (None: none) */
 static int blocks_facts(ClaudeParts *c, PyObject *shared, int stats, PyObject *content, int role, CF *f) {
@@ -596,15 +678,10 @@ static int blocks_facts(ClaudeParts *c, PyObject *shared, int stats, PyObject *c
             if (!cid || !PyUnicode_Check(cid)) cid = c->s[C_EMPTY_STR];
             long long chars = 0;
             if (stats) {
-                PyObject *args = get(b, key);
-                PyObject *r = PyObject_CallOneArg(c->args_chars, args ? args : Py_None);
-                if (!r) return CL_FAIL;
-                chars = PyLong_AsLongLong(r);
-                Py_DECREF(r);
-                if (chars == -1 && PyErr_Occurred()) return CL_FAIL;
+                if ((chars = args_chars_(c, get(b, key))) < 0) return CL_FAIL;
                 chars += js_len_(name);
             }
-            PyObject *problem = PyObject_CallFunctionObjArgs(c->call_problem, b, key, NULL);
+            PyObject *problem = call_problem_(c, b, key, cid, name);
             if (!problem) return CL_FAIL;
             PyObject *sid = share(shared, cid), *sname = sid ? share(shared, name) : NULL;
             int r = sname ? add_item(&f->calls, i, sid, sname, problem, chars) : -1;

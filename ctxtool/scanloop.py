@@ -322,7 +322,7 @@ def _pi_parts(name: str) -> dict | None:
     from .formats.common import args_chars, call_problem
 
     return {"call": Call, "result": Result, "usage": Usage, "args_chars": args_chars, "call_problem": call_problem,
-            "loads": orjson.loads, "stop_map": {}, "interrupts": (), "image_chars": IMAGE_CHARS}
+            "loads": orjson.loads, "stop_map": {}, "interrupts": (), "image_chars": IMAGE_CHARS, "dumps": orjson.dumps}
 
 
 def _taker(c, fmt, into, shared, sizes, taken, tuples=False, stats=True):
@@ -374,7 +374,7 @@ def _claude_parts(fmt) -> dict:
 
     return {"call": Call, "result": Result, "usage": Usage, "args_chars": args_chars, "call_problem": call_problem,
             "loads": orjson.loads, "stop_map": dict(fmt.STOP_MAP), "interrupts": tuple(fmt.INTERRUPT_TEXTS),
-            "image_chars": IMAGE_CHARS}
+            "image_chars": IMAGE_CHARS, "dumps": orjson.dumps}
 
 
 # ----------------------------------------------------------------------------- the hot loop
