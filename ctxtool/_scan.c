@@ -94,11 +94,26 @@ static inline cp u_escape(cp p, cp end, unsigned *out) {
 #define ONES 0x0101010101010101ULL
 #define HIGHS 0x8080808080808080ULL
 
-/* Eight bytes of a string with nothing to look at: no quote, backslash, control byte or byte >= 0x80. */
-static inline int plain8(uint64_t x) {
+/* Eight bytes of a string (read little-endian) and what to look at in them: the high bit of each byte that is a quote,
+ * a backslash, a control byte or >= 0x80, 0 when none is. (A borrow can mark a byte above a marked one too: the lowest
+ * mark, the first such byte, is always right.) */
+static inline uint64_t special8(uint64_t x) {
     uint64_t q = x ^ (ONES * '"'), b = x ^ (ONES * '\\');
-    uint64_t m = ((q - ONES) & ~q) | ((b - ONES) & ~b) | ((x - ONES * 0x20) & ~x) | x;
-    return (m & HIGHS) == 0;
+    return (((q - ONES) & ~q) | ((b - ONES) & ~b) | ((x - ONES * 0x20) & ~x) | x) & HIGHS;
+}
+
+/* how many bytes at p (at least 8 readable) come before the first one to look at: 8 when none in these 8 */
+static inline int plain_run(cp p) {
+    uint64_t x;
+    memcpy(&x, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && defined(__GNUC__)
+    uint64_t m = special8(x);
+    return m ? __builtin_ctzll(m) >> 3 : 8;
+#else
+    int k = 0;
+    while (k < 8 && p[k] != '"' && p[k] != '\\' && p[k] >= 0x20 && p[k] < 0x80) k++;
+    return k;
+#endif
 }
 
 /* A string, p just past its opening quote. Returns the position past the closing quote, or NULL
@@ -107,10 +122,9 @@ static cp scan_string(cp p, cp end, int *esc) {
     *esc = 0;
     for (;;) {
         while (end - p >= 8) {
-            uint64_t x;
-            memcpy(&x, p, 8);
-            if (!plain8(x)) break;
-            p += 8;
+            int k = plain_run(p);
+            p += k;
+            if (k < 8) break;
         }
         if (p >= end) return NULL;
         unsigned char c = *p;

@@ -25,12 +25,13 @@ static cp scan_text(cp p, cp end, long long *units, int *white) {
     int w = 1;
     for (;;) {
         while (end - p >= 8) {
-            uint64_t x;
-            memcpy(&x, p, 8);
-            if (!plain8(x)) break;
-            if (w && x != ONES * ' ') w = 0;
-            p += 8;
-            n += 8;
+            int k = plain_run(p);
+            if (w)
+                for (int i = 0; i < k; i++)
+                    if (p[i] != ' ') { w = 0; break; }
+            p += k;
+            n += k;
+            if (k < 8) break;
         }
         if (p >= end) return NULL;
         unsigned char c = *p;

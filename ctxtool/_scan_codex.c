@@ -63,6 +63,8 @@ static void pi_parts_free(PiParts *p);
 static PiParts *pi_parts(PyObject *d);
 static PyObject *pi_make(Whole *self, PyObject *obj, PyObject *index, PyObject *lineno, PyObject *offset,
                          PyObject *length, PyObject *eol, int stats, PyObject *shared, int tuples);
+static PyObject *pi_bytes_entry(Whole *self, cp p, Py_ssize_t len, PyObject *index, PyObject *lineno, PyObject *offset,
+                                PyObject *length);
 
 static void Whole_dealloc(Whole *self) {
     Py_XDECREF(self->full);
@@ -663,15 +665,6 @@ static PyObject *Whole_entry(Whole *self, PyObject *const *args, Py_ssize_t narg
 static int whole_take(Whole *self, cp p, Py_ssize_t len, PyObject *no, PyObject *start, PyObject *prev) {
     if (len < 2 || p[len - 1] != '\n' || p[len - 2] == '\r') return 0;
     if (self->cap > 0 && PyList_GET_SIZE(self->into) >= self->cap) return 0;  /* the caller's turn to empty it */
-    PyObject *view = PyMemoryView_FromMemory((char *)p, len, PyBUF_READ);
-    if (!view) return -1;
-    PyObject *obj = PyObject_CallOneArg(self->loads, view);
-    Py_DECREF(view);
-    if (!obj) {  /* not JSON to orjson (its JSONDecodeError is a ValueError): the loop says why */
-        if (!PyErr_ExceptionMatches(PyExc_ValueError)) return -1;  /* (out of memory...) */
-        PyErr_Clear();
-        return 0;
-    }
     Py_ssize_t count = PyList_GET_SIZE(self->into);
     PyObject *index;
     if (prev && PyLong_CheckExact(prev) && PyLong_AsSsize_t(prev) == count) {
@@ -686,10 +679,29 @@ static int whole_take(Whole *self, cp p, Py_ssize_t len, PyObject *no, PyObject 
         Py_XINCREF(same);
         Py_SETREF(size, same);
     }
-    PyObject *e = !size ? NULL
-                  : self->pi ? pi_make(self, obj, index, no, start, size, self->eol, self->stats, self->shared, self->tuples)
-                             : codex_make(self, obj, index, no, start, size, self->eol, self->stats, self->shared, self->tuples);
+    PyObject *e = NULL;
+    if (!size) goto done;
+    if (self->pi) {  /* a pi tool result read as bytes, its texts never built (_scan_pi.c) */
+        e = pi_bytes_entry(self, p, len, index, no, start, size);
+        if (!e) goto done;
+        if (e != Py_None) goto done;
+        Py_CLEAR(e);
+    }
+    PyObject *view = PyMemoryView_FromMemory((char *)p, len, PyBUF_READ);
+    if (!view) goto done;
+    PyObject *obj = PyObject_CallOneArg(self->loads, view);
+    Py_DECREF(view);
+    if (!obj) {  /* not JSON to orjson (its JSONDecodeError is a ValueError): the loop says why */
+        if (PyErr_ExceptionMatches(PyExc_ValueError)) {  /* (else out of memory...) */
+            PyErr_Clear();
+            e = Py_NewRef(Py_None);
+        }
+        goto done;
+    }
+    e = self->pi ? pi_make(self, obj, index, no, start, size, self->eol, self->stats, self->shared, self->tuples)
+                 : codex_make(self, obj, index, no, start, size, self->eol, self->stats, self->shared, self->tuples);
     Py_DECREF(obj);
+done:
     Py_XDECREF(index);
     Py_XDECREF(size);
     if (!e) return -1;
@@ -702,8 +714,24 @@ static int whole_take(Whole *self, cp p, Py_ssize_t len, PyObject *no, PyObject 
     return r < 0 ? -1 : 1;
 }
 
+/* line(data, index, lineno, offset, length) -> the entry of a pi tool result line read as bytes (data: the line with its
+ * "\n"), or None (declined: the line then goes the orjson way): for the tests */
+static PyObject *Whole_line(Whole *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 5 || !PyBytes_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "line(data: bytes, index, lineno, offset, length)");
+        return NULL;
+    }
+    if (!self->pi || !self->eol || !self->shared) {
+        PyErr_SetString(PyExc_TypeError, "line needs a Whole made with pi, eol and shared");
+        return NULL;
+    }
+    return pi_bytes_entry(self, (cp)PyBytes_AS_STRING(args[0]), PyBytes_GET_SIZE(args[0]), args[1], args[2], args[3],
+                          args[4]);
+}
+
 static PyMethodDef Whole_methods[] = {
     {"entry", (PyCFunction)(void (*)(void))Whole_entry, METH_FASTCALL, "A parsed line's entry, or None."},
+    {"line", (PyCFunction)(void (*)(void))Whole_line, METH_FASTCALL, "A pi tool result line's entry read as bytes, or None."},
     {NULL},
 };
 

@@ -293,3 +293,171 @@ def test_a_streaming_pass_gets_the_same_entries_with_and_without_it(tmp_path, mo
 
     assert stream(True) == stream(False)
     assert len(stream(True)) == len(lines)
+
+
+# ----------------------------------------------------------------------------- tool results read as bytes
+
+
+def _line_maker():
+    from ctxtool import _scan
+    from ctxtool.model import EMPTY, MESSAGE, META, Call, FullEntry, Kinds, Result, Usage
+
+    def make(stats: bool, shared: dict):
+        return _scan.Whole(FullEntry, Call, Result, Kinds, Usage, EMPTY, META, MESSAGE, into=[], shared=shared,
+                           loads=orjson.loads, eol=b"\n", stats=stats, pi=scanloop._pi_parts("pi"))
+
+    return make
+
+
+def same_bytes(raw: bytes, stats: bool) -> bool:
+    """Whether the C part declines the line read as bytes or makes the entry the Python makes of what ``jsonl.parse``
+    reads of it (orjson, or the strict fallback); a line neither reads it never takes. True when it made one."""
+    from ctxtool.jsonl import loads
+
+    shared_c: dict = {}
+    c = _line_maker()(stats, shared_c).line(raw, 5, 6, 7, 8)
+    try:
+        obj = loads(raw)
+    except ValueError:
+        assert c is None, raw
+        return False
+    if c is None:
+        return False
+    assert type(obj) is dict
+    shared_py: dict = {}
+    py = python_entry(obj, stats, shared_py)
+    assert repr(entry_to_tuple(c)) == repr(entry_to_tuple(py)), raw
+    assert [type(x) for x in entry_to_tuple(c)] == [type(x) for x in entry_to_tuple(py)], raw
+    assert shared_c == shared_py, raw
+    for v in (c.type, c.id, c.parent, c.role, *(r.id for r in c.results), *c.tool_chars):
+        if v is not None:
+            assert shared_c[v] is v
+    return True
+
+
+def _results():
+    return [o for o in LINES + GENERATED if type(o.get("message")) is dict and o["message"].get("role") == "toolResult"]
+
+
+@pytest.mark.parametrize("stats", [True, False])
+def test_tool_results_as_bytes_every_line(stats):
+    import json
+
+    results = _results()
+    assert len(results) > 50
+    made = 0
+    for o in results:
+        made += same_bytes(orjson.dumps(o) + b"\n", stats)
+        # white space around every token, escapes for every character beyond ASCII, keys in another order
+        same_bytes(json.dumps(o, separators=(" , ", " : ")).encode() + b" \n", stats)
+        same_bytes(json.dumps(dict(reversed(list(o.items())))).encode() + b"\n", stats)
+    assert made >= 0.9 * len(results), (made, len(results))
+
+
+@pytest.mark.parametrize("stats", [True, False])
+def test_tool_results_as_bytes_every_field_given_another_value(stats):
+    shapes = _kinds_of_lines(_results())
+    made = declined = 0
+    for obj in shapes:
+        for path in list(_paths(obj)):
+            variants = [_with(obj, path, v) for v in ODD if not (type(v) is float and v != v)]
+            if path:
+                variants.append(_without(obj, path))
+            for v in variants:
+                try:
+                    raw = orjson.dumps(v) + b"\n"
+                except TypeError:  # (a lone surrogate: orjson writes none)
+                    continue
+                if same_bytes(raw, stats):
+                    made += 1
+                else:
+                    declined += 1
+    assert made > 300 and declined > 100, (made, declined)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_tool_results_as_bytes_damaged(seed):
+    """Bytes changed, cut, doubled, escaped: a line neither parser reads is never taken; one they read is read alike."""
+    rng = random.Random(seed)
+    results = [orjson.dumps(o) for o in _results()]
+    odd = [b'"', b"\\", b"\\u0041", b"\\ud800", b"\\ud83d\\ude00", b"\xff", b"\xc3", b"\xe2\x80\xa8", b"\x01", b"}", b"]",
+           b"{", b",", b":", b" ", b"1e400", b"-", b"\t", b'"type":"image",', b'"id":"x",', b'"role":"toolResult",']
+    made = 0
+    for _ in range(3000):
+        raw = bytearray(rng.choice(results))
+        k = rng.randrange(4)
+        at = rng.randrange(len(raw))
+        if k == 0:
+            raw[at:at + rng.randint(1, 3)] = rng.choice(odd)
+        elif k == 1:
+            raw = raw[:at]
+        elif k == 2:
+            raw[at:at] = rng.choice(odd)
+        else:  # a key written twice, or a key escaped
+            raw = bytearray(bytes(raw).replace(rng.choice([b'"toolName":', b'"id":', b'"text":', b'"timestamp":']),
+                                               rng.choice([b'"toolName":"a","toolName":', b'"i\\u0064":', b'"text":3,"text":',
+                                                           b'"timestamp":1,"timestamp":']), 1))
+        for stats in (True, False):
+            made += same_bytes(bytes(raw) + b"\n", stats)
+    assert made > 500, made
+
+
+def test_tool_results_as_bytes_times_and_flags():
+    """The times (message's milliseconds before the line's string), isError, toolUseId in place of toolCallId."""
+    base = {"type": "message", "id": "a1b2c3d4", "parentId": "00ff00ff", "timestamp": "2026-03-01T09:00:02.377Z",
+            "message": {"role": "toolResult", "toolCallId": "call_1", "toolName": "read",
+                        "content": [{"type": "text", "text": "ok"}], "isError": False, "timestamp": 1772355602377}}
+    made = 0
+    for mts in (1772355602377, -1, 0, 253402300799999, 253402300800000, 1772355602377.5, 1e3, "x", None, True, "absent"):
+        for ts in ("2026-03-01T09:00:02.377Z", "2026-03-01T09:00:02Z", "2026-03-01 09:00:02", 17, None, "absent"):
+            for err in (True, False, None, 0, 1, "", "absent"):
+                for ids in ({"toolCallId": "c"}, {"toolCallId": 5, "toolUseId": "u"}, {"toolUseId": "u"}, {},
+                            {"toolCallId": None, "toolUseId": 3}):
+                    o = copy.deepcopy(base)
+                    m = o["message"]
+                    del m["toolCallId"]
+                    m.update(ids)
+                    for key, v, d in (("timestamp", mts, m), ("timestamp", ts, o), ("isError", err, m)):
+                        if v == "absent":
+                            del d[key]
+                        else:
+                            d[key] = v
+                    made += same_bytes(orjson.dumps(o) + b"\n", True)
+    assert made > 300, made
+
+
+def test_tool_results_as_bytes_odd_forms():
+    """Forms a byte reader could get wrong: values after the object, keys written twice (Python keeps the last),
+    content and message written twice, escaped keys and values, nesting."""
+    ok = (b'{"type":"message","id":"a1","parentId":"p1","timestamp":"2026-03-01T09:00:02.377Z","message":{"role":"toolResult",'
+          b'"toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"hello"}],"isError":false}}')
+    assert same_bytes(ok + b"\n", True)
+    forms = [
+        ok + b"x", ok + b"{}", ok + b",", ok + b" \t", b" " + ok,
+        ok.replace(b'"content":', b'"content":"twice","content":'),
+        ok.replace(b'"message":{', b'"message":{"role":"toolResult","content":"first"},"message":{'),
+        ok.replace(b'"text":"hello"', b'"text":"hello","text":"bye!!"'),
+        ok.replace(b'"text":"hello"', b'"text":"hello","type":"image"'),
+        ok.replace(b'"type":"text"', b'"type":"te\\u0078t"'),
+        ok.replace(b'"role"', b'"r\\u006fle"'),
+        ok.replace(b'"toolResult"', b'"tool\\u0052esult"'),
+        ok.replace(b'"c1"', b'"c\\u0031"'),
+        ok.replace(b'"read"', b'"re\\nad"'),
+        ok.replace(b'"a1"', b'"a\\"1"'),
+        ok.replace(b'"p1"', b'"p\\u00e91"'),
+        ok.replace(b'"hello"', b'"h\\u00e9llo \\ud83d\\ude00 \\t"'),
+        ok.replace(b'"hello"', b'"\\ud83d"'),
+        ok.replace(b'[{"type":"text","text":"hello"}]', b'[{"type":"text","text":"a"},{"type":"image","data":"x"},3,null,[]]'),
+        ok.replace(b'[{"type":"text","text":"hello"}]', b'[' * 300 + b']' * 300),
+        ok.replace(b'[{"type":"text","text":"hello"}]', b'{"type":"text","text":"hello"}'),
+        ok.replace(b'"hello"', b'{"a":"hello"}'),
+        ok.replace(b'"hello"', b'0'),
+        ok.replace(b'"hello"', b'-0.0'),
+        ok.replace(b'"type":"message",', b''),
+        ok.replace(b'"type":"message",', b'') [:-1] + b',"type":"message"}',
+    ]
+    made = 0
+    for raw in forms:
+        for stats in (True, False):
+            made += same_bytes(raw + b"\n", stats)
+    assert made >= 10, made
