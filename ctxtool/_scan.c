@@ -291,6 +291,7 @@ enum { A_ATTACHMENT, A_RENDERED, A_ROLE, A_SIDE, A_MESSAGE, A_COMPACT_SUMMARY, A
 static const char *AKEYS[NAKEYS] = {"attachment", "rendered", "renderedRole", "isSidechain", "message", "isCompactSummary",
                                     "isMeta", "isApiErrorMessage", "requestId", "sourceToolUseID", "subtype", "leafUuid",
                                     "explicit"};
+static const Py_ssize_t AKEYLEN[NAKEYS] = {10, 8, 12, 11, 7, 16, 6, 17, 9, 15, 7, 8, 8};
 /* the line types normalize reads whole that Meta takes (with ``full``; LT_USER on with ``claude``) */
 enum { LT_NONE, LT_ATTACHMENT, LT_USER, LT_ASSISTANT, LT_SYSTEM, LT_LAST_PROMPT };
 typedef struct ClaudeParts ClaudeParts;
@@ -503,11 +504,17 @@ static int meta_core(Meta *self, cp base, Py_ssize_t len, PyObject *no, PyObject
             Py_ssize_t kn = p - 1 - ks;
             int which = -1, awhich = -1;
             for (int i = 0; i < NKEYS; i++) {
-                if (kn == KEYLEN[i] && memcmp(ks, KEYS[i], (size_t)kn) == 0) { which = i; break; }
+                if (kn == KEYLEN[i] && *ks == (unsigned char)KEYS[i][0] && memcmp(ks, KEYS[i], (size_t)kn) == 0) {
+                    which = i;
+                    break;
+                }
             }
             if (which < 0 && self->afull) {
                 for (int i = 0; i < NAKEYS; i++) {
-                    if ((size_t)kn == strlen(AKEYS[i]) && memcmp(ks, AKEYS[i], (size_t)kn) == 0) { awhich = i; break; }
+                    if (kn == AKEYLEN[i] && *ks == (unsigned char)AKEYS[i][0] && memcmp(ks, AKEYS[i], (size_t)kn) == 0) {
+                        awhich = i;
+                        break;
+                    }
                 }
             }
             p = skip_ws(p, end);
@@ -1614,6 +1621,11 @@ static PyMethodDef module_methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "ctxtool._scan", NULL, -1, module_methods};
 
 PyMODINIT_FUNC PyInit__scan(void) {
+    for (int i = 0; i < NAKEYS; i++)
+        if ((Py_ssize_t)strlen(AKEYS[i]) != AKEYLEN[i]) {
+            PyErr_Format(PyExc_SystemError, "ctxtool._scan: AKEYLEN[%d] is not the length of %s", i, AKEYS[i]);
+            return NULL;
+        }
     if (PyType_Ready(&MetaType) < 0 || PyType_Ready(&ReaderType) < 0 || PyType_Ready(&BuilderType) < 0
         || PyType_Ready(&RowsType) < 0 || PyType_Ready(&WholeType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);

@@ -319,7 +319,7 @@ static int key_of(cp p, cp end, const char **keys, int n, cp *after) {
     *after = q;
     size_t kl = (size_t)(q - 1 - ks);
     for (int k = 0; k < n; k++)
-        if (strlen(keys[k]) == kl && memcmp(ks, keys[k], kl) == 0) return k;
+        if (kl && (unsigned char)keys[k][0] == *ks && strlen(keys[k]) == kl && memcmp(ks, keys[k], kl) == 0) return k;
     return -1;
 }
 

@@ -436,6 +436,7 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
     fromiso = datetime.fromisoformat
     same_size = sizes.setdefault
     prev = None  # the line number of the last line emitted: its int object is the next index (see transcript.scan)
+    pending_raw: list[bytes] = []  # the lines in ``pending``, as read
     with open_binary(path) as f:
         if begin:
             f.seek(begin)
@@ -531,12 +532,21 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
                     where = (no, start, size, eol)
                     if t.fmt is None:
                         pending.append((where, obj))
+                        pending_raw.append(chunk)
                         if len(pending) < formats.SNIFF_LINES:
                             continue
                         t.fmt = formats.detect([o for _, o in pending], path=path, forced=module)
-                        for w, o in pending:
-                            emit(w, o)
+                        # the lines read to tell the format: into the index as the rest of the file goes (the C
+                        # part's Meta takes those it is sure of, from their bytes), the others emitted
+                        early = None
+                        if native_ok and into is not None and decoder(t.fmt) is not None:
+                            early = meta_reader(c, t.fmt, into, shared, sizes, tuples, stats)
+                        for (w, o), raw in zip(pending, pending_raw):
+                            if early is None or not early.line(raw, w[0], w[1], prev):
+                                emit(w, o)
+                            prev = w[0]
                         pending.clear()
+                        pending_raw.clear()
                         if selective:
                             lazy = decoder(t.fmt)
                             if lazy is not None:
