@@ -24,14 +24,22 @@ static cp scan_text(cp p, cp end, long long *units, int *white) {
     long long n = 0;
     int w = 1;
     for (;;) {
-        while (end - p >= 8) {
-            int k = plain_run(p);
+        int k = 16;
+        while (k == 16 && end - p >= 16) {
+            k = plain_run16(p);
             if (w)
                 for (int i = 0; i < k; i++)
                     if (p[i] != ' ') { w = 0; break; }
             p += k;
             n += k;
-            if (k < 8) break;
+        }
+        while (k >= 8 && end - p >= 8) {
+            k = plain_run8(p);
+            if (w)
+                for (int i = 0; i < k; i++)
+                    if (p[i] != ' ') { w = 0; break; }
+            p += k;
+            n += k;
         }
         if (p >= end) return NULL;
         unsigned char c = *p;

@@ -461,3 +461,39 @@ def test_tool_results_as_bytes_odd_forms():
         for stats in (True, False):
             made += same_bytes(raw + b"\n", stats)
     assert made >= 10, made
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_texts_of_every_length_and_special_byte_place(seed):
+    """The string scan looks at 16 and 8 bytes at once: texts of every length up to 80, with a special byte (quote,
+    backslash escape, control, non-ASCII, invalid UTF-8) at every place, measured and checked as Python reads them."""
+    from ctxtool import _scan
+
+    rng = random.Random(seed)
+    head = (b'{"type":"message","id":"a1","parentId":null,"timestamp":"2026-03-01T09:00:02.377Z","message":{"role":'
+            b'"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"')
+    tail = b'"}],"isError":false}}\n'
+    specials = [b'\\"', b"\\\\", b"\\n", b"\\u00e9", b"\\ud83d\\ude00", b"\xc3\xa9", b"\xf0\x9f\x98\x80", b"\xe2\x80\x83",
+                b"\x01", b"\x1f", b"\x7f", b"\xff", b"\xc3", b"\xed\xa0\x80", b'"', b"\\x", b"\t"]
+    made = 0
+    for n in range(81):
+        for _ in range(6):
+            body = bytearray(rng.choice([b" ", b"a"]) * n)
+            for _ in range(rng.randint(0, 2)):
+                at = rng.randint(0, len(body))
+                body[at:at] = rng.choice(specials)
+            raw = head + bytes(body) + tail
+            if _scan.valid(raw):  # (what it refuses the Python may still read: bytes that are not UTF-8, as U+FFFD)
+                assert python_reads(raw), raw
+            made += same_bytes(raw, True)
+    assert made > 200, made
+
+
+def python_reads(raw: bytes) -> bool:
+    from ctxtool.jsonl import loads
+
+    try:
+        loads(raw)
+    except ValueError:
+        return False
+    return True
