@@ -136,20 +136,28 @@ static inline int plain_run8(cp p) {
 #endif
 }
 
+/* how many bytes from p come before the first one to look at (a quote, backslash, control byte or byte >= 0x80),
+ * looked at 16 and then 8 at a time: the last few bytes before ``end`` are left to the caller's byte loop */
+static inline Py_ssize_t plain_len(cp p, cp end) {
+    cp q = p;
+    int k = 16;
+    while (k == 16 && end - q >= 16) {
+        k = plain_run16(q);
+        q += k;
+    }
+    while (k >= 8 && end - q >= 8) {
+        k = plain_run8(q);
+        q += k;
+    }
+    return q - p;
+}
+
 /* A string, p just past its opening quote. Returns the position past the closing quote, or NULL
  * (invalid, or a lone surrogate escape: declined). *esc is set when it holds an escape. */
 static cp scan_string(cp p, cp end, int *esc) {
     *esc = 0;
     for (;;) {
-        int k = 16;
-        while (k == 16 && end - p >= 16) {
-            k = plain_run16(p);
-            p += k;
-        }
-        while (k >= 8 && end - p >= 8) {
-            k = plain_run8(p);
-            p += k;
-        }
+        p += plain_len(p, end);
         if (p >= end) return NULL;
         unsigned char c = *p;
         if (c == '"') return p + 1;
@@ -350,6 +358,16 @@ static ClaudeParts *claude_parts(PyObject *d);
 
 static int slot_offsets(PyObject *cls, const char **names, int n, Py_ssize_t *off);
 
+/* dst[k] = the interned str of src[k], for k < n (the old values released): 0, or -1 with an error set */
+static int intern_all(PyObject **dst, const char *const *src, int n) {
+    for (int k = 0; k < n; k++) {
+        PyObject *u = PyUnicode_InternFromString(src[k]);
+        if (!u) return -1;
+        Py_XSETREF(dst[k], u);
+    }
+    return 0;
+}
+
 static const char *SLOTS[10] = {"index", "lineno", "offset", "length", "kind", "type", "id", "parent", "ts", "_m"};
 
 static void Meta_dealloc(Meta *self) {
@@ -400,11 +418,7 @@ static int Meta_init(Meta *self, PyObject *args, PyObject *kw) {
         }
         if (slot_offsets(afull, FULL_SLOTS, NFULL, self->afoff) < 0 || slot_offsets(akinds, KINDS_SLOTS, 6, self->akoff) < 0)
             return -1;
-        for (int k = 0; k < NAS; k++) {
-            PyObject *u = PyUnicode_InternFromString(ASTR[k]);
-            if (!u) return -1;
-            Py_XSETREF(self->s[k], u);
-        }
+        if (intern_all(self->s, ASTR, NAS) < 0) return -1;
         PyObject *zero = PyLong_FromLong(0);
         if (!zero) return -1;
         Py_XSETREF(self->zero, zero);

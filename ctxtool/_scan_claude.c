@@ -24,23 +24,12 @@ static cp scan_text(cp p, cp end, long long *units, int *white) {
     long long n = 0;
     int w = 1;
     for (;;) {
-        int k = 16;
-        while (k == 16 && end - p >= 16) {
-            k = plain_run16(p);
-            if (w)
-                for (int i = 0; i < k; i++)
-                    if (p[i] != ' ') { w = 0; break; }
-            p += k;
-            n += k;
-        }
-        while (k >= 8 && end - p >= 8) {
-            k = plain_run8(p);
-            if (w)
-                for (int i = 0; i < k; i++)
-                    if (p[i] != ' ') { w = 0; break; }
-            p += k;
-            n += k;
-        }
+        Py_ssize_t k = plain_len(p, end);
+        if (w)
+            for (Py_ssize_t i = 0; i < k; i++)
+                if (p[i] != ' ') { w = 0; break; }
+        p += k;
+        n += k;
         if (p >= end) return NULL;
         unsigned char c = *p;
         if (c == '"') {
@@ -329,11 +318,9 @@ static ClaudeParts *claude_parts(PyObject *d) {
         claude_parts_free(c);
         return NULL;
     }
-    for (int k = 0; k < NCS; k++) {
-        if (!(c->s[k] = PyUnicode_InternFromString(CSTR[k]))) {
-            claude_parts_free(c);
-            return NULL;
-        }
+    if (intern_all(c->s, CSTR, NCS) < 0) {
+        claude_parts_free(c);
+        return NULL;
     }
     return c;
 }

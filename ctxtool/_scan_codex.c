@@ -129,11 +129,7 @@ static int Whole_init(Whole *self, PyObject *args, PyObject *kw) {
     self->call_cls = (PyTypeObject *)call;
     self->result_cls = (PyTypeObject *)result;
     self->usage_cls = (PyTypeObject *)usage;
-    for (int k = 0; k < NSTR; k++) {
-        PyObject *s = PyUnicode_InternFromString(CODEX_STR[k]);
-        if (!s) return -1;
-        Py_XSETREF(self->s[k], s);
-    }
+    if (intern_all(self->s, CODEX_STR, NSTR) < 0) return -1;
     PyObject *zero = PyLong_FromLong(0), *unit = PyLong_FromLong(1);
     if (!zero || !unit) { Py_XDECREF(zero); Py_XDECREF(unit); return -1; }
     Py_XSETREF(self->zero, zero);

@@ -44,11 +44,9 @@ static PiParts *pi_parts(PyObject *d) {
         PyMem_Free(p);
         return NULL;
     }
-    for (int k = 0; k < NPS; k++) {
-        if (!(p->s[k] = PyUnicode_InternFromString(PI_STR[k]))) {
-            pi_parts_free(p);
-            return NULL;
-        }
+    if (intern_all(p->s, PI_STR, NPS) < 0) {
+        pi_parts_free(p);
+        return NULL;
     }
     return p;
 }

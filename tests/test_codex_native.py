@@ -19,6 +19,7 @@ from ctxtool import scanloop
 from ctxtool.formats import codex
 from ctxtool.model import entry_to_tuple
 from ctxtool.scanloop import make_entry, share_strings
+from tests.support.variants import streamed, tally
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -106,41 +107,6 @@ def test_every_fixture_and_generated_line(stats):
     assert made >= 0.9 * len(GENERATED), (made, len(LINES), len(GENERATED))
 
 
-def _paths(v, path=(), depth=0):
-    yield path
-    if depth >= 5:
-        return
-    if type(v) is dict:
-        for k, x in v.items():
-            yield from _paths(x, path + (k,), depth + 1)
-    elif type(v) is list:
-        for i, x in enumerate(v[:3]):
-            yield from _paths(x, path + (i,), depth + 1)
-
-
-def _with(obj, path, value):
-    out = copy.deepcopy(obj)
-    if not path:
-        return value
-    cur = out
-    for k in path[:-1]:
-        cur = cur[k]
-    cur[path[-1]] = value
-    return out
-
-
-def _without(obj, path):
-    out = copy.deepcopy(obj)
-    cur = out
-    for k in path[:-1]:
-        cur = cur[k]
-    if type(cur) is dict:
-        del cur[path[-1]]
-    else:
-        cur.pop(path[-1])
-    return out
-
-
 def _kinds_of_lines(lines):
     """One line of each shape (line type, item or event type, role), as many as there are."""
     seen = {}
@@ -156,17 +122,7 @@ def _kinds_of_lines(lines):
 def test_every_field_given_another_value(stats):
     shapes = _kinds_of_lines(LINES + GENERATED)
     assert len(shapes) >= 12
-    made = declined = 0
-    for obj in shapes:
-        for path in list(_paths(obj)):
-            variants = [_with(obj, path, v) for v in ODD]
-            if path:
-                variants.append(_without(obj, path))
-            for v in variants:
-                if same(v, stats):
-                    made += 1
-                else:
-                    declined += 1
+    made, declined = tally(shapes, ODD, lambda v: same(v, stats))
     assert made > 1000 and declined > 1000, (made, declined)
 
 
@@ -223,7 +179,6 @@ def test_token_counts(seed):
 def test_a_streaming_pass_gets_the_same_entries_with_and_without_it(tmp_path, monkeypatch, workers):
     """A streaming pass (profile) is handed entries without their object, whichever part made them (the C part, the
     Python, a helper): a line whose object says a window only there (found in review) reads the same either way."""
-    from ctxtool import transcript
 
     path = tmp_path / "r.jsonl"
     lines = [orjson.dumps(o) for o in GENERATED[:300]]
@@ -231,17 +186,6 @@ def test_a_streaming_pass_gets_the_same_entries_with_and_without_it(tmp_path, mo
                  b'"contextWindow":777777,"modelId":"gpt-x"}')
     path.write_bytes(b"\n".join(lines) + b"\n")
 
-    def stream(native):
-        monkeypatch.setenv("CTXTOOL_NATIVE", "1" if native else "0")
-        got = []
-
-        def on_entry(e):
-            assert e.obj is None and e.blocks is None
-            got.append(entry_to_tuple(e))
-
-        transcript.scan(str(path), on_entry=on_entry, keep_index=False, blocks=False, lazy=True, workers=workers,
-                        split_min_bytes=0)
-        return got
-
-    assert stream(True) == stream(False)
-    assert len(stream(True)) == len(lines)
+    got = streamed(path, monkeypatch, True, workers)
+    assert got == streamed(path, monkeypatch, False, workers)
+    assert len(got) == len(lines)
