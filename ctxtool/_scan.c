@@ -12,7 +12,7 @@
  * anywhere; nesting deeper than MAX_DEPTH; a line ending other than "\n"; and anything invalid.
  * So an accepted line's entry is the one the Python loop makes (tests/test_native_scan.py).
  *
- * Given ``full`` (and ``claude``), Meta takes a Claude Code file's other lines too, those normalize reads whole
+ * Given ``claude``, Meta takes a Claude Code file's other lines too, those normalize reads whole
  * (attachments, prompts, responses, system lines, checkpoints): ``_scan_claude.c``.
  */
 #define PY_SSIZE_T_CLEAN
@@ -324,7 +324,7 @@ static const char *AKEYS[NAKEYS] = {"attachment", "rendered", "renderedRole", "i
                                     "isMeta", "isApiErrorMessage", "requestId", "sourceToolUseID", "subtype", "leafUuid",
                                     "explicit"};
 static const Py_ssize_t AKEYLEN[NAKEYS] = {10, 8, 12, 11, 7, 16, 6, 17, 9, 15, 7, 8, 8};
-/* the line types normalize reads whole that Meta takes (with ``full``; LT_USER on with ``claude``) */
+/* the line types normalize reads whole that Meta takes (given ``claude``) */
 enum { LT_NONE, LT_ATTACHMENT, LT_USER, LT_ASSISTANT, LT_SYSTEM, LT_LAST_PROMPT };
 typedef struct ClaudeParts ClaudeParts;
 typedef struct PiParts PiParts;
@@ -344,7 +344,7 @@ typedef struct {
     PyObject *none;      /* model._NONE: the shared second object */
     Py_ssize_t off[10];  /* the slots' offsets: index, lineno, offset, length, kind, type, id, parent, ts, _m */
     int tuples;          /* append (lineno, offset, length, eol, type, id, parent, ts) tuples, not entries (a helper's part) */
-    /* Claude Code's attachment lines, when ``full`` is given: taken too, their entry made as formats.claude.normalize
+    /* Claude Code's attachment lines, when ``claude`` is given: taken too, their entry made as formats.claude.normalize
      * makes it (a FullEntry; model.entry_to_tuple's tuple with ``tuples``) */
     PyTypeObject *afull, *akinds;  /* model.FullEntry and Kinds, or NULL: attachment lines are declined */
     PyObject *message, *empty, *zero, *s[NAS];
@@ -392,30 +392,28 @@ static void Meta_dealloc(Meta *self) {
 
 static int Meta_init(Meta *self, PyObject *args, PyObject *kw) {
     static char *names[] = {"into", "shared", "sizes", "full_types", "parse_ts", "meta", "cls", "none", "tuples",
-                            "full", "kinds", "message", "empty", "stats", "claude", NULL};
+                            "stats", "claude", NULL};
     PyObject *into, *shared, *sizes, *full, *parse_ts, *meta, *cls, *none;
     PyObject *afull = Py_None, *akinds = Py_None, *message = Py_None, *empty = Py_None, *claude = Py_None;
     int tuples = 0, stats = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OO!OOOO!O|p$OOOOpO", names, &PyList_Type, &into, &shared,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OO!OOOO!O|p$pO", names, &PyList_Type, &into, &shared,
                                      &PyDict_Type, &sizes, &full, &parse_ts, &meta, &PyType_Type, &cls, &none,
-                                     &tuples, &afull, &akinds, &message, &empty, &stats, &claude))
+                                     &tuples, &stats, &claude))
         return -1;
     claude_parts_free(self->cl);
     self->cl = NULL;
-    if (claude != Py_None) {
-        if (afull == Py_None) {
-            PyErr_SetString(PyExc_TypeError, "claude is given with full");
+    if (claude != Py_None) {  /* the lines normalize reads whole too: what their entries are made of */
+        if (!PyDict_Check(claude) || !(afull = PyDict_GetItemString(claude, "full"))
+            || !(akinds = PyDict_GetItemString(claude, "kinds")) || !(message = PyDict_GetItemString(claude, "message"))
+            || !(empty = PyDict_GetItemString(claude, "empty")) || !PyType_Check(afull) || !PyType_Check(akinds)) {
+            PyErr_SetString(PyExc_TypeError, "claude is a dict with full and kinds (classes), message and empty");
             return -1;
         }
         if (!(self->cl = claude_parts(claude))) return -1;
     }
     self->tuples = tuples;
     self->stats = stats;
-    if (afull != Py_None) {  /* attachment lines too */
-        if (!PyType_Check(afull) || !PyType_Check(akinds) || message == Py_None || empty == Py_None) {
-            PyErr_SetString(PyExc_TypeError, "full and kinds are classes, given with message and empty");
-            return -1;
-        }
+    if (claude != Py_None) {
         if (slot_offsets(afull, FULL_SLOTS, NFULL, self->afoff) < 0 || slot_offsets(akinds, KINDS_SLOTS, 6, self->akoff) < 0)
             return -1;
         if (intern_all(self->s, ASTR, NAS) < 0) return -1;
@@ -749,8 +747,9 @@ static PyTypeObject MetaType = {
     .tp_init = (initproc)Meta_init,
     .tp_dealloc = (destructor)Meta_dealloc,
     .tp_methods = Meta_methods,
-    .tp_doc = "Meta(into, shared, sizes, full_types, parse_ts, meta, cls, none, tuples=False, *, full, kinds, message, empty, "
-              "stats, claude): the scan's metadata lines in C, and with full (and claude) Claude Code's other lines.",
+    .tp_doc = "Meta(into, shared, sizes, full_types, parse_ts, meta, cls, none, tuples=False, *, stats, claude): the scan's "
+              "metadata lines in C, and with claude (a dict: model's classes and formats.common's helpers) Claude Code's "
+              "other lines.",
 };
 
 

@@ -1,5 +1,5 @@
 /* ctxtool._scan, included by _scan.c: the lines of a Claude Code file that formats.claude.normalize reads whole,
- * read by the C part's Meta (its ``full`` and ``claude`` arguments) as normalize, share_strings and release make
+ * read by the C part's Meta (given its ``claude`` argument) as normalize, share_strings and release make
  * their entry: attachments, prompts and responses (the line checked as bytes, its ``message`` value alone parsed by
  * orjson, a tool call's characters and problem asked of formats.common), system lines and checkpoints.
  *
@@ -252,8 +252,10 @@ static const char *CSTR[NCS] = {
     "cache_read_input_tokens", "cache_creation_input_tokens", "error", "compact_summary", "sidechain", "is_meta",
     "no_content", "interrupt", "api_error", "source_tool_use", "subtype", "leaf", "explicit", "", "partialJson"};
 
-/* Meta's ``claude`` argument, a dict: call, result, usage (model's classes), args_chars, call_problem (formats.common's),
- * loads (orjson.loads), stop_map (formats.claude.STOP_MAP), interrupts (INTERRUPT_TEXTS), image_chars (model.IMAGE_CHARS) */
+/* Meta's ``claude`` argument, a dict (Whole's ``pi`` too): call, result, usage (model's classes), args_chars,
+ * call_problem (formats.common's), loads and dumps (orjson's), stop_map (formats.claude.STOP_MAP), interrupts
+ * (INTERRUPT_TEXTS), image_chars (model.IMAGE_CHARS); for Meta also full, kinds (model.FullEntry and Kinds), message
+ * and empty (model.MESSAGE and EMPTY), read by Meta_init */
 struct ClaudeParts {
     PyObject *s[NCS];
     PyTypeObject *call, *result, *usage;

@@ -362,8 +362,8 @@ def meta_reader(c, fmt, into: list, shared: dict | None, sizes: dict, tuples: bo
     reads whole that it is sure of (attachments, prompts, responses, system lines, checkpoints: a FullEntry each, made
     with ``stats`` as ``normalize``, ``share_strings`` and ``release()`` make it; ``ctxtool/_scan_claude.c``)."""
     if getattr(fmt, "NAME", None) == "claude" and os.environ.get(ENV_NATIVE_MESSAGES, "1") != "0":
-        return c.Meta(into, shared, sizes, tuple(fmt.FULL_TYPES), parse_ts, META, Entry, PLAIN, tuples,
-                      full=FullEntry, kinds=Kinds, message=MESSAGE, empty=EMPTY, stats=stats, claude=_claude_parts(fmt))
+        return c.Meta(into, shared, sizes, tuple(fmt.FULL_TYPES), parse_ts, META, Entry, PLAIN, tuples, stats=stats,
+                      claude=_claude_parts(fmt))
     return c.Meta(into, shared, sizes, tuple(fmt.FULL_TYPES), parse_ts, META, Entry, PLAIN, tuples)
 
 
@@ -372,9 +372,10 @@ def _claude_parts(fmt) -> dict:
     calls for a tool call's arguments and problem (``formats.common``), as ``normalize`` does."""
     from .formats.common import args_chars, call_problem
 
-    return {"call": Call, "result": Result, "usage": Usage, "args_chars": args_chars, "call_problem": call_problem,
-            "loads": orjson.loads, "stop_map": dict(fmt.STOP_MAP), "interrupts": tuple(fmt.INTERRUPT_TEXTS),
-            "image_chars": IMAGE_CHARS, "dumps": orjson.dumps}
+    return {"full": FullEntry, "kinds": Kinds, "message": MESSAGE, "empty": EMPTY, "call": Call, "result": Result,
+            "usage": Usage, "args_chars": args_chars, "call_problem": call_problem, "loads": orjson.loads,
+            "stop_map": dict(fmt.STOP_MAP), "interrupts": tuple(fmt.INTERRUPT_TEXTS), "image_chars": IMAGE_CHARS,
+            "dumps": orjson.dumps}
 
 
 # ----------------------------------------------------------------------------- the hot loop
