@@ -983,6 +983,7 @@ static PyTypeObject BuilderType = {
 };
 
 
+#include "_scan_entry.c"
 #include "_scan_codex.c"
 #include "_scan_claude.c"
 #include "_scan_pi.c"

@@ -18,7 +18,6 @@
  * other objects. */
 
 #define U64_MAX_ ((unsigned long long)-1)
-#define MAX_COUNT_ ((INT64_C(1) << 53) - 1)
 
 enum {
     S_TYPE, S_PAYLOAD, S_TIMESTAMP, S_ORDINAL, S_METADATA, S_ID, S_PASSTHROUGH, S_TURN_ID, S_CREATE_TIME, S_ROLE,
@@ -145,34 +144,6 @@ static int Whole_init(Whole *self, PyObject *args, PyObject *kw) {
     return 0;
 }
 
-/* d[key] (borrowed), NULL when missing; an error cannot happen with str keys and is treated as missing */
-static inline PyObject *get(PyObject *d, PyObject *key) {
-    PyObject *v = PyDict_GetItemWithError(d, key);
-    if (!v && PyErr_Occurred()) PyErr_Clear();
-    return v;
-}
-
-/* ``v == s`` for an exact str v and an ASCII s */
-static inline int is(PyObject *v, const char *s) {
-    if (!v || !PyUnicode_CheckExact(v) || !PyUnicode_IS_COMPACT_ASCII(v)) return 0;
-    Py_ssize_t n = (Py_ssize_t)strlen(s);
-    return PyUnicode_GET_LENGTH(v) == n && memcmp(PyUnicode_DATA(v), s, n) == 0;
-}
-
-#define IS_STR(v) ((v) && PyUnicode_CheckExact(v))
-#define NULLISH(v) (!(v) || (v) == Py_None)
-#define OPT_STR(v) (NULLISH(v) || PyUnicode_CheckExact(v))
-
-/* model.js_len: the length in UTF-16 code units */
-static Py_ssize_t js_len_(PyObject *s) {
-    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
-    if (PyUnicode_KIND(s) != PyUnicode_4BYTE_KIND) return n;
-    const Py_UCS4 *d = PyUnicode_4BYTE_DATA(s);
-    Py_ssize_t extra = 0;
-    for (Py_ssize_t i = 0; i < n; i++) extra += d[i] > 0xFFFF;
-    return n + extra;
-}
-
 /* the position of the first character that is not white space (str.lstrip), n when none */
 static Py_ssize_t first_visible(PyObject *s) {
     Py_ssize_t n = PyUnicode_GET_LENGTH(s);
@@ -192,33 +163,6 @@ static int starts_at(PyObject *s, Py_ssize_t at, const char *p) {
     for (Py_ssize_t k = 0; k < m; k++)
         if (PyUnicode_READ(kind, d, at + k) != (Py_UCS4)(unsigned char)p[k]) return 0;
     return 1;
-}
-
-/* formats.common.count on an int: 1 and *out for 0..MAX_COUNT, 0 (decline) for any other number (absurd:
- * Python notes it); *out = 0 for anything that is no number (a missing field too) */
-static int count_(PyObject *v, long long *out) {
-    *out = 0;
-    if (!v) return 1;
-    if (PyFloat_CheckExact(v)) return 0;
-    if (!PyLong_CheckExact(v)) return 1;
-    int overflow;
-    long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
-    if (overflow || x < 0 || x > MAX_COUNT_) {
-        if (x == -1 && PyErr_Occurred()) PyErr_Clear();
-        return 0;
-    }
-    *out = x;
-    return 1;
-}
-
-/* a shared string: the table's object for this value (the value itself without a table). Only the strings that
- * repeat across lines go through the table (types, roles, tool names, models): an item's id is its line's own, and
- * a call id is met twice (its call's and its output's lines); putting the ~130K of them of a 500 MB rollout in the
- * table cost the scan ~0.15 s (the table outgrows the caches) for ~3 MB. */
-static PyObject *share(PyObject *shared, PyObject *s) {
-    if (shared == Py_None) return Py_NewRef(s);
-    PyObject *v = PyDict_SetDefault(shared, s, s);
-    return v ? Py_NewRef(v) : NULL;
 }
 
 /* the fields an entry gets (new references; NULL: the default) */
@@ -469,117 +413,33 @@ static int event(Whole *self, PyObject *p, Fields *f, int stats) {
     return f->extra ? CX_MADE : CX_FAIL;
 }
 
-/* an object of a slotted class, its slots (offsets ``off``) set to ``vals`` */
-static PyObject *slotted(PyTypeObject *cls, const Py_ssize_t *off, int n, PyObject *const *vals) {
-    PyObject *o = cls->tp_alloc(cls, 0);
-    if (!o) return NULL;
-    for (int k = 0; k < n; k++) *(PyObject **)((char *)o + off[k]) = Py_NewRef(vals[k]);
-    return o;
-}
-
-/* what model.full_entry and codex.normalize make of a line (Kinds, Call, Result and Usage as their classes make them) */
-static PyObject *as_entry(Whole *self, Fields *f, PyObject *index, PyObject *lineno, PyObject *offset, PyObject *length,
-                          PyObject *eol, PyObject *ts) {
-    PyObject *kinds = NULL, *calls = NULL, *results = NULL, *usage = NULL, *e = NULL;
-    PyObject *chars = f->chars ? f->chars : self->zero;
-    if (f->kinds_at >= 0) {
-        PyObject *v[6] = {self->zero, self->zero, self->zero, self->zero, self->zero, self->zero};
-        v[f->kinds_at] = chars;
-        if (!(kinds = slotted(self->kinds_cls, self->koff, 6, v))) goto done;
-    }
-    if (f->call_id) {
-        PyObject *v[5] = {self->zero, f->call_id, f->call_name, Py_None, chars};
-        PyObject *c = slotted(self->call_cls, self->coff, 5, v);
-        if (!c) goto done;
-        calls = PyTuple_Pack(1, c);
-        Py_DECREF(c);
-        if (!calls) goto done;
-    }
-    if (f->result_id) {
-        PyObject *v[5] = {self->zero, f->result_id, Py_None, Py_False, chars};
-        PyObject *r = slotted(self->result_cls, self->roff, 5, v);
-        if (!r) goto done;
-        results = PyTuple_Pack(1, r);
-        Py_DECREF(r);
-        if (!results) goto done;
-    }
-    if (f->has_usage) {
-        PyObject *v[6] = {NULL, NULL, NULL, NULL, NULL, Py_False};
-        int ok = 1;
-        for (int k = 0; k < 5; k++) ok = ok && (v[k] = PyLong_FromLongLong(f->usage[k]));
-        if (ok) usage = slotted(self->usage_cls, self->uoff, 6, v);
-        for (int k = 0; k < 5; k++) Py_XDECREF(v[k]);
-        if (!usage) goto done;
-    }
-    {
-        PyObject *empty_tuple = PyTuple_New(0);  /* the () singleton */
-        PyObject *vals[NFULL];
-        vals[F_INDEX] = index; vals[F_LINENO] = lineno; vals[F_OFFSET] = offset; vals[F_LENGTH] = length;
-        vals[F_EOL] = eol; vals[F_KIND] = f->kind; vals[F_TYPE] = f->type; vals[F_ID] = f->id ? f->id : Py_None;
-        vals[F_PARENT] = Py_None; vals[F_ROLE] = f->role ? f->role : Py_None; vals[F_TS] = ts;
-        vals[F_OBJ] = vals[F_BLOCKS] = vals[F_M] = vals[F_STOP] = vals[F_MSG_KEY] = Py_None;
-        vals[F_MODEL] = f->model ? f->model : Py_None;
-        vals[F_CALLS] = calls ? calls : empty_tuple; vals[F_RESULTS] = results ? results : empty_tuple;
-        vals[F_NBLOCKS] = f->nblocks ? f->nblocks : self->zero; vals[F_EMPTY] = f->empty ? Py_True : Py_False;
-        vals[F_BLANK] = f->blank ? Py_True : Py_False; vals[F_SIGNED] = f->signed_ ? Py_True : Py_False;
-        vals[F_CHARS] = chars; vals[F_KINDS] = kinds ? kinds : self->empty;
-        vals[F_TOOL_CHARS] = self->empty; vals[F_USAGE] = usage ? usage : Py_None;
-        vals[F_EXTRA] = f->extra ? f->extra : Py_None;
-        e = slotted(self->full, self->foff, NFULL, vals);
-        Py_DECREF(empty_tuple);
-    }
+/* the entry of a rollout line's fields (a new reference; its tuple with ``tuples``): the Fields read as a CF, made by
+ * facts_entry as the other formats' entries are */
+static PyObject *fields_entry(Whole *self, Fields *f, PyObject *index, PyObject *lineno, PyObject *offset,
+                              PyObject *length, PyObject *eol, PyObject *ts, int tuples) {
+    CF c = {0};
+    c.kind = f->kind;
+    c.role = Py_XNewRef(f->role);
+    c.model = Py_XNewRef(f->model);
+    c.extra = Py_XNewRef(f->extra);
+    c.nblocks = f->nblocks ? PyLong_AsSsize_t(f->nblocks) : 0;
+    c.chars = f->chars ? PyLong_AsLongLong(f->chars) : 0;
+    PyObject *out = NULL;
+    if (PyErr_Occurred()) goto done;
+    if (f->kinds_at >= 0) c.k[f->kinds_at] = c.chars;  /* (set only where chars is not 0) */
+    c.empty = f->empty;
+    c.blank = f->blank;
+    c.signed_ = f->signed_;
+    c.has_usage = f->has_usage;
+    memcpy(c.usage, f->usage, sizeof c.usage);
+    if (f->call_id && add_item(&c.calls, 0, f->call_id, f->call_name, Py_None, c.chars) < 0) goto done;
+    if (f->result_id && add_item(&c.results, 0, f->result_id, Py_None, Py_False, c.chars) < 0) goto done;
+    Maker mk = {tuples, self->full, self->kinds_cls, self->call_cls, self->result_cls, self->usage_cls, self->foff,
+                self->koff, self->coff, self->roff, self->uoff, eol, self->zero, self->empty};
+    out = facts_entry(&mk, &c, index, lineno, offset, length, f->type, f->id ? f->id : Py_None, Py_None, ts);
 done:
-    Py_XDECREF(kinds);
-    Py_XDECREF(calls);
-    Py_XDECREF(results);
-    Py_XDECREF(usage);
-    return e;
-}
-
-/* model.entry_to_tuple of that entry (a helper's part sends these) */
-static PyObject *as_tuple(Whole *self, Fields *f, PyObject *index, PyObject *lineno, PyObject *offset, PyObject *length,
-                          PyObject *eol, PyObject *ts) {
-    PyObject *kinds = NULL, *calls = NULL, *results = NULL, *usage = NULL, *t = NULL;
-    PyObject *chars = f->chars ? f->chars : self->zero;
-    if (f->kinds_at >= 0) {
-        PyObject *v[6] = {self->zero, self->zero, self->zero, self->zero, self->zero, self->zero};
-        v[f->kinds_at] = chars;
-        if (!(kinds = PyTuple_Pack(6, v[0], v[1], v[2], v[3], v[4], v[5]))) goto done;
-    }
-    if (f->call_id) {
-        PyObject *c = PyTuple_Pack(5, self->zero, f->call_id, f->call_name, Py_None, chars);
-        if (!c) goto done;
-        calls = PyTuple_Pack(1, c);
-        Py_DECREF(c);
-        if (!calls) goto done;
-    }
-    if (f->result_id) {
-        PyObject *r = PyTuple_Pack(5, self->zero, f->result_id, Py_None, Py_False, chars);
-        if (!r) goto done;
-        results = PyTuple_Pack(1, r);
-        Py_DECREF(r);
-        if (!results) goto done;
-    }
-    if (f->has_usage) {
-        usage = Py_BuildValue("(LLLLLO)", f->usage[0], f->usage[1], f->usage[2], f->usage[3], f->usage[4], Py_False);
-        if (!usage) goto done;
-    }
-    {
-        PyObject *v[25] = {index, lineno, offset, length, eol, f->kind, f->type, f->id ? f->id : Py_None, Py_None,
-                           f->role ? f->role : Py_None, Py_None, Py_None, ts, f->model ? f->model : Py_None,
-                           calls ? calls : Py_None, results ? results : Py_None, f->nblocks ? f->nblocks : self->zero,
-                           f->empty ? Py_True : Py_False, f->blank ? Py_True : Py_False, f->signed_ ? Py_True : Py_False,
-                           chars, kinds ? kinds : Py_None, Py_None, usage ? usage : Py_None, f->extra ? f->extra : Py_None};
-        t = PyTuple_New(25);
-        if (t)
-            for (int k = 0; k < 25; k++) PyTuple_SET_ITEM(t, k, Py_NewRef(v[k]));
-    }
-done:
-    Py_XDECREF(kinds);
-    Py_XDECREF(calls);
-    Py_XDECREF(results);
-    Py_XDECREF(usage);
-    return t;
+    cf_clear(&c);
+    return out;
 }
 
 /* the entry of a parsed line (a new reference; its tuple with ``tuples``), None when declined, NULL on error */
@@ -632,8 +492,7 @@ static PyObject *codex_make(Whole *self, PyObject *obj, PyObject *index, PyObjec
         if (!role) { fields_clear(&f); return NULL; }
     }
     PyObject *tsv = PyFloat_FromDouble(when);
-    PyObject *e = tsv ? (tuples ? as_tuple(self, &f, index, lineno, offset, length, eol, tsv)
-                              : as_entry(self, &f, index, lineno, offset, length, eol, tsv)) : NULL;
+    PyObject *e = tsv ? fields_entry(self, &f, index, lineno, offset, length, eol, tsv, tuples) : NULL;
     Py_XDECREF(tsv);
     fields_clear(&f);
     return e;
