@@ -321,12 +321,19 @@ static int key_of(cp p, cp end, const char **keys, int n, cp *after) {
     return -1;
 }
 
+/* whether a span is the string ``lit`` (written without escapes) */
+static int span_is(cp s, cp e, const char *lit) {
+    size_t n = strlen(lit);
+    return s && (size_t)(e - s) == n + 2 && s[0] == '"' && memcmp(s + 1, lit, n) == 0;
+}
+
 /* an object's members, p just past its '{': the spans of the values of ``keys`` into vs/ve (each at most once), the
- * value of key ``special`` handed to ``on`` (which scans it), every other value scanned. NULL: declined or invalid */
+ * value of key ``special`` handed to ``on`` (which scans it), every other value scanned; the value of key ``must``, when
+ * it is met, must be the string ``lit`` (else the line is left at once). NULL: declined or invalid */
 typedef cp (*pi_value_fn)(cp p, cp end, int depth, PiBytes *b);
 
 static cp pi_members(cp p, cp end, int depth, const char **keys, int n, cp *vs, cp *ve, int special, pi_value_fn on,
-                     PiBytes *b) {
+                     PiBytes *b, int must, const char *lit) {
     p = skip_ws(p, end);
     if (p < end && *p == '}') return p + 1;
     for (;;) {
@@ -344,6 +351,7 @@ static cp pi_members(cp p, cp end, int depth, const char **keys, int n, cp *vs, 
         if (k >= 0) {
             vs[k] = v;
             ve[k] = p;
+            if (k == must && !span_is(v, p, lit)) return NULL;
         }
         p = skip_ws(p, end);
         if (p >= end) return NULL;
@@ -361,10 +369,6 @@ static int plain_str(cp s, cp e, cp *cs, cp *ce) {
     return 1;
 }
 
-static int span_is(cp s, cp e, const char *lit) {
-    size_t n = strlen(lit);
-    return s && (size_t)(e - s) == n + 2 && s[0] == '"' && memcmp(s + 1, lit, n) == 0;
-}
 
 /* a block's text: a string measured (scan_text), any other value scanned */
 static cp block_text(cp p, cp end, int depth, PiBytes *b) {
@@ -380,7 +384,7 @@ static cp block_text(cp p, cp end, int depth, PiBytes *b) {
 static cp result_block(cp p, cp end, int depth, PiBytes *b) {
     cp vs[NPB] = {NULL, NULL}, ve[NPB];
     b->has_text = 0;
-    p = pi_members(p, end, depth, PB_KEYS, NPB, vs, ve, PB_TEXT, block_text, b);
+    p = pi_members(p, end, depth, PB_KEYS, NPB, vs, ve, PB_TEXT, block_text, b, -1, NULL);
     if (!p) return NULL;
     if (span_is(vs[PB_TYPE], ve[PB_TYPE], "text")) {
         cp t = vs[PB_TEXT];
@@ -425,7 +429,8 @@ static cp result_content(cp p, cp end, int depth, PiBytes *b) {
 
 static cp pi_message_members(cp p, cp end, int depth, PiBytes *b) {
     if (p >= end || *p != '{') return NULL;
-    return pi_members(p + 1, end, depth + 1, PM_KEYS, NPM, b->ms, b->me, PM_CONTENT, result_content, b);
+    return pi_members(p + 1, end, depth + 1, PM_KEYS, NPM, b->ms, b->me, PM_CONTENT, result_content, b, PM_ROLE,
+                      "toolResult");  /* (pi writes the role first: another message is left at once) */
 }
 
 /* an integer of epoch milliseconds at s..e (digits, a minus sign): 1 and *when in seconds when within years 1..9999;
@@ -484,7 +489,7 @@ static PyObject *pi_bytes_entry(Whole *self, cp p, Py_ssize_t len, PyObject *ind
     /* pi writes "type" first: a line of another type is left at once */
     cp q = skip_ws(p + 1, end);
     if (end - q < 17 || memcmp(q, "\"type\":\"message\"", 16) != 0) Py_RETURN_NONE;
-    p = pi_members(p + 1, end, 1, PT_KEYS, NPT, b.vs, b.ve, PT_MESSAGE, pi_message_members, &b);
+    p = pi_members(p + 1, end, 1, PT_KEYS, NPT, b.vs, b.ve, PT_MESSAGE, pi_message_members, &b, PT_TYPE, "message");
     if (!p || skip_ws(p, end) != end) Py_RETURN_NONE;
     if (!span_is(b.vs[PT_TYPE], b.ve[PT_TYPE], "message") || !b.vs[PT_MESSAGE]
         || !span_is(b.ms[PM_ROLE], b.me[PM_ROLE], "toolResult"))
