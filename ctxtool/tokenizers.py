@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import gzip
-import hashlib
 import importlib.util
 import os
 import threading
@@ -87,6 +86,8 @@ def load_ranks(name: str) -> dict[bytes, int]:
             data = f.read()
     except (OSError, EOFError) as e:
         raise TokenizerUnavailable(f"cannot read {path}: {e}; reinstall it: {INSTALL_HINT}") from None
+    import hashlib  # (here: ~5 ms of imports only a tokenizer file check needs)
+
     digest = hashlib.sha256(data).hexdigest()
     if digest != SPECS[name]["sha256"]:
         raise TokenizerUnavailable(
