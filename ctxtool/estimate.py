@@ -55,7 +55,7 @@ from .scanloop import index_passes
 from .transcript import scan
 from .window import Evidence
 from .window import resolve_window as window_rule
-from .view import ViewMessage, claude_main_thread, context_entries, pi_path, sendable
+from .view import UNSENT_STOPS, ViewMessage, claude_main_thread, context_entries, pi_path, sendable
 
 TOKENIZERS = ("heuristic", "tiktoken", "usage", "anthropic")
 PI_RESERVE_TOKENS = 16_384
@@ -313,22 +313,29 @@ class Tally:
 
 
 def view_of(ctx: list) -> list:
-    """``view.provider_view`` from already computed ``context_entries`` (the pi path is walked once)."""
+    """``view.provider_view`` from already computed ``context_entries`` (the pi path is walked once):
+    ``sendable`` and ``Entry.api_role`` inline (one pass over every message of a large file)."""
     msgs: list = []
+    last = cur = None
     for e in ctx:
-        if not sendable(e):
-            continue
-        role = e.api_role
-        if msgs and msgs[-1].role == role:
-            msgs[-1].entries.append(e)
+        role = e.role
+        if role == "assistant":
+            if e.empty or e.stop in UNSENT_STOPS:  # not sendable
+                continue
+        elif role is not None:
+            role = "user"
+        if cur is not None and last == role:
+            cur.append(e)
         else:
-            msgs.append(ViewMessage(role, [e]))
+            m = ViewMessage(role, [e])
+            msgs.append(m)
+            cur, last = m.entries, role
     return msgs
 
 
 def _heuristic_tally(tally: Tally, vis: list, split: dict, names: dict) -> None:
     """``Tally.add(e, *heuristic_detail(e))`` for every entry, inlined for speed (same figures)."""
-    by_role = tally.by_role
+    by_role, by_tool, split_get = tally.by_role, tally.by_tool, split.get
     kind_chars: dict = {}
     # characters by kind: Kinds' six fields summed as they come (most entries), other maps by key
     text = thinking = tool_call = tool_result = image = summary = 0
@@ -356,9 +363,28 @@ def _heuristic_tally(tally: Tally, vis: list, split: dict, names: dict) -> None:
                 for k, v in kinds.items():
                     kind_chars[k] = kind_chars.get(k, 0) + v
         by_role[role] = by_role.get(role, 0) + n
-        if e.calls or e.results:
-            for name, which, tok in heuristic_tools(e, split, names):
-                tally.tool(name, which, tok)
+        calls, results = e.calls, e.results
+        if calls or results:
+            if (results and not e.tool_chars) or split_get(e.index) is not None:
+                for name, which, tok in heuristic_tools(e, split, names):
+                    tally.tool(name, which, tok)
+                continue
+            # heuristic_tools and Tally.tool inline for the common entry (no split parts; a result with its
+            # tool's name, as pi's): the same figures, added in the same order
+            if calls:
+                name = calls[0].name or "unknown"
+                d = by_tool.get(name)
+                if d is None:
+                    d = by_tool[name] = {"calls": 0, "results": 0, "call_tokens": 0.0, "result_tokens": 0.0}
+                d["calls"] += 1
+                d["call_tokens"] += kinds.get("tool_call", 0) / CHARS_PER_TOKEN
+            if results:
+                for name, chars in e.tool_chars.items():
+                    d = by_tool.get(name)
+                    if d is None:
+                        d = by_tool[name] = {"calls": 0, "results": 0, "call_tokens": 0.0, "result_tokens": 0.0}
+                    d["results"] += 1
+                    d["result_tokens"] += chars / CHARS_PER_TOKEN
     for k, v in (("text", text), ("thinking", thinking), ("tool_call", tool_call), ("tool_result", tool_result),
                  ("image", image), ("summary", summary)):
         if v:
