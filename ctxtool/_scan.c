@@ -184,12 +184,19 @@ static cp scan_string(cp p, cp end, int *esc) {
     }
 }
 
+/* the most digits of an integer this module takes: orjson refuses one of more than ~310 (beyond a double's range), and
+ * Python's json fallback refuses one of more than sys.get_int_max_str_digits() (4300, at least 640 however it is set):
+ * such a line is left to them */
+#define MAX_INT_DIGITS 640
+
 static cp scan_number(cp p, cp end) {
     if (p < end && *p == '-') p++;
     if (p >= end) return NULL;
+    cp digits = p;
     if (*p == '0') p++;
     else if (*p >= '1' && *p <= '9') { while (p < end && *p >= '0' && *p <= '9') p++; }
     else return NULL;
+    if (p - digits > MAX_INT_DIGITS && !(p < end && (*p == '.' || *p == 'e' || *p == 'E'))) return NULL;
     if (p < end && *p == '.') {
         p++;
         if (p >= end || *p < '0' || *p > '9') return NULL;

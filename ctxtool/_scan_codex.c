@@ -98,12 +98,10 @@ static int Whole_init(Whole *self, PyObject *args, PyObject *kw) {
                                      &message, &PyList_Type, &into, &shared, &loads, &tuples, &eol, &stats, &cap,
                                      &sizes, &pi))
         return -1;
-    if (pi != Py_None) {  /* a pi session's lines */
-        PiParts *parts = pi_parts(pi);
-        if (!parts) return -1;
-        pi_parts_free(self->pi);
-        self->pi = parts;
-    }
+    PiParts *parts = NULL;
+    if (pi != Py_None && !(parts = pi_parts(pi))) return -1;  /* a pi session's lines */
+    pi_parts_free(self->pi);
+    self->pi = parts;
     if (into && (!loads || !eol || !PyBytes_Check(eol) || (shared != Py_None && !PyDict_CheckExact(shared)))) {
         PyErr_SetString(PyExc_TypeError, "taking lines into a list needs loads, eol and shared (a dict or None)");
         return -1;

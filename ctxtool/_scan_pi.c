@@ -5,7 +5,8 @@
  * blocks=False, stats)`` + ``share_strings(e, shared)`` + ``e.release()``. It takes the lines pi writes most: messages
  * of role user, assistant, toolResult and custom (their blocks read by blocks_facts, scan_anthropic_blocks' port),
  * and the entries that carry no message (custom, model_change, thinking_level_change, label, session_info and other
- * types pi places but never sends). It declines (None, having changed nothing) the header, compactions, branch
+ * types pi places but never sends). It declines (None, having changed nothing but the string table, which the Python
+ * then gives the same strings) the header, compactions, branch
  * summaries, custom messages, bash executions, hook messages and unsent roles, a message without a role, a parent
  * that is neither a string nor null, a time that is an absurd number or a string of another form than
  * YYYY-MM-DDTHH:MM:SS[.fff|.ffffff]Z, an absurd token count, a recorded context window, and whatever blocks_facts

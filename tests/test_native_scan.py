@@ -70,6 +70,10 @@ ODD = [
     b"{\"a\":\"\\ud800\\u0041\"}", b"{'a':1}", b"{\"a\":1}}", b"{\"a\":1} x", b"\"\xff\"", b"\"\xc0\x80\"",
     b"\"\xed\xa0\x80\"", b"\"\xf4\x90\x80\x80\"", b"\"\xe2\x82\"", b"\"\xe2\x82\xac\"", b"\"\xf0\x9f\x98\x80\"",
     b"\"\x7f\"", b"1e400", b"[" * 199 + b"]" * 199, b"[" * 250 + b"]" * 250, b"", b" ", b"\"a\"\x00",
+    # integers beyond a double (orjson refuses them) and beyond Python's int conversion limit (its json fallback does):
+    # found in review, the C part took a line with a 5,000-digit one in a field nobody reads
+    b"{\"a\":" + b"1" * 5000 + b"}", b"{\"a\":-" + b"9" * 4301 + b"}", b"{\"a\":" + b"1" * 641 + b"}",
+    b"{\"a\":" + b"1" * 640 + b"}", b"{\"a\":" + b"1" * 5000 + b".5}", b"{\"a\":" + b"1" * 5000 + b"e2}",
 ]
 
 
@@ -81,7 +85,8 @@ def test_edge_cases_are_accepted_only_as_python_accepts_them(raw):
 
 
 def test_it_refuses_what_it_must_leave_to_python():
-    for raw in (b"{\"a\":\"\\ud800\"}", b"[" * 250 + b"]" * 250, b"{\"a\":NaN}", b"\"\xed\xa0\x80\"", b"{\"a\":1,}"):
+    for raw in (b"{\"a\":\"\\ud800\"}", b"[" * 250 + b"]" * 250, b"{\"a\":NaN}", b"\"\xed\xa0\x80\"", b"{\"a\":1,}",
+                b"{\"a\":" + b"1" * 5000 + b"}", b"{\"a\":" + b"1" * 641 + b"}"):
         assert not _scan.valid(raw)
     for raw in (b"{\"a\":\"\\ud83d\\ude00\"}", b"[" * 150 + b"]" * 150, b"1e400", b"\"\x7f\xe2\x82\xac\"", b"-0.0e+5"):
         assert _scan.valid(raw)

@@ -393,6 +393,10 @@ def test_tool_results_as_bytes_odd_forms():
         ok.replace(b'"hello"', b'-0.0'),
         ok.replace(b'"type":"message",', b''),
         ok.replace(b'"type":"message",', b'') [:-1] + b',"type":"message"}',
+        # an integer nobody reads, beyond Python's int conversion limit (orjson and the json fallback refuse the line;
+        # found in review) or just under the C part's bound, and a float as long
+        ok[:-2] + b',"details":' + b"1" * 5000 + b"}}", ok[:-2] + b',"details":' + b"1" * 640 + b"}}",
+        ok[:-2] + b',"details":' + b"1" * 5000 + b".5}}",
     ]
     made = 0
     for raw in forms:
