@@ -317,12 +317,16 @@ WHOLE_FORMATS = ("codex", "pi")
 
 def _pi_parts(name: str) -> dict | None:
     """``Whole``'s ``pi`` argument for a pi session (None for a Codex rollout): what its blocks are read with."""
-    if name != "pi":
-        return None
+    return _block_parts() if name == "pi" else None
+
+
+def _block_parts() -> dict:
+    """What the C part reads a message's blocks with (``blocks_facts``): the classes of what it makes, and the Python it
+    calls for a tool call's arguments and problem (``formats.common``), as ``scan_anthropic_blocks`` does."""
     from .formats.common import args_chars, call_problem
 
     return {"call": Call, "result": Result, "usage": Usage, "args_chars": args_chars, "call_problem": call_problem,
-            "loads": orjson.loads, "stop_map": {}, "interrupts": (), "image_chars": IMAGE_CHARS, "dumps": orjson.dumps}
+            "loads": orjson.loads, "dumps": orjson.dumps, "stop_map": {}, "interrupts": (), "image_chars": IMAGE_CHARS}
 
 
 def _taker(c, fmt, into, shared, sizes, taken, tuples=False, stats=True):
@@ -370,12 +374,8 @@ def meta_reader(c, fmt, into: list, shared: dict | None, sizes: dict, tuples: bo
 def _claude_parts(fmt) -> dict:
     """What the C part reads Claude Code's prompts and responses with: the classes of what it makes, and the Python it
     calls for a tool call's arguments and problem (``formats.common``), as ``normalize`` does."""
-    from .formats.common import args_chars, call_problem
-
-    return {"full": FullEntry, "kinds": Kinds, "message": MESSAGE, "empty": EMPTY, "call": Call, "result": Result,
-            "usage": Usage, "args_chars": args_chars, "call_problem": call_problem, "loads": orjson.loads,
-            "stop_map": dict(fmt.STOP_MAP), "interrupts": tuple(fmt.INTERRUPT_TEXTS), "image_chars": IMAGE_CHARS,
-            "dumps": orjson.dumps}
+    return {**_block_parts(), "full": FullEntry, "kinds": Kinds, "message": MESSAGE, "empty": EMPTY,
+            "stop_map": dict(fmt.STOP_MAP), "interrupts": tuple(fmt.INTERRUPT_TEXTS)}
 
 
 # ----------------------------------------------------------------------------- the hot loop
