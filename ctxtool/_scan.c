@@ -1012,6 +1012,13 @@ typedef struct {
     Py_ssize_t f_calls, f_results, f_role, f_model, f_usage, f_obj, f_index, c_id, c_name;  /* for facts */
     PyObject *meta, *compaction, *assistant, *synthetic, *unknown, *ignored, *context_window, *model, *seen;
     PyTypeObject *call;
+    /* sent and tally (``_scan_tally.c``): FullEntry's and Kinds' slots, Kinds (NULL: not given to Rows) */
+    Py_ssize_t f_empty, f_stop, f_chars, f_msg_key, f_kinds, f_tool_chars, k_off[6];
+    PyTypeObject *kinds_cls, *result_cls;
+    Py_ssize_t r_id, r_name;
+    PyObject *call_word, *result_word, *no_role;
+    PyObject *user, *tool_result_role, *compact_summary, *calls_key, *results_key, *call_tokens, *result_tokens,
+        *kind_names[6];
 } Rows;
 
 static void Rows_dealloc(Rows *self) {
@@ -1034,14 +1041,34 @@ static void Rows_dealloc(Rows *self) {
     Py_XDECREF(self->model);
     Py_XDECREF(self->seen);
     Py_XDECREF(self->call);
+    Py_XDECREF(self->kinds_cls);
+    Py_XDECREF(self->result_cls);
+    Py_XDECREF(self->call_word);
+    Py_XDECREF(self->result_word);
+    Py_XDECREF(self->no_role);
+    Py_XDECREF(self->user);
+    Py_XDECREF(self->tool_result_role);
+    Py_XDECREF(self->compact_summary);
+    Py_XDECREF(self->calls_key);
+    Py_XDECREF(self->results_key);
+    Py_XDECREF(self->call_tokens);
+    Py_XDECREF(self->result_tokens);
+    for (int k = 0; k < 6; k++) Py_XDECREF(self->kind_names[k]);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+static int tally_init(Rows *self, PyObject *full, PyObject *kinds, PyObject *result);
+
 static int Rows_init(Rows *self, PyObject *args, PyObject *kw) {
-    PyObject *entry, *full, *more, *plain, *boundary, *message, *meta, *compaction, *call;
-    if (!PyArg_ParseTuple(args, "O!O!O!OUUUUO!", &PyType_Type, &entry, &PyType_Type, &full, &PyType_Type, &more, &plain,
-                          &boundary, &message, &meta, &compaction, &PyType_Type, &call))
+    PyObject *entry, *full, *more, *plain, *boundary, *message, *meta, *compaction, *call, *kinds = NULL, *result = NULL;
+    if (!PyArg_ParseTuple(args, "O!O!O!OUUUUO!|O!O!", &PyType_Type, &entry, &PyType_Type, &full, &PyType_Type, &more,
+                          &plain, &boundary, &message, &meta, &compaction, &PyType_Type, &call, &PyType_Type, &kinds,
+                          &PyType_Type, &result))
         return -1;
+    if (kinds && (!result || tally_init(self, full, kinds, result) < 0)) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "Rows: the Kinds class goes with the Result class");
+        return -1;
+    }
     static const char *F[] = {"calls", "results", "role", "model", "usage", "obj", "index"};
     static const char *C[] = {"id", "name"};
     Py_ssize_t ff[7], cc[2];
@@ -1428,12 +1455,16 @@ static PyObject *Rows_facts(Rows *self, PyObject *const *args, Py_ssize_t nargs)
     return Py_BuildValue("(LOO)", compactions, last_model, last_index);
 }
 
+#include "_scan_tally.c"
+
 static PyMethodDef Rows_methods[] = {
     {"facts", (PyCFunction)(void (*)(void))Rows_facts, METH_FASTCALL, "estimate._facts's loop."},
     {"sound", (PyCFunction)(void (*)(void))Rows_sound, METH_FASTCALL, "repair._links_sound's loop."},
     {"looked", (PyCFunction)Rows_looked, METH_O, "The entries repair's hygiene looks at."},
     {"rows", (PyCFunction)(void (*)(void))Rows_rows, METH_FASTCALL, "claude_chain.chain's first loop."},
     {"main", (PyCFunction)Rows_main, METH_O, "claude_chain.main_entries."},
+    {"sent", (PyCFunction)(void (*)(void))Rows_sent, METH_FASTCALL, "estimate.view_of's pass, without its objects."},
+    {"tally", (PyCFunction)(void (*)(void))Rows_tally, METH_FASTCALL, "estimate._heuristic_tally's loop."},
     {NULL},
 };
 

@@ -333,68 +333,70 @@ def view_of(ctx: list) -> list:
     return msgs
 
 
+def sent_of(ctx: list) -> tuple[list, int, bool]:
+    """(the entries ``view_of(ctx)`` keeps, in order; how many messages they make; whether a result among them has
+    no name), without its objects: the C part's ``Rows.sent`` where it is built."""
+    passes = index_passes()
+    got = passes.sent(ctx, UNSENT_STOPS) if passes is not None else None
+    if got is not None:
+        return got
+    view = view_of(ctx)
+    vis = [e for m in view for e in m.entries]
+    return vis, len(view), any(r.name is None for e in vis for r in e.results)
+
+
 def _heuristic_tally(tally: Tally, vis: list, split: dict, names: dict) -> None:
-    """``Tally.add(e, *heuristic_detail(e))`` for every entry, inlined for speed (same figures)."""
-    by_role, by_tool, split_get = tally.by_role, tally.by_tool, split.get
-    kind_chars: dict = {}
-    # characters by kind: Kinds' six fields summed as they come (most entries), other maps by key
-    text = thinking = tool_call = tool_result = image = summary = 0
-    toks = heuristic_per_entry(vis)  # one ceil per message; split Claude lines share theirs
-    total = 0
-    for e, n in zip(vis, toks):
-        total += n
-        role = e.role
-        extra = e.extra
-        kinds = e.kinds
+    """``Tally.add(e, *heuristic_detail(e))`` for every entry, in one loop (the same figures): the C part's
+    ``Rows.tally`` where it is built. It hands ``one`` an entry whose fields it does not expect (a compact summary,
+    kinds in a dict) and ``tools`` the tools of an entry whose figures are split or whose results carry no
+    tool_chars, in order; without it, ``one`` reads every entry."""
+    by_role = tally.by_role
+    kind_chars: dict = {}  # characters by kind; turned into tokens once at the end
+
+    def tools(e) -> None:
+        for name, which, tok in heuristic_tools(e, split, names):
+            tally.tool(name, which, tok)
+
+    def one(e, n: int) -> None:
+        role, extra, kinds = e.role, e.extra, e.kinds
         if extra is not None and extra.get("compact_summary"):
             role = "compactionSummary"
-            summary += sum(kinds.values())
+            kind_chars["summary"] = kind_chars.get("summary", 0) + sum(kinds.values())
         else:
-            if role == "user" and e.results:
-                role = "toolResult"
-            if type(kinds) is Kinds:
-                text += kinds.text
-                thinking += kinds.thinking
-                tool_call += kinds.tool_call
-                tool_result += kinds.tool_result
-                image += kinds.image
-                summary += kinds.summary
-            elif kinds:
-                for k, v in kinds.items():
-                    kind_chars[k] = kind_chars.get(k, 0) + v
+            role = "toolResult" if role == "user" and e.results else role or "?"  # (role_label)
+            for k, v in kinds.items():
+                kind_chars[k] = kind_chars.get(k, 0) + v
         by_role[role] = by_role.get(role, 0) + n
         calls, results = e.calls, e.results
-        if calls or results:
-            if (results and not e.tool_chars) or split_get(e.index) is not None:
-                for name, which, tok in heuristic_tools(e, split, names):
-                    tally.tool(name, which, tok)
-                continue
-            # heuristic_tools and Tally.tool inline for the common entry (no split parts; a result with its
-            # tool's name, as pi's): the same figures, added in the same order
-            if calls:
-                name = calls[0].name or "unknown"
-                d = by_tool.get(name)
-                if d is None:
-                    d = by_tool[name] = {"calls": 0, "results": 0, "call_tokens": 0.0, "result_tokens": 0.0}
-                d["calls"] += 1
-                d["call_tokens"] += kinds.get("tool_call", 0) / CHARS_PER_TOKEN
-            if results:
-                for name, chars in e.tool_chars.items():
-                    d = by_tool.get(name)
-                    if d is None:
-                        d = by_tool[name] = {"calls": 0, "results": 0, "call_tokens": 0.0, "result_tokens": 0.0}
-                    d["results"] += 1
-                    d["result_tokens"] += chars / CHARS_PER_TOKEN
-    for k, v in (("text", text), ("thinking", thinking), ("tool_call", tool_call), ("tool_result", tool_result),
-                 ("image", image), ("summary", summary)):
-        if v:
-            kind_chars[k] = kind_chars.get(k, 0) + v
+        if not (calls or results):
+            return
+        if (results and not e.tool_chars) or split.get(e.index) is not None:
+            tools(e)
+            return
+        # heuristic_tools for the common entry (no split parts; a result with its tool's name, as pi's)
+        if calls:
+            tally.tool(calls[0].name or "unknown", "call", kinds.get("tool_call", 0) / CHARS_PER_TOKEN)
+        for name, chars in e.tool_chars.items() if results else ():
+            tally.tool(name, "result", chars / CHARS_PER_TOKEN)
+
+    passes = index_passes()
+    got = passes.tally(vis, split, names, by_role, tally.by_tool, kind_chars, one, tools) if passes is not None else None
+    if got is None:
+        toks = heuristic_per_entry(vis)  # one ceil per message; split Claude lines share theirs
+        for e, n in zip(vis, toks):
+            one(e, n)
+        total = sum(toks)
+    else:
+        toks, total = got
     tally.total += total
     tally.entries += len(vis)
     for k, v in kind_chars.items():
         tally.by_kind[k] = tally.by_kind.get(k, 0.0) + v / CHARS_PER_TOKEN
-    if tally.top_n > 0:
-        for _, _, i in heapq.nlargest(tally.top_n, zip(toks, [-e.index for e in vis], range(len(vis)))):
+    if tally.top_n > 0 and toks:
+        # the largest (tokens, -index, position): only entries with at least the n-th largest figure can be among them
+        cut = heapq.nlargest(tally.top_n, toks)[-1]
+        pick = [(n, -vis[i].index, i) for i, n in enumerate(toks) if n >= cut]
+        for _, _, i in heapq.nlargest(tally.top_n, pick):
             e = vis[i]
             names_ = tuple(n for n, _, _ in heuristic_tools(e, split, names))
             tally.heap.append((toks[i], -e.index, e.lineno, role_label(e), names_))
@@ -1140,10 +1142,9 @@ def estimate_file(path: str, opts: Options | None = None) -> dict:
     t = ix.t
     fmt = t.format_name
     ctx = context_entries(fmt, t.entries)
-    view = view_of(ctx)
-    vis = [e for m in view for e in m.entries]
+    vis, messages, unnamed = sent_of(ctx)
     # tool names for results that do not carry one (Claude Code, Messages JSONL)
-    names = ix.names if any(r.name is None for e in vis for r in e.results) else {}
+    names = ix.names if unnamed else {}
     model = opts.model or file_model(ix)
     win = window_rule(ix.evidence, override=opts.window, model=model)
     window, window_source = win.tokens, win.source
@@ -1165,7 +1166,7 @@ def estimate_file(path: str, opts: Options | None = None) -> dict:
     raw = tally.total
     over = 0
     if opts.overheads:
-        over = _view_overheads(view)
+        over = _view_overheads(view_of(ctx))
     res: dict = {"path": path, "format": fmt, "estimator": opts.tokenizer, "model": model}
     if opts.tokenizer in ("heuristic", "tiktoken"):
         if opts.tokenizer == "tiktoken":
@@ -1179,7 +1180,7 @@ def estimate_file(path: str, opts: Options | None = None) -> dict:
     else:
         if not model:
             raise ApiError("no model named in the file; pass --model for count_tokens", path=path)
-        msgs, tools = api_messages(ix, view)
+        msgs, tools = api_messages(ix, view_of(ctx))
         try:
             tokens = anthropic_count(msgs, tools, model, timeout=opts.api_timeout, retries=opts.api_retries)
         except ApiError as e:
@@ -1198,7 +1199,7 @@ def estimate_file(path: str, opts: Options | None = None) -> dict:
         "pressure": pressure(fraction),
         "triggers": triggers(tokens, window, opts.reserve_tokens,
                              codex_auto_compact(window, win.basis, opts.auto_compact_limit) if fmt == "codex" else None),
-        "messages": len(view),
+        "messages": messages,
         "entries_in_context": len(vis),
         "entries": len(t.entries),
         "lines": t.lines,

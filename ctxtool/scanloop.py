@@ -290,10 +290,11 @@ def native_made(name: str, make):
 
 def index_passes():
     """The C part's passes over the whole index (``_scan.Rows``: ``claude_chain.main_entries``, the chain's
-    first loop, repair's links check and the entries its hygiene looks at, estimate's facts; each a loop over
-    every entry that reads a slot or two), or None (not built, or ``CTXTOOL_NATIVE=0``)."""
+    first loop, repair's links check and the entries its hygiene looks at, estimate's facts, the entries it sends
+    and its heuristic tally; each a loop over every entry that reads a slot or two), or None (not built, or
+    ``CTXTOOL_NATIVE=0``)."""
     return native_made("passes", lambda c: c.Rows(Entry, FullEntry, _More, PLAIN, BOUNDARY, MESSAGE, META, COMPACTION,
-                                                   Call))
+                                                   Call, Kinds, Result))
 
 
 def native_entries(fmt):

@@ -1,0 +1,241 @@
+"""estimate's passes over what is sent, in C (``_scan.Rows.sent`` and ``Rows.tally``, ``ctxtool/_scan_tally.c``)
+against the plain Python they stand in for: ``view_of`` flattened, and ``Tally.add(e, *heuristic_detail(e))`` for
+each entry with heuristic_per_entry's figures. Every fixture, both ways (the C part, and the Python loop it falls
+back to), then entries given odd fields one at a time: the C part reads them, hands them to the Python, or leaves the
+whole list to it, and the breakdown is the same each way."""
+
+from __future__ import annotations
+
+import copy
+import random
+from pathlib import Path
+
+import pytest
+
+from ctxtool import estimate as est
+from ctxtool.model import EMPTY, META, MESSAGE, Call, Entry, FullEntry, Kinds, Result
+from ctxtool.tokens import heuristic_per_entry
+from ctxtool.view import UNSENT_STOPS, context_entries
+
+ROOT = Path(__file__).resolve().parent.parent
+ALL_FIXTURES = sorted(str(p) for p in (ROOT / "fixtures").glob("**/*.jsonl"))
+PASSES = est.index_passes()
+native_only = pytest.mark.skipif(PASSES is None, reason="ctxtool._scan is not built here")
+
+
+def reference(vis: list, split: dict, names: dict, top: int = 5) -> dict:
+    """The breakdown the slow way: ``Tally.add`` per entry."""
+    tally = est.Tally(top)
+    for e, n in zip(vis, heuristic_per_entry(vis)):
+        _, kinds, tools = est.heuristic_detail(e, split, names)
+        tally.add(e, n, kinds, tools)
+    return _result(tally)
+
+
+def tallied(vis: list, split: dict, names: dict, top: int = 5) -> dict:
+    tally = est.Tally(top)
+    est._heuristic_tally(tally, vis, split, names)
+    return _result(tally)
+
+
+def _result(tally) -> dict:
+    r = tally.result("heuristic")
+    r["by_role_order"] = list(r["by_role"].items())  # ties keep the order roles were first met
+    r["entries"] = tally.entries
+    return r
+
+
+def _sent_reference(ctx: list) -> tuple:
+    view = est.view_of(ctx)
+    vis = [e for m in view for e in m.entries]
+    return vis, len(view), any(r.name is None for e in vis for r in e.results)
+
+
+def _index(path: str):
+    try:
+        return est.read_index(path)
+    except Exception:  # fixtures of files ctxtool refuses (tested elsewhere)
+        pytest.skip("not readable")
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["C", "Python"])
+@pytest.mark.parametrize("path", ALL_FIXTURES, ids=lambda p: p.split("fixtures/")[-1])
+def test_sent_and_tally_equal_the_plain_passes_on_every_fixture(path, native, monkeypatch):
+    if native and PASSES is None:
+        pytest.skip("ctxtool._scan is not built here")
+    if not native:
+        monkeypatch.setattr(est, "index_passes", lambda: None)
+    ix = _index(path)
+    ctx = context_entries(ix.t.format_name, ix.t.entries)
+    vis, messages, unnamed = est.sent_of(ctx)
+    want = _sent_reference(ctx)
+    assert (vis, messages, unnamed) == want
+    assert all(a is b for a, b in zip(vis, want[0]))
+    names = ix.names if unnamed else {}
+    assert tallied(vis, ix.split, names) == reference(vis, ix.split, names)
+
+
+@native_only
+def test_the_c_part_reads_a_recorded_session_itself():
+    """On recorded files nothing but Claude Code's compact summaries (a line per compaction) is handed back to the
+    Python: the loop is the C part's (a test that the fast path is taken, not only that it agrees)."""
+    for path in ("pi-recorded", "claude-recorded", "codex-recorded"):
+        files = sorted((ROOT / "fixtures" / path).glob("*.jsonl"))
+        assert files, path
+        handed = []
+        for p in files:
+            ix = est.read_index(str(p))
+            ctx = context_entries(ix.t.format_name, ix.t.entries)
+            got = PASSES.sent(ctx, UNSENT_STOPS)
+            assert got is not None, p
+            vis = got[0]
+            toks = PASSES.tally(vis, ix.split, ix.names, {}, {}, {}, lambda e, n: handed.append(e),
+                                lambda e: handed.append(e))
+            assert toks is not None and list(toks[0]) == heuristic_per_entry(vis), p
+        assert all(e.extra.get("compact_summary") for e in handed), path
+
+
+# ----------------------------------------------------------------------------- odd entries
+
+
+def _full(index: int, role: str | None = "assistant", **kw) -> FullEntry:
+    return FullEntry(index, index + 1, index * 100, 99, b"\n", kw.pop("kind", MESSAGE), kw.pop("type", "message"),
+                     f"id{index}", None, role, **kw)
+
+
+def _entries() -> list:
+    """A small session with every usual shape: a split response (one msg_key over two lines), calls, pi results
+    with tool_chars, a Claude Code result without them (named through ``names``), errored and empty turns."""
+    return [
+        _full(0, "user", chars=40, kinds=Kinds(text=40)),
+        _full(1, msg_key="m1", chars=9, kinds=Kinds(text=9)),
+        _full(2, msg_key="m1", chars=30, kinds=Kinds(tool_call=30), calls=(Call(0, "c1", "bash", None, 30),)),
+        _full(3, "toolResult", chars=5000, kinds=Kinds(tool_result=200, image=4800),
+              results=(Result(0, "c1", "bash", False, 5000),), tool_chars={"bash": 5000}),
+        _full(4, "user", chars=70, kinds=Kinds(tool_result=70), results=(Result(0, "c2", None, False, 70),)),
+        _full(5, msg_key="m2", chars=50, kinds=Kinds(tool_call=50),
+              calls=(Call(0, "c3", "read", None, 20), Call(1, "c4", "", None, 30))),
+        _full(6, "user", chars=11, kinds=Kinds(tool_result=5, image=6),
+              results=(Result(0, "c3", None, False, 5), Result(1, "c4", None, False, 6))),
+        _full(7, stop="error", chars=3, kinds=Kinds(text=3)),
+        _full(8, empty=True),
+        _full(9, "custom", chars=-4),
+        _full(10, None, chars=8, kinds=Kinds(summary=8)),
+        _full(11, msg_key="m3", chars=2**20, kinds=Kinds(thinking=2**20)),
+    ]
+
+
+def _split_and_names(vis: list) -> tuple[dict, dict]:
+    split, names = {}, {"c1": "bash", "c2": "grep", "c3": "read"}
+    for e in vis:
+        if len(e.calls) > 1:
+            split[e.index] = [("call", c.name or "unknown", c.chars) for c in e.calls]
+        if len(e.results) > 1:
+            split.setdefault(e.index, []).extend(("result", r.id, r.chars) for r in e.results)
+    return split, names
+
+
+ODD = {
+    # field: values an entry may hold that the C part does not read itself
+    "extra": [{"compact_summary": True}, {"compact_summary": 0}, {"sidechain": True}, {}, "text", None],
+    "kinds": [{"text": 3, "odd": 2}, {}, EMPTY, Kinds(text=-1), Kinds(text=2**60), Kinds(tool_call=True), None],
+    "chars": [True, 2.5, -1, 2**53, 2**70, 0, None],
+    "role": ["user", "assistant", None, 5],
+    "msg_key": ["m1", None, 7],
+    "stop": ["aborted", "error", "end", None, 3],
+    "empty": [True, False, 1, None],
+    "calls": [(), [Call(0, "x", "tool", None, 1)], (Call(0, "x", None, None, 1),), ("call",)],
+    "results": [(), [Result(0, "r", "n")], (Result(0, "c1", None),), ("r",)],
+    "tool_chars": [{}, {"a": 1, "b": 2}, {"a": -3}, {"a": 2.5}],
+}
+
+
+def _both(entries: list, monkeypatch) -> tuple:
+    """(C part's result, Python's result): each the breakdown, or the exception's type."""
+    ctx = list(entries)
+    out = []
+    for native in (True, False):
+        with monkeypatch.context() as m:
+            if not native:
+                m.setattr(est, "index_passes", lambda: None)
+            try:
+                vis, messages, unnamed = est.sent_of(ctx)
+                split, names = _split_and_names(vis)
+                got = (messages, unnamed, [e.index for e in vis], tallied(vis, split, names if unnamed else {}))
+            except Exception as exc:  # the same exception either way (an entry the Python cannot read either)
+                got = type(exc).__name__
+        out.append(got)
+    return tuple(out)
+
+
+@native_only
+def test_the_usual_session_is_read_by_the_c_part_and_equals_the_reference(monkeypatch):
+    entries = _entries()
+    c, py = _both(entries, monkeypatch)
+    assert c == py
+    vis, _, unnamed = est.sent_of(entries)
+    assert [e.index for e in vis] == [0, 1, 2, 3, 4, 5, 6, 9, 10, 11]  # the errored and the empty turns are not sent
+    split, names = _split_and_names(vis)
+    assert tallied(vis, split, names) == reference(vis, split, names)
+    handed = []
+    toks, total = PASSES.tally(vis, split, names, {}, {}, {}, lambda e, n: handed.append(e), lambda e: handed.append(e))
+    assert handed == [] and total == sum(toks) and list(toks) == heuristic_per_entry(vis)
+    r = c[3]
+    assert r["by_tool"][0]["tool"] == "bash" and r["by_tool"][0]["results"] == 1
+    assert {x["tool"]: x["result_tokens"] for x in r["by_tool"]} == {"bash": 1250, "read": 1, "unknown": 2, "grep": 18}
+    assert r["by_kind"]["image"] == 1202  # (4,800 + 6) / 4, rounded
+
+
+@native_only
+@pytest.mark.parametrize("field", sorted(ODD))
+def test_an_odd_field_anywhere_gives_the_same_breakdown_both_ways(field, monkeypatch):
+    base = _entries()
+    for k in range(len(base)):
+        for value in ODD[field]:
+            entries = [copy.copy(e) for e in base]
+            setattr(entries[k], field, value)
+            c, py = _both(entries, monkeypatch)
+            assert c == py, (field, k, value)
+
+
+@native_only
+def test_random_odd_values_give_the_same_breakdown_both_ways(monkeypatch):
+    rng = random.Random(7)
+    base = _entries()
+    for _ in range(400):
+        entries = [copy.copy(e) for e in base]
+        for _ in range(rng.randint(1, 4)):
+            field = rng.choice(sorted(ODD))
+            setattr(rng.choice(entries), field, rng.choice(ODD[field]))
+        rng.shuffle(entries)
+        c, py = _both(entries, monkeypatch)
+        assert c == py
+
+
+@native_only
+def test_another_entry_class_leaves_the_whole_list_to_the_python():
+    entries = _entries()
+    plain = Entry(20, 21, 0, 10, b"\n", META, "progress", "p", None)
+    assert PASSES.sent(entries + [plain], UNSENT_STOPS) is None
+    by_role: dict = {}
+    assert PASSES.tally(entries + [plain], {}, {}, by_role, {}, {}, None, None) is None
+    assert by_role == {}  # nothing changed before it declined
+    huge = copy.copy(entries[0])
+    huge.chars = 2**53
+    assert PASSES.tally([huge], {}, {}, by_role, {}, {}, None, None) is None
+
+
+@native_only
+def test_the_breakdown_of_a_fixture_is_unchanged_by_a_split_of_unusual_parts(monkeypatch):
+    """Split parts the C part does not read (not a list of 3-tuples) go to ``tools``, in order, as the Python reads
+    them."""
+    entries = _entries()
+    vis, _, _ = est.sent_of(entries)
+    split, names = _split_and_names(vis)
+    odd = dict(split)
+    key = next(iter(odd))
+    odd[key] = tuple(odd[key])  # a tuple of parts: heuristic_tools reads it, the C part hands it over
+    handed = []
+    got = PASSES.tally(vis, odd, names, {}, {}, {}, lambda e, n: None, lambda e: handed.append(e.index))
+    assert got is not None and handed == [key]
+    assert tallied(vis, odd, names) == reference(vis, odd, names)
