@@ -39,7 +39,7 @@ import orjson
 from . import pool, skill, tokenizers
 from .errors import ApiError, CtxError, EXIT_FAILED
 from .formats.common import CALL_TYPES, ignored_notes
-from .model import BOUNDARY, COMPACTION, IMAGE_CHARS, MESSAGE, META, PLAIN, Kinds, as_list, as_text
+from .model import BOUNDARY, COMPACTION, IMAGE_CHARS, MESSAGE, META, PLAIN, as_list, as_text
 from .tokens import (
     HeuristicSum,
     heuristic_per_entry,
