@@ -1465,6 +1465,7 @@ static PyMethodDef Rows_methods[] = {
     {"main", (PyCFunction)Rows_main, METH_O, "claude_chain.main_entries."},
     {"sent", (PyCFunction)(void (*)(void))Rows_sent, METH_FASTCALL, "estimate.view_of's pass, without its objects."},
     {"tally", (PyCFunction)(void (*)(void))Rows_tally, METH_FASTCALL, "estimate._heuristic_tally's loop."},
+    {"pi_path", (PyCFunction)(void (*)(void))Rows_pi_path, METH_FASTCALL, "view.pi_path's walk."},
     {NULL},
 };
 

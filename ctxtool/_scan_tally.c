@@ -409,3 +409,65 @@ fail:
     Py_DECREF(toks);
     return NULL;
 }
+
+/* pi_path(entries, header) -> the entries from the root to the leaf, or None: view.pi_path's walk for a file that
+ * is not read as version 1 (the caller asks). The entries but those of kind ``header`` are the body; with no id
+ * among them, the body is the path (pi links them in file order); else the leaf (the body's last entry) and each
+ * entry's parent, looked up by id (a later entry of an id wins, as in pi's Map), up to an entry with no parent or
+ * whose parent is no id. None when an entry is of another class, its kind, id or parent of another type, or the
+ * links form a cycle (the Python finds where it closes). */
+static PyObject *Rows_pi_path(Rows *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyList_Check(args[0]) || !PyUnicode_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "pi_path(entries: list, header: str)");
+        return NULL;
+    }
+    PyObject *entries = args[0], *header = args[1];
+    Py_ssize_t n = PyList_GET_SIZE(entries);
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *e = PyList_GET_ITEM(entries, k);
+        if (!known(self, e)) Py_RETURN_NONE;
+        PyObject *kind = SLOT(e, self->e_kind), *id = SLOT(e, self->e_id), *parent = SLOT(e, self->e_parent);
+        if (!kind || !PyUnicode_CheckExact(kind) || !str_or_none(id) || !str_or_none(parent)) Py_RETURN_NONE;
+    }
+    PyObject *body = PyList_New(0), *by_id = NULL, *path = NULL;
+    if (!body) return NULL;
+    int ids = 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *e = PyList_GET_ITEM(entries, k);
+        if (same_str(SLOT(e, self->e_kind), header)) continue;
+        if (PyList_Append(body, e) < 0) goto fail;
+        ids |= SLOT(e, self->e_id) != Py_None;
+    }
+    Py_ssize_t size = PyList_GET_SIZE(body);
+    if (!size || !ids) return body;  /* (no id: a linear list, in file order) */
+    by_id = PyDict_New();
+    path = PyList_New(0);
+    if (!by_id || !path) goto fail;
+    for (Py_ssize_t k = 0; k < size; k++) {
+        PyObject *e = PyList_GET_ITEM(body, k), *id = SLOT(e, self->e_id);
+        if (id != Py_None && PyDict_SetItem(by_id, id, e) < 0) goto fail;
+    }
+    PyObject *cur = PyList_GET_ITEM(body, size - 1);
+    while (cur) {
+        if (PyList_Append(path, cur) < 0) goto fail;
+        if (PyList_GET_SIZE(path) > size) {  /* longer than the file: a cycle */
+            Py_DECREF(body);
+            Py_DECREF(by_id);
+            Py_DECREF(path);
+            Py_RETURN_NONE;
+        }
+        PyObject *p = SLOT(cur, self->e_parent);
+        if (p == Py_None) break;
+        cur = PyDict_GetItemWithError(by_id, p);
+        if (!cur && PyErr_Occurred()) goto fail;
+    }
+    if (PyList_Reverse(path) < 0) goto fail;
+    Py_DECREF(body);
+    Py_DECREF(by_id);
+    return path;
+fail:
+    Py_XDECREF(body);
+    Py_XDECREF(by_id);
+    Py_XDECREF(path);
+    return NULL;
+}

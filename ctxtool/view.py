@@ -21,6 +21,7 @@ from . import codex_rules
 from .claude_chain import _blank_text, _unreadable_text, chain, sent_entries
 from .formats.common import DOUBLE_EXACT, LONE_SURROGATE
 from .model import BOUNDARY, COMPACTION, HEADER, MESSAGE, Entry
+from .scanloop import index_passes
 
 
 @dataclass
@@ -44,7 +45,13 @@ class ViewMessage:
 
 
 def pi_path(entries: list[Entry]) -> list[Entry]:
-    """Entries from the root to the leaf (the last entry), as pi's tree walk finds them."""
+    """Entries from the root to the leaf (the last entry), as pi's tree walk finds them (the C part's walk,
+    ``_scan.Rows.pi_path``, where it is built)."""
+    passes = index_passes()
+    if passes is not None and type(entries) is list and not read_as_v1(entries):
+        path = passes.pi_path(entries, HEADER)
+        if path is not None:
+            return path
     body = [e for e in entries if e.kind != HEADER]
     if not body:
         return []

@@ -1,8 +1,8 @@
-"""estimate's passes over what is sent, in C (``_scan.Rows.sent`` and ``Rows.tally``, ``ctxtool/_scan_tally.c``)
-against the plain Python they stand in for: ``view_of`` flattened, and ``Tally.add(e, *heuristic_detail(e))`` for
-each entry with heuristic_per_entry's figures. Every fixture, both ways (the C part, and the Python loop it falls
-back to), then entries given odd fields one at a time: the C part reads them, hands them to the Python, or leaves the
-whole list to it, and the breakdown is the same each way."""
+"""The C part's passes over what is sent (``_scan.Rows.sent``, ``Rows.tally`` and ``Rows.pi_path``,
+``ctxtool/_scan_tally.c``) against the plain Python they stand in for: ``view_of`` flattened,
+``Tally.add(e, *heuristic_detail(e))`` for each entry with heuristic_per_entry's figures, and pi's tree walk. Every
+fixture, both ways (the C part, and the Python it falls back to), then entries given odd fields one at a time: the C
+part reads them, hands them to the Python, or leaves the whole list to it, and the answer is the same each way."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from ctxtool import estimate as est
-from ctxtool.model import EMPTY, META, MESSAGE, Call, Entry, FullEntry, Kinds, Result
+from ctxtool import synth, view
+from ctxtool.model import COMPACTION, EMPTY, HEADER, META, MESSAGE, Call, Entry, FullEntry, Kinds, Result
 from ctxtool.tokens import heuristic_per_entry
 from ctxtool.view import UNSENT_STOPS, context_entries
 
@@ -239,3 +240,64 @@ def test_the_breakdown_of_a_fixture_is_unchanged_by_a_split_of_unusual_parts(mon
     got = PASSES.tally(vis, odd, names, {}, {}, {}, lambda e, n: None, lambda e: handed.append(e.index))
     assert got is not None and handed == [key]
     assert tallied(vis, odd, names) == reference(vis, odd, names)
+
+
+# ----------------------------------------------------------------------------- pi's tree walk
+
+
+def _python_path(entries: list, monkeypatch) -> list:
+    with monkeypatch.context() as m:
+        m.setattr(view, "index_passes", lambda: None)
+        return view.pi_path(entries)
+
+
+@native_only
+@pytest.mark.parametrize("path", ALL_FIXTURES, ids=lambda p: p.split("fixtures/")[-1])
+def test_pi_path_equals_the_python_walk_on_every_fixture(path, monkeypatch):
+    """(The walk is read on any file's entries: the other formats' links are odd trees for it.)"""
+    ix = _index(path)
+    got = view.pi_path(ix.t.entries)
+    assert [e.index for e in got] == [e.index for e in _python_path(ix.t.entries, monkeypatch)]
+
+
+@native_only
+@pytest.mark.parametrize("seed", range(6))
+def test_pi_path_equals_the_python_walk_on_generated_corrupted_sessions(seed, tmp_path, monkeypatch):
+    p = tmp_path / "s.jsonl"
+    kinds = [("dangling_parent", "missing_result"), ("parent_cycle",), ("duplicate_id", "dangling_parent")][seed % 3]
+    synth.write_session(str(p), "pi", seed=seed, target_bytes=200_000, corruptions=kinds)
+    entries = est.read_index(str(p)).t.entries
+    taken = PASSES.pi_path(entries, HEADER)
+    # a cycle is left to the Python (a reused id can close one: the later entry of an id wins)
+    assert (taken is None) == ("parent_cycle" in kinds) or "duplicate_id" in kinds
+    assert [e.index for e in view.pi_path(entries)] == [e.index for e in _python_path(entries, monkeypatch)]
+
+
+def _pi(index: int, id, parent, kind=MESSAGE) -> FullEntry:
+    return FullEntry(index, index + 1, 0, 10, b"\n", kind, "message", id, parent, "user")
+
+
+@native_only
+def test_pi_path_on_odd_links(monkeypatch):
+    h = _pi(0, None, None, HEADER)
+    cases = {
+        "linear": [h, _pi(1, "a", None), _pi(2, "b", "a"), _pi(3, "c", "b")],
+        "branch": [h, _pi(1, "a", None), _pi(2, "b", "a"), _pi(3, "c", "a")],
+        "later id wins": [h, _pi(1, "a", None), _pi(2, "b", "a"), _pi(3, "a", None), _pi(4, "c", "a")],
+        "lost parent": [h, _pi(1, "a", None), _pi(2, "b", "zz")],
+        "no ids": [h, _pi(1, None, None), _pi(2, None, None)],
+        "a header between": [h, _pi(1, "a", None), _pi(2, None, None, HEADER), _pi(3, "b", "a")],
+        "header only": [h],
+        "empty": [],
+        "self parent": [h, _pi(1, "a", "a")],
+        "cycle": [h, _pi(1, "a", "b"), _pi(2, "b", "a")],
+        "compaction": [h, _pi(1, "a", None), _pi(2, "b", "a", COMPACTION), _pi(3, "c", "b")],
+        "odd id": [h, _pi(1, 5, None), _pi(2, "b", 5)],
+    }
+    for name, entries in cases.items():
+        want = [e.index for e in _python_path(entries, monkeypatch)]
+        assert [e.index for e in view.pi_path(entries)] == want, name
+    assert PASSES.pi_path(cases["cycle"], HEADER) is None  # the Python finds where it closes
+    assert PASSES.pi_path(cases["self parent"], HEADER) is None
+    assert PASSES.pi_path(cases["odd id"], HEADER) is None
+    assert [e.index for e in PASSES.pi_path(cases["later id wins"], HEADER)] == [3, 4]
