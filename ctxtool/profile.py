@@ -290,9 +290,13 @@ class SessionProfiler:
 
     # -- the callback
     def __call__(self, e) -> None:
-        if e.kind in (COMPACTION, BOUNDARY):
+        kind = e.kind
+        if kind == MESSAGE:
+            self._message(e)
+            return
+        if kind in (COMPACTION, BOUNDARY):
             self.api_role = None  # a new context starts
-        if e.kind == COMPACTION:
+        if kind == COMPACTION:
             if e.ts is not None:
                 self._ts_minmax(e.ts)
             self._compaction(e, e.chars, e.get("tokens_before") or 0)
@@ -303,39 +307,41 @@ class SessionProfiler:
             self._compaction(e, None, e.get("tokens_before") or 0)
             self.await_summary = self.compactions[-1]
             return
-        if e.kind != MESSAGE:
-            if e.usage is not None and self.fmt == "codex" and e.get("event") == "token_count":
-                self._codex_usage(e)
-            return
-        if not self.main.keeps(e) or (e.extra is not None and e.extra.get("api_error")):
+        if e.usage is not None and self.fmt == "codex" and e.get("event") == "token_count":
+            self._codex_usage(e)
+
+    def _message(self, e) -> None:
+        x = e.extra or None  # (its flags: ``e.get(key)`` reads them, None when there are none)
+        if not self.main.keeps(e) or (x is not None and x.get("api_error")):
             # a subagent's lines in the main file are another conversation, and Claude Code
             # never sends its own API error messages (the view drops both)
             return
         self.messages += 1
-        self._count_api(e)
-        if e.ts is not None:
-            self._ts(e.ts)
-        if e.get("compact_summary") and self.await_summary is not None:
+        role = e.role
+        if x is None or not x.get("exclude"):
+            self._count_api(e, role)
+        ts = e.ts
+        if ts is not None:
+            self._ts(ts)
+        if x is not None and x.get("compact_summary") and self.await_summary is not None:
             self.await_summary["summary_chars"] = e.chars
             self.await_summary = None
-        if e.role == "assistant":
+        if role == "assistant":
             self._assistant(e)
             self.prev_role = "assistant"
             self.chars_after_response = 0
             return
-        self.prev_role = e.role
+        self.prev_role = role
         self.chars_after_response += e.chars
-        if e.role == "user" and not e.results and not e.get("compact_summary") and not e.get("is_meta") \
-                and not e.get("interrupt") and not e.get("context"):
+        if role == "user" and not e.results and (x is None or not (x.get("compact_summary") or x.get("is_meta")
+                                                                 or x.get("interrupt") or x.get("context"))):
             self.user_turns += 1
         self._add(self._pairs(e), e)
 
-    def _count_api(self, e) -> None:
+    def _count_api(self, e, role) -> None:
         """API messages: as ``view.message_groups`` combines them (errored/empty assistants and
-        excluded pi bash runs are not sent)."""
-        if e.get("exclude"):
-            return
-        if e.role == "assistant":
+        excluded pi bash runs are not sent; the caller leaves out the excluded ones)."""
+        if role == "assistant":
             if not sendable(e):
                 return
             r = "assistant"
@@ -600,12 +606,14 @@ def profile_session(path: str, fmt: str | None = None, *, window: int | None = N
         nonlocal openclaw_marks
         if e._m is PLAIN and e.kind == META:  # (obj is None there: it lives in PLAIN too)
             return  # a metadata line with nothing set (most lines of a Claude Code file): nothing below reads it
-        if e.model:
-            models[e.model] = models.get(e.model, 0) + 1
-        if e.extra and "ignored" in e.extra:
-            flagged.append(e)
-        if e.extra is not None:
-            ct = e.extra.get("custom_type")
+        m = e.model
+        if m:
+            models[m] = models.get(m, 0) + 1
+        x = e.extra
+        if x is not None:
+            if "ignored" in x:
+                flagged.append(e)
+            ct = x.get("custom_type")
             if isinstance(ct, str) and ct.startswith("openclaw."):
                 openclaw_marks += 1
         ev.add(e)
