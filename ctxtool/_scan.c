@@ -1014,6 +1014,8 @@ typedef struct {
     PyTypeObject *call;
     /* sent and tally (``_scan_tally.c``): FullEntry's and Kinds' slots, Kinds (NULL: not given to Rows) */
     Py_ssize_t f_empty, f_stop, f_chars, f_msg_key, f_kinds, f_tool_chars, k_off[6];
+    Py_ssize_t f_nblocks, f_blank_text, c_problem;  /* (validate: _scan_validate.c) */
+    PyObject *no_content, *bad_blocks;
     PyTypeObject *kinds_cls, *result_cls;
     Py_ssize_t r_id, r_name;
     PyObject *call_word, *result_word, *no_role;
@@ -1046,6 +1048,8 @@ static void Rows_dealloc(Rows *self) {
     Py_XDECREF(self->call_word);
     Py_XDECREF(self->result_word);
     Py_XDECREF(self->no_role);
+    Py_XDECREF(self->no_content);
+    Py_XDECREF(self->bad_blocks);
     Py_XDECREF(self->user);
     Py_XDECREF(self->tool_result_role);
     Py_XDECREF(self->compact_summary);
@@ -1065,10 +1069,6 @@ static int Rows_init(Rows *self, PyObject *args, PyObject *kw) {
                           &plain, &boundary, &message, &meta, &compaction, &PyType_Type, &call, &PyType_Type, &kinds,
                           &PyType_Type, &result))
         return -1;
-    if (kinds && (!result || tally_init(self, full, kinds, result) < 0)) {
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "Rows: the Kinds class goes with the Result class");
-        return -1;
-    }
     static const char *F[] = {"calls", "results", "role", "model", "usage", "obj", "index"};
     static const char *C[] = {"id", "name"};
     Py_ssize_t ff[7], cc[2];
@@ -1105,7 +1105,12 @@ static int Rows_init(Rows *self, PyObject *args, PyObject *kw) {
     Py_XSETREF(self->last_prompt, PyUnicode_InternFromString("last-prompt"));
     Py_XSETREF(self->sidechain, PyUnicode_InternFromString("sidechain"));
     Py_XSETREF(self->malformed, PyUnicode_InternFromString("malformed"));
-    return self->last_prompt && self->sidechain && self->malformed ? 0 : -1;
+    if (!self->last_prompt || !self->sidechain || !self->malformed) return -1;
+    if (kinds && (!result || tally_init(self, full, kinds, result) < 0)) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "Rows: the Kinds class goes with the Result class");
+        return -1;
+    }
+    return 0;
 }
 
 #define SLOT(o, off) (*(PyObject **)((char *)(o) + (off)))
@@ -1456,6 +1461,7 @@ static PyObject *Rows_facts(Rows *self, PyObject *const *args, Py_ssize_t nargs)
 }
 
 #include "_scan_tally.c"
+#include "_scan_validate.c"
 
 static PyMethodDef Rows_methods[] = {
     {"facts", (PyCFunction)(void (*)(void))Rows_facts, METH_FASTCALL, "estimate._facts's loop."},
@@ -1466,6 +1472,7 @@ static PyMethodDef Rows_methods[] = {
     {"sent", (PyCFunction)(void (*)(void))Rows_sent, METH_FASTCALL, "estimate.view_of's pass, without its objects."},
     {"tally", (PyCFunction)(void (*)(void))Rows_tally, METH_FASTCALL, "estimate._heuristic_tally's loop."},
     {"pi_path", (PyCFunction)(void (*)(void))Rows_pi_path, METH_FASTCALL, "view.pi_path's walk."},
+    {"validate", (PyCFunction)(void (*)(void))Rows_validate, METH_FASTCALL, "validate._validate's loop."},
     {NULL},
 };
 

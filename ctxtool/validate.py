@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 
 from . import codex_rules
 from .transcript import scan
-from .view import ViewMessage, message_groups
+from .scanloop import index_passes
+from .view import UNSENT_STOPS, ViewMessage, context_entries, merges, message_groups
 
 ERROR = "error"
 WARNING = "warning"
@@ -103,7 +104,27 @@ def validate_entries(fmt_name: str, entries, *, context=None) -> list[Violation]
     ``context``: the view's entries (``view.context_entries``) when the caller has them."""
     if fmt_name == "codex":
         return codex_envelopes(entries) + validate_codex(codex_rules.sent_entries(entries) if context is None else context)
-    return as_sent(fmt_name, _validate(message_groups(fmt_name, entries, context=context)))
+    return as_sent(fmt_name, validate_context(fmt_name, context_entries(fmt_name, entries) if context is None else context)[0])
+
+
+def validate_context(fmt_name: str, ctx: list) -> tuple[list[Violation], int]:
+    """(violations, messages) of what is sent, ``ctx`` the context entries (``view.context_entries``): ``_validate``
+    over ``message_groups``, or the C part's loop (``_scan.Rows.validate``) where it is built, which hands ``_check``
+    every message but the plain ones and the common answered turns."""
+    passes = index_passes()
+    if passes is not None and type(ctx) is list:
+        out: list[Violation] = []
+        seen_calls: dict = {}
+
+        def check(n, prev, cur, nxt) -> None:
+            _check(out, n, prev, cur, nxt, seen_calls)
+
+        got = passes.validate(ctx, merges(fmt_name, "assistant"), UNSENT_STOPS, _PLAIN, _PLAIN_NO_BLOCKS, seen_calls, check)
+        if got is not None:
+            n, prev, cur = got
+            return _end(out, n, prev, cur, seen_calls), n + 1
+    groups = list(message_groups(fmt_name, ctx, context=ctx))
+    return _validate(groups), len(groups)
 
 
 # What Claude Code does with each pairing fault when it resumes a file (claude_chain.heal): the
@@ -149,9 +170,9 @@ def validate_file(path: str, fmt: str | None = None) -> dict:
         seq = codex_rules.sent_entries(t.entries)
         return {"path": path, "format": "codex", "messages": len(seq), "bad_lines": [b.lineno for b in t.bad],
                 "violations": [v.to_dict() for v in codex_envelopes(t.entries) + validate_codex(seq)]}
-    groups = list(message_groups(t.format_name, t.entries))
-    return {"path": path, "format": t.format_name, "messages": len(groups), "bad_lines": [b.lineno for b in t.bad],
-            "violations": [v.to_dict() for v in as_sent(t.format_name, _validate(groups))]}
+    found, messages = validate_context(t.format_name, context_entries(t.format_name, t.entries))
+    return {"path": path, "format": t.format_name, "messages": messages, "bad_lines": [b.lineno for b in t.bad],
+            "violations": [v.to_dict() for v in as_sent(t.format_name, found)]}
 
 
 def _validate(groups) -> list[Violation]:
@@ -177,6 +198,11 @@ def _validate(groups) -> list[Violation]:
                 _check(out, n, prev, cur, nxt, seen_calls)
         prev, cur = cur, nxt
         n += 1
+    return _end(out, n, prev, cur, seen_calls)
+
+
+def _end(out: list, n: int, prev, cur, seen_calls: dict) -> list[Violation]:
+    """``_validate``'s end, ``cur`` the last message (None: there were none), ``n`` its number."""
     if cur is None:
         # a session with no messages yet is normal (OpenClaw writes the header first); the
         # API would only object if it were sent as is, which the agent never does

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ctxtool import estimate as est
-from ctxtool import synth, view
+from ctxtool import synth, validate, view
 from ctxtool.model import COMPACTION, EMPTY, HEADER, META, MESSAGE, Call, Entry, FullEntry, Kinds, Result
 from ctxtool.tokens import heuristic_per_entry
 from ctxtool.view import UNSENT_STOPS, context_entries
@@ -301,3 +301,123 @@ def test_pi_path_on_odd_links(monkeypatch):
     assert PASSES.pi_path(cases["self parent"], HEADER) is None
     assert PASSES.pi_path(cases["odd id"], HEADER) is None
     assert [e.index for e in PASSES.pi_path(cases["later id wins"], HEADER)] == [3, 4]
+
+
+# ----------------------------------------------------------------------------- validate's loop
+
+
+def _python_validate(fmt: str, ctx: list, monkeypatch) -> tuple:
+    with monkeypatch.context() as m:
+        m.setattr(validate, "index_passes", lambda: None)
+        return validate.validate_context(fmt, ctx)
+
+
+def _as_data(found: tuple) -> tuple:
+    violations, messages = found
+    return [v.to_dict() for v in violations], messages
+
+
+@pytest.mark.parametrize("path", [p for p in ALL_FIXTURES if "codex" not in p], ids=lambda p: p.split("fixtures/")[-1])
+def test_validate_equals_the_python_loop_on_every_fixture(path, monkeypatch):
+    ix = _index(path)
+    fmt = ix.t.format_name
+    if fmt == "codex":
+        pytest.skip("Codex is validated by its own rules")
+    ctx = context_entries(fmt, ix.t.entries)
+    want = _as_data(_python_validate(fmt, ctx, monkeypatch))
+    assert _as_data(validate.validate_context(fmt, ctx)) == want
+    if PASSES is not None:
+        assert PASSES.validate(ctx, view.merges(fmt, "assistant"), UNSENT_STOPS, validate._PLAIN,
+                               validate._PLAIN_NO_BLOCKS, {}, lambda *a: None) is not None
+
+
+@native_only
+@pytest.mark.parametrize("seed", range(8))
+def test_validate_equals_the_python_loop_on_generated_corrupted_sessions(seed, tmp_path, monkeypatch):
+    from ctxtool.synth.catalog import CORRUPTIONS
+
+    rng = random.Random(seed)
+    fmt = ("pi", "claude", "messages")[seed % 3]
+    kinds = [k for k, fmts in sorted(CORRUPTIONS.items()) if fmt in fmts]
+    p = tmp_path / "s.jsonl"
+    synth.write_session(str(p), fmt, seed=seed, target_bytes=150_000, corruptions=rng.sample(kinds, min(5, len(kinds))))
+    try:
+        ix = est.read_index(str(p))
+    except Exception:
+        pytest.skip("refused")
+    ctx = context_entries(ix.t.format_name, ix.t.entries)
+    found = validate.validate_context(ix.t.format_name, ctx)
+    assert _as_data(found) == _as_data(_python_validate(ix.t.format_name, ctx, monkeypatch))
+
+
+def _turn(index: int, role: str, **kw) -> FullEntry:
+    kw.setdefault("nblocks", 1)
+    return _full(index, role, **kw)
+
+
+def _validate_cases() -> dict:
+    call = lambda i, cid, problem=None: Call(i, cid, "bash", problem, 3)  # noqa: E731
+    res = lambda cid: (Result(0, cid, "bash"),)  # noqa: E731
+    return {
+        "answered": [_turn(0, "user"), _turn(1, "assistant", calls=(call(0, "a"),)), _turn(2, "toolResult", results=res("a"))],
+        "two answered in order": [_turn(1, "assistant", calls=(call(0, "a"), call(1, "b")), nblocks=2),
+                                  _turn(2, "toolResult", results=res("a")), _turn(3, "toolResult", results=res("b"))],
+        "answered out of order": [_turn(1, "assistant", calls=(call(0, "a"), call(1, "b")), nblocks=2),
+                                  _turn(2, "toolResult", results=res("b")), _turn(3, "toolResult", results=res("a"))],
+        "reused id": [_turn(1, "assistant", calls=(call(0, "a"),)), _turn(2, "toolResult", results=res("a")),
+                      _turn(3, "assistant", calls=(call(0, "a"),)), _turn(4, "toolResult", results=res("a"))],
+        "same id twice in a turn": [_turn(1, "assistant", calls=(call(0, "a"), call(1, "a")), nblocks=2),
+                                    _turn(2, "toolResult", results=res("a")), _turn(3, "toolResult", results=res("a"))],
+        "missing result": [_turn(1, "assistant", calls=(call(0, "a"),)), _turn(2, "user")],
+        "orphan result": [_turn(0, "user"), _turn(2, "toolResult", results=res("zz"))],
+        "problem call": [_turn(1, "assistant", calls=(call(0, "a", "no arguments"),)), _turn(2, "toolResult", results=res("a"))],
+        "blank text": [_turn(0, "user", blank_text=True), _turn(1, "assistant")],
+        "empty assistant kept": [_turn(0, "user"), _turn(1, "assistant", empty=True, extra={"no_content": True})],
+        "empty assistant dropped": [_turn(0, "user"), _turn(1, "assistant", empty=True), _turn(2, "user")],
+        "errored turn": [_turn(0, "user"), _turn(1, "assistant", stop="error", calls=(call(0, "a"),)),
+                         _turn(2, "toolResult", results=res("a"))],
+        "result with two blocks": [_turn(1, "assistant", calls=(call(0, "a"),)),
+                                   _turn(2, "toolResult", results=res("a"), nblocks=2)],
+        "bad blocks": [_turn(0, "user", extra={"bad_blocks": [0]}), _turn(1, "assistant")],
+        "no blocks": [_turn(0, "user", nblocks=0), _turn(1, "assistant", nblocks=0)],
+        "no role": [_turn(0, None), _turn(1, None), _turn(2, "assistant")],
+        "trailing assistant": [_turn(0, "user"), _turn(1, "assistant")],
+        "nothing": [],
+    }
+
+
+@native_only
+@pytest.mark.parametrize("merge", [False, True])
+@pytest.mark.parametrize("name", sorted(_validate_cases()))
+def test_validate_on_odd_turns(name, merge, monkeypatch):
+    ctx = _validate_cases()[name]
+    fmt = "claude" if merge else "pi"
+    assert _as_data(validate.validate_context(fmt, ctx)) == _as_data(_python_validate(fmt, ctx, monkeypatch))
+
+
+@native_only
+def test_the_common_turn_is_checked_in_c():
+    handed = []
+    ctx = _validate_cases()["two answered in order"]
+    seen: dict = {}
+    n, prev, cur = PASSES.validate(ctx, False, UNSENT_STOPS, validate._PLAIN, validate._PLAIN_NO_BLOCKS, seen,
+                                   lambda *a: handed.append(a))
+    assert handed == [] and seen == {"a": 0, "b": 0} and n == 1 and cur[3] is True  # (the two results: one message)
+    seen = {}
+    PASSES.validate(_validate_cases()["reused id"], False, UNSENT_STOPS, validate._PLAIN, validate._PLAIN_NO_BLOCKS,
+                    seen, lambda *a: handed.append(a[0]))
+    assert handed == [2]  # the second turn's reused id: the Python's _check reports it
+
+
+@native_only
+def test_validate_leaves_an_odd_list_to_the_python(monkeypatch):
+    ctx = _validate_cases()["answered"]
+    odd = copy.copy(ctx[1])
+    odd.calls = [Call(0, "a", "bash", None, 3)]  # a list: the Python reads it
+    seen: dict = {}
+    args = (False, UNSENT_STOPS, validate._PLAIN, validate._PLAIN_NO_BLOCKS, seen, None)
+    assert PASSES.validate([ctx[0], odd, ctx[2]], *args) is None and seen == {}
+    plain = Entry(20, 21, 0, 10, b"\n", MESSAGE, "message", "p", None)
+    assert PASSES.validate(ctx + [plain], *args) is None
+    assert _as_data(validate.validate_context("pi", [ctx[0], odd, ctx[2]])) == \
+        _as_data(_python_validate("pi", [ctx[0], odd, ctx[2]], monkeypatch))
