@@ -414,6 +414,31 @@ static int text_len(PyObject *v, long long *n) {
     return 1;
 }
 
+/* formats.common.result_content_chars of a tool result's content, added to *text and *images: a string's length, an
+ * array's texts (keyed ``text_key``) and images, nothing for anything else. 1, or 0 (declined) for a text it cannot
+ * measure, or a str or list of a subclass (not from orjson) */
+static int result_chars(PyObject *content, PyObject *type_key, PyObject *text_key, long long *text, long long *images) {
+    if (content && PyUnicode_CheckExact(content)) {
+        *text += js_len_(content);
+    } else if (content && PyList_CheckExact(content)) {
+        for (Py_ssize_t j = 0; j < PyList_GET_SIZE(content); j++) {
+            PyObject *x = PyList_GET_ITEM(content, j);
+            if (!PyDict_CheckExact(x)) continue;
+            PyObject *xt = get(x, type_key);
+            if (is(xt, "text")) {
+                long long n;
+                if (!text_len(get(x, text_key), &n)) return 0;
+                *text += n;
+            } else if (is(xt, "image")) {
+                ++*images;
+            }
+        }
+    } else if (content && (PyUnicode_Check(content) || PyList_Check(content))) {
+        return 0;
+    }
+    return 1;
+}
+
 /* one text of a message: counted (with stats) and told visible or blank, as scan_anthropic_blocks does */
 static void text_fact(CF *f, PyObject *text, int stats, Py_ssize_t *visible) {
     if (stats) {
@@ -558,25 +583,8 @@ static int blocks_facts(ClaudeParts *c, PyObject *shared, int stats, PyObject *c
             PyObject *rid = get(b, c->s[C_TOOL_USE_ID]);
             if (!rid || !PyUnicode_Check(rid)) rid = c->s[C_EMPTY_STR];
             long long text = 0, images = 0;
-            if (stats) {  /* result_content_chars */
-                PyObject *rc = get(b, c->s[C_CONTENT]);
-                if (rc && PyUnicode_Check(rc)) {
-                    text = js_len_(rc);
-                } else if (rc && PyList_Check(rc)) {
-                    for (Py_ssize_t j = 0; j < PyList_GET_SIZE(rc); j++) {
-                        PyObject *x = PyList_GET_ITEM(rc, j);
-                        if (!PyDict_Check(x)) continue;
-                        PyObject *xt = get(x, c->s[C_TYPE]);
-                        if (xt && PyUnicode_Check(xt) && PyUnicode_CompareWithASCIIString(xt, "text") == 0) {
-                            long long m;
-                            if (!text_len(get(x, c->s[C_TEXT]), &m)) return CL_DECLINE;
-                            text += m;
-                        } else if (xt && PyUnicode_Check(xt) && PyUnicode_CompareWithASCIIString(xt, "image") == 0) {
-                            images++;
-                        }
-                    }
-                }
-            }
+            if (stats && !result_chars(get(b, c->s[C_CONTENT]), c->s[C_TYPE], c->s[C_TEXT], &text, &images))
+                return CL_DECLINE;
             long long chars = text + images * c->image_chars;
             PyObject *err = get(b, c->s[C_IS_ERROR]);
             int is_error = err ? PyObject_IsTrue(err) : 0;

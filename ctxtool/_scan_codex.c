@@ -58,6 +58,13 @@ typedef struct {
     PiParts *pi;       /* a pi session's lines, not a rollout's (``pi=``; _scan_pi.c), or NULL */
 } Whole;
 
+/* the Maker of a Whole's entries (its classes and their slots; objects, or their tuples with ``tuples``) */
+static inline Maker whole_maker(Whole *self, int tuples, PyObject *eol) {
+    Maker mk = {tuples, self->full, self->kinds_cls, self->call_cls, self->result_cls, self->usage_cls, self->foff,
+                self->koff, self->coff, self->roff, self->uoff, eol, self->zero, self->empty};
+    return mk;
+}
+
 static void pi_parts_free(PiParts *p);
 static PiParts *pi_parts(PyObject *d);
 static PyObject *pi_make(Whole *self, PyObject *obj, PyObject *index, PyObject *lineno, PyObject *offset,
@@ -432,8 +439,7 @@ static PyObject *fields_entry(Whole *self, Fields *f, PyObject *index, PyObject 
     memcpy(c.usage, f->usage, sizeof c.usage);
     if (f->call_id && add_item(&c.calls, 0, f->call_id, f->call_name, Py_None, c.chars) < 0) goto done;
     if (f->result_id && add_item(&c.results, 0, f->result_id, Py_None, Py_False, c.chars) < 0) goto done;
-    Maker mk = {tuples, self->full, self->kinds_cls, self->call_cls, self->result_cls, self->usage_cls, self->foff,
-                self->koff, self->coff, self->roff, self->uoff, eol, self->zero, self->empty};
+    Maker mk = whole_maker(self, tuples, eol);
     out = facts_entry(&mk, &c, index, lineno, offset, length, f->type, f->id ? f->id : Py_None, Py_None, ts);
 done:
     cf_clear(&c);

@@ -131,26 +131,7 @@ static int pi_result(PiParts *pp, PyObject *m, int stats, PyObject *shared, CF *
     int is_error = err ? PyObject_IsTrue(err) : 0;
     if (is_error < 0) return CL_FAIL;
     long long text = 0, images = 0;
-    if (stats) {  /* result_content_chars */
-        if (content && PyUnicode_CheckExact(content)) {
-            text = js_len_(content);
-        } else if (content && PyList_CheckExact(content)) {
-            for (Py_ssize_t j = 0; j < PyList_GET_SIZE(content); j++) {
-                PyObject *x = PyList_GET_ITEM(content, j);
-                if (!PyDict_CheckExact(x)) continue;
-                PyObject *xt = get(x, s[P_TYPE]);
-                if (is(xt, "text")) {
-                    long long n;
-                    if (!text_len(get(x, s[P_TYPE_TEXT]), &n)) return CL_DECLINE;
-                    text += n;
-                } else if (is(xt, "image")) {
-                    images++;
-                }
-            }
-        } else if (content && content != Py_None && (PyUnicode_Check(content) || PyList_Check(content))) {
-            return CL_DECLINE;  /* (a subclass: not from orjson) */
-        }
-    }
+    if (stats && !result_chars(content, s[P_TYPE], s[P_TYPE_TEXT], &text, &images)) return CL_DECLINE;
     return pi_result_facts(pp, shared, stats, call_id, name, is_error, text, images, f);
 }
 
@@ -250,8 +231,7 @@ static PyObject *pi_entry(Whole *self, CF *f, PyObject *t, PyObject *id, PyObjec
     PyObject *out = NULL, *ty = NULL, *sid = NULL, *spid = NULL, *ts = NULL;
     if (SHARED(ty, t) && (!(id && PyUnicode_GET_LENGTH(id)) || SHARED(sid, id)) && (!pid || SHARED(spid, pid))
         && (!has || (ts = PyFloat_FromDouble(when)))) {
-        Maker mk = {tuples, self->full, self->kinds_cls, self->call_cls, self->result_cls, self->usage_cls, self->foff,
-                    self->koff, self->coff, self->roff, self->uoff, eol, self->zero, self->empty};
+        Maker mk = whole_maker(self, tuples, eol);
         out = facts_entry(&mk, f, index, lineno, offset, length, ty, sid ? sid : Py_None, spid ? spid : Py_None,
                           ts ? ts : Py_None);
     }

@@ -439,6 +439,7 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
     same_size = sizes.setdefault
     prev = None  # the line number of the last line emitted: its int object is the next index (see transcript.scan)
     pending_raw: list[bytes] = []  # the lines in ``pending``, as read
+    early = None  # the C part's Meta the first lines (read to tell the format) went through: the reader's then
     with open_binary(path) as f:
         if begin:
             f.seek(begin)
@@ -540,7 +541,6 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
                         t.fmt = formats.detect([o for _, o in pending], path=path, forced=module)
                         # the lines read to tell the format: into the index as the rest of the file goes (the C
                         # part's Meta takes those it is sure of, from their bytes), the others emitted
-                        early = None
                         if native_ok and into is not None and decoder(t.fmt) is not None:
                             early = meta_reader(c, t.fmt, into, shared, sizes, tuples, stats)
                         for (w, o), raw in zip(pending, pending_raw):
@@ -598,7 +598,8 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
                 break
             reader = src = c.Reader(f, offset, end, no=no)  # f is where this loop left it
             if lazy is not None:
-                reader.meta, took = _taker(c, t.fmt, into, shared, sizes, taken, tuples, stats)
+                reader.meta, took = (early, None) if early is not None else _taker(c, t.fmt, into, shared, sizes, taken,
+                                                                                   tuples, stats)
             else:
                 reader.whole, took = _whole_taker(c, t.fmt, into, shared, taken, tuples, stats, sizes)
     if took:
