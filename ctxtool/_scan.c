@@ -1472,6 +1472,7 @@ static PyMethodDef Rows_methods[] = {
     {"sent", (PyCFunction)(void (*)(void))Rows_sent, METH_FASTCALL, "estimate.view_of's pass, without its objects."},
     {"tally", (PyCFunction)(void (*)(void))Rows_tally, METH_FASTCALL, "estimate._heuristic_tally's loop."},
     {"pi_path", (PyCFunction)(void (*)(void))Rows_pi_path, METH_FASTCALL, "view.pi_path's walk."},
+    {"linear", (PyCFunction)Rows_linear, METH_O, "view.linear."},
     {"validate", (PyCFunction)(void (*)(void))Rows_validate, METH_FASTCALL, "validate._validate's loop."},
     {NULL},
 };

@@ -473,3 +473,44 @@ fail:
     Py_XDECREF(path);
     return NULL;
 }
+
+/* linear(body) -> bool, or None: view.linear, whether every entry's parent is the entry just before it, no id is None,
+ * the ids are distinct and the first parent is none of them. None when ``body`` is empty, an entry is of another class,
+ * or an id or parent is neither a str nor None. */
+static PyObject *Rows_linear(Rows *self, PyObject *body) {
+    if (!PyList_Check(body)) {
+        PyErr_SetString(PyExc_TypeError, "linear(body: list)");
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(body);
+    if (!n) Py_RETURN_NONE;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *e = PyList_GET_ITEM(body, k);
+        if (!known(self, e) || !str_or_none(SLOT(e, self->e_id)) || !str_or_none(SLOT(e, self->e_parent))) Py_RETURN_NONE;
+    }
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *id = SLOT(PyList_GET_ITEM(body, k), self->e_id);
+        if (id == Py_None) Py_RETURN_FALSE;
+        if (k + 1 < n) {
+            PyObject *p = SLOT(PyList_GET_ITEM(body, k + 1), self->e_parent);
+            if (p != id && (p == Py_None || !same_str(p, id))) Py_RETURN_FALSE;
+        }
+    }
+    PyObject *ids = PySet_New(NULL);
+    if (!ids) return NULL;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        if (PySet_Add(ids, SLOT(PyList_GET_ITEM(body, k), self->e_id)) < 0) {
+            Py_DECREF(ids);
+            return NULL;
+        }
+    }
+    int ok = PySet_GET_SIZE(ids) == n;
+    PyObject *first = SLOT(PyList_GET_ITEM(body, 0), self->e_parent);
+    if (ok && first != Py_None) {
+        int r = PySet_Contains(ids, first);
+        if (r < 0) { Py_DECREF(ids); return NULL; }
+        ok = !r;
+    }
+    Py_DECREF(ids);
+    return PyBool_FromLong(ok);
+}

@@ -84,7 +84,13 @@ def read_as_v1(entries: list[Entry]) -> bool:
 def linear(body: list[Entry]) -> bool:
     """True when every entry's parent is the entry just before it (no branches, unique ids):
     then the leaf's path is the whole file, found without a map of ids. Parent links share
-    the string object of their parent's id, so the list comparison is mostly pointer checks."""
+    the string object of their parent's id, so the list comparison is mostly pointer checks
+    (the C part's ``Rows.linear`` where it is built)."""
+    passes = index_passes()
+    if passes is not None and type(body) is list:
+        got = passes.linear(body)
+        if got is not None:
+            return got
     get_id, get_parent = attrgetter("id"), attrgetter("parent")
     # lazily, first: a file with branches (Claude Code's progress lines) fails at its first one, with no lists made
     if not all(map(eq, map(get_parent, islice(body, 1, None)), map(get_id, body))):

@@ -258,6 +258,12 @@ def test_pi_path_equals_the_python_walk_on_every_fixture(path, monkeypatch):
     ix = _index(path)
     got = view.pi_path(ix.t.entries)
     assert [e.index for e in got] == [e.index for e in _python_path(ix.t.entries, monkeypatch)]
+    body = [e for e in ix.t.entries if e.kind != HEADER]
+    if body:
+        with monkeypatch.context() as m:
+            m.setattr(view, "index_passes", lambda: None)
+            want = view.linear(body)
+        assert PASSES.linear(body) == want
 
 
 @native_only
@@ -297,6 +303,20 @@ def test_pi_path_on_odd_links(monkeypatch):
     for name, entries in cases.items():
         want = [e.index for e in _python_path(entries, monkeypatch)]
         assert [e.index for e in view.pi_path(entries)] == want, name
+    cases["first parent is an id"] = [_pi(1, "a", "c"), _pi(2, "b", "a"), _pi(3, "c", "b")]
+    cases["reused id in a chain"] = [_pi(1, "a", None), _pi(2, "b", "a"), _pi(3, "a", "b")]
+    cases["a None id in a chain"] = [_pi(1, "a", None), _pi(2, None, "a"), _pi(3, "c", None)]
+    for name, entries in cases.items():
+        body = [e for e in entries if e.kind != HEADER]
+        if not body:
+            continue
+        with monkeypatch.context() as m:
+            m.setattr(view, "index_passes", lambda: None)
+            want = view.linear(body)
+        assert view.linear(body) == want, name
+        assert PASSES.linear(body) == (None if name == "odd id" else want), name
+    assert PASSES.linear([]) is None
+    assert PASSES.linear(cases["linear"][1:]) is True and PASSES.linear(cases["reused id in a chain"]) is False
     assert PASSES.pi_path(cases["cycle"], HEADER) is None  # the Python finds where it closes
     assert PASSES.pi_path(cases["self parent"], HEADER) is None
     assert PASSES.pi_path(cases["odd id"], HEADER) is None
