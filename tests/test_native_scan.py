@@ -392,7 +392,7 @@ def test_repairs_passes_are_pythons(tmp_path, monkeypatch):
     """``_scan.Rows.sound`` and ``looked`` (repair's links check and the entries its hygiene looks at) against the
     Python loops: the same plan (changes, their lines and ids) on every pi, Claude Code and Codex fixture and on
     damaged recorded files of each."""
-    from ctxtool import claude_chain, repair
+    from ctxtool import claude_chain, repair, validate, view
     from ctxtool.errors import CtxError
     from tests.support import judge_fuzz
 
@@ -407,18 +407,19 @@ def test_repairs_passes_are_pythons(tmp_path, monkeypatch):
         got = []
         for native in (True, False):
             if not native:
-                monkeypatch.setattr(repair, "index_passes", lambda: None)
-                monkeypatch.setattr(claude_chain, "index_passes", lambda: None)
+                for module in (repair, claude_chain, view, validate):  # (the links, the hygiene, the walk, the checks)
+                    monkeypatch.setattr(module, "index_passes", lambda: None)
             try:
                 r = repair.repair_file(p, check=True)
-                got.append([(c.kind, c.action, c.line, c.id, c.detail) for c in r.changes])
+                got.append(([(c.kind, c.action, c.line, c.id, c.detail) for c in r.changes],
+                            [v.to_dict() for v in r.before], [v.to_dict() for v in r.after]))
             except CtxError as e:
                 got.append(str(e))
         monkeypatch.undo()
         assert got[0] == got[1], p
         planned += 1
-        linked += any(c[0] in ("dangling-parent", "cycle", "duplicate-id", "malformed-entry") for c in got[0]
-                      if isinstance(got[0], list))
+        linked += any(c[0] in ("dangling-parent", "cycle", "duplicate-id", "malformed-entry") for c in got[0][0]
+                      if isinstance(got[0], tuple))
     assert planned > 300 and linked > 10
 
 
