@@ -1015,7 +1015,7 @@ typedef struct {
     /* sent and tally (``_scan_tally.c``): FullEntry's and Kinds' slots, Kinds (NULL: not given to Rows) */
     Py_ssize_t f_empty, f_stop, f_chars, f_msg_key, f_kinds, f_tool_chars, k_off[6];
     Py_ssize_t f_nblocks, f_blank_text, c_problem;  /* (validate: _scan_validate.c) */
-    PyObject *no_content, *bad_blocks;
+    PyObject *no_content, *bad_blocks, *context_key;
     PyTypeObject *kinds_cls, *result_cls;
     Py_ssize_t r_id, r_name;
     PyObject *call_word, *result_word, *no_role;
@@ -1050,6 +1050,7 @@ static void Rows_dealloc(Rows *self) {
     Py_XDECREF(self->no_role);
     Py_XDECREF(self->no_content);
     Py_XDECREF(self->bad_blocks);
+    Py_XDECREF(self->context_key);
     Py_XDECREF(self->user);
     Py_XDECREF(self->tool_result_role);
     Py_XDECREF(self->compact_summary);
@@ -1298,13 +1299,62 @@ fail:
     return NULL;
 }
 
-/* looked(entries) -> the entries repair's hygiene looks at: the messages, and the lines whose extra marks them
- * malformed */
-static PyObject *Rows_looked(Rows *self, PyObject *entries) {
-    if (!PyList_Check(entries)) {
-        PyErr_SetString(PyExc_TypeError, "looked(entries: list)");
+/* whether repair's hygiene does nothing to a message entry, read from its slots: a FullEntry whose extra (None or a
+ * dict) marks nothing malformed and no bad blocks, whose calls (Calls) have no problem, and none of hygiene's cases
+ * (an empty errored assistant turn; a blank or empty user message, but for one with context or of Claude Code; an
+ * assistant turn with blank text); 0 when it may, or its fields are of other types; -1 on error */
+static int quiet_message(Rows *self, PyObject *e, int claude) {
+    if (!Py_IS_TYPE(e, self->full) || !self->kinds_cls) return 0;
+    PyObject *x = SLOT(e, self->f_extra), *calls = SLOT(e, self->f_calls), *role = SLOT(e, self->f_role);
+    PyObject *empty = SLOT(e, self->f_empty), *blank = SLOT(e, self->f_blank_text), *results = SLOT(e, self->f_results);
+    if (!x || !calls || !PyTuple_CheckExact(calls) || !results || !PyTuple_CheckExact(results)
+        || (empty != Py_True && empty != Py_False) || (blank != Py_True && blank != Py_False)) return 0;
+    int context = 0;
+    if (x != Py_None) {
+        if (!PyDict_CheckExact(x)) return 0;
+        if (PyDict_GET_SIZE(x)) {
+            PyObject *m = PyDict_GetItemWithError(x, self->malformed), *b = m || PyErr_Occurred() ? NULL
+                          : PyDict_GetItemWithError(x, self->bad_blocks);
+            if (m || b || PyErr_Occurred()) return PyErr_Occurred() ? -1 : 0;
+            PyObject *cx = PyDict_GetItemWithError(x, self->context_key);
+            if (!cx && PyErr_Occurred()) return -1;
+            context = cx && cx != Py_None;
+        }
+    }
+    for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(calls); j++) {
+        PyObject *c = PyTuple_GET_ITEM(calls, j), *problem;
+        if (!Py_IS_TYPE(c, self->call) || !(problem = SLOT(c, self->c_problem))) return 0;
+        if (problem != Py_None) {
+            int t = PyObject_IsTrue(problem);
+            if (t) return t < 0 ? -1 : 0;
+        }
+    }
+    if (role == Py_None) return 1;
+    if (!role || !PyUnicode_CheckExact(role)) return 0;
+    if (same_str(role, self->assistant)) {
+        PyObject *nb = SLOT(e, self->f_nblocks), *stop = SLOT(e, self->f_stop);
+        if (!nb || !PyLong_CheckExact(nb) || !stop || (stop != Py_None && !PyUnicode_CheckExact(stop))) return 0;
+        if (Py_SIZE(nb) == 0 && stop != Py_None && PyUnicode_CompareWithASCIIString(stop, "error") == 0) return 0;
+        return !(blank == Py_True && empty == Py_False);
+    }
+    if (same_str(role, self->user)) {
+        if (context || claude) return 1;
+        return blank == Py_False && !(empty == Py_True && !PyTuple_GET_SIZE(results));
+    }
+    return 1;
+}
+
+/* looked(entries[, claude]) -> the entries repair's hygiene looks at: the messages, and the lines whose extra marks
+ * them malformed; given ``claude`` (whether the file is Claude Code's), not the messages it does nothing to
+ * (``quiet_message``) */
+static PyObject *Rows_looked(Rows *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs < 1 || nargs > 2 || !PyList_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "looked(entries: list[, claude: bool])");
         return NULL;
     }
+    PyObject *entries = args[0];
+    int quiet = nargs == 2, claude = quiet ? PyObject_IsTrue(args[1]) : 0;
+    if (claude < 0) return NULL;
     PyObject *out = PyList_New(0);
     if (!out) return NULL;
     for (Py_ssize_t k = 0; k < PyList_GET_SIZE(entries); k++) {
@@ -1318,6 +1368,10 @@ static PyObject *Rows_looked(Rows *self, PyObject *entries) {
             int r = extra_flag(self, e, self->malformed);
             if (r < 0) { Py_DECREF(out); return NULL; }
             if (!r) continue;
+        } else if (quiet) {
+            int r = quiet_message(self, e, claude);
+            if (r < 0) { Py_DECREF(out); return NULL; }
+            if (r) continue;
         }
         if (PyList_Append(out, e) < 0) { Py_DECREF(out); return NULL; }
     }
@@ -1466,7 +1520,7 @@ static PyObject *Rows_facts(Rows *self, PyObject *const *args, Py_ssize_t nargs)
 static PyMethodDef Rows_methods[] = {
     {"facts", (PyCFunction)(void (*)(void))Rows_facts, METH_FASTCALL, "estimate._facts's loop."},
     {"sound", (PyCFunction)(void (*)(void))Rows_sound, METH_FASTCALL, "repair._links_sound's loop."},
-    {"looked", (PyCFunction)Rows_looked, METH_O, "The entries repair's hygiene looks at."},
+    {"looked", (PyCFunction)(void (*)(void))Rows_looked, METH_FASTCALL, "The entries repair's hygiene looks at."},
     {"rows", (PyCFunction)(void (*)(void))Rows_rows, METH_FASTCALL, "claude_chain.chain's first loop."},
     {"main", (PyCFunction)Rows_main, METH_O, "claude_chain.main_entries."},
     {"sent", (PyCFunction)(void (*)(void))Rows_sent, METH_FASTCALL, "estimate.view_of's pass, without its objects."},

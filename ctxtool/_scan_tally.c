@@ -18,11 +18,12 @@ static int tally_init(Rows *self, PyObject *full, PyObject *kinds, PyObject *res
     self->f_empty = fo[0]; self->f_stop = fo[1]; self->f_chars = fo[2]; self->f_msg_key = fo[3]; self->f_kinds = fo[4];
     self->f_tool_chars = fo[5];
     const char *words[] = {"user", "toolResult", "compact_summary", "calls", "results", "call_tokens", "result_tokens",
-                           "call", "result", "?", "no_content", "bad_blocks"};
+                           "call", "result", "?", "no_content", "bad_blocks", "context"};
     PyObject **into[] = {&self->user, &self->tool_result_role, &self->compact_summary, &self->calls_key,
                          &self->results_key, &self->call_tokens, &self->result_tokens, &self->call_word,
-                         &self->result_word, &self->no_role, &self->no_content, &self->bad_blocks};
-    for (int k = 0; k < 12; k++) {
+                         &self->result_word, &self->no_role, &self->no_content, &self->bad_blocks,
+                         &self->context_key};
+    for (int k = 0; k < 13; k++) {
         PyObject *w = PyUnicode_InternFromString(words[k]);
         if (!w) return -1;
         Py_XSETREF(*into[k], w);

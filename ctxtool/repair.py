@@ -462,8 +462,9 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
         dropped = self.dropped
         passes = index_passes()
         # only messages and lines marked malformed are looked at: in C where it is built, the others are left out
-        # before the loop (most lines of a Claude Code file)
-        looked = passes.looked(self.entries) if passes is not None and type(self.entries) is list else self.entries
+        # before the loop (most lines of a Claude Code file), and the messages none of the cases below touches
+        looked = passes.looked(self.entries, self.name == "claude") if passes is not None and type(self.entries) is list \
+            else self.entries
         for e in looked:
             if e._m is PLAIN and e.kind != MESSAGE:
                 continue  # no extra, calls or text flags

@@ -441,3 +441,46 @@ def test_validate_leaves_an_odd_list_to_the_python(monkeypatch):
     assert PASSES.validate(ctx + [plain], *args) is None
     assert _as_data(validate.validate_context("pi", [ctx[0], odd, ctx[2]])) == \
         _as_data(_python_validate("pi", [ctx[0], odd, ctx[2]], monkeypatch))
+
+
+# ----------------------------------------------------------------------------- repair's hygiene
+
+
+def _hygiene_session(tmp_path) -> str:
+    """A pi session with each case repair's hygiene mends among plain messages: a tool call with no arguments, an
+    empty errored turn, blank user text, an empty user message, blank text beside text in an assistant turn."""
+    from tests.support.pi_sessions import asst, pi_session, user
+
+    blank_beside = asst("answer")
+    blank_beside["content"] = [{"type": "text", "text": "  "}, {"type": "text", "text": "answer"}]
+    errored = asst("x")
+    errored.update(content=[], stopReason="error", errorMessage="overloaded")
+    bad_call = asst("calling")
+    bad_call["content"].append({"type": "toolCall", "id": "t1", "name": "read"})  # no arguments
+    empty_user = user("x")
+    empty_user["content"] = []
+    msgs = [user("hi"), blank_beside, user("  "), errored, user("go"), bad_call, user("more"), asst("ok"), empty_user,
+            asst("done")]
+    return pi_session(tmp_path / "h.jsonl", msgs)
+
+
+@native_only
+def test_hygiene_looks_at_every_message_it_mends(tmp_path, monkeypatch):
+    """``Rows.looked(entries, claude)`` leaves out only the messages hygiene does nothing to: the plan is the Python
+    loop's, and each case is mended."""
+    from ctxtool import repair
+
+    p = _hygiene_session(tmp_path)
+    got = []
+    for native in (True, False):
+        with monkeypatch.context() as m:
+            if not native:
+                m.setattr(repair, "index_passes", lambda: None)
+            got.append([(c.kind, c.action, c.line) for c in repair.repair_file(p, check=True).changes])
+    assert got[0] == got[1]
+    kinds = {k for k, _, _ in got[0]}
+    assert {"blank-text", "blank-user", "error-turn", "tool-call"} <= kinds, kinds
+    entries = est.read_index(p).t.entries
+    looked = PASSES.looked(entries, False)
+    assert [e.lineno for e in looked] == [3, 4, 5, 7, 10]  # the mended ones; the plain ones are left out
+    assert len(PASSES.looked(entries)) == len([e for e in entries if e.kind == MESSAGE])
