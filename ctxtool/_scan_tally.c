@@ -413,9 +413,57 @@ fail:
     return NULL;
 }
 
+/* view.linear over ``body`` (a list of known entries whose ids and parents are strs or None): 1, 0, -1 on error */
+static int linear_of(Rows *self, PyObject *body) {
+    Py_ssize_t n = PyList_GET_SIZE(body);
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *id = SLOT(PyList_GET_ITEM(body, k), self->e_id);
+        if (id == Py_None) return 0;
+        if (k + 1 < n) {
+            PyObject *p = SLOT(PyList_GET_ITEM(body, k + 1), self->e_parent);
+            if (p != id && (p == Py_None || !same_str(p, id))) return 0;
+        }
+    }
+    PyObject *ids = PySet_New(NULL);
+    if (!ids) return -1;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        if (PySet_Add(ids, SLOT(PyList_GET_ITEM(body, k), self->e_id)) < 0) {
+            Py_DECREF(ids);
+            return -1;
+        }
+    }
+    int ok = PySet_GET_SIZE(ids) == n;
+    PyObject *first = n ? SLOT(PyList_GET_ITEM(body, 0), self->e_parent) : Py_None;
+    if (ok && first != Py_None) {
+        int r = PySet_Contains(ids, first);
+        if (r < 0) { Py_DECREF(ids); return -1; }
+        ok = !r;
+    }
+    Py_DECREF(ids);
+    return ok;
+}
+
+/* linear(body) -> bool, or None: view.linear, whether every entry's parent is the entry just before it, no id is None,
+ * the ids are distinct and the first parent is none of them. None when ``body`` is empty, an entry is of another class,
+ * or an id or parent is neither a str nor None. */
+static PyObject *Rows_linear(Rows *self, PyObject *body) {
+    if (!PyList_Check(body)) {
+        PyErr_SetString(PyExc_TypeError, "linear(body: list)");
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(body);
+    if (!n) Py_RETURN_NONE;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *e = PyList_GET_ITEM(body, k);
+        if (!known(self, e) || !str_or_none(SLOT(e, self->e_id)) || !str_or_none(SLOT(e, self->e_parent))) Py_RETURN_NONE;
+    }
+    int r = linear_of(self, body);
+    return r < 0 ? NULL : PyBool_FromLong(r);
+}
+
 /* pi_path(entries, header) -> the entries from the root to the leaf, or None: view.pi_path's walk for a file that
  * is not read as version 1 (the caller asks). The entries but those of kind ``header`` are the body; with no id
- * among them, the body is the path (pi links them in file order); else the leaf (the body's last entry) and each
+ * among them, or linked as one chain in file order (``linear_of``), the body is the path; else the leaf (the body's last entry) and each
  * entry's parent, looked up by id (a later entry of an id wins, as in pi's Map), up to an entry with no parent or
  * whose parent is no id. None when an entry is of another class, its kind, id or parent of another type, or the
  * links form a cycle (the Python finds where it closes). */
@@ -443,6 +491,11 @@ static PyObject *Rows_pi_path(Rows *self, PyObject *const *args, Py_ssize_t narg
     }
     Py_ssize_t size = PyList_GET_SIZE(body);
     if (!size || !ids) return body;  /* (no id: a linear list, in file order) */
+    int lin = linear_of(self, body);  /* (one chain in file order: the whole body, found without a map) */
+    if (lin) {
+        if (lin < 0) goto fail;
+        return body;
+    }
     by_id = PyDict_New();
     path = PyList_New(0);
     if (!by_id || !path) goto fail;
@@ -475,43 +528,3 @@ fail:
     return NULL;
 }
 
-/* linear(body) -> bool, or None: view.linear, whether every entry's parent is the entry just before it, no id is None,
- * the ids are distinct and the first parent is none of them. None when ``body`` is empty, an entry is of another class,
- * or an id or parent is neither a str nor None. */
-static PyObject *Rows_linear(Rows *self, PyObject *body) {
-    if (!PyList_Check(body)) {
-        PyErr_SetString(PyExc_TypeError, "linear(body: list)");
-        return NULL;
-    }
-    Py_ssize_t n = PyList_GET_SIZE(body);
-    if (!n) Py_RETURN_NONE;
-    for (Py_ssize_t k = 0; k < n; k++) {
-        PyObject *e = PyList_GET_ITEM(body, k);
-        if (!known(self, e) || !str_or_none(SLOT(e, self->e_id)) || !str_or_none(SLOT(e, self->e_parent))) Py_RETURN_NONE;
-    }
-    for (Py_ssize_t k = 0; k < n; k++) {
-        PyObject *id = SLOT(PyList_GET_ITEM(body, k), self->e_id);
-        if (id == Py_None) Py_RETURN_FALSE;
-        if (k + 1 < n) {
-            PyObject *p = SLOT(PyList_GET_ITEM(body, k + 1), self->e_parent);
-            if (p != id && (p == Py_None || !same_str(p, id))) Py_RETURN_FALSE;
-        }
-    }
-    PyObject *ids = PySet_New(NULL);
-    if (!ids) return NULL;
-    for (Py_ssize_t k = 0; k < n; k++) {
-        if (PySet_Add(ids, SLOT(PyList_GET_ITEM(body, k), self->e_id)) < 0) {
-            Py_DECREF(ids);
-            return NULL;
-        }
-    }
-    int ok = PySet_GET_SIZE(ids) == n;
-    PyObject *first = SLOT(PyList_GET_ITEM(body, 0), self->e_parent);
-    if (ok && first != Py_None) {
-        int r = PySet_Contains(ids, first);
-        if (r < 0) { Py_DECREF(ids); return NULL; }
-        ok = !r;
-    }
-    Py_DECREF(ids);
-    return PyBool_FromLong(ok);
-}
