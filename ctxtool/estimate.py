@@ -380,7 +380,9 @@ def _heuristic_tally(tally: Tally, vis: list, split: dict, names: dict) -> None:
             tally.tool(name, "result", chars / CHARS_PER_TOKEN)
 
     passes = index_passes()
-    got = passes.tally(vis, split, names, by_role, tally.by_tool, kind_chars, one, tools) if passes is not None else None
+    got = None
+    if passes is not None:
+        got = passes.tally(vis, split, names, by_role, tally.by_tool, kind_chars, one, tools)
     if got is None:
         toks = heuristic_per_entry(vis)  # one ceil per message; split Claude lines share theirs
         for e, n in zip(vis, toks):

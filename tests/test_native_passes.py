@@ -151,22 +151,30 @@ ODD = {
 }
 
 
-def _both(entries: list, monkeypatch) -> tuple:
-    """(C part's result, Python's result): each the breakdown, or the exception's type."""
-    ctx = list(entries)
+def _each_way(monkeypatch, modules: tuple, fn) -> tuple:
+    """(``fn()`` with the C part's passes, ``fn()`` with them turned off in ``modules``)."""
     out = []
     for native in (True, False):
         with monkeypatch.context() as m:
-            if not native:
-                m.setattr(est, "index_passes", lambda: None)
-            try:
-                vis, messages, unnamed = est.sent_of(ctx)
-                split, names = _split_and_names(vis)
-                got = (messages, unnamed, [e.index for e in vis], tallied(vis, split, names if unnamed else {}))
-            except Exception as exc:  # the same exception either way (an entry the Python cannot read either)
-                got = type(exc).__name__
-        out.append(got)
+            for module in () if native else modules:
+                m.setattr(module, "index_passes", lambda: None)
+            out.append(fn())
     return tuple(out)
+
+
+def _both(entries: list, monkeypatch) -> tuple:
+    """(C part's result, Python's result): each the breakdown, or the exception's type."""
+    ctx = list(entries)
+
+    def one_way():
+        try:
+            vis, messages, unnamed = est.sent_of(ctx)
+            split, names = _split_and_names(vis)
+            return messages, unnamed, [e.index for e in vis], tallied(vis, split, names if unnamed else {})
+        except Exception as exc:  # the same exception either way (an entry the Python cannot read either)
+            return type(exc).__name__
+
+    return _each_way(monkeypatch, (est,), one_way)
 
 
 @native_only
@@ -471,12 +479,8 @@ def test_hygiene_looks_at_every_message_it_mends(tmp_path, monkeypatch):
     from ctxtool import repair
 
     p = _hygiene_session(tmp_path)
-    got = []
-    for native in (True, False):
-        with monkeypatch.context() as m:
-            if not native:
-                m.setattr(repair, "index_passes", lambda: None)
-            got.append([(c.kind, c.action, c.line) for c in repair.repair_file(p, check=True).changes])
+    got = _each_way(monkeypatch, (repair,),
+                    lambda: [(c.kind, c.action, c.line) for c in repair.repair_file(p, check=True).changes])
     assert got[0] == got[1]
     kinds = {k for k, _, _ in got[0]}
     assert {"blank-text", "blank-user", "error-turn", "tool-call"} <= kinds, kinds
