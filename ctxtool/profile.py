@@ -35,7 +35,7 @@ from .formats.common import ignored_notes
 from .model import BOUNDARY, COMPACTION, MESSAGE, META, PLAIN
 from .tokens import CHARS_PER_TOKEN
 from .transcript import scan
-from .view import MainThread, merges, sendable
+from .view import UNSENT_STOPS, MainThread, merges
 from .window import DEFAULT_WINDOW as WINDOW_DEFAULT
 from .window import Evidence, configured_window, resolve_window
 
@@ -237,21 +237,6 @@ class SessionProfiler:
             return [("user", e.chars)]
         return [("other", e.chars)]
 
-    def _ts(self, ts: float) -> None:
-        self.ts_messages += 1
-        if self.first_ts is None or ts < self.first_ts:
-            self.first_ts = ts
-        if self.last_ts is None or ts > self.last_ts:
-            self.last_ts = ts
-        if self.prev_ts is not None:
-            gap = max(0.0, ts - self.prev_ts)
-            self.gaps.add(gap)
-            if gap >= IDLE_GAP_MIN * 60:
-                self.idle_gaps += 1
-                self.idle_time += gap
-                self._close_period()
-        self.prev_ts = ts
-
     def _close_period(self) -> None:
         self.periods += 1
         if self.period_calls >= BURST_MIN_CALLS:
@@ -318,11 +303,31 @@ class SessionProfiler:
             return
         self.messages += 1
         role = e.role
-        if x is None or not x.get("exclude"):
-            self._count_api(e, role)
+        if x is None or not x.get("exclude"):  # API messages, as view.message_groups combines them
+            if role == "assistant":
+                if not (e.empty or e.stop in UNSENT_STOPS) and not (self.api_role == "assistant"
+                                                                   and merges(self.fmt or "", "assistant")):
+                    self.api_role = "assistant"
+                    self.api_messages += 1
+            elif self.api_role != "user":
+                self.api_role = "user"
+                self.api_messages += 1
         ts = e.ts
-        if ts is not None:
-            self._ts(ts)
+        if ts is not None:  # the span and the gaps between messages
+            self.ts_messages += 1
+            if self.first_ts is None or ts < self.first_ts:
+                self.first_ts = ts
+            if self.last_ts is None or ts > self.last_ts:
+                self.last_ts = ts
+            prev = self.prev_ts
+            if prev is not None:
+                gap = ts - prev if ts > prev else 0.0
+                self.gaps.add(gap)
+                if gap >= IDLE_GAP_MIN * 60:
+                    self.idle_gaps += 1
+                    self.idle_time += gap
+                    self._close_period()
+            self.prev_ts = ts
         if x is not None and x.get("compact_summary") and self.await_summary is not None:
             self.await_summary["summary_chars"] = e.chars
             self.await_summary = None
@@ -337,22 +342,6 @@ class SessionProfiler:
                                                                  or x.get("interrupt") or x.get("context"))):
             self.user_turns += 1
         self._add(self._pairs(e), e)
-
-    def _count_api(self, e, role) -> None:
-        """API messages: as ``view.message_groups`` combines them (errored/empty assistants and
-        excluded pi bash runs are not sent; the caller leaves out the excluded ones)."""
-        if role == "assistant":
-            if not sendable(e):
-                return
-            r = "assistant"
-            if self.api_role == r and merges(self.fmt or "", r):
-                return
-        else:
-            r = "user"
-            if self.api_role == r:
-                return
-        self.api_role = r
-        self.api_messages += 1
 
     def _ts_minmax(self, ts):
         if self.first_ts is None or ts < self.first_ts:
