@@ -71,7 +71,9 @@ class _Lazy:
 
 def console(stderr: bool = False) -> Console:
     stream = sys.stderr if stderr else sys.stdout
-    args = dict(file=stream, highlight=False, soft_wrap=not stream.isatty(), no_color=bool(os.environ.get("NO_COLOR")) or None)
+    # emoji=False: rich would print a path with ``:fire:`` in it as an emoji
+    args = dict(file=stream, highlight=False, emoji=False, soft_wrap=not stream.isatty(),
+                no_color=bool(os.environ.get("NO_COLOR")) or None)
     # on a terminal, rich draws (tables, progress bars): the console itself; piped, it may print nothing at all
     return _console_class()(**args) if stream.isatty() else _Lazy(**args)
 

@@ -1,5 +1,6 @@
 """CLI audit: exit codes, --json on failures, broken pipes, progress, messages (one test per fix)."""
 
+import io
 import json
 import os
 import re
@@ -344,3 +345,16 @@ def test_options_that_exclude_each_other_are_a_usage_error(tmp_path, args, said)
     out = tmp_path / "out.jsonl"
     r = CliRunner().invoke(cli, [a.format(f=f, out=out) for a in args])
     assert r.exit_code == 2 and said in r.output and not out.exists()
+
+
+def test_a_path_with_an_emoji_code_is_printed_as_it_is(tmp_path):
+    """rich turns ``:fire:`` into an emoji by default: a file's name must come out as the user wrote it."""
+    d = tmp_path / ":fire:"
+    d.mkdir()
+    p = copy(d, "pi-recorded/branched.jsonl")
+    r = run("repair", "--check", p)
+    assert p in r.stdout and "\U0001f525" not in r.stdout
+    con = render.console()
+    con.file = io.StringIO()
+    con.print(":fire: and :smile:", markup=False)
+    assert con.file.getvalue() == ":fire: and :smile:\n"

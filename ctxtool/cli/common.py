@@ -150,7 +150,7 @@ def each_with_progress(items, label: str, *, enabled: bool, total: int | None = 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=Console(file=sys.stderr), transient=True) as bar:
+                  console=Console(file=sys.stderr, emoji=False), transient=True) as bar:
         task = bar.add_task(label, total=total)
         for item in items:
             working_on(_path_of(item))
