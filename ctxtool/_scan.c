@@ -1334,7 +1334,9 @@ static int quiet_message(Rows *self, PyObject *e, int claude) {
     if (same_str(role, self->assistant)) {
         PyObject *nb = SLOT(e, self->f_nblocks), *stop = SLOT(e, self->f_stop);
         if (!nb || !PyLong_CheckExact(nb) || !stop || (stop != Py_None && !PyUnicode_CheckExact(stop))) return 0;
-        if (Py_SIZE(nb) == 0 && stop != Py_None && PyUnicode_CompareWithASCIIString(stop, "error") == 0) return 0;
+        int zero = PyObject_Not(nb);  /* (an int's size is no longer Py_SIZE from 3.12 on) */
+        if (zero < 0) return -1;
+        if (zero && stop != Py_None && PyUnicode_CompareWithASCIIString(stop, "error") == 0) return 0;
         return !(blank == Py_True && empty == Py_False);
     }
     if (same_str(role, self->user)) {

@@ -184,7 +184,7 @@ static inline long long small_int(PyObject *o) {
 static int usual(Rows *self, PyObject *e, long long kv[6]) {
     PyObject *x = SLOT(e, self->f_extra), *kinds = SLOT(e, self->f_kinds), *calls = SLOT(e, self->f_calls);
     PyObject *results = SLOT(e, self->f_results), *tc = SLOT(e, self->f_tool_chars);
-    if (!x || !kinds || !calls || !results || !tc) return 0;
+    if (!x || !kinds || !calls || !results || !tc || !SLOT(e, self->f_index)) return 0;
     if (x != Py_None) {
         if (!PyDict_CheckExact(x)) return 0;
         PyObject *cs = PyDict_GetItemWithError(x, self->compact_summary);
@@ -307,6 +307,28 @@ static int entry_tools(Rows *self, PyObject *e, const long long kv[6], PyObject 
     return r;
 }
 
+/* kind_chars[k] += the characters summed by kind so far (those not 0), and the sums back to 0 */
+static int add_sums(Rows *self, PyObject *kind_chars, long long sums[6]) {
+    for (int j = 0; j < 6; j++) {
+        if (!sums[j]) continue;
+        PyObject *v = PyLong_FromLongLong(sums[j]);
+        int r = v ? add_or_set(kind_chars, self->kind_names[j], v) : -1;
+        Py_XDECREF(v);
+        if (r < 0) return -1;
+        sums[j] = 0;
+    }
+    return 0;
+}
+
+/* whether every value of the dict ``d`` is an int (ints add the same in any order) */
+static int ints_only(PyObject *d) {
+    Py_ssize_t pos = 0;
+    PyObject *k, *v;
+    while (PyDict_Next(d, &pos, &k, &v))
+        if (!PyLong_CheckExact(v)) return 0;
+    return 1;
+}
+
 static inline long long ceil4(long long c) {
     return c > 0 ? (c + 3) / 4 : 0;
 }
@@ -347,6 +369,7 @@ static PyObject *Rows_tally(Rows *self, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     long long total = 0, sums[6] = {0, 0, 0, 0, 0, 0}, group = 0;
+    int direct = 0;  /* kind_chars holds a value that is no int: each entry's characters are added to it as it comes */
     PyObject *key = NULL;  /* the msg_key of the response being counted (borrowed from the list's entries) */
     for (Py_ssize_t k = 0; k < PyList_GET_SIZE(vis) && k < n; k++) {
         PyObject *e = PyList_GET_ITEM(vis, k), *role = SLOT(e, self->f_role);
@@ -368,17 +391,25 @@ static PyObject *Rows_tally(Rows *self, PyObject *const *args, Py_ssize_t nargs)
         long long kv[6];
         int u = usual(self, e, kv);
         if (u < 0) goto fail;
-        if (!u) {
+        if (!u) {  /* the Python adds to kind_chars: what is summed goes in first */
+            if (add_sums(self, kind_chars, sums) < 0) goto fail;
             PyObject *r = PyObject_CallFunctionObjArgs(one, e, nobj, NULL);
             if (!r) goto fail;
             Py_DECREF(r);
+            if (!direct) {  /* a value that is no int (floats add in order): each entry's characters as it comes */
+                direct = !ints_only(kind_chars);
+            }
             continue;
         }
         PyObject *calls = SLOT(e, self->f_calls), *results = SLOT(e, self->f_results);
         PyObject *label = role;
         if (PyTuple_GET_SIZE(results) && same_str(role, self->user)) label = self->tool_result_role;
         else if (role == Py_None || PyUnicode_GET_LENGTH(role) == 0) label = self->no_role;  /* (role_label's) */
-        for (int j = 0; j < 6; j++) sums[j] += kv[j];
+        for (int j = 0; j < 6; j++) {
+            if (sums[j] > LLONG_MAX - kv[j] && add_sums(self, kind_chars, sums) < 0) goto fail;  /* (before an overflow) */
+            sums[j] += kv[j];
+        }
+        if (direct && add_sums(self, kind_chars, sums) < 0) goto fail;
         if (add_or_set(by_role, label, nobj) < 0) goto fail;
         if (!PyTuple_GET_SIZE(calls) && !PyTuple_GET_SIZE(results)) continue;
         PyObject *parts = PyDict_GetItemWithError(split, SLOT(e, self->f_index));
@@ -398,13 +429,7 @@ static PyObject *Rows_tally(Rows *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_RuntimeError, "the list changed while it was tallied");
         goto fail;
     }
-    for (int j = 0; j < 6; j++) {
-        if (!sums[j]) continue;
-        PyObject *v = PyLong_FromLongLong(sums[j]);
-        int r = v ? add_or_set(kind_chars, self->kind_names[j], v) : -1;
-        Py_XDECREF(v);
-        if (r < 0) goto fail;
-    }
+    if (add_sums(self, kind_chars, sums) < 0) goto fail;
     PyMem_Free(cs);
     return Py_BuildValue("NL", toks, total);
 fail:

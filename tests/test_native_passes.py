@@ -488,3 +488,20 @@ def test_hygiene_looks_at_every_message_it_mends(tmp_path, monkeypatch):
     looked = PASSES.looked(entries, False)
     assert [e.lineno for e in looked] == [3, 4, 5, 7, 10]  # the mended ones; the plain ones are left out
     assert len(PASSES.looked(entries)) == len([e for e in entries if e.kind == MESSAGE])
+
+
+@native_only
+def test_the_tally_on_sums_past_a_64_bit_integer_and_floats_in_between(monkeypatch):
+    """Found by review: characters by kind summed past 2**63 (each entry's below 2**53), and float values a dict of
+    kinds brings (the Python adds them in order, so must the C part); an entry whose index is unset (the Python's
+    AttributeError, not a crash)."""
+    big = [_full(i, "user", chars=1, kinds=Kinds(text=2**53 - 1)) for i in range(1100)]
+    c, py = _both(big, monkeypatch)
+    assert c == py and c[3]["by_kind"]["text"] == round(1100 * (2**53 - 1) / 4)
+    floats = [_full(0, "user", chars=1, kinds={"text": 1e16}), _full(1, "user", chars=1, kinds=Kinds(text=1)),
+              _full(2, "user", chars=1, kinds=Kinds(text=1)), _full(3, "user", chars=1, kinds={"text": -1e16})]
+    c, py = _both(floats, monkeypatch)
+    assert c == py
+    unset = _full(0, "assistant", chars=5, kinds=Kinds(tool_call=5), calls=(Call(0, "x", "A", None, 5),))
+    del unset.index
+    assert _both([unset], monkeypatch) == ("AttributeError", "AttributeError")
