@@ -297,7 +297,9 @@ class SessionProfiler:
 
     def _message(self, e) -> None:
         x = e.extra or None  # (its flags: ``e.get(key)`` reads them, None when there are none)
-        if not self.main.keeps(e) or (x is not None and x.get("api_error")):
+        if x is None:
+            self.main.seen = True  # (MainThread.keeps of a line with no flags)
+        elif not self.main.keeps(e) or x.get("api_error"):
             # a subagent's lines in the main file are another conversation, and Claude Code
             # never sends its own API error messages (the view drops both)
             return
@@ -590,6 +592,7 @@ def profile_session(path: str, fmt: str | None = None, *, window: int | None = N
     ev = Evidence()
     flagged = []  # entries with absurd numbers read as missing
     openclaw_marks = 0
+    ev_main = ev.main
 
     def on_entry(e):
         nonlocal openclaw_marks
@@ -605,6 +608,10 @@ def profile_session(path: str, fmt: str | None = None, *, window: int | None = N
             ct = x.get("custom_type")
             if isinstance(ct, str) and ct.startswith("openclaw."):
                 openclaw_marks += 1
+        elif e.kind == MESSAGE and e.role != "assistant":
+            ev_main.seen = True  # all ev.add(e) does with it (MainThread.keeps of a line with no flags)
+            prof(e)
+            return
         ev.add(e)
         prof(e)
 
