@@ -46,8 +46,9 @@ NATIVE_STREAM_PARENT_WEIGHT = 1.2
 # a streaming pass over a pi session, whose lines the C part reads whole: the consumer's Python (profile's, for every
 # entry, the helpers' too) is most of what this process does, so it scans less (measured 2026-11-27, 500 MB, five
 # alternating runs each: 0.76-0.83 s at 0.5, 0.79-0.87 at 0.6, 0.84-1.11 at 0.85, 0.90-1.14 at 1.1; Codex rollouts
-# gained nothing: 1.68-1.92 s at 0.5, 1.69-1.76 at 0.85)
-PI_STREAM_PARENT_WEIGHT = 0.5
+# gained nothing: 1.68-1.92 s at 0.5, 1.69-1.76 at 0.85. Once the profiler's per-entry Python was trimmed: 0.73-0.80 s
+# at 0.5, 0.72-0.76 at 0.6, 0.72-0.76 at 0.7)
+PI_STREAM_PARENT_WEIGHT = 0.6
 
 
 def worker_count(workers: int | None = None) -> int:
