@@ -1299,6 +1299,20 @@ fail:
     return NULL;
 }
 
+/* whether a tuple of calls holds one whose ``problem`` is truthy (or a call that is no Call, its problem unset): 1,
+ * 0, -1 on error */
+static int call_problem_in(Rows *self, PyObject *calls) {
+    for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(calls); j++) {
+        PyObject *c = PyTuple_GET_ITEM(calls, j), *problem;
+        if (!Py_IS_TYPE(c, self->call) || !(problem = SLOT(c, self->c_problem))) return 1;
+        if (problem != Py_None) {
+            int t = PyObject_IsTrue(problem);
+            if (t) return t;
+        }
+    }
+    return 0;
+}
+
 /* whether repair's hygiene does nothing to a message entry, read from its slots: a FullEntry whose extra (None or a
  * dict) marks nothing malformed and no bad blocks, whose calls (Calls) have no problem, and none of hygiene's cases
  * (an empty errored assistant turn; a blank or empty user message, but for one with context or of Claude Code; an
@@ -1321,14 +1335,8 @@ static int quiet_message(Rows *self, PyObject *e, int claude) {
             context = cx && cx != Py_None;
         }
     }
-    for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(calls); j++) {
-        PyObject *c = PyTuple_GET_ITEM(calls, j), *problem;
-        if (!Py_IS_TYPE(c, self->call) || !(problem = SLOT(c, self->c_problem))) return 0;
-        if (problem != Py_None) {
-            int t = PyObject_IsTrue(problem);
-            if (t) return t < 0 ? -1 : 0;
-        }
-    }
+    int bad = call_problem_in(self, calls);
+    if (bad) return bad < 0 ? -1 : 0;
     if (role == Py_None) return 1;
     if (!role || !PyUnicode_CheckExact(role)) return 0;
     if (same_str(role, self->assistant)) {
@@ -1336,7 +1344,7 @@ static int quiet_message(Rows *self, PyObject *e, int claude) {
         if (!nb || !PyLong_CheckExact(nb) || !stop || (stop != Py_None && !PyUnicode_CheckExact(stop))) return 0;
         int zero = PyObject_Not(nb);  /* (an int's size is no longer Py_SIZE from 3.12 on) */
         if (zero < 0) return -1;
-        if (zero && stop != Py_None && PyUnicode_CompareWithASCIIString(stop, "error") == 0) return 0;
+        if (zero && is(stop, "error")) return 0;
         return !(blank == Py_True && empty == Py_False);
     }
     if (same_str(role, self->user)) {

@@ -48,6 +48,20 @@ static inline int str_or_none(PyObject *o) {
     return o == Py_None || (o && PyUnicode_CheckExact(o));
 }
 
+/* whether every item of the tuple ``t`` is a str (the stop reasons of turns that are not sent) */
+static int strs_only(PyObject *t) {
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(t); k++)
+        if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(t, k))) return 0;
+    return 1;
+}
+
+/* ``stop in unsent`` for a stop reason that is a str or None and a tuple of strs (``strs_only``) */
+static int unsent_stop(PyObject *stop, PyObject *unsent) {
+    for (Py_ssize_t j = 0; stop != Py_None && j < PyTuple_GET_SIZE(unsent); j++)
+        if (same_str(stop, PyTuple_GET_ITEM(unsent, j))) return 1;
+    return 0;
+}
+
 /* sent(ctx, unsent) -> (vis, messages, unnamed), or None: what ``estimate.view_of(ctx)`` gives, flattened (the
  * entries it keeps, in order) and counted (its messages: runs of one role, assistant or user), without its
  * ViewMessage objects; ``unnamed``: whether a result of a kept entry has no name (``r.name is None``). An
@@ -60,8 +74,7 @@ static PyObject *Rows_sent(Rows *self, PyObject *const *args, Py_ssize_t nargs) 
     }
     if (!tally_ready(self)) return NULL;
     PyObject *ctx = args[0], *unsent = args[1];
-    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(unsent); k++)
-        if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(unsent, k))) Py_RETURN_NONE;
+    if (!strs_only(unsent)) Py_RETURN_NONE;
     Py_ssize_t n = PyList_GET_SIZE(ctx);
     for (Py_ssize_t k = 0; k < n; k++) {
         PyObject *e = PyList_GET_ITEM(ctx, k);
@@ -83,12 +96,7 @@ static PyObject *Rows_sent(Rows *self, PyObject *const *args, Py_ssize_t nargs) 
         PyObject *e = PyList_GET_ITEM(ctx, k), *role = SLOT(e, self->f_role);
         int r = role == Py_None ? 0 : same_str(role, self->assistant) ? 1 : 2;
         if (r == 1) {
-            if (SLOT(e, self->f_empty) == Py_True) continue;
-            PyObject *stop = SLOT(e, self->f_stop);
-            int unsent_stop = 0;
-            for (Py_ssize_t j = 0; stop != Py_None && j < PyTuple_GET_SIZE(unsent) && !unsent_stop; j++)
-                unsent_stop = same_str(stop, PyTuple_GET_ITEM(unsent, j));
-            if (unsent_stop) continue;
+            if (SLOT(e, self->f_empty) == Py_True || unsent_stop(SLOT(e, self->f_stop), unsent)) continue;
         }
         if (r != last) {
             messages++;

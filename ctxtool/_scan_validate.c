@@ -44,11 +44,7 @@ static PyObject *message_groups_of(Rows *self, PyObject *ctx, int merge, PyObjec
                 if (nc < 0) goto fail;
                 if (!nc) continue;
             }
-            PyObject *stop = SLOT(e, self->f_stop);
-            int unsent_stop = 0;
-            for (Py_ssize_t j = 0; stop != Py_None && j < PyTuple_GET_SIZE(unsent) && !unsent_stop; j++)
-                unsent_stop = same_str(stop, PyTuple_GET_ITEM(unsent, j));
-            if (unsent_stop) continue;
+            if (unsent_stop(SLOT(e, self->f_stop), unsent)) continue;
             if (group && merge && role != Py_None && same_str(role, self->assistant)) {
                 if (PyList_Append(group, e) < 0) goto fail;
                 continue;
@@ -97,10 +93,8 @@ static int answered_turn(Rows *self, Py_ssize_t n, PyObject *cur, PyObject *nxt,
         if (r) return r < 0 ? -1 : 0;
     }
     Py_ssize_t nc = PyTuple_GET_SIZE(calls);
-    for (Py_ssize_t j = 0; j < nc; j++) {  /* every call valid (no problem) */
-        int t = PyObject_IsTrue(SLOT(PyTuple_GET_ITEM(calls, j), self->c_problem));
-        if (t) return t < 0 ? -1 : 0;
-    }
+    int bad = call_problem_in(self, calls);  /* every call valid (no problem) */
+    if (bad) return bad < 0 ? -1 : 0;
     if (PyList_GET_SIZE(answers) != nc) return 0;
     for (Py_ssize_t k = 0; k < nc; k++) {
         PyObject *a = PyList_GET_ITEM(answers, k), *rs = SLOT(a, self->f_results);
@@ -150,8 +144,7 @@ static PyObject *Rows_validate(Rows *self, PyObject *const *args, Py_ssize_t nar
     PyObject *ctx = args[0], *unsent = args[2], *plain = args[3], *plain_nb = args[4], *seen = args[5], *check = args[6];
     int merge = PyObject_IsTrue(args[1]);
     if (merge < 0) return NULL;
-    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(unsent); k++)
-        if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(unsent, k))) Py_RETURN_NONE;
+    if (!strs_only(unsent)) Py_RETURN_NONE;
     for (Py_ssize_t k = 0; k < PyList_GET_SIZE(ctx); k++) {
         int u = validate_usual(self, PyList_GET_ITEM(ctx, k));
         if (u <= 0) {
