@@ -1145,6 +1145,8 @@ def estimate_file(path: str, opts: Options | None = None) -> dict:
     fmt = t.format_name
     ctx = context_entries(fmt, t.entries)
     vis, messages, unnamed = sent_of(ctx)
+    # the view's message objects: only the overheads and the count_tokens request read them
+    view = view_of(ctx) if opts.overheads or opts.tokenizer == "anthropic" else None
     # tool names for results that do not carry one (Claude Code, Messages JSONL)
     names = ix.names if unnamed else {}
     model = opts.model or file_model(ix)
@@ -1168,7 +1170,7 @@ def estimate_file(path: str, opts: Options | None = None) -> dict:
     raw = tally.total
     over = 0
     if opts.overheads:
-        over = _view_overheads(view_of(ctx))
+        over = _view_overheads(view)
     res: dict = {"path": path, "format": fmt, "estimator": opts.tokenizer, "model": model}
     if opts.tokenizer in ("heuristic", "tiktoken"):
         if opts.tokenizer == "tiktoken":
@@ -1182,7 +1184,7 @@ def estimate_file(path: str, opts: Options | None = None) -> dict:
     else:
         if not model:
             raise ApiError("no model named in the file; pass --model for count_tokens", path=path)
-        msgs, tools = api_messages(ix, view_of(ctx))
+        msgs, tools = api_messages(ix, view)
         try:
             tokens = anthropic_count(msgs, tools, model, timeout=opts.api_timeout, retries=opts.api_retries)
         except ApiError as e:
