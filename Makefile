@@ -21,7 +21,7 @@ help:
 	@echo "make test    run the whole test suite (installs the venv and the pi agent harness)"
 	@echo "make bench   run the benchmarks (500 MB generated sessions; takes a few minutes)"
 
-$(STAMP): pyproject.toml setup.py ctxtool/_scan.c ctxtool/_scan_entry.c ctxtool/_scan_codex.c ctxtool/_scan_claude.c ctxtool/_scan_pi.c ctxtool/_scan_tally.c ctxtool/_scan_validate.c
+$(STAMP): pyproject.toml setup.py ctxtool/_scan.c ctxtool/_scan_entry.c ctxtool/_scan_codex.c ctxtool/_scan_claude.c ctxtool/_scan_pi.c ctxtool/_scan_tally.c ctxtool/_scan_validate.c ctxtool/_scan_pair.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test,fast]'

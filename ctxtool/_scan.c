@@ -1018,6 +1018,8 @@ typedef struct {
     PyObject *no_content, *bad_blocks, *context_key;
     PyTypeObject *kinds_cls, *result_cls;
     Py_ssize_t r_id, r_name;
+    Py_ssize_t f_lineno, c_idx, r_idx;  /* (pair: _scan_pair.c) */
+    PyObject *rename_calls, *rename_results, *reused_id, *rewritten;
     PyObject *call_word, *result_word, *no_role;
     PyObject *user, *tool_result_role, *compact_summary, *calls_key, *results_key, *call_tokens, *result_tokens,
         *kind_names[6];
@@ -1058,6 +1060,10 @@ static void Rows_dealloc(Rows *self) {
     Py_XDECREF(self->results_key);
     Py_XDECREF(self->call_tokens);
     Py_XDECREF(self->result_tokens);
+    Py_XDECREF(self->rename_calls);
+    Py_XDECREF(self->rename_results);
+    Py_XDECREF(self->reused_id);
+    Py_XDECREF(self->rewritten);
     for (int k = 0; k < 6; k++) Py_XDECREF(self->kind_names[k]);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -1125,7 +1131,11 @@ static int known(Rows *self, PyObject *e) {
 static int same_str(PyObject *a, PyObject *s) {
     if (a == s) return 1;
     if (!a || !PyUnicode_CheckExact(a)) return 0;
-    return PyUnicode_Compare(a, s) == 0;
+    /* equal strs have the same length and the same (narrowest) kind */
+    Py_ssize_t n = PyUnicode_GET_LENGTH(a);
+    int kind = PyUnicode_KIND(a);
+    return n == PyUnicode_GET_LENGTH(s) && kind == PyUnicode_KIND(s)
+           && memcmp(PyUnicode_DATA(a), PyUnicode_DATA(s), (size_t)n * kind) == 0;
 }
 
 /* e.extra (borrowed; NULL with an error set when ``e`` is no entry) */
@@ -1526,6 +1536,7 @@ static PyObject *Rows_facts(Rows *self, PyObject *const *args, Py_ssize_t nargs)
 
 #include "_scan_tally.c"
 #include "_scan_validate.c"
+#include "_scan_pair.c"
 
 static PyMethodDef Rows_methods[] = {
     {"facts", (PyCFunction)(void (*)(void))Rows_facts, METH_FASTCALL, "estimate._facts's loop."},
@@ -1538,6 +1549,7 @@ static PyMethodDef Rows_methods[] = {
     {"pi_path", (PyCFunction)(void (*)(void))Rows_pi_path, METH_FASTCALL, "view.pi_path's walk."},
     {"linear", (PyCFunction)Rows_linear, METH_O, "view.linear."},
     {"validate", (PyCFunction)(void (*)(void))Rows_validate, METH_FASTCALL, "validate._validate's loop."},
+    {"pair", (PyCFunction)(void (*)(void))Rows_pair, METH_FASTCALL, "repair's Pairing.pair loop."},
     {NULL},
 };
 

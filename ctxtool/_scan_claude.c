@@ -219,13 +219,13 @@ enum {
     C_CONTENT, C_TYPE, C_TEXT, C_THINKING, C_SIGNATURE, C_THINKING_SIG, C_INPUT, C_ARGUMENTS, C_NAME, C_ID,
     C_TOOL_USE_ID, C_IS_ERROR, C_MODEL, C_STOP_REASON, C_USAGE, C_IN_TOKENS, C_OUT_TOKENS, C_CACHE_READ,
     C_CACHE_CREATION, C_ERROR, C_COMPACT_SUMMARY, C_SIDECHAIN, C_IS_META, C_NO_CONTENT, C_INTERRUPT, C_API_ERROR,
-    C_SOURCE, C_SUBTYPE, C_LEAF, C_EXPLICIT, C_EMPTY_STR, C_PARTIAL_JSON, NCS
+    C_SOURCE, C_SUBTYPE, C_LEAF, C_EXPLICIT, C_EMPTY_STR, C_PARTIAL_JSON, C_BAR, NCS
 };
 static const char *CSTR[NCS] = {
     "content", "type", "text", "thinking", "signature", "thinkingSignature", "input", "arguments", "name", "id",
     "tool_use_id", "is_error", "model", "stop_reason", "usage", "input_tokens", "output_tokens",
     "cache_read_input_tokens", "cache_creation_input_tokens", "error", "compact_summary", "sidechain", "is_meta",
-    "no_content", "interrupt", "api_error", "source_tool_use", "subtype", "leaf", "explicit", "", "partialJson"};
+    "no_content", "interrupt", "api_error", "source_tool_use", "subtype", "leaf", "explicit", "", "partialJson", "|"};
 
 /* Meta's ``claude`` argument, a dict (Whole's ``pi`` too): call, result, usage (model's classes), args_chars,
  * call_problem (formats.common's), loads and dumps (orjson's), stop_map (formats.claude.STOP_MAP), interrupts
@@ -678,7 +678,8 @@ static int message_facts(Meta *self, int assistant, PyObject *ty, PyObject *m, A
             int other;
             PyObject *rid = top_str(a, A_REQUEST_ID, &other);
             if (!rid && other < 0) return other == -1 ? CL_DECLINE : CL_FAIL;
-            f->msg_key = PyUnicode_FromFormat("%U|%U", mid, rid ? rid : c->s[C_EMPTY_STR]);
+            PyObject *parts[3] = {mid, c->s[C_BAR], rid ? rid : c->s[C_EMPTY_STR]};
+            f->msg_key = joined(parts, 3);
             Py_XDECREF(rid);
             if (!f->msg_key) return CL_FAIL;
         }

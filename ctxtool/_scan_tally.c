@@ -5,25 +5,28 @@
  * one at a time, in order. */
 
 static int tally_init(Rows *self, PyObject *full, PyObject *kinds, PyObject *result) {
-    static const char *F[] = {"empty", "stop", "chars", "msg_key", "kinds", "tool_chars", "nblocks", "blank_text"};
+    static const char *F[] = {"empty", "stop", "chars", "msg_key", "kinds", "tool_chars", "nblocks", "blank_text", "lineno"};
     static const char *K[] = {"text", "thinking", "tool_call", "tool_result", "image", "summary"};
-    static const char *R[] = {"id", "name"};
-    static const char *C[] = {"problem"};
-    Py_ssize_t fo[8], ro[2];
-    if (slot_offsets(full, F, 8, fo) < 0 || slot_offsets(kinds, K, 6, self->k_off) < 0
-        || slot_offsets(result, R, 2, ro) < 0 || slot_offsets((PyObject *)self->call, C, 1, &self->c_problem) < 0) return -1;
-    self->f_nblocks = fo[6]; self->f_blank_text = fo[7];
-    self->r_id = ro[0]; self->r_name = ro[1];
+    static const char *R[] = {"id", "name", "idx"};
+    static const char *C[] = {"problem", "idx"};
+    Py_ssize_t fo[9], ro[3], co[2];
+    if (slot_offsets(full, F, 9, fo) < 0 || slot_offsets(kinds, K, 6, self->k_off) < 0
+        || slot_offsets(result, R, 3, ro) < 0 || slot_offsets((PyObject *)self->call, C, 2, co) < 0) return -1;
+    self->f_nblocks = fo[6]; self->f_blank_text = fo[7]; self->f_lineno = fo[8];
+    self->r_id = ro[0]; self->r_name = ro[1]; self->r_idx = ro[2];
+    self->c_problem = co[0]; self->c_idx = co[1];
     Py_XSETREF(self->result_cls, (PyTypeObject *)Py_NewRef(result));
     self->f_empty = fo[0]; self->f_stop = fo[1]; self->f_chars = fo[2]; self->f_msg_key = fo[3]; self->f_kinds = fo[4];
     self->f_tool_chars = fo[5];
     const char *words[] = {"user", "toolResult", "compact_summary", "calls", "results", "call_tokens", "result_tokens",
-                           "call", "result", "?", "no_content", "bad_blocks", "context"};
+                           "call", "result", "?", "no_content", "bad_blocks", "context", "rename_calls",
+                           "rename_results", "reused-id", "rewritten"};
     PyObject **into[] = {&self->user, &self->tool_result_role, &self->compact_summary, &self->calls_key,
                          &self->results_key, &self->call_tokens, &self->result_tokens, &self->call_word,
                          &self->result_word, &self->no_role, &self->no_content, &self->bad_blocks,
-                         &self->context_key};
-    for (int k = 0; k < 13; k++) {
+                         &self->context_key, &self->rename_calls, &self->rename_results, &self->reused_id,
+                         &self->rewritten};
+    for (int k = 0; k < 17; k++) {
         PyObject *w = PyUnicode_InternFromString(words[k]);
         if (!w) return -1;
         Py_XSETREF(*into[k], w);

@@ -47,7 +47,7 @@ from .repair_pairing import Pairing
 from .repair_rewrite import Rewriting, _content_ref
 
 
-@dataclass
+@dataclass(slots=True)
 class Change:
     kind: str
     action: str  # dropped, inserted, rewritten, moved, relinked, removed, added
@@ -110,6 +110,8 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
     header, structure (ids and links) and entry hygiene; the later steps are mixins, each in its
     own module: tool pairing (``repair_pairing``, ``repair_codex``), output order and links
     (``repair_order``) and the rewritten lines (``repair_rewrite``)."""
+
+    CHANGE = Change  # what a change is recorded as (the C part's pairing makes them too)
 
     def __init__(self, t: Transcript):
         self.t = t

@@ -5,6 +5,7 @@ from __future__ import annotations
 from .formats.common import brief, is_blank_text
 from .model import HEADER, MESSAGE, Entry
 from .repair_rewrite import _content_ref
+from .scanloop import index_passes
 from .view import UNSENT_STOPS, claude_segment, merges, pi_segment, sendable
 
 ORPHAN = ("orphan-result", "tool result with no matching tool call in the previous assistant message")
@@ -90,12 +91,16 @@ class Pairing:
             self.pair()
 
     def pair(self):
-        """One pass over what the model sees, turn by turn, grouped exactly as the view groups them."""
+        """One pass over what the model sees, turn by turn, grouped exactly as the view groups them (the C part's
+        ``Rows.pair`` where it is built: the same loop, the simple turn settled there, every other turn here)."""
         seq = [e for e in self.segment() if e.kind == MESSAGE and not (e.extra and e.extra.get("exclude"))]
         seen_calls: set[str] = set()
         skipped: set[str] = set()  # call ids of assistant turns the agent never sends (errored/aborted)
         merge = merges(self.name, "assistant")
-        i, n = 0, len(seq)
+        passes = index_passes()
+        i = passes.pair(self, seq, merge, UNSENT_STOPS, seen_calls, skipped, self.CHANGE, self.name == "pi",
+                        self._id_sep()) if passes is not None else None
+        i, n = i or 0, len(seq)  # from where the C part stopped (None: it did nothing)
         while i < n:
             e = seq[i]
             if e.role != "assistant":
@@ -169,9 +174,7 @@ class Pairing:
         """The id call ``c`` is sent with: its own, or renamed when an earlier call of the request used it."""
         fid = c.id
         if fid in seen_calls:
-            # pi-ai's own scheme is id_N; Claude Code takes an id_N for one of its own and does not
-            # pair it with its result (judged), so its calls get id-N
-            sep = "-" if self.name == "claude" else "_"
+            sep = self._id_sep()
             n = self.rename_counter.get(c.id, 1) + 1
             while f"{c.id}{sep}{n}" in seen_calls:
                 n += 1
@@ -181,6 +184,11 @@ class Pairing:
             self.change("reused-id", "rewritten", u, c.id, f"tool call id {c.id} was already used earlier in the request; renamed {fid}")
         seen_calls.add(fid)
         return fid
+
+    def _id_sep(self) -> str:
+        """What a renamed call id puts before its number. pi-ai's own scheme is id_N; Claude Code takes an id_N
+        for one of its own and does not pair it with its result (judged), so its calls get id-N."""
+        return "-" if self.name == "claude" else "_"
 
     def _drop_unmatched(self, s: Entry, skipped: set):
         if self.client_heals_pairing:
