@@ -1550,6 +1550,7 @@ static PyMethodDef Rows_methods[] = {
     {"linear", (PyCFunction)Rows_linear, METH_O, "view.linear."},
     {"validate", (PyCFunction)(void (*)(void))Rows_validate, METH_FASTCALL, "validate._validate's loop."},
     {"pair", (PyCFunction)(void (*)(void))Rows_pair, METH_FASTCALL, "repair's Pairing.pair loop."},
+    {"finals", (PyCFunction)(void (*)(void))Rows_finals, METH_FASTCALL, "plan_repair's final entries."},
     {NULL},
 };
 

@@ -345,3 +345,122 @@ done:
     for (int k = 0; k < 4; k++) Py_XDECREF(st.words[k]);
     return out;
 }
+
+/* ----------------------------------------------------------------------------------- repair's final entries */
+
+/* a copy of ``o`` (an object of a class with slots only, exactly ``cls``) with the slot at ``off`` set to ``value``,
+ * as Call.renamed and Result.renamed make it: a new reference, or NULL */
+static PyObject *slots_copy(PyTypeObject *cls, PyObject *o, Py_ssize_t off, PyObject *value) {
+    PyObject *c = cls->tp_alloc(cls, 0);
+    if (!c) return NULL;
+    for (PyMemberDef *m = cls->tp_members; m && m->name; m++)
+        if (m->type == T_OBJECT_EX) SLOT(c, m->offset) = Py_XNewRef(m->offset == off ? value : SLOT(o, m->offset));
+    return c;
+}
+
+/* ``renames`` (a dict by block index) applied to a tuple of ``cls`` objects: a new tuple, or NULL */
+static PyObject *renamed_all(PyObject *items, PyObject *renames, PyTypeObject *cls, Py_ssize_t idx_off, Py_ssize_t id_off) {
+    Py_ssize_t n = PyTuple_GET_SIZE(items);
+    PyObject *out = PyTuple_New(n);
+    if (!out) return NULL;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *x = PyTuple_GET_ITEM(items, k);
+        PyObject *to = PyDict_GetItemWithError(renames, SLOT(x, idx_off));
+        if (!to && PyErr_Occurred()) { Py_DECREF(out); return NULL; }
+        x = to ? slots_copy(cls, x, id_off, to) : Py_NewRef(x);
+        if (!x) { Py_DECREF(out); return NULL; }
+        PyTuple_SET_ITEM(out, k, x);
+    }
+    return out;
+}
+
+/* whether the renames of ``ed[key]`` can be made here: absent, empty, or a dict and ``items`` (the entry's calls or
+ * results) a tuple of ``cls`` objects with an index; -1 on error */
+static int renames_usual(PyObject *ed, PyObject *key, PyObject *e, Py_ssize_t items_off, PyTypeObject *cls,
+                         Py_ssize_t idx_off, PyObject **renames) {
+    PyObject *r = PyDict_GetItemWithError(ed, key);
+    *renames = NULL;
+    if (!r) return PyErr_Occurred() ? -1 : 1;
+    if (!PyDict_CheckExact(r)) return 0;
+    if (!PyDict_GET_SIZE(r)) return 1;  /* ``if renames:`` */
+    PyObject *items = SLOT(e, items_off);
+    if (!items || !PyTuple_CheckExact(items)) return 0;
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(items); k++) {
+        PyObject *x = PyTuple_GET_ITEM(items, k);
+        if (!Py_IS_TYPE(x, cls) || !SLOT(x, idx_off)) return 0;
+    }
+    *renames = r;
+    return 1;
+}
+
+/* finals(order, edits, slim) -> (final, todo), or None: plan_repair's loop that makes the final entries: an entry
+ * of ``order`` with no edit is kept as it is; one whose edits (``edits[e.index]``) are all in ``slim`` (ids, links
+ * and renamed calls and results: Rewriting.slim_final) is updated in place, its calls and results tuples made again
+ * with the renamed ones copied; ``todo``: the positions in ``final`` of the entries left to the Python (a synthetic
+ * line, other edits, or fields of other types than read here), which hold the entry of ``order`` for now. */
+static PyObject *Rows_finals(Rows *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3 || !PyList_Check(args[0]) || !PyDict_Check(args[1]) || !PyAnySet_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "finals(order: list, edits: dict, slim: set)");
+        return NULL;
+    }
+    if (!tally_ready(self)) return NULL;
+    PyObject *order = args[0], *edits = args[1], *slim = args[2];
+    static const char *NAMES[4] = {"set_id", "set_parent", "rename_calls", "rename_results"};
+    PyObject *keys[4] = {NULL}, *final = PyList_New(PyList_GET_SIZE(order)), *todo = PyList_New(0), *out = NULL;
+    if (!final || !todo || intern_all(keys, NAMES, 4) < 0) goto done;
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(order); k++) {
+        PyObject *e = PyList_GET_ITEM(order, k);
+        PyList_SET_ITEM(final, k, Py_NewRef(e));
+        PyObject *idx = known(self, e) ? SLOT(e, self->f_index) : NULL;
+        int overflow = 0;
+        if (!idx || !PyLong_CheckExact(idx) || PyLong_AsLongLongAndOverflow(idx, &overflow) < 0 || overflow) goto python;
+        PyObject *ed = PyDict_GetItemWithError(edits, idx);
+        if (!ed) {
+            if (PyErr_Occurred()) goto done;
+            continue;  /* untouched: the index entry as scanned */
+        }
+        if (!PyDict_CheckExact(ed)) goto python;
+        PyObject *key, *value;
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(ed, &pos, &key, &value)) {
+            int in_slim = PySet_Contains(slim, key);
+            if (in_slim < 0) goto done;
+            if (!in_slim) goto python;
+        }
+        PyObject *calls, *results;
+        int full = Py_IS_TYPE(e, self->full), u;
+        if ((u = renames_usual(ed, keys[2], e, self->f_calls, self->call, self->c_idx, &calls)) <= 0
+            || (calls && !full)) {
+            if (u < 0) goto done;
+            goto python;
+        }
+        if ((u = renames_usual(ed, keys[3], e, self->f_results, self->result_cls, self->r_idx, &results)) <= 0
+            || (results && !full)) {
+            if (u < 0) goto done;
+            goto python;
+        }
+        PyObject *id = PyDict_GetItemWithError(ed, keys[0]);
+        if (!id && PyErr_Occurred()) goto done;
+        PyObject *parent = PyDict_GetItemWithError(ed, keys[1]);
+        if (!parent && PyErr_Occurred()) goto done;
+        PyObject *nc = calls ? renamed_all(SLOT(e, self->f_calls), calls, self->call, self->c_idx, self->c_id) : NULL;
+        PyObject *nr = results ? renamed_all(SLOT(e, self->f_results), results, self->result_cls, self->r_idx, self->r_id) : NULL;
+        if ((calls && !nc) || (results && !nr)) { Py_XDECREF(nc); Py_XDECREF(nr); goto done; }
+        if (id) Py_XSETREF(SLOT(e, self->e_id), Py_NewRef(id));
+        if (parent) Py_XSETREF(SLOT(e, self->e_parent), Py_NewRef(parent));
+        if (nc) Py_XSETREF(SLOT(e, self->f_calls), nc);
+        if (nr) Py_XSETREF(SLOT(e, self->f_results), nr);
+        continue;
+    python:
+        PyErr_Clear();  /* (an index too large for 64 bits) */
+        PyObject *no = PyLong_FromSsize_t(k);
+        if (!no || PyList_Append(todo, no) < 0) { Py_XDECREF(no); goto done; }
+        Py_DECREF(no);
+    }
+    out = PyTuple_Pack(2, final, todo);
+done:
+    Py_XDECREF(final);
+    Py_XDECREF(todo);
+    for (int k = 0; k < 4; k++) Py_XDECREF(keys[k]);
+    return out;
+}

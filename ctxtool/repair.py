@@ -587,22 +587,27 @@ def plan_repair(t: Transcript, *, trim_trailing: bool = False, view: list[Entry]
     edits = p.edits
     if not edits and min(map(_index, order), default=0) >= 0:  # nothing to rewrite (no line made): the index as scanned
         return Plan(t, p, order, list(order), p.changes)
-    final = []
-    with open(t.path, "rb") as f:
-        for e in order:
-            if e.index >= 0 and e.index not in edits:
-                final.append(e)  # untouched: the index entry as scanned
-                continue
-            slim = p.slim_final(e)
-            if slim is not None:
-                final.append(slim)
-                continue
-            obj = p.materialize(e, f)
-            if obj is None:
-                final.append(e)
-            else:
-                final.append(make_entry(t.fmt, obj, e.index, e.lineno, e.offset, e.length, e.eol))
+    passes = index_passes()
+    got = passes.finals(order, edits, p.SLIM_EDITS) if passes is not None else None
+    final, todo = got if got is not None else (list(order), range(len(order)))  # (todo: positions in final)
+    if todo:
+        with open(t.path, "rb") as f:
+            for k in todo:
+                final[k] = _final_entry(t, p, final[k], f)
     return Plan(t, p, order, final, p.changes)
+
+
+def _final_entry(t: Transcript, p: _Planner, e: Entry, f) -> Entry:
+    """The repaired index entry of ``e``: as scanned when untouched, updated in place when only ids, links and
+    tool ids change (``slim_final``), else made from its edited object (the C part's ``Rows.finals`` does the first
+    two for most entries)."""
+    if e.index >= 0 and e.index not in p.edits:
+        return e
+    slim = p.slim_final(e)
+    if slim is not None:
+        return slim
+    obj = p.materialize(e, f)
+    return e if obj is None else make_entry(t.fmt, obj, e.index, e.lineno, e.offset, e.length, e.eol)
 
 
 REPLANS = 3  # plans made again when lines appended meanwhile point at entries the repair removes

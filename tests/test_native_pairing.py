@@ -1,8 +1,9 @@
-"""repair's tool pairing in the C part (``_scan.Rows.pair``, ``ctxtool/_scan_pair.c``) against the Python loop it
-stands in for (``Pairing.pair`` with ``index_passes`` gone): the planner's whole state after pairing (changes, edits,
-drops, moves, renames) and the repair plan are the same each way, on every fixture, on generated corrupted sessions,
-on sessions of reused ids, and with entries given odd field values one at a time (the C part stops at that turn and
-the Python goes on from it)."""
+"""repair's tool pairing and final entries in the C part (``_scan.Rows.pair`` and ``Rows.finals``,
+``ctxtool/_scan_pair.c``) against the Python loops they stand in for (``Pairing.pair`` and ``plan_repair``'s loop with
+``index_passes`` gone): the planner's whole state after pairing (changes, edits, drops, moves, renames), the final
+entries and the repaired bytes are the same each way, on every fixture, on generated corrupted sessions, on sessions
+of reused ids, and with entries given odd field values one at a time (the C part stops at that turn and the Python
+goes on from it; an entry it does not read is left to the Python)."""
 
 from __future__ import annotations
 
@@ -52,6 +53,7 @@ def _planned(path: str, native: bool, monkeypatch, trim: bool = False):
     with monkeypatch.context() as m:
         if not native:
             m.setattr(repair_pairing, "index_passes", lambda: None)
+            m.setattr(repair, "index_passes", lambda: None)
         try:
             t = scan(path, None, stats=False)
         except CtxError:
@@ -304,3 +306,85 @@ def test_change_has_slots_and_round_trips():
     assert not hasattr(c, "__dict__")
     assert pickle.loads(pickle.dumps(c)) == c
     assert c.to_dict() == {"kind": "reused-id", "action": "rewritten", "line": 3, "id": "a", "detail": "renamed"}
+
+
+# ----------------------------------------------------------------------------- the final entries
+
+
+FINAL_POKES = {
+    "calls a list": lambda e, ed: setattr(e, "calls", list(e.calls)),
+    "results a list": lambda e, ed: setattr(e, "results", list(e.results)),
+    "a call's idx a str": lambda e, ed: e.calls and setattr(e, "calls", (Call(str(e.calls[0].idx), *_rest(e.calls[0])),)
+                                                            + tuple(e.calls[1:])),
+    "a result of a subclass": lambda e, ed: e.results and setattr(e, "results", (_SubResult(*_fields(e.results[0])),)
+                                                                  + tuple(e.results[1:])),
+    "renames a list": lambda e, ed: "rename_calls" in ed and ed.__setitem__("rename_calls", list(ed["rename_calls"].items())),
+    "renames empty": lambda e, ed: ed.__setitem__("rename_results", {}),
+    "an edit of the content": lambda e, ed: ed.__setitem__("fill_result_name", "bash"),
+    "an edit that is no dict": lambda e, ed: None,  # (set below: the planner's edits hold it)
+    "an index of another type": lambda e, ed: setattr(e, "index", float(e.index)),
+    "a set id and parent": lambda e, ed: ed.update(set_id="new-id", set_parent=None),
+}
+
+
+class _SubResult(Result):
+    __slots__ = ()
+
+
+def _rest(c):
+    return c.id, c.name, c.problem, c.chars
+
+
+def _fields(r):
+    return r.idx, r.id, r.name, r.is_error, r.chars
+
+
+def _finals(path: str, native: bool, poke, monkeypatch):
+    real = repair._refuse_unreadable
+
+    def poked(t, p, order):  # just before the final entries are made: each edited entry poked
+        real(t, p, order)
+        for e in order:
+            ed = p.edits.get(e.index)
+            if ed:
+                poke(e, ed)
+                if poke is FINAL_POKES["an edit that is no dict"]:
+                    p.edits[e.index] = list(ed.items())
+
+    with monkeypatch.context() as m:
+        m.setattr(repair, "_refuse_unreadable", poked)
+        if not native:
+            m.setattr(repair, "index_passes", lambda: None)
+        try:
+            plan = plan_repair(scan(path, None, stats=False))
+        except Exception as e:
+            return ("raised", type(e).__name__)
+        return [(type(e).__name__, e.index, e.id, e.parent, [(c.idx, c.id) for c in getattr(e, "calls", ()) or ()],
+                 [(type(r).__name__, r.idx, r.id) for r in getattr(e, "results", ()) or ()]) for e in plan.final_entries]
+
+
+@native_only
+@pytest.mark.parametrize("poke", sorted(FINAL_POKES))
+def test_the_final_entries_are_the_python_loops_with_odd_fields(poke, tmp_path, monkeypatch):
+    path = _reused_session(tmp_path, random.Random(3), turns=20)
+    got = _finals(path, True, FINAL_POKES[poke], monkeypatch)
+    assert got == _finals(path, False, FINAL_POKES[poke], monkeypatch)
+    assert got[0] != "raised" or poke in ("an edit that is no dict", "renames a list", "an index of another type")
+
+
+@native_only
+def test_finals_updates_renamed_entries_in_place_and_leaves_the_rest(tmp_path):
+    path = _reused_session(tmp_path, random.Random(5), turns=20)
+    t = scan(path, None, stats=False)
+    p = repair._Planner(t)
+    e = next(x for x in t.entries if x.kind == MESSAGE and x.calls)
+    c0 = e.calls[0]
+    edits = {e.index: {"rename_calls": {c0.idx: "new"}, "set_parent": "p"}, -1: {}}
+    synthetic = copy.copy(e)
+    synthetic.index = -1
+    final, todo = PASSES.finals([t.entries[0], e, synthetic], edits, p.SLIM_EDITS)
+    assert final[1] is e and e.parent == "p" and e.calls[0].id == "new" and e.calls[0] is not c0
+    assert (e.calls[0].idx, e.calls[0].name, e.calls[0].chars) == (c0.idx, c0.name, c0.chars) and c0.id != "new"
+    assert todo == [2]  # a synthetic line: the Python materializes it
+    with pytest.raises(TypeError):
+        PASSES.finals([], {}, [])
