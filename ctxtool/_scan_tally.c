@@ -65,11 +65,20 @@ static int unsent_stop(PyObject *stop, PyObject *unsent) {
     return 0;
 }
 
+/* x is a dict holding ``key`` with a truthy value; -1 on error */
+static int dict_flag(PyObject *x, PyObject *key) {
+    if (x == Py_None || !PyDict_GET_SIZE(x)) return 0;
+    PyObject *v = PyDict_GetItemWithError(x, key);
+    if (!v) return PyErr_Occurred() ? -1 : 0;
+    return PyObject_IsTrue(v);
+}
+
 /* sent(ctx, unsent) -> (vis, messages, unnamed), or None: what ``estimate.view_of(ctx)`` gives, flattened (the
  * entries it keeps, in order) and counted (its messages: runs of one role, assistant or user), without its
  * ViewMessage objects; ``unnamed``: whether a result of a kept entry has no name (``r.name is None``). An
- * assistant entry that is empty or stopped for a reason in ``unsent`` (a tuple of str) is not sent. None when an
- * entry is no FullEntry, its role, stop or empty is of another type, or its results are no tuple of Results. */
+ * assistant entry that is empty (but for Claude Code's marked ``no_content`` in its extra) or stopped for a reason in
+ * ``unsent`` (a tuple of str) is not sent (view.sent_assistant). None when an entry is no FullEntry, its role, stop,
+ * empty or extra is of another type, or its results are no tuple of Results. */
 static PyObject *Rows_sent(Rows *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 2 || !PyList_Check(args[0]) || !PyTuple_Check(args[1])) {
         PyErr_SetString(PyExc_TypeError, "sent(ctx: list, unsent: tuple)");
@@ -82,10 +91,11 @@ static PyObject *Rows_sent(Rows *self, PyObject *const *args, Py_ssize_t nargs) 
     for (Py_ssize_t k = 0; k < n; k++) {
         PyObject *e = PyList_GET_ITEM(ctx, k);
         if (!Py_IS_TYPE(e, self->full)) Py_RETURN_NONE;
-        PyObject *empty = SLOT(e, self->f_empty);
+        PyObject *empty = SLOT(e, self->f_empty), *x = SLOT(e, self->f_extra);
         PyObject *results = SLOT(e, self->f_results);
         if (!str_or_none(SLOT(e, self->f_role)) || !str_or_none(SLOT(e, self->f_stop))
-            || (empty != Py_True && empty != Py_False) || !results || !PyTuple_CheckExact(results)) Py_RETURN_NONE;
+            || (empty != Py_True && empty != Py_False) || !results || !PyTuple_CheckExact(results)
+            || !x || (x != Py_None && !PyDict_CheckExact(x))) Py_RETURN_NONE;
         for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(results); j++) {
             PyObject *r = PyTuple_GET_ITEM(results, j);
             if (!Py_IS_TYPE(r, self->result_cls) || !SLOT(r, self->r_name)) Py_RETURN_NONE;
@@ -99,7 +109,15 @@ static PyObject *Rows_sent(Rows *self, PyObject *const *args, Py_ssize_t nargs) 
         PyObject *e = PyList_GET_ITEM(ctx, k), *role = SLOT(e, self->f_role);
         int r = role == Py_None ? 0 : same_str(role, self->assistant) ? 1 : 2;
         if (r == 1) {
-            if (SLOT(e, self->f_empty) == Py_True || unsent_stop(SLOT(e, self->f_stop), unsent)) continue;
+            if (unsent_stop(SLOT(e, self->f_stop), unsent)) continue;
+            if (SLOT(e, self->f_empty) == Py_True) {
+                int nc = dict_flag(SLOT(e, self->f_extra), self->no_content);
+                if (nc < 0) {
+                    Py_DECREF(vis);
+                    return NULL;
+                }
+                if (!nc) continue;
+            }
         }
         if (r != last) {
             messages++;

@@ -24,14 +24,6 @@ static int validate_usual(Rows *self, PyObject *e) {
     return 1;
 }
 
-/* x is a dict holding ``key`` with a truthy value; -1 on error */
-static int dict_flag(PyObject *x, PyObject *key) {
-    if (x == Py_None || !PyDict_GET_SIZE(x)) return 0;
-    PyObject *v = PyDict_GetItemWithError(x, key);
-    if (!v) return PyErr_Occurred() ? -1 : 0;
-    return PyObject_IsTrue(v);
-}
-
 /* message_groups over ``ctx``: a list of (role, entries) */
 static PyObject *message_groups_of(Rows *self, PyObject *ctx, int merge, PyObject *unsent) {
     PyObject *groups = PyList_New(0), *group = NULL, *role = NULL;  /* (role: borrowed) */

@@ -55,7 +55,8 @@ from .scanloop import index_passes
 from .transcript import scan
 from .window import Evidence
 from .window import resolve_window as window_rule
-from .view import UNSENT_STOPS, ViewMessage, claude_main_thread, context_entries, pi_path, sendable
+from .claude_chain import NO_CONTENT
+from .view import UNSENT_STOPS, ViewMessage, claude_main_thread, context_entries, pi_path, sendable, sent_assistant
 
 TOKENIZERS = ("heuristic", "tiktoken", "usage", "anthropic")
 PI_RESERVE_TOKENS = 16_384
@@ -320,7 +321,7 @@ def view_of(ctx: list) -> list:
     for e in ctx:
         role = e.role
         if role == "assistant":
-            if e.empty or e.stop in UNSENT_STOPS:  # not sendable
+            if not sent_assistant(e):
                 continue
         elif role is not None:
             role = "user"
@@ -757,6 +758,9 @@ def api_messages(ix: Index, view) -> tuple[list, list]:
         for m in view:
             content = []
             for e in m.entries:
+                if e.empty and e.extra and e.extra.get("no_content"):  # Claude Code sends it so (view.sent_assistant)
+                    content.append({"type": "text", "text": NO_CONTENT})
+                    continue
                 fresh = e if e.blocks is not None else t.reload(e, f)
                 for b in fresh.blocks or []:
                     ab = _api_block(b, m.role)

@@ -214,6 +214,13 @@ def sendable(e: Entry) -> bool:
 UNSENT_STOPS = ("error", "aborted")
 
 
+def sent_assistant(e: Entry) -> bool:
+    """Whether the agent sends an assistant entry: not an errored or aborted turn, and not an empty one, but for
+    Claude Code's response whose content is an empty list (``no_content``), which the client sends as
+    "(no content)" (judged)."""
+    return not ((e.empty and not (e.extra and e.extra.get("no_content"))) or e.stop in UNSENT_STOPS)
+
+
 def message_groups(fmt_name: str, entries: list[Entry], *, context: list[Entry] | None = None):
     """(role, entries) of each message the model sees, in order: consecutive entries of the
     same role combined as the Messages API combines them (see ``merges``). ``context``:
@@ -224,7 +231,7 @@ def message_groups(fmt_name: str, entries: list[Entry], *, context: list[Entry] 
     for e in context_entries(fmt_name, entries) if context is None else context:
         r = e.role
         if r == "assistant":
-            if (e.empty and not (e.extra and e.extra.get("no_content"))) or e.stop in UNSENT_STOPS:
+            if not sent_assistant(e):
                 continue
             if role == "assistant" and merge_assistants:
                 group.append(e)

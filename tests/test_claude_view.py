@@ -241,3 +241,31 @@ def test_repair_builds_the_view_once_for_a_healthy_file_and_again_after_a_fix(tm
     # pairing builds it again without the dropped copy, and the check after repair on the lines it writes
     assert len(calls) == 3 and calls[1] == calls[2] == calls[0] - 1
     assert r.after == []
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["C", "Python"])
+@pytest.mark.parametrize("keep_rest", [True, False], ids=["mid-conversation", "last"])
+def test_a_response_of_an_empty_list_is_counted_as_the_client_sends_it(keep_rest, native, tmp_path, monkeypatch):
+    """The client sends a response whose content is an empty list as "(no content)" (judged: the judge cases
+    assistant-content-empty-list and -last): estimate counts it among the messages as the view and validate do, and
+    the count_tokens request holds it. (It used to be left out of estimate's messages.)"""
+    from ctxtool import estimate as est
+    from tests.test_claude_judge import cut_after_thinking, lines_of
+
+    if not native:
+        monkeypatch.setattr(est, "index_passes", lambda: None)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\n".join(cut_after_thinking(lines_of("parallel.jsonl"), [], keep_rest=keep_rest)) + b"\n")
+    no_content = {"type": "text", "text": "(no content)"}
+    sent = sent_messages(scan(str(path)))
+    line = next(m["lines"][0] for m in sent if isinstance(m["content"], list) and no_content in m["content"])
+    got = est.estimate_file(str(path), est.Options())
+    assert got["messages"] == validate_file(str(path))["messages"]
+    ix = est.read_index(str(path))
+    ctx = est.context_entries(ix.t.format_name, ix.t.entries)
+    vis, messages, _ = est.sent_of(ctx)
+    assert line in [e.lineno for e in vis] and messages == got["messages"]
+    assert got["entries_in_context"] == len(vis)
+    msgs, _ = est.api_messages(ix, est.view_of(ctx))
+    assert sum(b == no_content for m in msgs for b in m["content"]) == 1
+    assert msgs[-1] == {"role": "assistant", "content": [no_content]} or keep_rest

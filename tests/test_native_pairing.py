@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxtool import repair, repair_pairing, synth
+from ctxtool import repair, repair_pairing
 from ctxtool.errors import CtxError
 from ctxtool.model import MESSAGE, Call, Result
 from ctxtool.repair import Change, plan_repair
@@ -21,6 +21,7 @@ from ctxtool.scanloop import index_passes
 from ctxtool.transcript import scan
 from ctxtool.view import UNSENT_STOPS
 from tests.support.pi_sessions import asst, pi_session, user
+from tests.support.variants import corrupted_session
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = sorted(str(p) for p in (ROOT / "fixtures").glob("**/*.jsonl") if "codex" not in str(p))
@@ -79,14 +80,7 @@ def test_the_plan_is_the_python_loops_on_every_fixture(path, trim, monkeypatch):
 
 @pytest.mark.parametrize("seed", range(12))
 def test_the_plan_is_the_python_loops_on_generated_corrupted_sessions(seed, tmp_path, monkeypatch):
-    from ctxtool.synth.catalog import CORRUPTIONS
-
-    rng = random.Random(seed)
-    fmt = ("pi", "claude", "messages")[seed % 3]
-    kinds = [k for k, fmts in sorted(CORRUPTIONS.items()) if fmt in fmts]
-    p = tmp_path / "s.jsonl"
-    synth.write_session(str(p), fmt, seed=seed, target_bytes=120_000, corruptions=rng.sample(kinds, min(6, len(kinds))))
-    _same_both_ways(str(p), monkeypatch)
+    _same_both_ways(corrupted_session(tmp_path / "s.jsonl", seed, 120_000, 6), monkeypatch)
 
 
 def _call(cid: str, name: str = "bash") -> dict:

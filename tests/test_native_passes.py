@@ -17,6 +17,7 @@ from ctxtool import synth, validate, view
 from ctxtool.model import COMPACTION, EMPTY, HEADER, META, MESSAGE, Call, Entry, FullEntry, Kinds, Result
 from ctxtool.tokens import heuristic_per_entry
 from ctxtool.view import UNSENT_STOPS, context_entries
+from tests.support.variants import corrupted_session
 
 ROOT = Path(__file__).resolve().parent.parent
 ALL_FIXTURES = sorted(str(p) for p in (ROOT / "fixtures").glob("**/*.jsonl"))
@@ -362,15 +363,9 @@ def test_validate_equals_the_python_loop_on_every_fixture(path, monkeypatch):
 @native_only
 @pytest.mark.parametrize("seed", range(8))
 def test_validate_equals_the_python_loop_on_generated_corrupted_sessions(seed, tmp_path, monkeypatch):
-    from ctxtool.synth.catalog import CORRUPTIONS
-
-    rng = random.Random(seed)
-    fmt = ("pi", "claude", "messages")[seed % 3]
-    kinds = [k for k, fmts in sorted(CORRUPTIONS.items()) if fmt in fmts]
-    p = tmp_path / "s.jsonl"
-    synth.write_session(str(p), fmt, seed=seed, target_bytes=150_000, corruptions=rng.sample(kinds, min(5, len(kinds))))
+    p = corrupted_session(tmp_path / "s.jsonl", seed, 150_000, 5)
     try:
-        ix = est.read_index(str(p))
+        ix = est.read_index(p)
     except Exception:
         pytest.skip("refused")
     ctx = context_entries(ix.t.format_name, ix.t.entries)

@@ -82,3 +82,18 @@ def streamed(path, monkeypatch, native: bool, workers: int) -> list:
     transcript.scan(str(path), on_entry=on_entry, keep_index=False, blocks=False, lazy=True, workers=workers,
                     split_min_bytes=0)
     return got
+
+
+def corrupted_session(path, seed: int, target_bytes: int, most: int) -> str:
+    """A generated session with up to ``most`` corruptions its format can have, chosen by ``seed``: pi, Claude Code or
+    Messages JSONL by turns."""
+    import random
+
+    from ctxtool import synth
+    from ctxtool.synth.catalog import CORRUPTIONS
+
+    rng = random.Random(seed)
+    fmt = ("pi", "claude", "messages")[seed % 3]
+    kinds = [k for k, fmts in sorted(CORRUPTIONS.items()) if fmt in fmts]
+    synth.write_session(str(path), fmt, seed=seed, target_bytes=target_bytes, corruptions=rng.sample(kinds, min(most, len(kinds))))
+    return str(path)
