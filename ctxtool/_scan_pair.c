@@ -18,13 +18,14 @@ static const char *WORDS[4] = {"tool call id ", " was already used earlier in th
                                 " with its tool call"};
 
 /* the fields the grouping reads, of the types it reads them as: a FullEntry, role and stop a str or None, empty a
- * bool, calls a tuple of Calls whose ids are a str or None, results a tuple, an index. 0: the whole list is left to
- * the Python */
+ * bool, calls a tuple of Calls whose ids are a str or None, results a tuple, an int index, a line number. 0: the
+ * Python takes it from the turn it is in */
 static int pair_usual(Rows *self, PyObject *e) {
     if (!Py_IS_TYPE(e, self->full)) return 0;
     PyObject *calls = SLOT(e, self->f_calls), *results = SLOT(e, self->f_results), *empty = SLOT(e, self->f_empty);
     if (!str_or_none(SLOT(e, self->f_role)) || !str_or_none(SLOT(e, self->f_stop)) || !calls || !PyTuple_CheckExact(calls)
-        || !results || !PyTuple_CheckExact(results) || (empty != Py_True && empty != Py_False) || !SLOT(e, self->f_index))
+        || !results || !PyTuple_CheckExact(results) || (empty != Py_True && empty != Py_False)
+        || !SLOT(e, self->f_index) || !PyLong_CheckExact(SLOT(e, self->f_index)) || !SLOT(e, self->f_lineno))
         return 0;
     for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(calls); j++) {
         PyObject *c = PyTuple_GET_ITEM(calls, j);
@@ -171,9 +172,14 @@ static int simple_turn(Rows *self, Pairing *st, PyObject *u, PyObject *span) {
         if (!PyUnicode_CheckExact(cid) || !SLOT(c, self->c_idx) || PyTuple_GET_SIZE(rs) != 1 || !nb
             || !PyLong_CheckExact(nb) || PyLong_AsLongAndOverflow(nb, &overflow) != 1 || overflow) return 0;
         if ((r = in(st->dropped, si))) return r < 0 ? -1 : 0;
-        PyObject *res = PyTuple_GET_ITEM(rs, 0), *rid = SLOT(res, self->r_id), *name = SLOT(res, self->r_name);
-        if (!Py_IS_TYPE(res, self->result_cls) || !rid || !PyUnicode_CheckExact(rid) || !SLOT(res, self->r_idx)
+        PyObject *res = PyTuple_GET_ITEM(rs, 0);
+        if (!Py_IS_TYPE(res, self->result_cls)) return 0;  /* (before its slots are read) */
+        PyObject *rid = SLOT(res, self->r_id), *name = SLOT(res, self->r_name);
+        if (!rid || !PyUnicode_CheckExact(rid) || !SLOT(res, self->r_idx)
             || (rid != cid && PyUnicode_Compare(rid, cid) != 0) || id_among(self, calls, k, cid)) return 0;
+        PyObject *had = PyDict_GetItemWithError(st->counter, cid);  /* a rename's count: an int of at least 1 */
+        if (!had && PyErr_Occurred()) return -1;
+        if (had && (!PyLong_CheckExact(had) || PyLong_AsLongAndOverflow(had, &overflow) < 1 || overflow)) return 0;
         if (st->pi && (!name || !PyUnicode_CheckExact(name) || !PyUnicode_GET_LENGTH(name) || all_space(name))) return 0;
     }
     int fresh = 1;  /* ids.isdisjoint(seen_calls) */
@@ -232,7 +238,7 @@ static int no_calls(Rows *self, Pairing *st, PyObject *unit, PyObject *span) {
  * attribute is missing) */
 static PyObject *planner_part(PyObject *planner, const char *name, int dict) {
     PyObject *v = PyObject_GetAttrString(planner, name);
-    if (v && !(dict ? PyDict_CheckExact(v) : PyAnySet_CheckExact(v))) Py_CLEAR(v);
+    if (v && !(dict ? PyDict_CheckExact(v) : PySet_CheckExact(v))) Py_CLEAR(v);
     return v;
 }
 
@@ -257,7 +263,7 @@ static PyObject *Rows_pair(Rows *self, PyObject *const *args, Py_ssize_t nargs) 
     PyObject *planner = args[0], *seq = args[1], *unsent = args[3];
     int merge = PyObject_IsTrue(args[2]), pi = PyObject_IsTrue(args[7]);
     if (merge < 0 || pi < 0) return NULL;
-    if (!strs_only(unsent) || !PyAnySet_CheckExact(args[4]) || !PyAnySet_CheckExact(args[5])) Py_RETURN_NONE;
+    if (!strs_only(unsent) || !PySet_CheckExact(args[4]) || !PySet_CheckExact(args[5])) Py_RETURN_NONE;
     Pairing st = {.seen = args[4], .skipped = args[5], .change_cls = args[6], .sep = args[8], .pi = pi};
     static const char *CHANGE[] = {"kind", "action", "line", "id", "detail"};
     if (slot_offsets(st.change_cls, CHANGE, 5, st.ch) < 0) {  /* a class without these slots: the Python makes them */
@@ -273,7 +279,10 @@ static PyObject *Rows_pair(Rows *self, PyObject *const *args, Py_ssize_t nargs) 
     if (intern_all(st.words, WORDS, 4) < 0) goto done;
     for (int k = 0; k < 8; k++) {
         *own[k] = k < 5 ? planner_part(planner, names[k], k > 0) : PyObject_GetAttrString(planner, names[k]);
-        if (!*own[k]) ok = 0;
+        if (!*own[k]) {
+            ok = 0;
+            break;
+        }
     }
     if (!ok || !PyList_CheckExact(st.changes)) {
         if (!PyErr_Occurred()) out = Py_NewRef(Py_None);
@@ -374,20 +383,23 @@ static PyObject *renamed_all(PyObject *items, PyObject *renames, PyTypeObject *c
     return out;
 }
 
-/* whether the renames of ``ed[key]`` can be made here: absent, empty, or a dict and ``items`` (the entry's calls or
- * results) a tuple of ``cls`` objects with an index; -1 on error */
-static int renames_usual(PyObject *ed, PyObject *key, PyObject *e, Py_ssize_t items_off, PyTypeObject *cls,
-                         Py_ssize_t idx_off, PyObject **renames) {
+/* whether the renames of ``ed[key]`` can be made here: absent, empty, or a dict and ``items`` (the calls or results
+ * of ``e``, a FullEntry) a tuple of ``cls`` objects with every slot set; -1 on error */
+static int renames_usual(PyObject *ed, PyObject *key, PyObject *e, int full, Py_ssize_t items_off, PyTypeObject *cls,
+                         PyObject **renames) {
     PyObject *r = PyDict_GetItemWithError(ed, key);
     *renames = NULL;
     if (!r) return PyErr_Occurred() ? -1 : 1;
     if (!PyDict_CheckExact(r)) return 0;
     if (!PyDict_GET_SIZE(r)) return 1;  /* ``if renames:`` */
+    if (!full) return 0;  /* (an Entry has no such slot: before it is read) */
     PyObject *items = SLOT(e, items_off);
     if (!items || !PyTuple_CheckExact(items)) return 0;
     for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(items); k++) {
         PyObject *x = PyTuple_GET_ITEM(items, k);
-        if (!Py_IS_TYPE(x, cls) || !SLOT(x, idx_off)) return 0;
+        if (!Py_IS_TYPE(x, cls)) return 0;
+        for (PyMemberDef *m = cls->tp_members; m && m->name; m++)  /* every slot set, as renamed() reads them all */
+            if (m->type == T_OBJECT_EX && !SLOT(x, m->offset)) return 0;
     }
     *renames = r;
     return 1;
@@ -429,13 +441,11 @@ static PyObject *Rows_finals(Rows *self, PyObject *const *args, Py_ssize_t nargs
         }
         PyObject *calls, *results;
         int full = Py_IS_TYPE(e, self->full), u;
-        if ((u = renames_usual(ed, keys[2], e, self->f_calls, self->call, self->c_idx, &calls)) <= 0
-            || (calls && !full)) {
+        if ((u = renames_usual(ed, keys[2], e, full, self->f_calls, self->call, &calls)) <= 0) {
             if (u < 0) goto done;
             goto python;
         }
-        if ((u = renames_usual(ed, keys[3], e, self->f_results, self->result_cls, self->r_idx, &results)) <= 0
-            || (results && !full)) {
+        if ((u = renames_usual(ed, keys[3], e, full, self->f_results, self->result_cls, &results)) <= 0) {
             if (u < 0) goto done;
             goto python;
         }

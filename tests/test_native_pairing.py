@@ -193,11 +193,11 @@ ODD = {
     "stop": [7],
     "empty": [1, None],
     "calls": [[], None],
-    "results": [[], None],
+    "results": [[], None, (1.5,)],
     "nblocks": ["1", 1.0, None, 2, 0],
-    "index": [None, "3"],
-    "lineno": [0, None],
-    "call id": [None, 7, ""],
+    "index": [None, "3", [2], 2**70],
+    "lineno": [0, None, "unset"],
+    "call id": [None, 7, "", "unset"],
     "call idx": [None, "0"],
     "result id": [None, 7],
     "result name": [None, " ", "", 9],
@@ -205,19 +205,26 @@ ODD = {
 }
 
 
+def _set(o, name: str, value) -> None:
+    if value == "unset":  # the slot left unset (found by review: a line number the C part read as None)
+        delattr(o, name)
+    else:
+        setattr(o, name, value)
+
+
 def _poke(e, field: str, value) -> None:
     if field.startswith("call "):
         if e.calls:
             c = copy.copy(e.calls[0])
-            setattr(c, field[5:], value)
+            _set(c, field[5:], value)
             e.calls = (c,) + tuple(e.calls[1:])
     elif field.startswith("result "):
         if e.results:
             r = copy.copy(e.results[0])
-            setattr(r, field[7:], value)
+            _set(r, field[7:], value)
             e.results = (r,) + tuple(e.results[1:])
     else:
-        setattr(e, field, value)
+        _set(e, field, value)
 
 
 def _paired(path: str, native: bool, poke, monkeypatch):
@@ -318,7 +325,14 @@ FINAL_POKES = {
     "an edit that is no dict": lambda e, ed: None,  # (set below: the planner's edits hold it)
     "an index of another type": lambda e, ed: setattr(e, "index", float(e.index)),
     "a set id and parent": lambda e, ed: ed.update(set_id="new-id", set_parent=None),
+    "a call's slot unset": lambda e, ed: e.calls and _unset_chars(e),  # (found by review: copied unset)
 }
+
+
+def _unset_chars(e) -> None:
+    c = copy.copy(e.calls[0])
+    del c.chars
+    e.calls = (c,) + tuple(e.calls[1:])
 
 
 class _SubResult(Result):
@@ -363,7 +377,8 @@ def test_the_final_entries_are_the_python_loops_with_odd_fields(poke, tmp_path, 
     path = _reused_session(tmp_path, random.Random(3), turns=20)
     got = _finals(path, True, FINAL_POKES[poke], monkeypatch)
     assert got == _finals(path, False, FINAL_POKES[poke], monkeypatch)
-    assert got[0] != "raised" or poke in ("an edit that is no dict", "renames a list", "an index of another type")
+    assert got[0] != "raised" or poke in ("an edit that is no dict", "renames a list", "an index of another type",
+                                          "a call's slot unset")
 
 
 @native_only
@@ -382,3 +397,75 @@ def test_finals_updates_renamed_entries_in_place_and_leaves_the_rest(tmp_path):
     assert todo == [2]  # a synthetic line: the Python materializes it
     with pytest.raises(TypeError):
         PASSES.finals([], {}, [])
+
+
+# ----------------------------------------------------------------------------- found by review
+
+
+@native_only
+def test_finals_leaves_a_plain_entry_with_renames_to_the_python():
+    """A plain Entry has no calls or results slot: the C part read past its end (a crash) before it checked."""
+    from ctxtool.model import small_entry
+
+    es = [small_entry(i, i + 1, 0, 10, b"\n", "meta", "x", None, None, None) for i in range(200)]
+    edits = {i: {"rename_calls": {0: "new"}} if i % 2 else {"rename_results": {0: "new"}} for i in range(200)}
+    final, todo = PASSES.finals(es, edits, repair._Planner.SLIM_EDITS)
+    assert todo == list(range(200)) and final == es
+
+
+@native_only
+def test_a_claude_turn_without_calls_reads_no_index_the_python_does_not(tmp_path, monkeypatch):
+    """Claude Code: the Python's _drop_unmatched returns at once (the client heals pairing); the C part hashed the
+    index of each message after a turn without calls, and raised on an unhashable one."""
+    import json
+
+    def line(t, u, par, **kw):
+        return {"parentUuid": par, "isSidechain": False, "userType": "external", "cwd": "/w", "sessionId": "S",
+                "version": "2.1.39", "type": t, "uuid": u, "timestamp": "2026-01-01T00:00:00.000Z", **kw}
+
+    lines = [line("user", "u1", None, message={"role": "user", "content": "hi"}),
+             line("assistant", "a1", "u1", requestId="r", message={
+                 "model": "m", "id": "m1", "type": "message", "role": "assistant", "content": [{"type": "text", "text": "x"}],
+                 "stop_reason": "end_turn", "usage": {"input_tokens": 1, "output_tokens": 1}}),
+             line("user", "u2", "a1", message={"role": "user", "content": "more"})]
+    path = tmp_path / "c.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+
+    def paired(native: bool):
+        with monkeypatch.context() as m:
+            if not native:
+                m.setattr(repair_pairing, "index_passes", lambda: None)
+            p = repair._Planner(scan(str(path), None, stats=False))
+            seg = p.segment
+
+            def poked():
+                s = seg()
+                s[-1].index = [2]
+                return s
+
+            p.segment = poked
+            p.pair()
+            return _state(p)
+
+    assert paired(True) == paired(False)
+
+
+@native_only
+def test_odd_sets_and_counts_are_left_to_the_python(tmp_path, monkeypatch):
+    """A frozenset for seen_calls leaves the whole pass to the Python; a rename counter that is no int of at least 1
+    leaves the turn to it (the Python adds 1 to whatever it holds)."""
+    path = pi_session(tmp_path / "s.jsonl", [user("go"), _calling("a"), _result("a"), _calling("a"), _result("a")])
+    p = repair._Planner(scan(path, None, stats=False))
+    seq = [e for e in p.segment() if e.kind == MESSAGE]
+    assert PASSES.pair(p, seq, False, UNSENT_STOPS, frozenset(), set(), Change, True, "_") is None
+    for count in (1.5, 0, -3, True):
+        got = []
+        for native in (True, False):
+            with monkeypatch.context() as m:
+                if not native:
+                    m.setattr(repair_pairing, "index_passes", lambda: None)
+                q = repair._Planner(scan(path, None, stats=False))
+                q.rename_counter["a"] = count
+                q.pair()
+                got.append(_state(q))
+        assert got[0] == got[1], count
