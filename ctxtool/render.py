@@ -69,13 +69,69 @@ class _Lazy:
             setattr(self._made(), name, value)
 
 
+# the control codes rich leaves out of printed text (rich.control.strip_control_codes): bell, backspace, vertical tab,
+# form feed, carriage return
+_STRIPPED = {7: None, 8: None, 11: None, 12: None, 13: None}
+
+
+_AS_SET = {"highlight", "emoji"}  # options a console here is made without: the same text when given as False or None
+
+
+class _Plain:
+    """A console for a stream that is no terminal (a pipe, a file): text printed as rich prints it there (markup off,
+    no wrapping, the control codes rich strips left out), without importing rich (~25 ms a run). Anything else (markup,
+    a renderable, a tab, which rich expands by cell width, another method or option) goes to rich's console, made on
+    first need."""
+
+    is_terminal = False
+
+    def __init__(self, **args) -> None:
+        self._args = args
+        self._rich = None
+        self.file = args["file"]
+        self.quiet = False
+
+    def _made(self):
+        if self._rich is None:
+            self._rich = _console_class()(**self._args)
+        self._rich.quiet = self.quiet
+        return self._rich
+
+    def print(self, *objects, sep: str = " ", end: str = "\n", markup=None, **options) -> None:
+        if self.quiet:
+            return
+        text = None
+        if options.keys() <= _AS_SET and not any(options.values()) and (markup is False or not objects) \
+                and all(type(o) is str for o in objects) and type(sep) is str and type(end) is str:
+            text = sep.join(objects) + end
+        if text is None or "\t" in text:
+            self._made().print(*objects, sep=sep, end=end, markup=markup, **options)
+            self.quiet = self._rich.quiet
+            return
+        try:
+            self.file.write(text.translate(_STRIPPED))
+            self.file.flush()
+        except BrokenPipeError:  # as the rich console's on_broken_pipe
+            self.quiet = True
+            if self.file is sys.stdout:
+                silence_stdout()
+
+    def __getattr__(self, name):
+        return getattr(self._made(), name)
+
+
 def console(stderr: bool = False) -> Console:
     stream = sys.stderr if stderr else sys.stdout
     # emoji=False: rich would print a path with ``:fire:`` in it as an emoji
     args = dict(file=stream, highlight=False, emoji=False, soft_wrap=not stream.isatty(),
                 no_color=bool(os.environ.get("NO_COLOR")) or None)
-    # on a terminal, rich draws (tables, progress bars): the console itself; piped, it may print nothing at all
-    return _console_class()(**args) if stream.isatty() else _Lazy(**args)
+    # on a terminal, rich draws (tables, progress bars): the console itself; piped, plain text, unless the environment
+    # tells rich to behave as on a terminal (it reads these two)
+    if stream.isatty():
+        return _console_class()(**args)
+    if "FORCE_COLOR" in os.environ or "TTY_COMPATIBLE" in os.environ:
+        return _Lazy(**args)
+    return _Plain(**args)
 
 
 def table(con: Console, title: str | None, columns: list[str], rows: list[list], *, justify: dict | None = None) -> None:
