@@ -687,6 +687,12 @@ def repair_file(
             lock.release()
 
 
+def check_file(path: str, fmt: str | None, trim_trailing: bool, with_before: bool) -> RepairReport:
+    """``repair --check`` of one file. A worker process of a folder's check runs it by name: it lives here, not in
+    the CLI, so that a worker does not import click (~25 ms a worker)."""
+    return repair_file(path, fmt=fmt, check=True, trim_trailing=trim_trailing, violations_before=with_before)
+
+
 def _repair(path, fmt, check, output, backup, trim_trailing, in_place, with_before) -> RepairReport:
     """Scan, plan, validate before and after, and write (unless checking)."""
     ident = commit.identity(path) if in_place else None

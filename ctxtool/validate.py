@@ -175,6 +175,16 @@ def validate_file(path: str, fmt: str | None = None) -> dict:
             "violations": [v.to_dict() for v in as_sent(t.format_name, found)]}
 
 
+def validate_report(path: str, fmt: str | None = None) -> dict:
+    """What ``ctxtool validate`` reports for one file: ``validate_file`` with the notices of lines written after the
+    scan. A worker process of a folder's validation runs it by name (here, not in the CLI: a worker imports no click)."""
+    from .commit import late_writes
+
+    result = validate_file(path, fmt)
+    result["notices"] = late_writes(path)
+    return result
+
+
 def _validate(groups) -> list[Violation]:
     """Check (role, entries) messages in order. Each message is checked once the next one
     is known (a tool_use needs the next message's results; only the last may be an empty assistant).

@@ -149,3 +149,19 @@ def test_large_files_are_scanned_in_parts_here(tmp_path, monkeypatch):
     got = [r for _, r, _ in pool.each(_ok, paths, "t", workers=2, min_bytes=0)]
     assert got[1] == ("t", "big", None)  # here, with the part scan's helpers
     assert "1" in {got[0][2], got[2][2]}  # the small ones went to the worker
+
+
+def test_what_a_worker_runs_imports_no_click():
+    """A worker imports the module of the function it runs: estimate_file, check_file and validate_report live in the
+    library, so a worker does not load click and the CLI (~25 ms each)."""
+    import subprocess
+    import sys
+
+    from ctxtool.estimate import estimate_file
+    from ctxtool.repair import check_file
+    from ctxtool.validate import validate_report
+
+    mods = sorted({f.__module__ for f in (estimate_file, check_file, validate_report)})
+    code = f"import sys; import {', '.join(mods)}; print(sorted(m for m in sys.modules if m.split('.')[0] in ('click', 'rich')))"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert r.stdout.strip() == "[]"

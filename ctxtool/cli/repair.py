@@ -8,10 +8,10 @@ import click
 
 from ..errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK, InputError
 from ..lock import DEFAULT_TIMEOUT
-from ..repair import repair_file
+from ..repair import check_file, repair_file
 from ..validate import errors as error_violations
-from ..validate import validate_file
-from .. import commit, pool, render
+from ..validate import validate_report
+from .. import pool, render
 from . import cli
 from .common import CONTEXT_SETTINGS, collect, each_with_progress, emit_json, failure, format_option, json_option, spooled
 
@@ -52,7 +52,7 @@ def repair(paths, check, output, no_backup, trim_trailing_assistant, lock_timeou
         raise click.UsageError("-o/--output takes exactly one input file (a directory of several was given)")
     reports = []
     if check and not output:  # nothing is written: many files are checked by worker processes
-        done = pool.each(_check_one, files, fmt, trim_trailing_assistant, json_)
+        done = pool.each(check_file, files, fmt, trim_trailing_assistant, json_)
         for path, report, e in each_with_progress(done, "repair", enabled=not json_, total=len(files)):
             if e is None:
                 reports.append(report)
@@ -83,18 +83,6 @@ def repair(paths, check, output, no_backup, trim_trailing_assistant, lock_timeou
     if any(error_violations(r.after) for r in reports):
         raise SystemExit(EXIT_FINDINGS)
     raise SystemExit(EXIT_OK)
-
-
-def _check_one(path: str, fmt, trim_trailing: bool, with_before: bool):
-    """``repair --check`` of one file (a worker process runs it by name)."""
-    return repair_file(path, fmt=fmt, check=True, trim_trailing=trim_trailing, violations_before=with_before)
-
-
-def _validate_one(path: str, fmt) -> dict:
-    """``validate`` of one file (a worker process runs it by name)."""
-    result = validate_file(path, fmt)
-    result["notices"] = commit.late_writes(path)
-    return result
 
 
 def _render(reports, failures, check, verbose):
@@ -156,7 +144,7 @@ def validate(paths, fmt, json_):
     """
     files, failures = collect(paths)
     results = []
-    for path, result, e in each_with_progress(pool.each(_validate_one, files, fmt), "validate", enabled=not json_,
+    for path, result, e in each_with_progress(pool.each(validate_report, files, fmt), "validate", enabled=not json_,
                                               total=len(files)):
         if e is None:
             results.append(result)
