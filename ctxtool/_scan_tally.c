@@ -73,6 +73,16 @@ static int dict_flag(PyObject *x, PyObject *key) {
     return PyObject_IsTrue(v);
 }
 
+/* view.sent_assistant of an assistant entry (its stop a str or None, its extra a dict or None), in its order: 1, 0,
+ * or -1 on error */
+static int sent_assistant(Rows *self, PyObject *e, PyObject *unsent) {
+    if (SLOT(e, self->f_empty) == Py_True) {
+        int nc = dict_flag(SLOT(e, self->f_extra), self->no_content);
+        if (nc <= 0) return nc;
+    }
+    return !unsent_stop(SLOT(e, self->f_stop), unsent);
+}
+
 /* sent(ctx, unsent) -> (vis, messages, unnamed), or None: what ``estimate.view_of(ctx)`` gives, flattened (the
  * entries it keeps, in order) and counted (its messages: runs of one role, assistant or user), without its
  * ViewMessage objects; ``unnamed``: whether a result of a kept entry has no name (``r.name is None``). An
@@ -109,15 +119,12 @@ static PyObject *Rows_sent(Rows *self, PyObject *const *args, Py_ssize_t nargs) 
         PyObject *e = PyList_GET_ITEM(ctx, k), *role = SLOT(e, self->f_role);
         int r = role == Py_None ? 0 : same_str(role, self->assistant) ? 1 : 2;
         if (r == 1) {
-            if (unsent_stop(SLOT(e, self->f_stop), unsent)) continue;
-            if (SLOT(e, self->f_empty) == Py_True) {
-                int nc = dict_flag(SLOT(e, self->f_extra), self->no_content);
-                if (nc < 0) {
-                    Py_DECREF(vis);
-                    return NULL;
-                }
-                if (!nc) continue;
+            int sent = sent_assistant(self, e, unsent);
+            if (sent < 0) {
+                Py_DECREF(vis);
+                return NULL;
             }
+            if (!sent) continue;
         }
         if (r != last) {
             messages++;

@@ -31,12 +31,9 @@ static PyObject *message_groups_of(Rows *self, PyObject *ctx, int merge, PyObjec
     for (Py_ssize_t k = 0; k < PyList_GET_SIZE(ctx); k++) {
         PyObject *e = PyList_GET_ITEM(ctx, k), *r = SLOT(e, self->f_role);
         if (r != Py_None && same_str(r, self->assistant)) {
-            if (SLOT(e, self->f_empty) == Py_True) {
-                int nc = dict_flag(SLOT(e, self->f_extra), self->no_content);
-                if (nc < 0) goto fail;
-                if (!nc) continue;
-            }
-            if (unsent_stop(SLOT(e, self->f_stop), unsent)) continue;
+            int sent = sent_assistant(self, e, unsent);
+            if (sent < 0) goto fail;
+            if (!sent) continue;
             if (group && merge && role != Py_None && same_str(role, self->assistant)) {
                 if (PyList_Append(group, e) < 0) goto fail;
                 continue;

@@ -56,7 +56,7 @@ from .transcript import scan
 from .window import Evidence
 from .window import resolve_window as window_rule
 from .claude_chain import NO_CONTENT
-from .view import UNSENT_STOPS, ViewMessage, claude_main_thread, context_entries, pi_path, sendable, sent_assistant
+from .view import UNSENT_STOPS, ViewMessage, claude_main_thread, context_entries, pi_path, sendable, sent_as_no_content, sent_assistant
 
 TOKENIZERS = ("heuristic", "tiktoken", "usage", "anthropic")
 PI_RESERVE_TOKENS = 16_384
@@ -758,7 +758,7 @@ def api_messages(ix: Index, view) -> tuple[list, list]:
         for m in view:
             content = []
             for e in m.entries:
-                if e.empty and e.extra and e.extra.get("no_content"):  # Claude Code sends it so (view.sent_assistant)
+                if e.empty and sent_as_no_content(e):
                     content.append({"type": "text", "text": NO_CONTENT})
                     continue
                 fresh = e if e.blocks is not None else t.reload(e, f)

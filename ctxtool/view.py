@@ -216,9 +216,13 @@ UNSENT_STOPS = ("error", "aborted")
 
 def sent_assistant(e: Entry) -> bool:
     """Whether the agent sends an assistant entry: not an errored or aborted turn, and not an empty one, but for
-    Claude Code's response whose content is an empty list (``no_content``), which the client sends as
-    "(no content)" (judged)."""
-    return not ((e.empty and not (e.extra and e.extra.get("no_content"))) or e.stop in UNSENT_STOPS)
+    Claude Code's response whose content is an empty list, which the client sends as "(no content)" (judged)."""
+    return not ((e.empty and not sent_as_no_content(e)) or e.stop in UNSENT_STOPS)
+
+
+def sent_as_no_content(e: Entry) -> bool:
+    """Claude Code: a response whose content is an empty list (``no_content``), sent as "(no content)"."""
+    return bool(e.extra and e.extra.get("no_content"))
 
 
 def message_groups(fmt_name: str, entries: list[Entry], *, context: list[Entry] | None = None):
