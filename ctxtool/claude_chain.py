@@ -757,12 +757,14 @@ def _calls_last(e: Entry) -> int:
     return 1 if e.calls else 0  # a stable sort: the order above is kept within each kind
 
 
-def heal(messages: list[dict], close_turn: bool = True) -> list[dict]:
+def heal(messages: list[dict], close_turn: bool = True, lines: bool = False) -> list[dict]:
     """Rule 5 on Messages-shaped dicts (``{"role", "content"}``): the pairing fixes the client
     makes before it sends. Returns new messages; the input is not changed. ``close_turn``: a
     history that ends with a user message gets the reply "No response requested." (rule 13;
     ``view._closes_turn`` says when). A user message may say how many lines it was made of (``parts``, 1 when
-    missing) and whether it is one line whose content is a string (``string``): rule 19."""
+    missing) and whether it is one line whose content is a string (``string``): rule 19. ``lines``: each message's
+    ``lines`` go with what is sent of it (joined where messages are joined; ``[]`` on the messages the client adds)."""
+    carry = lines
     msgs: list[dict] = []
     # the history ended with a user message before healing (it may leave that one out: a prompt whose content
     # the client cannot read is still a turn to close), or held no message at all
@@ -771,37 +773,25 @@ def heal(messages: list[dict], close_turn: bool = True) -> list[dict]:
     after: dict[int, list] = {}  # id of a message -> the system messages that followed it
     for m in messages:  # consecutive user messages are one turn; each response stays on its own
         if m["role"] == "system":  # context the client renders: passed on as it is, after its turn
-            (after.setdefault(id(msgs[-1]), []) if msgs else lead).append({"role": "system", "content": m["content"]})
+            (after.setdefault(id(msgs[-1]), []) if msgs else lead).append(_lined({"role": "system", "content": m["content"]}, m, carry))
             continue
-        blocks = _blocks(m["content"])
-        # a block whose type is no string is left out, in a prompt as in a response (judged; an unknown name is
-        # sent; the prompt's: judge fuzz, seed 88): a call written so goes with it, its result then an orphan,
-        # and a message left with nothing is left out (judged)
-        # so is a text block whose text is no string (null, a number, missing: judge fuzz, seed 100)
-        typed = [b for b in blocks if type(b.get("type")) is str and not _unreadable_text(b)]
-        if len(typed) < len(blocks):
-            if not typed:
-                continue
-            blocks = typed
-        if m["role"] == "user":
-            if not blocks:  # a prompt whose content is an empty list: left out (judged)
-                continue
-        else:
+        blocks = kept_blocks(m["role"], _blocks(m["content"]))
+        if blocks is None:
+            continue
+        if m["role"] != "user":
             if not blocks:  # a response whose content is an empty list (judged)
                 blocks = [{"type": "text", "text": NO_CONTENT}]
-            elif all(_thought(b) for b in blocks):
-                # a response of thinking alone (signed or not, redacted too) and blank text: the client
-                # leaves it out, as a reply cut off after its thinking (judged)
-                continue
             else:  # empty text beside other blocks is left out; text of white space is sent (judged, judge fuzz seed 100)
                 blocks = [b for b in blocks if not (b.get("type") == "text" and b.get("text") == "")]
         if msgs and msgs[-1]["role"] == m["role"] == "user":
             msgs[-1]["content"] += blocks
             msgs[-1]["_alone"] = False
+            if carry:
+                msgs[-1]["lines"] = sorted(msgs[-1]["lines"] + list(m.get("lines", ())))
         elif m["role"] == "user":
-            msgs.append({"role": "user", "content": blocks, "_alone": m.get("parts", 1) == 1 and m.get("string", False)})
+            msgs.append(_lined({"role": "user", "content": blocks, "_alone": m.get("parts", 1) == 1 and m.get("string", False)}, m, carry))
         else:
-            msgs.append({"role": m["role"], "content": blocks})
+            msgs.append(_lined({"role": m["role"], "content": blocks}, m, carry))
     for m in msgs:
         # a turn's text that is only white space is left out, and a turn left with nothing is sent as "(no content)";
         # a turn of one line whose content is a string is sent as written, blank or empty (judged: judge fuzz seed 100)
@@ -851,8 +841,8 @@ def heal(messages: list[dict], close_turn: bool = True) -> list[dict]:
             results = [{"type": "tool_result", "content": INTERRUPTED_RESULT, "is_error": True, "tool_use_id": c}
                        for c in missing]
             if nxt is None:
-                tail = [{"role": "user", "content": results},
-                        {"role": "assistant", "content": [{"type": "text", "text": NO_RESPONSE}]}]
+                tail = [_lined({"role": "user", "content": results}, {}, carry),
+                        _lined({"role": "assistant", "content": [{"type": "text", "text": NO_RESPONSE}]}, {}, carry)]
             else:
                 nxt["content"] = nxt["content"] + results
         else:
@@ -865,7 +855,7 @@ def heal(messages: list[dict], close_turn: bool = True) -> list[dict]:
                 if nxt is not None:
                     nxt["content"] = lost + nxt["content"]
                 else:
-                    inserted[id(m)] = {"role": "user", "content": lost}
+                    inserted[id(m)] = _lined({"role": "user", "content": lost}, {}, carry)
     # results in a user message that follows no assistant message
     for k, m in enumerate(msgs):
         if m["role"] == "user" and (k == 0 or msgs[k - 1]["role"] != "assistant"):
@@ -887,8 +877,42 @@ def heal(messages: list[dict], close_turn: bool = True) -> list[dict]:
     # a turn that got no reply: the client closes it; so it does a history of context alone (attachments
     # it renders as system text, judged)
     if close_turn and (last == "user" or (last is None and (lead or ended_user))):
-        out.append({"role": "assistant", "content": [{"type": "text", "text": NO_RESPONSE}]})
+        out.append(_lined({"role": "assistant", "content": [{"type": "text", "text": NO_RESPONSE}]}, {}, carry))
     return out
+
+
+def kept_blocks(role: str, blocks: list[dict]) -> list[dict] | None:
+    """The blocks the client keeps of one message (``heal``'s first step, on ``_blocks`` of its content); None when it
+    leaves the message out."""
+    # a block whose type is no string is left out, in a prompt as in a response (judged; an unknown name is
+    # sent; the prompt's: judge fuzz, seed 88): a call written so goes with it, its result then an orphan,
+    # and a message left with nothing is left out (judged)
+    # so is a text block whose text is no string (null, a number, missing: judge fuzz, seed 100)
+    typed = [b for b in blocks if type(b.get("type")) is str and not _unreadable_text(b)]
+    if len(typed) < len(blocks):
+        if not typed:
+            return None
+        blocks = typed
+    if role == "user":
+        return blocks or None  # a prompt whose content is an empty list: left out (judged)
+    if blocks and all(_thought(b) for b in blocks):
+        # a response of thinking alone (signed or not, redacted too) and blank text: the client
+        # leaves it out, as a reply cut off after its thinking (judged)
+        return None
+    return blocks
+
+
+def gives_nothing(role: str, content) -> bool:
+    """Whether the client leaves out a message of this role and content (raw blocks, or a string) as a whole."""
+    return kept_blocks(role, _blocks(content)) is None
+
+
+def _lined(new: dict, m: dict, carry: bool) -> dict:
+    """``new`` with the ``lines`` of the message ``m`` it was made of (none: one the client adds), when ``heal``
+    carries them."""
+    if carry:
+        new["lines"] = list(m.get("lines", ()))
+    return new
 
 
 def _tid(b: dict, key: str):

@@ -56,7 +56,7 @@ from .transcript import scan
 from .window import Evidence
 from .window import resolve_window as window_rule
 from .claude_chain import NO_CONTENT
-from .view import UNSENT_STOPS, ViewMessage, claude_main_thread, context_entries, pi_path, sendable, sent_as_no_content, sent_assistant
+from .view import UNSENT_STOPS, ViewMessage, claude_main_thread, claude_unsent, context_entries, pi_path, sendable, sent_as_no_content, sent_assistant
 
 TOKENIZERS = ("heuristic", "tiktoken", "usage", "anthropic")
 PI_RESERVE_TOKENS = 16_384
@@ -332,6 +332,13 @@ def view_of(ctx: list) -> list:
             msgs.append(m)
             cur, last = m.entries, role
     return msgs
+
+
+def sent_context(t, ctx: list) -> list:
+    """``ctx`` (``context_entries``) without the message lines Claude Code makes nothing of (``view.claude_unsent``);
+    ``ctx`` itself for the other formats and when it has none."""
+    unsent = claude_unsent(t, ctx) if t.format_name == "claude" else None
+    return [e for e in ctx if e.index not in unsent] if unsent else ctx
 
 
 def sent_of(ctx: list) -> tuple[list, int, bool]:
@@ -1148,9 +1155,10 @@ def estimate_file(path: str, opts: Options | None = None) -> dict:
     t = ix.t
     fmt = t.format_name
     ctx = context_entries(fmt, t.entries)
-    vis, messages, unnamed = sent_of(ctx)
+    sent = sent_context(t, ctx)  # (the usage estimate reads every line)
+    vis, messages, unnamed = sent_of(sent)
     # the view's message objects: only the overheads and the count_tokens request read them
-    view = view_of(ctx) if opts.overheads or opts.tokenizer == "anthropic" else None
+    view = view_of(sent) if opts.overheads or opts.tokenizer == "anthropic" else None
     # tool names for results that do not carry one (Claude Code, Messages JSONL)
     names = ix.names if unnamed else {}
     model = opts.model or file_model(ix)

@@ -18,7 +18,7 @@ from itertools import islice
 from operator import attrgetter, eq
 
 from . import codex_rules
-from .claude_chain import _blank_text, _unreadable_text, chain, sent_entries
+from .claude_chain import _blank_text, _unreadable_text, chain, gives_nothing, sent_entries
 from .formats.common import DOUBLE_EXACT, LONE_SURROGATE
 from .model import BOUNDARY, COMPACTION, HEADER, MESSAGE, Entry
 from .scanloop import index_passes
@@ -282,11 +282,7 @@ def sent_messages(t, entries: list[Entry] | None = None) -> list[dict]:
                 out.append({"role": role, "content": blocks, "lines": [e.lineno for e in part]})
     if fmt != "claude":
         return out
-    lines = [m["lines"] for m in out]
-    healed = heal([{k: v for k, v in m.items() if k != "lines"} for m in out], close_turn=close)
-    # line numbers follow the messages they came from where healing kept them in place
-    return [dict(m, content=on_the_wire(m["content"]), lines=lines[k] if k < len(lines) and out[k]["role"] == m["role"] else [])
-            for k, m in enumerate(healed)]
+    return [dict(m, content=on_the_wire(m["content"])) for m in heal(out, close_turn=close, lines=True)]
 
 
 def on_the_wire(v):
@@ -342,6 +338,47 @@ def _gives_nothing(t, e: Entry, f) -> bool:
         return True
     blocks = t.reload(e, f).blocks or []
     return bool(blocks) and all(type(b) is dict and _unreadable_text(b) for b in blocks)
+
+
+def claude_unsent(t, context: list[Entry]) -> set[int]:
+    """Claude Code: the indexes of the message lines in ``context`` (``context_entries``) the client sends nothing
+    of (``claude_chain.kept_blocks``, judged): a response (the lines of one message.id) of thinking and blank text
+    alone, or of blocks whose type or text is no string alone; a prompt of such blocks, or of none. The index tells
+    most messages apart: a message is read again only when none of its lines holds a call, a result or text."""
+    out: set[int] = set()
+    f = None
+    try:
+        for role, group in message_groups("claude", t.entries, context=context):
+            if role is None:
+                continue
+            for part in _responses(group) if role == "assistant" else (group,):
+                if not all(_may_give_nothing(e) for e in part):
+                    continue
+                if f is None:
+                    f = open(t.path, "rb")
+                if role == "assistant":
+                    lost = gives_nothing(role, [b for e in part for b in t.reload(e, f).blocks or ()])
+                    lines = [e for e in part] if lost else ()
+                else:
+                    msg = next((m for m in _claude_user_run(t, part, f) if m["role"] == "user"), None)
+                    lines = [e for e in part if e.lineno in msg["lines"]] \
+                        if msg is not None and gives_nothing(role, msg["content"]) else ()
+                out.update(e.index for e in lines)
+    finally:
+        if f is not None:
+            f.close()
+    return out
+
+
+def _may_give_nothing(e: Entry) -> bool:
+    """From the index alone: a message line that holds no call, no result and no text that is not blank (a thinking
+    line, one of blank text, of blocks the scan does not count)."""
+    if e.calls or e.results:
+        return False
+    if e.get("context") == "system":
+        return True  # context the client sends as system text, after the turn: not in the user message
+    k = e.kinds
+    return e.empty or e.blank_text or not k or not k.get("text")
 
 
 def _rows_but_nothing_sent(entries: list[Entry]) -> bool:

@@ -16,12 +16,14 @@ from pathlib import Path
 
 import pytest
 
+from ctxtool.claude_chain import INTERRUPTED_RESULT, MISSING_RESULT, NO_CONTENT, ORPHAN_REMOVED, TOOL_USE_INTERRUPTED
 from ctxtool.compact_writer import Options, compact_file
+from ctxtool.estimate import estimate_file, read_index, sent_context, sent_of
 from ctxtool.repair import repair_file
 from ctxtool.summarize import ExtractiveSummarizer
 from ctxtool.formats.common import js_stringify
 from ctxtool.transcript import scan
-from ctxtool.view import sent_messages
+from ctxtool.view import context_entries, on_the_wire, sent_messages
 from tests.support.claude_agent import conversation, resume_payload, well_paired
 
 pytestmark = pytest.mark.claude
@@ -449,6 +451,86 @@ def test_corruption_is_read_as_the_client_reads_it_and_repaired_losslessly(case,
             assert sent_results.get(tool_id) == content, tool_id
     assert "[Tool use interrupted]" not in json.dumps(after)
     assert repair_file(str(path), check=True).changes == []  # idempotent
+
+
+# ------------------------------------------------------------------ which lines each message comes from
+
+
+def damaged(case: str, tmp_path) -> Path:
+    name, corrupt = CORRUPTIONS[case]
+    path = tmp_path / name
+    path.write_bytes(b"\n".join(corrupt(lines_of(name))) + b"\n")
+    return path
+
+
+def view_lines(path) -> list[int]:
+    return sorted(ln for m in sent_messages(scan(str(path))) for ln in m["lines"])
+
+
+def estimated_lines(path) -> list[int]:
+    ix = read_index(str(path), None)
+    vis, _, _ = sent_of(sent_context(ix.t, context_entries("claude", ix.t.entries)))
+    return sorted(e.lineno for e in vis)
+
+
+CLIENT_TEXTS = {NO_CONTENT, TOOL_USE_INTERRUPTED, INTERRUPTED_RESULT, MISSING_RESULT, ORPHAN_REMOVED}
+
+
+def block_keys(blocks) -> set:
+    """What identifies the blocks a message is made of, as the view sends them (not the client's own)."""
+    keys = set()
+    for b in blocks if isinstance(blocks, list) else ():
+        if isinstance(b, dict) and not any(type(v) is str and v in CLIENT_TEXTS for v in (b.get("text"), b.get("content"))):
+            for k in ("text", "thinking", "id", "tool_use_id", "data"):
+                if isinstance(b.get(k), str) and b[k].strip():
+                    keys.add((k, b[k].strip()))
+    return keys
+
+
+CASES_AND_FILES = sorted(CORRUPTIONS) + [f"{p.parent.name}/{p.name}" for p in claude_fixtures()]
+
+
+def case_path(case: str, tmp_path) -> Path:
+    return damaged(case, tmp_path) if case in CORRUPTIONS else ROOT / case
+
+
+@pytest.mark.parametrize("case", CASES_AND_FILES)
+def test_each_message_names_the_lines_it_is_made_of(case, tmp_path):
+    """A message's ``lines`` are the lines whose blocks it sends, also after the client left a message out
+    before it (a response of thinking alone: the lines of every later message were one message off)."""
+    path = case_path(case, tmp_path)
+    t = scan(str(path))
+    by_line = {e.lineno: e for e in t.entries}
+    seen: list[int] = []
+    with open(path, "rb") as f:
+        for m in sent_messages(t):
+            seen += m["lines"]
+            if m["role"] == "system":
+                continue
+            own: set = set()
+            for ln in m["lines"]:
+                assert by_line[ln].role == m["role"] or m["role"] == "user", ln
+                own |= block_keys(on_the_wire(t.reload(by_line[ln], f).blocks))
+            if m["lines"]:
+                assert block_keys(m["content"]) <= own, m["lines"]
+    assert len(seen) == len(set(seen))
+
+
+@pytest.mark.parametrize("case", CASES_AND_FILES)
+def test_estimate_counts_the_lines_of_the_messages_the_client_sends(case, tmp_path):
+    """``estimate`` reads the index alone; it leaves out what the client leaves out: a response of thinking
+    (and blank text) alone, one or a prompt whose blocks have no string type or text, a history of such rows."""
+    path = case_path(case, tmp_path)
+    assert estimated_lines(path) == view_lines(path)
+
+
+def test_estimate_leaves_out_a_response_of_thinking_alone(tmp_path):
+    path = damaged("only-a-thinking-response", tmp_path)
+    r = estimate_file(str(path))
+    assert (r["messages"], r["tokens"], r["breakdown"]["by_kind"]) == (0, 0, {})
+    path = damaged("thinking-only-response-mid-conversation", tmp_path)
+    assert "thinking" not in estimate_file(str(path))["breakdown"]["by_kind"]
+    assert "thinking" in estimate_file(str(REC / "parallel.jsonl"))["breakdown"]["by_kind"]
 
 
 def retimed(lines, needle: bytes, shift_ms: int = 0, same_as: bytes | None = None):
