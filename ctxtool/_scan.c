@@ -1325,8 +1325,8 @@ static int call_problem_in(Rows *self, PyObject *calls) {
 
 /* whether repair's hygiene does nothing to a message entry, read from its slots: a FullEntry whose extra (None or a
  * dict) marks nothing malformed and no bad blocks, whose calls (Calls) have no problem, and none of hygiene's cases
- * (an empty errored assistant turn; a blank or empty user message, but for one with context or of Claude Code; an
- * assistant turn with blank text); 0 when it may, or its fields are of other types; -1 on error */
+ * (an empty errored assistant turn; a blank or empty user message, but for one with context, or of Claude Code one
+ * with no blank text; an assistant turn with blank text); 0 when it may, or its fields are of other types; -1 on error */
 static int quiet_message(Rows *self, PyObject *e, int claude) {
     if (!Py_IS_TYPE(e, self->full) || !self->kinds_cls) return 0;
     PyObject *x = SLOT(e, self->f_extra), *calls = SLOT(e, self->f_calls), *role = SLOT(e, self->f_role);
@@ -1358,7 +1358,8 @@ static int quiet_message(Rows *self, PyObject *e, int claude) {
         return !(blank == Py_True && empty == Py_False);
     }
     if (same_str(role, self->user)) {
-        if (context || claude) return 1;
+        if (context) return 1;
+        if (claude) return blank == Py_False;  /* (blank text: a lone prompt of it the client sends as written) */
         return blank == Py_False && !(empty == Py_True && !PyTuple_GET_SIZE(results));
     }
     return 1;

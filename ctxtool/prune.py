@@ -1477,19 +1477,10 @@ def ensure_distinct(input_path: str, output_path: str) -> None:
         return
 
 
-def validate_messages(messages: list[dict]) -> list:
-    """API errors (``ctxtool.validate`` rules) of a list of plain messages; warnings left out."""
-    from .formats import messages as messages_fmt
-    from .transcript import make_entry
-    from .validate import errors, validate_entries
-
-    entries = [make_entry(messages_fmt, {"role": m["role"], "content": m["content"]}, i, i + 1, 0, 0, b"\n")
-               for i, m in enumerate(messages)]
-    return errors(validate_entries("messages", entries))
-
-
 def new_violations(result: PruneResult, baseline_errors: list | None = None) -> list:
     """API errors of the pruned view that the unpruned view does not already have (same kind and ids)."""
+    from .validate import validate_messages
+
     if baseline_errors is None:
         baseline_errors = validate_messages(result.baseline)
     known = {(v.kind, tuple(v.ids)) for v in baseline_errors}

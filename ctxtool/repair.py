@@ -39,8 +39,8 @@ from .model import HEADER, MESSAGE, PLAIN, Entry
 from .scanloop import index_passes
 from .paths import regular
 from .transcript import Transcript, make_entry, no_gc, scan
-from .validate import Violation, validate_entries
-from .view import context_entries, linear
+from .validate import Violation, claude_errors_as_sent, validate_entries
+from .view import context_entries, linear, sent_assistant
 from .repair_codex import CodexPairing
 from .repair_order import Ordering
 from .repair_pairing import Pairing
@@ -452,6 +452,26 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
         self.forward_links = True
         return True
 
+    def _sent_as_written(self, e: Entry) -> bool:
+        """Claude Code: whether the client sends this prompt line as written, blank or empty: its content a string, and
+        no other line in its turn (``claude_chain.heal``, judged; context it puts in the system prompt aside)."""
+        if e.results or e.get("context") is not None:
+            return False
+        m = self.t.load(e).get("message")
+        if not (isinstance(m, dict) and isinstance(m.get("content"), str)):
+            return False
+        ctx = context_entries(self.name, self.entries)
+        k = next((i for i, x in enumerate(ctx) if x is e), None)
+        if k is None:
+            return False  # not sent at all
+        for side in (ctx[k - 1::-1] if k else (), ctx[k + 1:]):
+            for x in side:
+                if x.role == "assistant" and sent_assistant(x):
+                    break  # the turn ends
+                if x.role == "user" and x.get("context") != "system":
+                    return False
+        return True
+
     def _same_line(self, a: Entry, b: Entry) -> bool:
         return a.length == b.length and self.t.raw(a) == self.t.raw(b)
 
@@ -500,6 +520,10 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
             if e.role == "assistant" and e.nblocks == 0 and e.stop == "error":
                 self.edit(e)["fix_error_text"] = True
                 self.change("error-turn", "rewritten", e, e.id, "empty errored assistant turn given the stream-error fallback text")
+            elif e.role == "user" and self.name == "claude" and e.blank_text and self._sent_as_written(e):
+                self.edit(e)["fix_blank_user"] = True
+                self.change("blank-user", "rewritten", e, e.id, "a prompt of blank text alone in its turn, which Claude "
+                            "Code sends as written (the API refuses it), given the fallback \"(continue)\"")
             elif e.role == "user" and (e.get("context") is not None or self.name == "claude"):
                 pass  # Claude Code leaves out blank user text itself (judged), and renders its context itself
             elif e.role == "user" and e.blank_text:
@@ -703,7 +727,8 @@ def _repair(path, fmt, check, output, backup, trim_trailing, in_place, with_befo
     # before planning: the planner re-links entries in place. Claude Code's and Codex's view costs a
     # pass over the index: built once, for this validation and for the planner's pairing
     view = context_entries(t.format_name, t.entries) if t.format_name in ("claude", "codex") else None
-    before = validate_entries(t.format_name, t.entries, context=view) if with_before else None
+    # (Claude Code: the errors of the request the client sends, read before the planner re-links entries in place)
+    before = claude_errors_as_sent(t, validate_entries(t.format_name, t.entries, context=view)) if with_before else None
     plan = plan_repair(t, trim_trailing=trim_trailing, view=view)
     del view
     if plan.planner.forward_links and plan.changes:

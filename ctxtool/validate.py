@@ -170,9 +170,55 @@ def validate_file(path: str, fmt: str | None = None) -> dict:
         seq = codex_rules.sent_entries(t.entries)
         return {"path": path, "format": "codex", "messages": len(seq), "bad_lines": [b.lineno for b in t.bad],
                 "violations": [v.to_dict() for v in codex_envelopes(t.entries) + validate_codex(seq)]}
-    found, messages = validate_context(t.format_name, context_entries(t.format_name, t.entries))
+    ctx = context_entries(t.format_name, t.entries)
+    found, messages = validate_context(t.format_name, ctx)
+    found = claude_errors_as_sent(t, as_sent(t.format_name, found))
     return {"path": path, "format": t.format_name, "messages": messages, "bad_lines": [b.lineno for b in t.bad],
-            "violations": [v.to_dict() for v in as_sent(t.format_name, found)]}
+            "violations": [v.to_dict() for v in found]}
+
+
+# warnings of faults Claude Code mends, but not in every case: a lone prompt whose content is a string it sends as
+# written, blank or empty (judged)
+CLAUDE_SENDS_AS_WRITTEN = ("empty-user-text", "empty-user-message")
+CLAUDE_MENDS = ("Claude Code leaves this out when it resumes, and the request it sends has no such error "
+                "[sent as it is written, the API would answer: {}]")
+
+
+def claude_errors_as_sent(t, found: list[Violation]) -> list[Violation]:
+    """Claude Code: the errors of the request the client sends (``view.sent_messages``, the client's own fixes applied:
+    judged) in place of those the index finds. An error the client mends (a response of thinking alone, empty text or
+    a block of no string type beside other blocks: ``claude_chain.heal``) becomes a warning that says so; one the
+    request has too stays an error (a warning that it has becomes one); one only the request has is reported with the
+    lines of its message there. ``found``: ``as_sent``'s; as it is for the other formats, and when it has no error or
+    warning of a fault the client sends as written (the request is read only then)."""
+    from .view import sent_messages
+
+    if t.format_name != "claude" or not any(v.severity == ERROR or v.kind in CLAUDE_SENDS_AS_WRITTEN for v in found):
+        return found
+
+    sent = [m for m in sent_messages(t) if m["role"] != "system"]  # (context the client puts in its system prompt)
+    real = [(v, sent[v.message_index]["lines"] if v.message_index < len(sent) else []) for v in validate_messages(sent)]
+    out, confirmed = [], set()
+    for v in found:
+        same = [k for k, (r, lines) in enumerate(real) if r.kind == v.kind and not set(lines).isdisjoint(v.lines)]
+        if same and v.severity != ERROR:
+            v = Violation(v.kind, ERROR, v.message_index, v.lines, real[same[0]][0].api_error, v.ids)
+        elif not same and v.severity == ERROR:
+            v = Violation(v.kind, WARNING, v.message_index, v.lines, CLAUDE_MENDS.format(v.api_error), v.ids)
+        confirmed.update(same)
+        out.append(v)
+    return out + [Violation(r.kind, ERROR, r.message_index, lines, r.api_error, r.ids)
+                  for k, (r, lines) in enumerate(real) if k not in confirmed]
+
+
+def validate_messages(messages: list[dict]) -> list[Violation]:
+    """API errors (this module's rules) of a list of plain ``{"role", "content"}`` messages; warnings left out."""
+    from .formats import messages as messages_fmt
+    from .transcript import make_entry
+
+    entries = [make_entry(messages_fmt, {"role": m["role"], "content": m["content"]}, i, i + 1, 0, 0, b"\n")
+               for i, m in enumerate(messages)]
+    return errors(validate_entries("messages", entries))
 
 
 def validate_report(path: str, fmt: str | None = None) -> dict:

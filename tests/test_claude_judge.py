@@ -23,6 +23,7 @@ from ctxtool.repair import repair_file
 from ctxtool.summarize import ExtractiveSummarizer
 from ctxtool.formats.common import js_stringify
 from ctxtool.transcript import scan
+from ctxtool.validate import validate_file, validate_messages
 from ctxtool.view import context_entries, on_the_wire, sent_messages
 from tests.support.claude_agent import conversation, resume_payload, well_paired
 
@@ -443,6 +444,7 @@ def test_corruption_is_read_as_the_client_reads_it_and_repaired_losslessly(case,
     after = resume_payload(str(path))["messages"]
     assert ours(path) == conversation(after)
     assert well_paired(after) == []
+    assert [v for v in validate_file(str(path))["violations"] if v["severity"] == "error"] == []
     # every real result whose call is sent is sent, and no synthetic text replaced a real one
     sent_calls = {b[1] for role, blocks in conversation(after) for b in blocks if b[0] == "tool_use"}
     sent_results = {b[1]: b[2] for role, blocks in conversation(after) for b in blocks if b[0] == "tool_result"}
@@ -522,6 +524,30 @@ def test_estimate_counts_the_lines_of_the_messages_the_client_sends(case, tmp_pa
     (and blank text) alone, one or a prompt whose blocks have no string type or text, a history of such rows."""
     path = case_path(case, tmp_path)
     assert estimated_lines(path) == view_lines(path)
+
+
+@pytest.mark.parametrize("case", CASES_AND_FILES)
+def test_validate_reports_the_errors_of_the_request_the_client_sends(case, tmp_path):
+    """The errors are those of what the client sends (its own fixes applied), not of the lines as written: a response
+    of thinking and blank text it leaves out is no error; a lone prompt of an empty string it sends as written is."""
+    path = case_path(case, tmp_path)
+    got = [v for v in validate_file(str(path))["violations"] if v["severity"] == "error"]
+    sent = [m for m in sent_messages(scan(str(path))) if m["role"] != "system"]
+    assert sorted(v["kind"] for v in got) == sorted(v.kind for v in validate_messages(sent))
+    assert all(v["lines"] for v in got if v["kind"] != "unexpected-tool-result")  # (a result the client adds: none)
+
+
+def test_validate_says_what_the_client_leaves_out(tmp_path):
+    path = damaged("redacted-thinking-and-blank-text-response", tmp_path)
+    [v] = [v for v in validate_file(str(path))["violations"] if v["kind"] == "empty-text"]
+    assert v["severity"] == "warning" and v["lines"] == [20]
+    assert v["api_error"].startswith("Claude Code leaves this out when it resumes")
+    path = damaged("prompt-of-an-empty-string-alone", tmp_path)
+    assert {v["kind"]: v["severity"] for v in validate_file(str(path))["violations"]} == \
+        {"empty-user-message": "error", "empty-user-text": "error"}
+    [change] = repair_file(str(path), backup=False).changes
+    assert (change.kind, change.action, change.line) == ("blank-user", "rewritten", 1)
+    assert json.loads(path.read_bytes().splitlines()[0])["message"]["content"] == "(continue)"
 
 
 def test_estimate_leaves_out_a_response_of_thinking_alone(tmp_path):

@@ -11,7 +11,7 @@ import pytest
 from ctxtool import config, prune
 from ctxtool.errors import ConfigError
 from ctxtool.transcript import scan
-from ctxtool.validate import errors, validate_entries
+from ctxtool.validate import errors, validate_entries, validate_messages
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "fixtures", "prune")
@@ -61,7 +61,7 @@ def test_pruned_view_passes_the_core_validator(path, tmp_path):
     t = scan(str(out), keep=True)
     assert t.format_name == "messages"
     after = {(v.kind, tuple(v.ids)) for v in errors(validate_entries("messages", t.entries))}
-    before = {(v.kind, tuple(v.ids)) for v in prune.validate_messages(r.baseline)}
+    before = {(v.kind, tuple(v.ids)) for v in validate_messages(r.baseline)}
     assert after <= before  # nothing broken by pruning (a few inputs are invalid on purpose)
     assert prune.new_violations(r) == []
     if r.strategy == "history-turns" and r.fired:

@@ -10,6 +10,7 @@ from ..errors import ConfigError, EXIT_FINDINGS, EXIT_OK, InputError
 from ..jsonl import atomic_write
 from ..paths import is_stream
 from ..transcript import scan
+from ..validate import validate_messages
 from ..window import Evidence, configured_window, resolve_window
 from . import cli
 from .common import CONTEXT_SETTINGS, collect, emit_json, format_option, in_config, json_option, summarizer_options, working_on
@@ -200,7 +201,7 @@ def prune(path, strategy, compare, window, tokenizer, config_path, preset, ttl, 
         ))
     if summ is not None:
         summ.close()
-    base_errors = lib.validate_messages(results[0].baseline)
+    base_errors = validate_messages(results[0].baseline)
     checks = {r.strategy: lib.new_violations(r, base_errors) for r in results}
     written = None
     if output:
