@@ -764,7 +764,6 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False) -> 
     ``view._closes_turn`` says when). A user message may say how many lines it was made of (``parts``, 1 when
     missing) and whether it is one line whose content is a string (``string``): rule 19. ``lines``: each message's
     ``lines`` go with what is sent of it (joined where messages are joined; ``[]`` on the messages the client adds)."""
-    carry = lines
     msgs: list[dict] = []
     # the history ended with a user message before healing (it may leave that one out: a prompt whose content
     # the client cannot read is still a turn to close), or held no message at all
@@ -773,7 +772,7 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False) -> 
     after: dict[int, list] = {}  # id of a message -> the system messages that followed it
     for m in messages:  # consecutive user messages are one turn; each response stays on its own
         if m["role"] == "system":  # context the client renders: passed on as it is, after its turn
-            (after.setdefault(id(msgs[-1]), []) if msgs else lead).append(_lined({"role": "system", "content": m["content"]}, m, carry))
+            (after.setdefault(id(msgs[-1]), []) if msgs else lead).append(_lined({"role": "system", "content": m["content"]}, m, lines))
             continue
         blocks = kept_blocks(m["role"], _blocks(m["content"]))
         if blocks is None:
@@ -786,12 +785,12 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False) -> 
         if msgs and msgs[-1]["role"] == m["role"] == "user":
             msgs[-1]["content"] += blocks
             msgs[-1]["_alone"] = False
-            if carry:
+            if lines:
                 msgs[-1]["lines"] = sorted(msgs[-1]["lines"] + list(m.get("lines", ())))
         elif m["role"] == "user":
-            msgs.append(_lined({"role": "user", "content": blocks, "_alone": m.get("parts", 1) == 1 and m.get("string", False)}, m, carry))
+            msgs.append(_lined({"role": "user", "content": blocks, "_alone": m.get("parts", 1) == 1 and m.get("string", False)}, m, lines))
         else:
-            msgs.append(_lined({"role": m["role"], "content": blocks}, m, carry))
+            msgs.append(_lined({"role": m["role"], "content": blocks}, m, lines))
     for m in msgs:
         # a turn's text that is only white space is left out, and a turn left with nothing is sent as "(no content)";
         # a turn of one line whose content is a string is sent as written, blank or empty (judged: judge fuzz seed 100)
@@ -841,8 +840,8 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False) -> 
             results = [{"type": "tool_result", "content": INTERRUPTED_RESULT, "is_error": True, "tool_use_id": c}
                        for c in missing]
             if nxt is None:
-                tail = [_lined({"role": "user", "content": results}, {}, carry),
-                        _lined({"role": "assistant", "content": [{"type": "text", "text": NO_RESPONSE}]}, {}, carry)]
+                tail = [_lined({"role": "user", "content": results}, {}, lines),
+                        _lined({"role": "assistant", "content": [{"type": "text", "text": NO_RESPONSE}]}, {}, lines)]
             else:
                 nxt["content"] = nxt["content"] + results
         else:
@@ -855,7 +854,7 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False) -> 
                 if nxt is not None:
                     nxt["content"] = lost + nxt["content"]
                 else:
-                    inserted[id(m)] = _lined({"role": "user", "content": lost}, {}, carry)
+                    inserted[id(m)] = _lined({"role": "user", "content": lost}, {}, lines)
     # results in a user message that follows no assistant message
     for k, m in enumerate(msgs):
         if m["role"] == "user" and (k == 0 or msgs[k - 1]["role"] != "assistant"):
@@ -877,7 +876,7 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False) -> 
     # a turn that got no reply: the client closes it; so it does a history of context alone (attachments
     # it renders as system text, judged)
     if close_turn and (last == "user" or (last is None and (lead or ended_user))):
-        out.append(_lined({"role": "assistant", "content": [{"type": "text", "text": NO_RESPONSE}]}, {}, carry))
+        out.append(_lined({"role": "assistant", "content": [{"type": "text", "text": NO_RESPONSE}]}, {}, lines))
     return out
 
 

@@ -170,8 +170,7 @@ def validate_file(path: str, fmt: str | None = None) -> dict:
         seq = codex_rules.sent_entries(t.entries)
         return {"path": path, "format": "codex", "messages": len(seq), "bad_lines": [b.lineno for b in t.bad],
                 "violations": [v.to_dict() for v in codex_envelopes(t.entries) + validate_codex(seq)]}
-    ctx = context_entries(t.format_name, t.entries)
-    found, messages = validate_context(t.format_name, ctx)
+    found, messages = validate_context(t.format_name, context_entries(t.format_name, t.entries))
     found = claude_errors_as_sent(t, as_sent(t.format_name, found))
     return {"path": path, "format": t.format_name, "messages": messages, "bad_lines": [b.lineno for b in t.bad],
             "violations": [v.to_dict() for v in found]}
@@ -195,7 +194,6 @@ def claude_errors_as_sent(t, found: list[Violation]) -> list[Violation]:
 
     if t.format_name != "claude" or not any(v.severity == ERROR or v.kind in CLAUDE_SENDS_AS_WRITTEN for v in found):
         return found
-
     sent = [m for m in sent_messages(t) if m["role"] != "system"]  # (context the client puts in its system prompt)
     real = [(v, sent[v.message_index]["lines"] if v.message_index < len(sent) else []) for v in validate_messages(sent)]
     out, confirmed = [], set()

@@ -358,7 +358,7 @@ def claude_unsent(t, context: list[Entry]) -> set[int]:
                     f = open(t.path, "rb")
                 if role == "assistant":
                     lost = gives_nothing(role, [b for e in part for b in t.reload(e, f).blocks or ()])
-                    lines = [e for e in part] if lost else ()
+                    lines = part if lost else ()
                 else:
                     msg = next((m for m in _claude_user_run(t, part, f) if m["role"] == "user"), None)
                     lines = [e for e in part if e.lineno in msg["lines"]] \
