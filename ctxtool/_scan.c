@@ -1003,7 +1003,8 @@ static PyTypeObject BuilderType = {
  *     loop gathers: ``into[e.id] = e`` for each entry with an id whose type is a row type (n of them), the
  *     entries without an id of a bridged type (odd), the row entries of kind ``boundary`` (in file order),
  *     and whether a "last-prompt" line was met;
- *   main(entries) -> claude_chain.main_entries(entries). */
+ *   main(entries) -> claude_chain.main_entries(entries);
+ *   kept(main, start, early, rows) -> the entries sent_entries goes on with (Rows_kept). */
 typedef struct {
     PyObject_HEAD
     PyTypeObject *entry, *full, *more;
@@ -1228,6 +1229,57 @@ fail:
     return NULL;
 }
 
+/* kept(main, start, early, rows) -> claude_chain.sent_entries's cut: the entries of ``main`` whose index is ``start`` or
+ * more or in ``early`` (a set of indexes), and, given ``rows`` (a dict; None: all of them), only those whose id is None
+ * or whose row they are (``rows.get(e.id) is e``); None when an entry's index is no int of a machine word. */
+static PyObject *Rows_kept(Rows *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4 || !PyList_Check(args[0]) || !PyLong_CheckExact(args[1]) || !PyAnySet_Check(args[2])
+        || (args[3] != Py_None && !PyDict_Check(args[3]))) {
+        PyErr_SetString(PyExc_TypeError, "kept(main: list, start: int, early: set, rows: dict | None)");
+        return NULL;
+    }
+    PyObject *main = args[0], *early = args[2], *rows = args[3];
+    Py_ssize_t start = PyLong_AsSsize_t(args[1]);
+    if (start == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    PyObject *out = PyList_New(0);
+    if (!out) return NULL;
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(main); k++) {
+        PyObject *e = PyList_GET_ITEM(main, k);
+        if (!known(self, e)) {
+            PyErr_SetString(PyExc_TypeError, "not an entry");
+            goto fail;
+        }
+        PyObject *ix = SLOT(e, self->f_index), *id = SLOT(e, self->e_id);
+        if (!ix || !PyLong_CheckExact(ix) || !id) goto python;
+        Py_ssize_t i = PyLong_AsSsize_t(ix);
+        if (i == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            goto python;
+        }
+        if (i < start) {
+            int r = PySet_GET_SIZE(early) ? PySet_Contains(early, ix) : 0;
+            if (r < 0) goto fail;
+            if (!r) continue;
+        }
+        if (rows != Py_None && id != Py_None) {
+            PyObject *row = PyDict_GetItemWithError(rows, id);
+            if (!row && PyErr_Occurred()) goto fail;
+            if (row != e) continue;
+        }
+        if (PyList_Append(out, e) < 0) goto fail;
+    }
+    return out;
+python:
+    Py_DECREF(out);
+    Py_RETURN_NONE;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
 static PyObject *Rows_main(Rows *self, PyObject *entries) {
     if (!PyList_Check(entries)) {
         PyErr_SetString(PyExc_TypeError, "main(entries: list)");
@@ -1276,6 +1328,7 @@ static PyObject *Rows_sound(Rows *self, PyObject *const *args, Py_ssize_t nargs)
     PyObject *seen = PySet_New(NULL), *forward = PyList_New(0);
     if (!seen || !forward) goto fail;
     int ok = 1;
+    PyObject *last = NULL;  /* the last id added (borrowed: ``seen`` holds it) */
     for (Py_ssize_t k = 0; k < PyList_GET_SIZE(entries) && ok; k++) {
         PyObject *e = PyList_GET_ITEM(entries, k);
         if (!known(self, e)) {
@@ -1288,18 +1341,23 @@ static PyObject *Rows_sound(Rows *self, PyObject *const *args, Py_ssize_t nargs)
             goto fail;
         }
         if (id == Py_None) continue;
-        int r = PySet_Contains(seen, id);
-        if (r < 0) goto fail;
-        if (r) { ok = 0; break; }
-        if (parent != Py_None) {
-            r = PySet_Contains(seen, parent);
+        /* a parent that is the id added last (the same object: the index shares its strings) is seen; the id is
+         * new when adding it grows the set. The order of the Python's checks is kept: a repeated id first. */
+        int known_parent = parent == Py_None || parent == last;
+        if (!known_parent) {
+            int r = PySet_Contains(seen, parent);
             if (r < 0) goto fail;
-            if (!r) {
-                if (!forward_ok) { ok = 0; break; }
-                if (PyList_Append(forward, e) < 0) goto fail;
-            }
+            known_parent = r;
         }
+        Py_ssize_t size = PySet_GET_SIZE(seen);
         if (PySet_Add(seen, id) < 0) goto fail;
+        if (PySet_GET_SIZE(seen) == size) { ok = 0; break; }
+        if (!known_parent) {
+            /* (a parent equal to the entry's own id: not seen before it) */
+            if (!forward_ok) { ok = 0; break; }
+            if (PyList_Append(forward, e) < 0) goto fail;
+        }
+        last = id;
     }
     Py_DECREF(seen);
     return Py_BuildValue("ON", ok ? Py_True : Py_False, forward);
@@ -1545,6 +1603,7 @@ static PyMethodDef Rows_methods[] = {
     {"looked", (PyCFunction)(void (*)(void))Rows_looked, METH_FASTCALL, "The entries repair's hygiene looks at."},
     {"rows", (PyCFunction)(void (*)(void))Rows_rows, METH_FASTCALL, "claude_chain.chain's first loop."},
     {"main", (PyCFunction)Rows_main, METH_O, "claude_chain.main_entries."},
+    {"kept", (PyCFunction)(void (*)(void))Rows_kept, METH_FASTCALL, "claude_chain.sent_entries's cut."},
     {"sent", (PyCFunction)(void (*)(void))Rows_sent, METH_FASTCALL, "estimate.view_of's pass, without its objects."},
     {"tally", (PyCFunction)(void (*)(void))Rows_tally, METH_FASTCALL, "estimate._heuristic_tally's loop."},
     {"pi_path", (PyCFunction)(void (*)(void))Rows_pi_path, METH_FASTCALL, "view.pi_path's walk."},

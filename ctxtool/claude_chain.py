@@ -654,11 +654,11 @@ def sent_entries(entries: list[Entry]) -> list[Entry]:
                 if e.id is not None:
                     first.setdefault(e.id, e.index)
             place = _first_place(first)
-        main = [e for e in main if (e.index >= start or e.index in early) and (e.id is None or rows.get(e.id) is e)]
+        main = _cut(main, start, early, rows)
         if place is not _index:
             main.sort(key=place)
     elif start:
-        main = [e for e in main if e.index >= start or e.index in early]
+        main = _cut(main, start, early, None)
     groups: dict[str, list[Entry]] = {}
     holders: dict[int, list[Entry]] = {}  # call entry index -> entries holding results for its calls
     latest: dict[str, Entry] = {}  # call id -> the last entry that made a call with it, so far
@@ -712,6 +712,18 @@ def sent_entries(entries: list[Entry]) -> list[Entry]:
             answers.sort(key=place)
         out.extend(answers)
     return out
+
+
+def _cut(main: list[Entry], start: int, early: set, rows: dict | None) -> list[Entry]:
+    """The lines of ``main`` from index ``start`` on and those in ``early``; given ``rows``, only each uuid's row (and
+    the lines without a uuid). In C where it is built (``_scan.Rows.kept``)."""
+    r = index_passes()
+    got = r.kept(main, start, early, rows) if r is not None and type(main) is list and type(start) is int else None
+    if got is not None:
+        return got
+    if rows is None:
+        return [e for e in main if e.index >= start or e.index in early]
+    return [e for e in main if (e.index >= start or e.index in early) and (e.id is None or rows.get(e.id) is e)]
 
 
 def _index(e: Entry) -> int:

@@ -388,6 +388,38 @@ def test_the_chains_passes_are_pythons(tmp_path, monkeypatch):
     assert seen > 200 and sides  # files with a subagent's lines among them
 
 
+def test_the_cut_sent_entries_goes_on_with_is_pythons():
+    """``_scan.Rows.kept``: the lines from an index on, those of ``early``, each uuid's row only (given the rows), as
+    the Python comprehension keeps them; an index that is no int is left to the Python."""
+    from ctxtool.scanloop import index_passes
+    from ctxtool.transcript import scan
+
+    r = index_passes()
+    entries = scan(os.path.join(ROOT, "fixtures", "claude-recorded", "auto_compacted.jsonl")).entries
+    n = len(entries)
+    rows = {e.id: e for e in entries if e.id is not None}
+    rows[entries[-1].id] = entries[0]  # a uuid whose row is another line
+    cases = 0
+    for start in (0, 1, n // 2, n - 1, n, n + 5, -3):
+        for early in (set(), {0, 3, n // 3}, frozenset({2})):
+            for rw in (None, rows, {}):
+                want = [e for e in entries if (e.index >= start or e.index in early)
+                        and (rw is None or e.id is None or rw.get(e.id) is e)]
+                got = r.kept(entries, start, early, rw)
+                assert [e.index for e in got] == [e.index for e in want], (start, early, rw is None)
+                cases += len(want) not in (0, n)
+    assert cases > 20
+    e = entries[3]
+    index, e.index = e.index, "3"
+    try:
+        assert r.kept(entries, 0, set(), None) is None
+    finally:
+        e.index = index
+    assert r.kept(entries, 2 ** 70, set(), None) is None
+    with pytest.raises(TypeError):
+        r.kept(entries + [object()], 0, set(), None)
+
+
 def test_repairs_passes_are_pythons(tmp_path, monkeypatch):
     """``_scan.Rows.sound`` and ``looked`` (repair's links check and the entries its hygiene looks at) against the
     Python loops: the same plan (changes, their lines and ids) on every pi, Claude Code and Codex fixture and on
