@@ -191,23 +191,28 @@ class SessionProfiler:
         self.chars_after_response = 0  # Codex: characters of the items since the last response item
 
     # -- helpers
-    def _add(self, pairs, e) -> None:
+    def _add(self, pairs: tuple, e) -> None:
+        session, cur = self.session, self.cur
         total = 0
         for cat, n in pairs:
             if n <= 0:
                 continue
-            self.session[cat] = self.session.get(cat, 0) + n
-            self.cur[cat] = self.cur.get(cat, 0) + n
+            session[cat] = session.get(cat, 0) + n
+            cur[cat] = cur.get(cat, 0) + n
             total += n
-        self.records.append((e.id, e.index, tuple(pairs)))
+        self.records.append((e.id, e.index, pairs))
         self.since_chars += total
 
-    def _pairs(self, e) -> list:
+    def _pairs(self, e) -> tuple:
+        """(category, characters) of one message, as a tuple (``records`` keeps it)."""
         role = e.role
         if role == "assistant":
-            for k, v in (e.kinds or {}).items():
-                self.kinds[k] = self.kinds.get(k, 0) + v
-            return [("assistant", e.chars)]
+            k = e.kinds
+            if k:
+                kinds = self.kinds
+                for name, v in k.items():
+                    kinds[name] = kinds.get(name, 0) + v
+            return (("assistant", e.chars),)
         if role == "toolResult" and e.tool_chars:
             out = []
             for name, n in e.tool_chars.items():
@@ -215,12 +220,12 @@ class SessionProfiler:
                 out.append(("tool:" + name, n))
             for r in e.results:
                 self.pending.pop(r.id, None)
-            return out
+            return tuple(out)
         if role == "bashExecution":
             self.tools.setdefault("bashExecution", [0, 0])[1] += e.chars
-            return [("tool:bashExecution", e.chars)]
+            return (("tool:bashExecution", e.chars),)
         if role in ("compactionSummary", "branchSummary") or e.get("compact_summary"):
-            return [("summary", e.chars)]
+            return (("summary", e.chars),)
         if e.results:
             out = []
             used = 0
@@ -232,10 +237,10 @@ class SessionProfiler:
             rest = e.chars - used
             if rest > 0:
                 out.append(("user", rest))
-            return out
+            return tuple(out)
         if role == "user":
-            return [("user", e.chars)]
-        return [("other", e.chars)]
+            return (("user", e.chars),)
+        return (("other", e.chars),)
 
     def _close_period(self) -> None:
         self.periods += 1
