@@ -1128,6 +1128,14 @@ static int known(Rows *self, PyObject *e) {
     return Py_IS_TYPE(e, self->entry) || Py_IS_TYPE(e, self->full);
 }
 
+/* list[k] (borrowed) when it is an entry whose slots this reads; NULL with a TypeError set when not */
+static PyObject *entry_at(Rows *self, PyObject *list, Py_ssize_t k) {
+    PyObject *e = PyList_GET_ITEM(list, k);
+    if (known(self, e)) return e;
+    PyErr_SetString(PyExc_TypeError, "not an entry");
+    return NULL;
+}
+
 /* a str equal to ``s`` (identity first: the index shares its strings) */
 static int same_str(PyObject *a, PyObject *s) {
     if (a == s) return 1;
@@ -1194,11 +1202,8 @@ static PyObject *Rows_rows(Rows *self, PyObject *const *args, Py_ssize_t nargs) 
     Py_ssize_t n = 0;
     int checkpoints = 0;
     for (Py_ssize_t k = 0; k < PyList_GET_SIZE(entries); k++) {
-        PyObject *e = PyList_GET_ITEM(entries, k);
-        if (!known(self, e)) {
-            PyErr_SetString(PyExc_TypeError, "not an entry");
-            goto fail;
-        }
+        PyObject *e = entry_at(self, entries, k);
+        if (!e) goto fail;
         PyObject *id = SLOT(e, self->e_id), *ty = SLOT(e, self->e_type);
         if (!id || !ty) {
             PyErr_SetString(PyExc_AttributeError, "an entry's id or type is not set");
@@ -1247,11 +1252,8 @@ static PyObject *Rows_kept(Rows *self, PyObject *const *args, Py_ssize_t nargs) 
     PyObject *out = PyList_New(0);
     if (!out) return NULL;
     for (Py_ssize_t k = 0; k < PyList_GET_SIZE(main); k++) {
-        PyObject *e = PyList_GET_ITEM(main, k);
-        if (!known(self, e)) {
-            PyErr_SetString(PyExc_TypeError, "not an entry");
-            goto fail;
-        }
+        PyObject *e = entry_at(self, main, k);
+        if (!e) goto fail;
         PyObject *ix = SLOT(e, self->f_index), *id = SLOT(e, self->e_id);
         if (!ix || !PyLong_CheckExact(ix) || !id) goto python;
         Py_ssize_t i = PyLong_AsSsize_t(ix);
@@ -1297,9 +1299,8 @@ static PyObject *Rows_main(Rows *self, PyObject *entries) {
     int main = 0, side = 0;
     for (Py_ssize_t k = 0; k < first && !main; k++) main = same_str(SLOT(PyList_GET_ITEM(entries, k), self->e_kind), self->message);
     for (Py_ssize_t k = first; k < size; k++) {
-        PyObject *e = PyList_GET_ITEM(entries, k);
-        if (!known(self, e)) {
-            PyErr_SetString(PyExc_TypeError, "not an entry");
+        PyObject *e = entry_at(self, entries, k);
+        if (!e) {
             Py_DECREF(keep);
             return NULL;
         }
@@ -1330,11 +1331,8 @@ static PyObject *Rows_sound(Rows *self, PyObject *const *args, Py_ssize_t nargs)
     int ok = 1;
     PyObject *last = NULL;  /* the last id added (borrowed: ``seen`` holds it) */
     for (Py_ssize_t k = 0; k < PyList_GET_SIZE(entries) && ok; k++) {
-        PyObject *e = PyList_GET_ITEM(entries, k);
-        if (!known(self, e)) {
-            PyErr_SetString(PyExc_TypeError, "not an entry");
-            goto fail;
-        }
+        PyObject *e = entry_at(self, entries, k);
+        if (!e) goto fail;
         PyObject *id = SLOT(e, self->e_id), *parent = SLOT(e, self->e_parent);
         if (!id || !parent) {
             PyErr_SetString(PyExc_AttributeError, "an entry's id or parent is not set");
@@ -1437,9 +1435,8 @@ static PyObject *Rows_looked(Rows *self, PyObject *const *args, Py_ssize_t nargs
     PyObject *out = PyList_New(0);
     if (!out) return NULL;
     for (Py_ssize_t k = 0; k < PyList_GET_SIZE(entries); k++) {
-        PyObject *e = PyList_GET_ITEM(entries, k);
-        if (!known(self, e)) {
-            PyErr_SetString(PyExc_TypeError, "not an entry");
+        PyObject *e = entry_at(self, entries, k);
+        if (!e) {
             Py_DECREF(out);
             return NULL;
         }
