@@ -36,7 +36,7 @@ from typing import Iterable
 
 import orjson
 
-from . import pool, skill, tokenizers
+from . import pool, retained, skill, tokenizers
 from .errors import ApiError, CtxError, EXIT_FAILED
 from .formats.common import CALL_TYPES, ignored_notes
 from .model import BOUNDARY, COMPACTION, IMAGE_CHARS, MESSAGE, META, PLAIN, as_list, as_text
@@ -1232,6 +1232,7 @@ def estimate_file(path: str, opts: Options | None = None) -> dict:
     if opts.calibrate:
         res["calibration"] = calibration(ix, opts, names)
     res["notes"] = notes
+    retained.keep(ix)  # (a run over one file leaves the index for the process's end to drop)
     return res
 
 

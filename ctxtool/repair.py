@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 from operator import attrgetter
 
-from . import claude_chain, commit
+from . import claude_chain, commit, retained
 from .errors import CtxError, FileChanged, InputError
 from .formats import SNIFF_LINES
 from .formats import pi as pi_fmt
@@ -743,6 +743,7 @@ def _repair(path, fmt, check, output, backup, trim_trailing, in_place, with_befo
         plan = plan_repair(t, trim_trailing=trim_trailing)
         plan.changes[:0] = [Change("parent-order", "moved", e.lineno, e.id, "written before its parent; moved after it")
                             for e in moved]
+    retained.keep((t, plan))  # (a run over one file leaves them for the process's end to drop)
     report = RepairReport(path, t.format_name, plan.changes, t.lines, len(plan.order))
     report.notices += plan.planner.notices
     report.before = before

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import codex_rules
+from . import codex_rules, retained
 from .transcript import scan
 from .scanloop import index_passes
 from .view import UNSENT_STOPS, ViewMessage, context_entries, merges, message_groups
@@ -172,6 +172,7 @@ def validate_file(path: str, fmt: str | None = None) -> dict:
                 "violations": [v.to_dict() for v in codex_envelopes(t.entries) + validate_codex(seq)]}
     found, messages = validate_context(t.format_name, context_entries(t.format_name, t.entries))
     found = claude_errors_as_sent(t, as_sent(t.format_name, found))
+    retained.keep(t)  # (a run over one file leaves the index for the process's end to drop)
     return {"path": path, "format": t.format_name, "messages": messages, "bad_lines": [b.lineno for b in t.bad],
             "violations": [v.to_dict() for v in found]}
 

@@ -62,9 +62,12 @@ def test_a_piped_run_imports_no_rich(tmp_path):
     from tests.support.pi_sessions import asst, pi_session, user
 
     p = pi_session(tmp_path / "s.jsonl", [user("hi"), asst("hello")])
-    code = ("import sys; from ctxtool.cli import main; sys.argv = ['ctxtool'] + sys.argv[1:]\n"
-            "try:\n    main()\nexcept SystemExit:\n    pass\n"
-            "print('RICH' if any(m.startswith('rich') for m in sys.modules) else 'NO RICH', file=sys.stderr)")
+    code = ("import sys; import ctxtool.cli as c; sys.argv = ['ctxtool'] + sys.argv[1:]\n"
+            "def said():\n"
+            "    print('RICH' if any(m.startswith('rich') for m in sys.modules) else 'NO RICH', file=sys.stderr)\n"
+            "end = c._end_now\n"
+            "c._end_now = lambda code: (said(), end(code))\n"  # (a run over one file ends there: ctxtool.retained)
+            "try:\n    c.main()\nexcept SystemExit:\n    said()\n")
     for args in (["estimate", p], ["repair", "--check", p], ["validate", p], ["profile", p]):
         r = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
                            env={"PATH": "/usr/bin:/bin", "NO_COLOR": "1"})

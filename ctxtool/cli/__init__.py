@@ -7,11 +7,12 @@ validator found violations, some files in a batch failed); 2 usage error;
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
 
-from .. import render
+from .. import render, retained
 from ..errors import EXIT_USAGE, CtxError, unexpected
 from .common import CONTEXT_SETTINGS, CURRENT, TARGETS, shown
 
@@ -106,10 +107,27 @@ def cli():
 
 
 def main():
+    retained.start()  # a command over one file leaves its index unfreed (``ctxtool.retained``)
     try:
         cli(prog_name="ctxtool")
     except BrokenPipeError:
         sys.exit(0)
+    except SystemExit as e:
+        code = e.code
+        if retained.holding() and (code is None or type(code) is int):
+            _end_now(0 if code is None else code)
+        raise
+
+
+def _end_now(code: int) -> None:
+    """End the process with ``code`` without freeing what it holds: the output flushed first (a reader that went away
+    is no error, as above)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            pass
+    os._exit(code)
 
 
 __all__ = ["cli", "main", "EXIT_USAGE"]

@@ -9,7 +9,7 @@ import sys
 import click
 import orjson
 
-from .. import formats, render
+from .. import formats, render, retained
 from ..errors import ConfigError, unexpected
 from ..paths import Spool, expand
 
@@ -78,6 +78,8 @@ def collect(targets) -> tuple[list[str], list[dict]]:
     if spool is not None and spool.names:
         _show_names(ctx, dict(spool.names))
     failures = [{"path": t, "error": why, "line": None, "message": f"{t}: {why}"} for t, why in problems]
+    if len(files) > 1:
+        retained.stop()  # each file's index is freed as the run goes on (``ctxtool.retained``)
     return files, failures
 
 
