@@ -599,9 +599,12 @@ def profile_session(path: str, fmt: str | None = None, *, window: int | None = N
     openclaw_marks = 0
     ev_main = ev.main
 
+    message = prof._message  # (what ``prof(e)`` does with a message)
+
     def on_entry(e):
         nonlocal openclaw_marks
-        if e._m is PLAIN and e.kind == META:  # (obj is None there: it lives in PLAIN too)
+        kind = e.kind
+        if kind == META and e._m is PLAIN:  # (obj is None there: it lives in PLAIN too)
             return  # a metadata line with nothing set (most lines of a Claude Code file): nothing below reads it
         m = e.model
         if m:
@@ -613,12 +616,15 @@ def profile_session(path: str, fmt: str | None = None, *, window: int | None = N
             ct = x.get("custom_type")
             if isinstance(ct, str) and ct.startswith("openclaw."):
                 openclaw_marks += 1
-        elif e.kind == MESSAGE and e.role != "assistant":
+        elif kind == MESSAGE and e.role != "assistant":
             ev_main.seen = True  # all ev.add(e) does with it (MainThread.keeps of a line with no flags)
-            prof(e)
+            message(e)
             return
         ev.add(e)
-        prof(e)
+        if kind == MESSAGE:
+            message(e)
+        else:
+            prof(e)
 
     t = _scan(path, fmt, on_entry, prof)
     model = max(models, key=models.get) if models else None
