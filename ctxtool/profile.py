@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from array import array
 
-from . import agents, skill
+from . import agents, retained, skill
 from .formats.common import ignored_notes
 from .model import BOUNDARY, COMPACTION, MESSAGE, META, PLAIN
 from .tokens import CHARS_PER_TOKEN
@@ -636,6 +636,7 @@ def profile_session(path: str, fmt: str | None = None, *, window: int | None = N
     out["notes"] = ignored_notes(flagged)
     name, basis = agents.detect(t.format_name, path, openclaw_marks)
     out["agent"] = {"name": name, "label": agents.AGENTS[name].label, "basis": basis}
+    retained.keep(prof)  # (a run over one file leaves the profiler's records for the process's end to drop)
     return out
 
 
