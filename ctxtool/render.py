@@ -12,6 +12,8 @@ import sys
 from functools import cache
 from typing import TYPE_CHECKING
 
+from .errors import WriteError
+
 if TYPE_CHECKING:  # rich is imported when something is printed (a --json run prints nothing through it: ~15 ms)
     from rich.console import Console
 
@@ -28,6 +30,29 @@ def silence_stdout() -> None:
         os.close(devnull)
     except (OSError, ValueError):  # no real file descriptor (tests): nothing left to protect
         pass
+
+
+def output_error() -> OSError | None:
+    """The error that writing stdout meets (a full disk), once what it holds is flushed; None when it is written, or
+    its reader went away (the rest then goes to /dev/null, as ``silence_stdout``). After an error the rest goes there
+    too, so that nothing fails again at the process's end."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        silence_stdout()
+    except OSError as e:
+        silence_stdout()
+        return e
+    except ValueError:  # (closed)
+        pass
+    return None
+
+
+def unwritable(e: OSError, file=None) -> WriteError:
+    """The error of an output stream that cannot be written (a full disk): standard output unless ``file`` is another."""
+    file = sys.stdout if file is None else file
+    name = "<stdout>" if file is sys.stdout else "<stderr>" if file is sys.stderr else str(getattr(file, "name", "output"))
+    return WriteError(f"cannot be written: {e.strerror or e}", path=name)
 
 
 @cache
@@ -115,6 +140,11 @@ class _Plain:
             self.quiet = True
             if self.file is sys.stdout:
                 silence_stdout()
+        except OSError as e:  # a full disk: the output is what failed, not a file of the session's
+            self.quiet = True
+            if self.file is sys.stdout:
+                silence_stdout()
+            raise unwritable(e, self.file) from None
 
     def __getattr__(self, name):
         return getattr(self._made(), name)

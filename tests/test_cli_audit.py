@@ -358,3 +358,23 @@ def test_a_path_with_an_emoji_code_is_printed_as_it_is(tmp_path):
     con.file = io.StringIO()
     con.print(":fire: and :smile:", markup=False)
     assert con.file.getvalue() == ":fire: and :smile:\n"
+
+
+# -- output that cannot be written (a full disk) -----------------------------------------------
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full here")
+@pytest.mark.parametrize("args", [["estimate"], ["estimate", "--json"], ["validate"], ["validate", "--json"],
+                                  ["repair", "--check"], ["repair", "--check", "--json"], ["profile"],
+                                  ["profile", "--json"], ["view"], ["view", "--json"], ["prune"], ["folder"]])
+def test_output_that_cannot_be_written_is_one_line_and_exit_3(tmp_path, args):
+    """Not a traceback (it was one with --json: the error's own JSON failed too), and not the session file blamed
+    ("cannot read or write" of the input): one line naming standard output."""
+    target = copy(tmp_path, "repair/pi-clean.jsonl")
+    if args == ["folder"]:
+        copy(tmp_path, "repair/pi-missing-result.jsonl")
+        args, target = ["estimate", "--json"], str(tmp_path)
+    with open("/dev/full", "wb") as full:
+        p = subprocess.run([sys.executable, "-m", "ctxtool", *args, target], stdout=full, stderr=subprocess.PIPE,
+                           cwd=ROOT, timeout=120)
+    assert (p.returncode, p.stderr.decode()) == (3, "Error: <stdout>: cannot be written: No space left on device\n")

@@ -13,7 +13,7 @@ import sys
 import click
 
 from .. import render, retained
-from ..errors import EXIT_USAGE, CtxError, unexpected
+from ..errors import EXIT_FAILED, EXIT_USAGE, CtxError, WriteError, unexpected
 from .common import CONTEXT_SETTINGS, CURRENT, TARGETS, shown
 
 
@@ -63,8 +63,10 @@ class CtxGroup(click.Group):
             render.silence_stdout()
             ctx.exit(0)
         except Exception as e:  # last resort, never a traceback: one line naming the file being processed
+            out = render.output_error() if isinstance(e, OSError) else None
             where = ctx.meta.get(CURRENT) or ", ".join(ctx.meta.get(TARGETS) or ()) or None
-            err = unexpected(e, path=where)
+            # stdout itself cannot be written (a full disk): no file of the session's is to blame
+            err = render.unwritable(out) if out is not None else unexpected(e, path=where)
             click.echo(shown(ctx, f"Error: {err}"), err=True)
             if json_mode:
                 _json_error(shown(ctx, str(err)), err.exit_code, path=err.path and shown(ctx, err.path), line=err.line,
@@ -83,11 +85,15 @@ def _tolerant_output() -> None:
 
 
 def _json_error(message: str, exit_code: int, *, path=None, line=None, reason=None) -> None:
-    """The whole command failed in --json mode: one JSON object on stdout (the message also went to stderr)."""
+    """The whole command failed in --json mode: one JSON object on stdout (the message also went to stderr, which is
+    all there is when stdout cannot be written)."""
     from .common import emit_json
 
-    emit_json({"error": {"message": message, "path": path, "line": line, "reason": reason or message,
-                         "exit_code": exit_code}})
+    try:
+        emit_json({"error": {"message": message, "path": path, "line": line, "reason": reason or message,
+                             "exit_code": exit_code}})
+    except WriteError:
+        pass
 
 
 @click.group(cls=CtxGroup, context_settings=CONTEXT_SETTINGS)
@@ -114,19 +120,27 @@ def main():
         sys.exit(0)
     except SystemExit as e:
         code = e.code
-        if retained.holding() and (code is None or type(code) is int):
-            _end_now(0 if code is None else code)
-        raise
+        if code is not None and type(code) is not int:
+            raise
+        code = code or 0
+        out = render.output_error()  # what the command printed, written now: a full disk says so (exit 3)
+        if out is not None:
+            try:
+                click.echo(f"Error: {render.unwritable(out)}", err=True)
+            except OSError:
+                pass
+            code = EXIT_FAILED
+        if retained.holding():
+            _end_now(code)
+        sys.exit(code)
 
 
 def _end_now(code: int) -> None:
-    """End the process with ``code`` without freeing what it holds: the output flushed first (a reader that went away
-    is no error, as above)."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (BrokenPipeError, OSError, ValueError):
-            pass
+    """End the process with ``code`` without freeing what it holds (stdout is flushed already: ``main``)."""
+    try:
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
     os._exit(code)
 
 

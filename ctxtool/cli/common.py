@@ -49,6 +49,9 @@ def emit_json(data) -> None:
         sys.stdout.flush()
     except BrokenPipeError:  # `| head`: finish quietly, the exit code still reports the result
         render.silence_stdout()
+    except OSError as e:  # a full disk: the output is what failed, not a file of the session's
+        render.silence_stdout()
+        raise render.unwritable(e) from None
 
 
 CURRENT = "ctxtool.path"  # ctx.meta key: the file being processed (the command group's last-resort error names it)

@@ -81,4 +81,7 @@ def view(path, fmt, json_, jsonl):
         out.flush()
     except BrokenPipeError:
         render.silence_stdout()
+    except OSError as e:  # a full disk: the output is what failed
+        render.silence_stdout()
+        raise render.unwritable(e) from None
     raise SystemExit(EXIT_OK)
