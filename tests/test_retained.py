@@ -98,3 +98,14 @@ def test_a_folder_frees_as_it_goes(tmp_path):
         p = ctxtool(*args)
         assert p.stderr.decode() == "", p.stderr  # ended as always
         assert len(json.loads(p.stdout)["files"]) == 2
+
+
+def test_standard_input_spooled_for_one_file_is_removed_before_the_quick_end(tmp_path):
+    spool = tmp_path / "tmp"
+    spool.mkdir()
+    data = (FIX / "repair/pi-missing-result.jsonl").read_bytes()
+    p = subprocess.run([sys.executable, "-c", RUN, "validate", "-"], input=data, capture_output=True, cwd=ROOT,
+                       timeout=120, env={**os.environ, "TMPDIR": str(spool)})
+    assert p.returncode == 1 and p.stderr.decode() == "ended-holding 1\n"
+    assert p.stdout.startswith(b"<stdin> (pi")
+    assert list(spool.iterdir()) == []
