@@ -366,7 +366,8 @@ def test_a_path_with_an_emoji_code_is_printed_as_it_is(tmp_path):
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full here")
 @pytest.mark.parametrize("args", [["estimate"], ["estimate", "--json"], ["validate"], ["validate", "--json"],
                                   ["repair", "--check"], ["repair", "--check", "--json"], ["profile"],
-                                  ["profile", "--json"], ["view"], ["view", "--json"], ["prune"], ["folder"]])
+                                  ["profile", "--json"], ["view"], ["view", "--json"], ["prune"], ["checkpoint", "-n"],
+                                  ["folder"]])
 def test_output_that_cannot_be_written_is_one_line_and_exit_3(tmp_path, args):
     """Not a traceback (it was one with --json: the error's own JSON failed too), and not the session file blamed
     ("cannot read or write" of the input): one line naming standard output."""

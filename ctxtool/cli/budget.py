@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 from .. import budget as bud
 from .. import render, tokenizers
 from ..errors import EXIT_FINDINGS, EXIT_OK, ConfigError
 from . import cli
-from .common import CONTEXT_SETTINGS, emit_json, in_config, json_option
+from .common import CONTEXT_SETTINGS, emit_json, in_config, json_option, write_out
 
 
 def _load_config(path: str | None) -> dict | None:
@@ -121,8 +119,7 @@ def budget(targets, agent, config_path, max_file_chars, max_total_chars, max_byt
 
         report["session"] = bud.compare_session(report, profile_session(session, window=window))
     if show:
-        sys.stdout.write(bud.injected(report, show))
-        sys.stdout.flush()
+        write_out(bud.injected(report, show))
         raise SystemExit(EXIT_OK)
     code = EXIT_FINDINGS if report["advice"] else EXIT_OK
     if json_:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
 from .. import checkpoint as ckpt
@@ -11,7 +9,7 @@ from .. import render
 from ..errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK, CtxError, InputError
 from ..summarize import DEFAULT_CALL_TIMEOUT, make_summarizer
 from . import cli
-from .common import CONTEXT_SETTINGS, collect, emit_json, failure, format_option, json_option, summarizer_options
+from .common import CONTEXT_SETTINGS, collect, emit_json, failure, format_option, json_option, summarizer_options, write_out
 
 
 @cli.command(context_settings=CONTEXT_SETTINGS)
@@ -82,7 +80,7 @@ def checkpoint(paths, output, summarizer, model, command, timeout, if_over, wind
     con = render.console()
     for r in results:
         if r["status"] == "dry-run":
-            sys.stdout.write(r["text"])
+            write_out(r["text"])
             if r["target"] is None:  # printed, but a real run would need -o
                 click.echo(f"note: {r['path']}: {r['reason']}", err=True)
             continue
@@ -112,7 +110,7 @@ def _read_or_clear(paths, output, fmt, read_, json_):
                 code = EXIT_FAILED
                 click.echo(f"Error: {target}: no checkpoint", err=True)
             elif not json_:
-                sys.stdout.write(text)
+                write_out(text)
             out.append({"target": target, "exists": text is not None, "text": text})
         else:
             removed = ckpt.clear(target, session)

@@ -41,15 +41,33 @@ def summarizer_options(what: str):
 
 def emit_json(data) -> None:
     try:
-        try:
-            out = orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
-        except orjson.JSONEncodeError:  # lone surrogates, numbers beyond 64 bits read from a session
-            out = json.dumps(data, indent=2, ensure_ascii=True, default=str).encode("ascii")
-        sys.stdout.buffer.write(out + b"\n")
+        out = orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+    except orjson.JSONEncodeError:  # lone surrogates, numbers beyond 64 bits read from a session
+        out = json.dumps(data, indent=2, ensure_ascii=True, default=str).encode("ascii")
+    write_out(out + b"\n")
+
+
+def write_out(data: str | bytes) -> None:
+    """``data`` on standard output, flushed (``writing_out``)."""
+    with writing_out():
+        if isinstance(data, bytes):
+            sys.stdout.flush()  # (text written before it goes first)
+            sys.stdout.buffer.write(data)
+        else:
+            sys.stdout.write(data)
         sys.stdout.flush()
-    except BrokenPipeError:  # `| head`: finish quietly, the exit code still reports the result
+
+
+@contextlib.contextmanager
+def writing_out():
+    """Writing standard output: a reader that went away (`| head`) ends it quietly (the exit code still reports the
+    result); output that cannot be written (a full disk) is a ``WriteError`` naming standard output, not a file of the
+    session's."""
+    try:
+        yield
+    except BrokenPipeError:
         render.silence_stdout()
-    except OSError as e:  # a full disk: the output is what failed, not a file of the session's
+    except OSError as e:
         render.silence_stdout()
         raise render.unwritable(e) from None
 

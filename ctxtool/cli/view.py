@@ -11,7 +11,7 @@ from ..errors import EXIT_OK
 from ..jsonl import dumps
 from ..view import view_file
 from . import cli
-from .common import CONTEXT_SETTINGS, emit_json, format_option, json_option, working_on
+from .common import CONTEXT_SETTINGS, emit_json, format_option, json_option, working_on, writing_out
 
 
 def _summary(content) -> str:
@@ -74,14 +74,9 @@ def view(path, fmt, json_, jsonl):
                      justify={"#": "right"})
         raise SystemExit(EXIT_OK)
     out = sys.stdout.buffer
-    try:
+    with writing_out():
         for m in r["messages"]:
             # jsonl.dumps: what orjson cannot write (a lone surrogate, an integer beyond 64 bits) as JSON.parse reads it
             out.write(dumps(m["item"] if "item" in m else {"role": m["role"], "content": m["content"]}) + b"\n")
         out.flush()
-    except BrokenPipeError:
-        render.silence_stdout()
-    except OSError as e:  # a full disk: the output is what failed
-        render.silence_stdout()
-        raise render.unwritable(e) from None
     raise SystemExit(EXIT_OK)
