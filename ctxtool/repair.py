@@ -147,6 +147,7 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
         # the view of the file as scanned (view.context_entries), when the caller built it already: pairing
         # walks it when nothing before pairing dropped or re-linked a line (Claude Code's and Codex's cost a pass)
         self.known_view: list[Entry] | None = None
+        self.turn_context: tuple | None = None  # Claude Code: the context entries and each one's place (_sent_as_written)
         # a subagent's own file (all sidechain), whose links may point into its parent session
         self.side_file = self.name == "claude" and (
             os.path.basename(t.path).startswith("agent-")
@@ -460,16 +461,22 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
         m = self.t.load(e).get("message")
         if not (isinstance(m, dict) and isinstance(m.get("content"), str)):
             return False
-        ctx = context_entries(self.name, self.entries)
-        k = next((i for i, x in enumerate(ctx) if x is e), None)
+        if self.turn_context is None:  # (once per plan: a file may hold many such lines)
+            ctx = context_entries(self.name, self.entries)
+            self.turn_context = ctx, {id(x): k for k, x in enumerate(ctx)}
+        ctx, where = self.turn_context
+        k = where.get(id(e))
         if k is None:
             return False  # not sent at all
-        for side in (ctx[k - 1::-1] if k else (), ctx[k + 1:]):
-            for x in side:
+        for step in (-1, 1):
+            j = k + step
+            while 0 <= j < len(ctx):
+                x = ctx[j]
                 if x.role == "assistant" and sent_assistant(x):
                     break  # the turn ends
                 if x.role == "user" and x.get("context") != "system":
                     return False
+                j += step
         return True
 
     def _same_line(self, a: Entry, b: Entry) -> bool:

@@ -318,3 +318,32 @@ def test_results_of_lines_with_text_are_gathered_into_the_first(tmp_path, lines)
     synthetic = [b for b in after if b not in before]
     assert sorted(b for b in after if b in before) == sorted(before)  # every block kept, once
     assert len(synthetic) == (1 if len(lines) == 2 else 0)
+
+
+def test_claude_lone_blank_prompts_are_fixed_with_one_look_at_the_context(tmp_path, monkeypatch):
+    """A lone prompt of an empty string, which Claude Code sends as written (the API refuses it), gets the fallback;
+    a blank prompt beside other user lines of its turn does not (the client leaves it out). However many such lines
+    the file holds, the planner reads the context once (it read it once per line)."""
+    from ctxtool import repair
+
+    def line(k, parent, kind, content):
+        return {"parentUuid": parent, "isSidechain": False, "type": kind, "sessionId": SESSION, "cwd": "/w",
+                "uuid": f"00000000-0000-4000-8000-{k:012d}", "timestamp": f"2026-03-01T09:{k // 60 % 60:02d}:{k % 60:02d}.000Z",
+                "message": {"role": kind, "content": content, **({"id": f"msg_{k}", "model": "claude-x",
+                                                                 "stop_reason": "end_turn"} if kind == "assistant" else {})}}
+    objs, parent = [], None
+    for k in range(0, 600, 3):
+        objs.append(line(k, parent, "user", ""))  # a lone empty prompt
+        objs.append(line(k + 1, objs[-1]["uuid"], "assistant", [{"type": "text", "text": f"answer {k}"}]))
+        parent = objs[-1]["uuid"]
+    objs.append(line(900, parent, "user", "  "))  # blank, but beside another prompt line of its turn
+    objs.append(line(901, objs[-1]["uuid"], "user", "go on"))
+    objs.append(line(902, objs[-1]["uuid"], "assistant", [{"type": "text", "text": "done"}]))
+    path = write(tmp_path, objs)
+    looks = []
+    real = repair.context_entries
+    monkeypatch.setattr(repair, "context_entries", lambda *a, **k: looks.append(1) or real(*a, **k))
+    plan = plan_repair(scan(path, stats=False))
+    fixed = [c.line for c in plan.changes if c.kind == "blank-user"]
+    assert fixed == [1 + 2 * n for n in range(200)]  # every lone empty prompt, not the blank one beside "go on"
+    assert len(looks) <= 2  # (the hygiene's one look; the view the caller may build)
