@@ -197,9 +197,13 @@ def claude_errors_as_sent(t, found: list[Violation]) -> list[Violation]:
         return found
     sent = [m for m in sent_messages(t) if m["role"] != "system"]  # (context the client puts in its system prompt)
     real = [(v, sent[v.message_index]["lines"] if v.message_index < len(sent) else []) for v in validate_messages(sent)]
+    at: dict = {}  # (kind, line) -> the request's errors of that kind whose message holds the line
+    for k, (r, lines) in enumerate(real):
+        for ln in lines:
+            at.setdefault((r.kind, ln), []).append(k)
     out, confirmed = [], set()
     for v in found:
-        same = [k for k, (r, lines) in enumerate(real) if r.kind == v.kind and not set(lines).isdisjoint(v.lines)]
+        same = sorted({k for ln in v.lines for k in at.get((v.kind, ln), ())})
         if same and v.severity != ERROR:
             v = Violation(v.kind, ERROR, v.message_index, v.lines, real[same[0]][0].api_error, v.ids)
         elif not same and v.severity == ERROR:
