@@ -352,7 +352,9 @@ def claude_unsent(t, context: list[Entry]) -> set[int]:
             if role is None:
                 continue
             for part in _responses(group) if role == "assistant" else (group,):
-                if not all(_may_give_nothing(e) for e in part):
+                # (context the client sends as system text, after the turn, is no part of the user message)
+                own = [e for e in part if e.get("context") != "system"]
+                if not own or not all(_may_give_nothing(e) for e in own):
                     continue
                 if f is None:
                     f = open(t.path, "rb")
@@ -375,8 +377,6 @@ def _may_give_nothing(e: Entry) -> bool:
     line, one of blank text, of blocks the scan does not count)."""
     if e.calls or e.results:
         return False
-    if e.get("context") == "system":
-        return True  # context the client sends as system text, after the turn: not in the user message
     k = e.kinds
     return e.empty or e.blank_text or not k or not k.get("text")
 
