@@ -608,8 +608,10 @@ def claude_final_usage(entries) -> dict:
     return best
 
 
-def usage_estimate(fmt_name: str, entries: list, ctx: list) -> dict:
-    """The ``usage`` estimator (see the module docstring). Raises EstimatorUnavailable."""
+def usage_estimate(fmt_name: str, entries: list, ctx: list, sent: list | None = None) -> dict:
+    """The ``usage`` estimator (see the module docstring). Raises EstimatorUnavailable. ``sent``: Claude Code, the
+    entries of ``ctx`` the client sends (``sent_context``): a response it leaves out adds no output, nor do later lines
+    it leaves out."""
     if fmt_name == "messages":
         raise EstimatorUnavailable("Messages JSONL records no usage; use --tokenizer heuristic or tiktoken")
     if fmt_name == "pi":
@@ -649,15 +651,22 @@ def usage_estimate(fmt_name: str, entries: list, ctx: list) -> dict:
     usage, line, placeholder = finals[key]
     lines = sorted(e.lineno for e in ctx if e.msg_key == key)
     first = next(i for i, e in enumerate(ctx) if e.msg_key == key)
+    left = {e.index for e in ctx} - {e.index for e in sent} if sent is not None and sent is not ctx else set()
     own = [e for e in ctx[first:] if e.msg_key == key and sendable(e)]
+    # (a response the client leaves out, a reply of thinking alone: its input side was sent, its output is not)
+    dropped = bool(own) and all(e.index in left for e in own)
     # what the view holds after the response started, the response aside (results of its calls, later
     # prompts and responses): the recorded input side does not hold it. API error and empty lines are not sent
-    rest = [e for e in ctx[first + 1:] if e.msg_key != key and sendable(e)]
+    rest = [e for e in ctx[first + 1:] if e.msg_key != key and sendable(e) and e.index not in left]
     after = HeuristicSum(rest).tokens
     n_after = len(view_of(rest))
     rec = usage.context
     where = f"lines {lines[0]}-{lines[-1]}, {len(lines)} record(s) deduplicated"
-    if placeholder:
+    if dropped:
+        response = output_added = 0
+        basis = (f"input + cache_creation + cache_read of the last response {rec:,} ({where}; the client leaves that "
+                 f"response out when it resumes, so its output is not counted)")
+    elif placeholder:
         # a streaming record: the input side is exact, its output_tokens is a placeholder; the
         # response's own characters stand in for the output
         response = HeuristicSum(own).tokens
@@ -1190,7 +1199,7 @@ def estimate_file(path: str, opts: Options | None = None) -> dict:
         tokens = with_margin(raw + over, opts.safety_margin)
         res.update({"raw_tokens": raw, "overhead_tokens": over, "safety_margin": opts.safety_margin})
     elif opts.tokenizer == "usage":
-        u = usage_estimate(fmt, t.entries, ctx)
+        u = usage_estimate(fmt, t.entries, ctx, sent)
         tokens = u["tokens"]
         res["usage"] = u
     else:

@@ -18,7 +18,7 @@ import pytest
 
 from ctxtool.claude_chain import INTERRUPTED_RESULT, MISSING_RESULT, NO_CONTENT, ORPHAN_REMOVED, TOOL_USE_INTERRUPTED
 from ctxtool.compact_writer import Options, compact_file
-from ctxtool.estimate import estimate_file, read_index, sent_context, sent_of
+from ctxtool.estimate import Options as EstimateOptions, estimate_file, read_index, sent_context, sent_of
 from ctxtool.repair import repair_file
 from ctxtool.summarize import ExtractiveSummarizer
 from ctxtool.formats.common import js_stringify
@@ -548,6 +548,16 @@ def test_validate_says_what_the_client_leaves_out(tmp_path):
     [change] = repair_file(str(path), backup=False).changes
     assert (change.kind, change.action, change.line) == ("blank-user", "rewritten", 1)
     assert json.loads(path.read_bytes().splitlines()[0])["message"]["content"] == "(continue)"
+
+
+def test_usage_estimate_adds_no_output_of_a_response_the_client_leaves_out(tmp_path):
+    """The last recorded usage is that of a reply cut off after its thinking: its input side was sent, its output the
+    client does not send again; a response it sends keeps its output."""
+    u = estimate_file(str(damaged("reply-cut-after-thinking", tmp_path)), EstimateOptions(tokenizer="usage"))["usage"]
+    assert (u["output_added"], u["response_heuristic"], u["after"]) == (0, 0, 0) and u["output"] > 0
+    assert u["tokens"] == u["recorded"] and "leaves that response out" in u["basis"]
+    u = estimate_file(str(REC / "parallel.jsonl"), EstimateOptions(tokenizer="usage"))["usage"]
+    assert u["output_added"] == u["output"] > 0 and u["tokens"] > u["recorded"]
 
 
 def test_estimate_leaves_out_a_response_of_thinking_alone(tmp_path):
