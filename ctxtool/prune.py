@@ -44,7 +44,7 @@ from . import window as window_rule
 from .errors import ConfigError, InputError, SummarizerError, TokenizerUnavailable
 from .formats.common import args_chars, ms_to_seconds, new_uuid, scan_anthropic_blocks
 from .model import Entry, IMAGE_CHARS, as_list, as_text, js_len
-from .view import context_entries, merges
+from .view import claude_unsent, context_entries, merges
 
 STRATEGIES = ("openclaw", "aceclaw", "history-turns", "history-share", "spacebot")
 DEFAULT_WINDOW = window_rule.DEFAULT_WINDOW  # 200,000: the one default (ctxtool.window)
@@ -114,11 +114,16 @@ def _is_result(b) -> bool:
     return isinstance(b, dict) and b.get("type") == "tool_result"
 
 
-def load_units(fmt_name: str, entries: list[Entry]) -> list[Unit]:
-    """Agent messages of the context (entries must carry their blocks: ``scan(keep=True)``)."""
+def load_units(fmt_name: str, entries: list[Entry], transcript=None) -> list[Unit]:
+    """Agent messages of the context (entries must carry their blocks: ``scan(keep=True)``). ``transcript`` (Claude
+    Code, the scan ``entries`` come from): the messages the client leaves out are left out (``view.claude_unsent``)."""
     units: list[Unit] = []
     names: dict[str, str] = {}
-    for e in context_entries(fmt_name, entries):
+    ctx = context_entries(fmt_name, entries)
+    if fmt_name == "claude" and transcript is not None:
+        left = claude_unsent(transcript, ctx)
+        ctx = [e for e in ctx if e.index not in left] if left else ctx
+    for e in ctx:
         blocks = list(e.blocks or [])
         if e.role == "assistant":
             if e.empty and not e.errored:
@@ -1199,13 +1204,15 @@ def simulate(
     ignore_ttl: bool = False,
     counter: Counter = heuristic_messages,
     summarizer=None,
+    transcript=None,
 ) -> PruneResult:
-    """Run one strategy on the context of ``entries`` (with blocks) and report what it does."""
+    """Run one strategy on the context of ``entries`` (with blocks) and report what it does. ``transcript``: the scan
+    they come from (Claude Code: the messages the client leaves out are left out, ``load_units``)."""
     if strategy not in STRATEGIES:
         raise ConfigError(f"unknown strategy {strategy!r} (choose from {', '.join(STRATEGIES)})")
     if window <= 0:
         raise ConfigError("the context window must be positive")
-    units = load_units(fmt_name, entries)
+    units = load_units(fmt_name, entries, transcript)
     before_msgs = finalize(units)[0]
     tokens_before = count_units(units, counter)
     fired, reason = True, ""

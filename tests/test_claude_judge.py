@@ -560,6 +560,17 @@ def test_usage_estimate_adds_no_output_of_a_response_the_client_leaves_out(tmp_p
     assert u["output_added"] == u["output"] > 0 and u["tokens"] > u["recorded"]
 
 
+def test_prune_leaves_out_what_the_client_leaves_out(tmp_path):
+    from ctxtool import prune
+
+    t = scan(str(damaged("thinking-only-response-mid-conversation", tmp_path)), keep=True)
+    lines = [ln for u in prune.load_units("claude", t.entries, t) for ln in u.lines]
+    assert 20 not in lines and 20 in [ln for u in prune.load_units("claude", t.entries) for ln in u.lines]
+    assert sorted(lines) == view_lines(t.path)  # the lines of the messages the client sends
+    t = scan(str(REC / "parallel.jsonl"), keep=True)
+    assert [u.lines for u in prune.load_units("claude", t.entries, t)] == [u.lines for u in prune.load_units("claude", t.entries)]
+
+
 def test_estimate_leaves_out_a_response_of_thinking_alone(tmp_path):
     path = damaged("only-a-thinking-response", tmp_path)
     r = estimate_file(str(path))

@@ -197,7 +197,7 @@ def prune(path, strategy, compare, window, tokenizer, config_path, preset, ttl, 
             t.format_name, t.entries, s, window=window, pruning=pruning,
             aceclaw={"protectTurns": protect_turns, "triggerRatio": trigger, "targetRatio": target},
             history_turns=turns, history_share=history_share, now=now_ts, ignore_ttl=ignore_ttl, counter=counter,
-            spacebot=spacebot, summarizer=summ,
+            spacebot=spacebot, summarizer=summ, transcript=t,
         ))
     if summ is not None:
         summ.close()
