@@ -143,7 +143,7 @@ static PyObject *final_call_id(Rows *self, Pairing *st, PyObject *u, PyObject *c
 static int id_among(Rows *self, PyObject *calls, Py_ssize_t k, PyObject *id) {
     for (Py_ssize_t j = 0; j < k; j++) {
         PyObject *other = SLOT(PyTuple_GET_ITEM(calls, j), self->c_id);
-        if (other == id || PyUnicode_Compare(other, id) == 0) return 1;
+        if (same_str(other, id)) return 1;
     }
     return 0;
 }
@@ -176,7 +176,7 @@ static int simple_turn(Rows *self, Pairing *st, PyObject *u, PyObject *span) {
         if (!Py_IS_TYPE(res, self->result_cls)) return 0;  /* (before its slots are read) */
         PyObject *rid = SLOT(res, self->r_id), *name = SLOT(res, self->r_name);
         if (!rid || !PyUnicode_CheckExact(rid) || !SLOT(res, self->r_idx)
-            || (rid != cid && PyUnicode_Compare(rid, cid) != 0) || id_among(self, calls, k, cid)) return 0;
+            || !same_str(rid, cid) || id_among(self, calls, k, cid)) return 0;
         PyObject *had = PyDict_GetItemWithError(st->counter, cid);  /* a rename's count: an int of at least 1 */
         if (!had && PyErr_Occurred()) return -1;
         if (had && (!PyLong_CheckExact(had) || PyLong_AsLongAndOverflow(had, &overflow) < 1 || overflow)) return 0;

@@ -65,19 +65,11 @@ static int unsent_stop(PyObject *stop, PyObject *unsent) {
     return 0;
 }
 
-/* x is a dict holding ``key`` with a truthy value; -1 on error */
-static int dict_flag(PyObject *x, PyObject *key) {
-    if (x == Py_None || !PyDict_GET_SIZE(x)) return 0;
-    PyObject *v = PyDict_GetItemWithError(x, key);
-    if (!v) return PyErr_Occurred() ? -1 : 0;
-    return PyObject_IsTrue(v);
-}
-
 /* view.sent_assistant of an assistant entry (its stop a str or None, its extra a dict or None), in its order: 1, 0,
  * or -1 on error */
 static int sent_assistant(Rows *self, PyObject *e, PyObject *unsent) {
     if (SLOT(e, self->f_empty) == Py_True) {
-        int nc = dict_flag(SLOT(e, self->f_extra), self->no_content);
+        int nc = extra_flag(self, e, self->no_content);
         if (nc <= 0) return nc;
     }
     return !unsent_stop(SLOT(e, self->f_stop), unsent);
