@@ -56,7 +56,7 @@ from .transcript import scan
 from .window import Evidence
 from .window import resolve_window as window_rule
 from .claude_chain import NO_CONTENT
-from .view import UNSENT_STOPS, ViewMessage, claude_main_thread, claude_unsent, context_entries, pi_path, sendable, sent_as_no_content, sent_assistant
+from .view import UNSENT_STOPS, ViewMessage, claude_main_thread, context_entries, pi_path, sendable, sent_as_no_content, sent_assistant, sent_context
 
 TOKENIZERS = ("heuristic", "tiktoken", "usage", "anthropic")
 PI_RESERVE_TOKENS = 16_384
@@ -332,13 +332,6 @@ def view_of(ctx: list) -> list:
             msgs.append(m)
             cur, last = m.entries, role
     return msgs
-
-
-def sent_context(t, ctx: list) -> list:
-    """``ctx`` (``context_entries``) without the message lines Claude Code makes nothing of (``view.claude_unsent``);
-    ``ctx`` itself for the other formats and when it has none."""
-    unsent = claude_unsent(t, ctx) if t.format_name == "claude" else None
-    return [e for e in ctx if e.index not in unsent] if unsent else ctx
 
 
 def sent_of(ctx: list) -> tuple[list, int, bool]:

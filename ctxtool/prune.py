@@ -44,7 +44,7 @@ from . import window as window_rule
 from .errors import ConfigError, InputError, SummarizerError, TokenizerUnavailable
 from .formats.common import args_chars, ms_to_seconds, new_uuid, scan_anthropic_blocks
 from .model import Entry, IMAGE_CHARS, as_list, as_text, js_len
-from .view import claude_unsent, context_entries, merges
+from .view import context_entries, merges, sent_context
 
 STRATEGIES = ("openclaw", "aceclaw", "history-turns", "history-share", "spacebot")
 DEFAULT_WINDOW = window_rule.DEFAULT_WINDOW  # 200,000: the one default (ctxtool.window)
@@ -115,15 +115,12 @@ def _is_result(b) -> bool:
 
 
 def load_units(fmt_name: str, entries: list[Entry], transcript=None) -> list[Unit]:
-    """Agent messages of the context (entries must carry their blocks: ``scan(keep=True)``). ``transcript`` (Claude
-    Code, the scan ``entries`` come from): the messages the client leaves out are left out (``view.claude_unsent``)."""
+    """Agent messages of the context (entries must carry their blocks: ``scan(keep=True)``). ``transcript`` (the scan
+    ``entries`` come from): Claude Code's messages the client leaves out are left out (``view.sent_context``)."""
     units: list[Unit] = []
     names: dict[str, str] = {}
     ctx = context_entries(fmt_name, entries)
-    if fmt_name == "claude" and transcript is not None:
-        left = claude_unsent(transcript, ctx)
-        ctx = [e for e in ctx if e.index not in left] if left else ctx
-    for e in ctx:
+    for e in ctx if transcript is None else sent_context(transcript, ctx):
         blocks = list(e.blocks or [])
         if e.role == "assistant":
             if e.empty and not e.errored:

@@ -40,7 +40,7 @@ from .scanloop import index_passes
 from .paths import regular
 from .transcript import Transcript, make_entry, no_gc, scan
 from .validate import Violation, claude_errors_as_sent, validate_entries
-from .view import context_entries, linear, sent_assistant
+from .view import context_entries, linear, message_groups, prompt_lines
 from .repair_codex import CodexPairing
 from .repair_order import Ordering
 from .repair_pairing import Pairing
@@ -147,7 +147,7 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
         # the view of the file as scanned (view.context_entries), when the caller built it already: pairing
         # walks it when nothing before pairing dropped or re-linked a line (Claude Code's and Codex's cost a pass)
         self.known_view: list[Entry] | None = None
-        self.turn_context: tuple | None = None  # Claude Code: the context entries and each one's place (_sent_as_written)
+        self.lone_prompts: set | None = None  # Claude Code: the user lines alone in their turn (_sent_as_written)
         # a subagent's own file (all sidechain), whose links may point into its parent session
         self.side_file = self.name == "claude" and (
             os.path.basename(t.path).startswith("agent-")
@@ -461,23 +461,10 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
         m = self.t.load(e).get("message")
         if not (isinstance(m, dict) and isinstance(m.get("content"), str)):
             return False
-        if self.turn_context is None:  # (once per plan: a file may hold many such lines)
-            ctx = context_entries(self.name, self.entries)
-            self.turn_context = ctx, {id(x): k for k, x in enumerate(ctx)}
-        ctx, where = self.turn_context
-        k = where.get(id(e))
-        if k is None:
-            return False  # not sent at all
-        for step in (-1, 1):
-            j = k + step
-            while 0 <= j < len(ctx):
-                x = ctx[j]
-                if x.role == "assistant" and sent_assistant(x):
-                    break  # the turn ends
-                if x.role == "user" and x.get("context") != "system":
-                    return False
-                j += step
-        return True
+        if self.lone_prompts is None:  # (once per plan: a file may hold many such lines)
+            self.lone_prompts = {id(own[0]) for role, group in message_groups(self.name, self.entries)
+                                 if role == "user" and len(own := prompt_lines(group)) == 1}
+        return id(e) in self.lone_prompts
 
     def _same_line(self, a: Entry, b: Entry) -> bool:
         return a.length == b.length and self.t.raw(a) == self.t.raw(b)

@@ -352,8 +352,7 @@ def claude_unsent(t, context: list[Entry]) -> set[int]:
             if role is None:
                 continue
             for part in _responses(group) if role == "assistant" else (group,):
-                # (context the client sends as system text, after the turn, is no part of the user message)
-                own = [e for e in part if e.get("context") != "system"]
+                own = prompt_lines(part)
                 if not own or not all(_may_give_nothing(e) for e in own):
                     continue
                 if f is None:
@@ -370,6 +369,18 @@ def claude_unsent(t, context: list[Entry]) -> set[int]:
         if f is not None:
             f.close()
     return out
+
+
+def sent_context(t, ctx: list[Entry]) -> list[Entry]:
+    """``ctx`` (``context_entries``) without the message lines Claude Code makes nothing of (``claude_unsent``);
+    ``ctx`` itself for the other formats and when it has none."""
+    unsent = claude_unsent(t, ctx) if t.format_name == "claude" else None
+    return [e for e in ctx if e.index not in unsent] if unsent else ctx
+
+
+def prompt_lines(group: list[Entry]) -> list[Entry]:
+    """The lines of a turn's message: all of them but context the client sends as system text, after the turn."""
+    return [e for e in group if e.get("context") != "system"]
 
 
 def _may_give_nothing(e: Entry) -> bool:

@@ -18,13 +18,13 @@ import pytest
 
 from ctxtool.claude_chain import INTERRUPTED_RESULT, MISSING_RESULT, NO_CONTENT, ORPHAN_REMOVED, TOOL_USE_INTERRUPTED
 from ctxtool.compact_writer import Options, compact_file
-from ctxtool.estimate import Options as EstimateOptions, estimate_file, read_index, sent_context, sent_of
+from ctxtool.estimate import Options as EstimateOptions, estimate_file, read_index, sent_of
 from ctxtool.repair import repair_file
 from ctxtool.summarize import ExtractiveSummarizer
 from ctxtool.formats.common import js_stringify
 from ctxtool.transcript import scan
 from ctxtool.validate import validate_file, validate_messages
-from ctxtool.view import context_entries, on_the_wire, sent_messages
+from ctxtool.view import context_entries, on_the_wire, sent_context, sent_messages
 from tests.support.claude_agent import conversation, resume_payload, well_paired
 
 pytestmark = pytest.mark.claude

@@ -324,7 +324,7 @@ def test_claude_lone_blank_prompts_are_fixed_with_one_look_at_the_context(tmp_pa
     """A lone prompt of an empty string, which Claude Code sends as written (the API refuses it), gets the fallback;
     a blank prompt beside other user lines of its turn does not (the client leaves it out). However many such lines
     the file holds, the planner reads the context once (it read it once per line)."""
-    from ctxtool import repair
+    from ctxtool import repair, view
 
     def line(k, parent, kind, content):
         return {"parentUuid": parent, "isSidechain": False, "type": kind, "sessionId": SESSION, "cwd": "/w",
@@ -341,8 +341,9 @@ def test_claude_lone_blank_prompts_are_fixed_with_one_look_at_the_context(tmp_pa
     objs.append(line(902, objs[-1]["uuid"], "assistant", [{"type": "text", "text": "done"}]))
     path = write(tmp_path, objs)
     looks = []
-    real = repair.context_entries
-    monkeypatch.setattr(repair, "context_entries", lambda *a, **k: looks.append(1) or real(*a, **k))
+    real = view.context_entries
+    for module in (repair, view):  # (the view's grouping reads it there)
+        monkeypatch.setattr(module, "context_entries", lambda *a, **k: looks.append(1) or real(*a, **k))
     plan = plan_repair(scan(path, stats=False))
     fixed = [c.line for c in plan.changes if c.kind == "blank-user"]
     assert fixed == [1 + 2 * n for n in range(200)]  # every lone empty prompt, not the blank one beside "go on"
