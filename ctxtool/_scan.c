@@ -1648,12 +1648,41 @@ typedef struct {
     Whole *whole;         /* a Whole that takes the lines it is sure of (a Codex rollout's, a pi session's), or NULL */
 } Reader;
 
+/* One reader's buffer kept when it is done, for the next reader to take: a scan makes two readers a file (the first
+ * lines are read in Python to tell the format), and a folder's run hundreds; each fresh 1 MiB buffer was 256 page
+ * faults on its first fill, and its release gave the heap's top back to the system (brk) for the next to fault in
+ * again: 63K of the 69K page faults of a 165-file folder's scan, ~0.13 s of system time. */
+static char *spare_buf = NULL;
+static Py_ssize_t spare_cap = 0;
+#define SPARE_MAX (4 << 20)  /* a buffer grown for a longer line is not kept beyond this */
+
+static void release_buffer(char *buf, Py_ssize_t cap) {
+    if (buf && !spare_buf && cap <= SPARE_MAX) {
+        spare_buf = buf;
+        spare_cap = cap;
+    } else {
+        PyMem_Free(buf);
+    }
+}
+
+static char *take_buffer(Py_ssize_t size, Py_ssize_t *cap) {
+    if (spare_buf && spare_cap >= size) {
+        char *b = spare_buf;
+        *cap = spare_cap;
+        spare_buf = NULL;
+        spare_cap = 0;
+        return b;
+    }
+    *cap = size;
+    return PyMem_Malloc((size_t)size);
+}
+
 static void Reader_dealloc(Reader *self) {
     Py_XDECREF(self->readinto);
     Py_XDECREF(self->meta);
     Py_XDECREF(self->whole);
     Py_XDECREF(self->no);
-    PyMem_Free(self->buf);
+    release_buffer(self->buf, self->cap);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -1672,10 +1701,9 @@ static int Reader_init(Reader *self, PyObject *args, PyObject *kw) {
         if (self->end == -1 && PyErr_Occurred()) return -1;
     }
     if (size < 4096) size = 4096;
-    PyMem_Free(self->buf);
-    self->buf = PyMem_Malloc((size_t)size);
-    if (!self->buf) { PyErr_NoMemory(); return -1; }
-    self->cap = size;
+    release_buffer(self->buf, self->cap);
+    self->buf = take_buffer(size, &self->cap);
+    if (!self->buf) { self->cap = 0; PyErr_NoMemory(); return -1; }
     self->lo = self->hi = 0;
     self->eof = self->done = 0;
     self->offset = self->start = begin;
