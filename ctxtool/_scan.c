@@ -338,6 +338,9 @@ typedef struct PiParts PiParts;
 enum { AS_ATTACHMENT, AS_CONTEXT, AS_SIDECHAIN, AS_USER, AS_SYSTEM, NAS };
 static const char *ASTR[NAS] = {"attachment", "context", "sidechain", "user", "system"};
 
+#define RECENT 64  /* shared_str's slots (a power of two) */
+#define RECENT_MAX 128  /* the longest string kept there */
+
 typedef struct {
     PyObject_HEAD
     PyObject *into;      /* the index (list) */
@@ -358,6 +361,7 @@ typedef struct {
     Py_ssize_t afoff[NFULL], akoff[6];
     int stats;           /* character counts, as the scan's ``stats`` */
     ClaudeParts *cl;     /* what prompts, responses, system lines and checkpoints are read with, or NULL: declined */
+    PyObject *recent[RECENT];  /* strings of the table met lately (shared_str), by a hash of their bytes */
 } Meta;
 
 static void claude_parts_free(ClaudeParts *c);
@@ -393,6 +397,7 @@ static void Meta_dealloc(Meta *self) {
     Py_XDECREF(self->empty);
     Py_XDECREF(self->zero);
     for (int k = 0; k < NAS; k++) Py_XDECREF(self->s[k]);
+    for (int k = 0; k < RECENT; k++) Py_XDECREF(self->recent[k]);
     claude_parts_free(self->cl);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -409,6 +414,7 @@ static int Meta_init(Meta *self, PyObject *args, PyObject *kw) {
         return -1;
     claude_parts_free(self->cl);
     self->cl = NULL;
+    for (int k = 0; k < RECENT; k++) Py_CLEAR(self->recent[k]);  /* (of another table) */
     if (claude != Py_None) {  /* the lines normalize reads whole too: what their entries are made of */
         if (!PyDict_Check(claude) || !(afull = PyDict_GetItemString(claude, "full"))
             || !(akinds = PyDict_GetItemString(claude, "kinds")) || !(message = PyDict_GetItemString(claude, "message"))
@@ -488,12 +494,40 @@ static int is_full(Meta *self, cp s, Py_ssize_t n) {
 }
 
 /* a shared string: the table's object for this value */
+/* the slot of ``recent`` for these bytes: their length, first and last eight bytes mixed */
+static inline unsigned recent_slot(cp s, Py_ssize_t n) {
+    uint64_t a = 0, b = 0;
+    if (n >= 8) {
+        memcpy(&a, s, 8);
+        memcpy(&b, s + n - 8, 8);
+    } else {
+        memcpy(&a, s, (size_t)n);
+    }
+    uint64_t h = (a ^ (b * 0x9E3779B97F4A7C15ULL) ^ (uint64_t)n) * 0xFF51AFD7ED558CCDULL;
+    return (unsigned)(h >> 58) & (RECENT - 1);
+}
+
+/* The table's string of these bytes (valid UTF-8 checked), added when new: a new reference, or NULL with an error set.
+ * A string met lately is found in ``recent`` by comparing bytes (an ASCII str's characters are its UTF-8 bytes), with no
+ * str made, hashed and looked up: most of a Claude Code file's lines are progress lines, which name the parent the line
+ * before named (97% of them in real files) and the type "progress". */
 static PyObject *shared_str(Meta *self, cp s, Py_ssize_t n) {
+    if (self->shared == Py_None) return PyUnicode_DecodeUTF8((const char *)s, n, NULL);  /* no table (a streaming
+                                                                                          * pass keeps nothing) */
+    unsigned k = 0;
+    if (n <= RECENT_MAX) {
+        k = recent_slot(s, n);
+        PyObject *c = self->recent[k];
+        if (c && PyUnicode_GET_LENGTH(c) == n && memcmp(PyUnicode_1BYTE_DATA(c), s, (size_t)n) == 0)
+            return Py_NewRef(c);
+    }
     PyObject *u = PyUnicode_DecodeUTF8((const char *)s, n, NULL);
-    if (!u || self->shared == Py_None) return u;  /* None: no table (a streaming pass keeps nothing) */
+    if (!u) return NULL;
     PyObject *v = PyDict_SetDefault(self->shared, u, u);
     Py_XINCREF(v);
     Py_DECREF(u);
+    if (v && n <= RECENT_MAX && PyUnicode_IS_COMPACT_ASCII(v) && PyUnicode_GET_LENGTH(v) == n)
+        Py_XSETREF(self->recent[k], Py_NewRef(v));
     return v;
 }
 

@@ -833,3 +833,39 @@ def test_the_lines_read_to_tell_the_format_are_taken_too(tmp_path, monkeypatch):
     monkeypatch.setenv("CTXTOOL_NATIVE", "0")
     assert index() == got
     assert len([n for n in seen if n <= formats.SNIFF_LINES]) == formats.SNIFF_LINES
+
+
+def test_the_reader_reads_the_raw_file_where_it_can_seek(tmp_path):
+    # the C reader reads a file's rest from the raw file (each byte copied once, not through the buffered file's
+    # buffer too); a pipe cannot seek: it reads through the buffered file, from where that one is
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b'{"a": 1}\n' * 3)
+    with open(path, "rb") as f:
+        next(f)
+        raw = scanloop._unbuffered(f, 9)
+        assert raw is f.raw and raw.tell() == 9
+        assert [c for c in _scan.Reader(raw, 9, None)] == [b'{"a": 1}\n'] * 2
+    r, w = os.pipe()
+    os.write(w, b'{"a": 1}\n' * 3)
+    os.close(w)
+    with open(r, "rb") as f:
+        next(f)
+        assert scanloop._unbuffered(f, 9) is f
+        assert [c for c in _scan.Reader(f, 9, None)] == [b'{"a": 1}\n'] * 2
+
+
+def test_strings_met_lately_are_the_tables_own_and_the_right_ones():
+    # the C part finds a string it met lately by its bytes (a slot per hash of its length, first and last eight
+    # bytes): parents that differ only in the middle, or only in length, or only past ASCII, must each get the table's
+    # object of their own value; a type and parent seen before, the very object the table holds
+    parents = ["aaaaaaaa-0000-bbbbbbbb", "aaaaaaaa-1111-bbbbbbbb", "aaaaaaaa-bbbbbbbb", "aaaaaaaa-0000-bbbbbbbb",
+               "aaaaaaaa-é000-bbbbbbbb", "aaaaaaaa-e000-bbbbbbbb", "", "p", "p", "x" * 200, "x" * 200, "q" * 128]
+    lines = [_meta_line(uuid=f"u{i}", parentUuid=p) for i, p in enumerate(parents)]
+    into: list = []
+    shared: dict = {}
+    r = _scan.Reader(io.BytesIO(b"".join(lines)), 0, None)
+    r.meta = scanloop.meta_reader(_scan, FMT, into, shared, {})
+    assert list(r) == []
+    assert [e.parent for e in into] == parents
+    for e in into:
+        assert e.parent is shared[e.parent] and e.type is shared["progress"]
