@@ -1058,6 +1058,7 @@ typedef struct {
     PyObject *call_word, *result_word, *no_role;
     PyObject *user, *tool_result_role, *compact_summary, *calls_key, *results_key, *call_tokens, *result_tokens,
         *kind_names[6];
+    PyObject *w_input, *w_cache_read, *w_cache_write, *w_peaks, *w_last_model, *w_lineno;  /* (facts: add_assistant) */
 } Rows;
 
 static void Rows_dealloc(Rows *self) {
@@ -1100,6 +1101,12 @@ static void Rows_dealloc(Rows *self) {
     Py_XDECREF(self->reused_id);
     Py_XDECREF(self->rewritten);
     for (int k = 0; k < 6; k++) Py_XDECREF(self->kind_names[k]);
+    Py_XDECREF(self->w_input);
+    Py_XDECREF(self->w_cache_read);
+    Py_XDECREF(self->w_cache_write);
+    Py_XDECREF(self->w_peaks);
+    Py_XDECREF(self->w_last_model);
+    Py_XDECREF(self->w_lineno);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -1120,10 +1127,12 @@ static int Rows_init(Rows *self, PyObject *args, PyObject *kw) {
     Py_XSETREF(self->meta, Py_NewRef(meta));
     Py_XSETREF(self->compaction, Py_NewRef(compaction));
     Py_XSETREF(self->call, (PyTypeObject *)Py_NewRef(call));
-    const char *words[] = {"assistant", "<synthetic>", "unknown", "ignored", "context_window", "model", "seen"};
+    const char *words[] = {"assistant", "<synthetic>", "unknown", "ignored", "context_window", "model", "seen",
+                           "input", "cache_read", "cache_write", "peaks", "last_model", "lineno"};
     PyObject **into[] = {&self->assistant, &self->synthetic, &self->unknown, &self->ignored, &self->context_window,
-                         &self->model, &self->seen};
-    for (int k = 0; k < 7; k++) {
+                         &self->model, &self->seen, &self->w_input, &self->w_cache_read, &self->w_cache_write,
+                         &self->w_peaks, &self->w_last_model, &self->w_lineno};
+    for (int k = 0; k < 13; k++) {
         PyObject *w = PyUnicode_InternFromString(words[k]);
         if (!w) return -1;
         Py_XSETREF(*into[k], w);
@@ -1488,17 +1497,72 @@ static PyObject *Rows_looked(Rows *self, PyObject *const *args, Py_ssize_t nargs
     return out;
 }
 
-/* facts(entries, add, main, names, one) -> (compactions, last_model, its index): estimate._facts's loop. It reads
+/* What ``Evidence.add(e)`` (``ev``'s) does for an assistant message whose extra is None once ``main.keeps(e)`` kept it:
+ * the last model (when named) and the peak of recorded context (input + cache read + cache write) per model. 1 done;
+ * 0 when something is not as expected (a usage that is not three exact ints, peaks that are not a dict of tuples):
+ * nothing was changed, the caller hands ``e`` to ``add``; -1 with an error set. */
+static int add_assistant(Rows *self, PyObject *ev, PyObject *e, PyObject *model, int named) {
+    PyObject *u = SLOT(e, self->f_usage), *context = NULL, *peaks = NULL;
+    int better = 0, res = 0;
+    if (u != Py_None) {
+        PyObject *keys[3] = {self->w_input, self->w_cache_read, self->w_cache_write};
+        long long sum = 0;
+        for (int k = 0; k < 3; k++) {
+            PyObject *v = PyObject_GetAttr(u, keys[k]);
+            if (!v) { PyErr_Clear(); return 0; }  /* (add raises it) */
+            int overflow = 0;
+            long long n = PyLong_CheckExact(v) ? PyLong_AsLongLongAndOverflow(v, &overflow) : 0;
+            int odd = !PyLong_CheckExact(v) || overflow || (n == -1 && PyErr_Occurred());
+            Py_DECREF(v);
+            if (odd || __builtin_add_overflow(sum, n, &sum)) { PyErr_Clear(); return 0; }
+        }
+        if (!(context = PyLong_FromLongLong(sum))) return -1;
+        if (!(peaks = PyObject_GetAttr(ev, self->w_peaks))) goto done;
+        if (!PyDict_CheckExact(peaks)) { res = 0; goto done; }
+        PyObject *best = PyDict_GetItemWithError(peaks, model);
+        if (!best) {
+            if (PyErr_Occurred()) goto error;
+            better = 1;
+        } else {
+            if (!PyTuple_CheckExact(best) || PyTuple_GET_SIZE(best) < 1) goto done;
+            better = PyObject_RichCompareBool(context, PyTuple_GET_ITEM(best, 0), Py_GT);
+            if (better < 0) goto error;
+        }
+    }
+    if (named && PyObject_SetAttr(ev, self->w_last_model, model) < 0) goto error;
+    if (better) {
+        PyObject *lineno = PyObject_GetAttr(e, self->w_lineno);
+        if (!lineno) goto error;
+        PyObject *peak = PyTuple_Pack(2, context, lineno);
+        Py_DECREF(lineno);
+        if (!peak) goto error;
+        int r = PyDict_SetItem(peaks, model, peak);
+        Py_DECREF(peak);
+        if (r < 0) goto error;
+    }
+    res = 1;
+    goto done;
+error:
+    res = -1;
+done:
+    if (res == 0) PyErr_Clear();
+    Py_XDECREF(context);
+    Py_XDECREF(peaks);
+    return res;
+}
+
+/* facts(entries, add, main, names, one[, ev]) -> (compactions, last_model, its index): estimate._facts's loop. It reads
  * the entries whose fields are slots (``FullEntry``) and passes over a metadata ``Entry`` with nothing else set
  * (``_m is PLAIN``) as the loop does; every other entry, and one whose fields it does not expect (an extra that
  * is no dict or notes ignored values, several calls or results, a model or role that is no str), it hands to
  * ``one(e)``, which reads it in Python (and keeps its own compaction count and last model). It fills ``names``
  * and calls ``add(e)`` as the loop does, in file order; ``main.seen`` is set where the loop sets it. */
 static PyObject *Rows_facts(Rows *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 5 || !PyList_Check(args[0]) || !PyDict_Check(args[3])) {
-        PyErr_SetString(PyExc_TypeError, "facts(entries: list, add, main, names: dict, one)");
+    if (nargs < 5 || nargs > 6 || !PyList_Check(args[0]) || !PyDict_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "facts(entries: list, add, main, names: dict, one[, ev])");
         return NULL;
     }
+    PyObject *ev = nargs == 6 && args[5] != Py_None ? args[5] : NULL;  /* add's Evidence: its assistants read here */
     if (!self->full || !self->call) {
         PyErr_SetString(PyExc_TypeError, "Rows was not initialised");
         return NULL;
@@ -1580,7 +1644,13 @@ static PyObject *Rows_facts(Rows *self, PyObject *const *args, Py_ssize_t nargs)
                 if (named) { last_model = model; last_index = SLOT(e, self->f_index); }
                 int unnamed = model == Py_None || PyUnicode_GET_LENGTH(model) == 0;
                 if (x == Py_None && unnamed && SLOT(e, self->f_usage) == Py_None) SEEN();  /* all add(e) would do */
-                else { CALL1(add, e); seen = 0; }  /* (a message: its add sets no window nor model) */
+                else {
+                    /* (a message: its add sets no window nor model, what a metadata entry's add sets) */
+                    int r = x == Py_None && ev ? add_assistant(self, ev, e, model, named) : 0;
+                    if (r < 0) return NULL;
+                    if (r) SEEN();
+                    else { CALL1(add, e); seen = 0; }
+                }
             } else if (x != Py_None) {
                 CALL1(add, e);
                 seen = 0;

@@ -141,7 +141,8 @@ def _facts(ix: Index, entries: list) -> None:
     ``ignored_notes`` and the per-call split would each read in a pass of their own. A metadata
     line whose optional fields are all unset (``PLAIN``: most lines of a Claude Code file) is
     passed over at the cost of one field read. The C part's loop (``_scan.Rows.facts``) reads the
-    entries whose fields are slots and hands the others to ``one``, the loop's body in Python."""
+    entries whose fields are slots and hands the others to ``one``, the loop's body in Python; given the
+    evidence, it does what ``Evidence.add`` does for a plain assistant message itself (its model and peak)."""
     split, names, ignored = ix.split, ix.names, ix.ignored
     add, main = ix.evidence.add, ix.evidence.main
     state = [0, None, -1]  # compactions, the last model, its entry's index
@@ -189,7 +190,7 @@ def _facts(ix: Index, entries: list) -> None:
 
     passes = index_passes()
     if passes is not None:
-        n, model, at = passes.facts(entries, add, main, names, one)
+        n, model, at = passes.facts(entries, add, main, names, one, ix.evidence)
         ix.compactions = n + state[0]
         ix.last_model = model if at is not None and at > state[2] else state[1]
         return

@@ -362,11 +362,18 @@ def _whole_taker(c, fmt, into, shared, taken, tuples, stats, sizes=None):
                    pi=_pi_parts(fmt.NAME)), took
 
 
+def takes_messages(fmt) -> bool:
+    """Whether the C part's ``Meta`` takes a file's message lines too (Claude Code's, ``meta_reader``), not only its
+    metadata lines: then the few lines it declines are parsed by orjson, never by msgspec, which the adaptive decoder
+    would import (8-17 ms a process) to read a line in a thousand."""
+    return getattr(fmt, "NAME", None) == "claude" and os.environ.get(ENV_NATIVE_MESSAGES, "1") != "0"
+
+
 def meta_reader(c, fmt, into: list, shared: dict | None, sizes: dict, tuples: bool = False, stats: bool = True):
     """The C part's ``Meta``: it takes the metadata lines it is sure of, and of a Claude Code file the lines ``normalize``
     reads whole that it is sure of (attachments, prompts, responses, system lines, checkpoints: a FullEntry each, made
     with ``stats`` as ``normalize``, ``share_strings`` and ``release()`` make it; ``ctxtool/_scan_claude.c``)."""
-    if getattr(fmt, "NAME", None) == "claude" and os.environ.get(ENV_NATIVE_MESSAGES, "1") != "0":
+    if takes_messages(fmt):
         return c.Meta(into, shared, sizes, tuple(fmt.FULL_TYPES), parse_ts, META, Entry, PLAIN, tuples, stats=stats,
                       claude=_claude_parts(fmt))
     return c.Meta(into, shared, sizes, tuple(fmt.FULL_TYPES), parse_ts, META, Entry, PLAIN, tuples)
@@ -464,6 +471,8 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
         if native_ok and lazy is not None:
             reader = src = c.Reader(_unbuffered(f, begin), begin, end)
             reader.meta, took = _taker(c, t.fmt, into, shared, sizes, taken, tuples, stats)
+            if next_choice > 0 and takes_messages(t.fmt):
+                next_choice = -1
         elif native_ok and native_entries(t.fmt) is not None:
             reader = src = c.Reader(_unbuffered(f, begin), begin, end)
             reader.whole, took = _whole_taker(c, t.fmt, into, shared, taken, tuples, stats, sizes)
@@ -614,6 +623,8 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
             if lazy is not None:
                 reader.meta, took = (early, None) if early is not None else _taker(c, t.fmt, into, shared, sizes, taken,
                                                                                    tuples, stats)
+                if next_choice > 0 and takes_messages(t.fmt):
+                    next_choice = -1
             else:
                 reader.whole, took = _whole_taker(c, t.fmt, into, shared, taken, tuples, stats, sizes)
     if took:

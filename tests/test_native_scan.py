@@ -506,7 +506,7 @@ def test_facts_keeps_the_last_window_and_model_a_metadata_entry_says(seed, monke
     0, negative, booleans, huge, strings, empty models), their order, and entries it hands back to Python between
     them (an extra noting ignored values)."""
     from ctxtool import estimate as est
-    from ctxtool.model import MESSAGE, full_entry
+    from ctxtool.model import MESSAGE, Usage, full_entry
     from ctxtool.transcript import Transcript
 
     rng = random.Random(seed)
@@ -529,7 +529,14 @@ def test_facts_keeps_the_last_window_and_model_a_metadata_entry_says(seed, monke
                 e.obj = {"modelId": rng.choice(models), "contextWindow": rng.choice(windows)}
         elif r < 0.9:
             e.kind, e.role = MESSAGE, rng.choice(["assistant", "user"])
-            e.model = rng.choice(models[:4])
+            e.model = rng.choice(models[:4] + ["<synthetic>"])
+            if rng.random() < 0.7:  # recorded usage: the peak per model, read in C where its three counts are ints
+                # (mostly a few small values: the same peak again, at a later line, keeps the first)
+                odd = [2**40, 2**62, 2**70, -3, 1.5, True]
+                counts = [rng.choice([0, 5, 100] * 6 + odd) for _ in range(3)]
+                e.usage = Usage(input=counts[0], cache_read=counts[1], cache_write=counts[2])
+            if rng.random() < 0.1:
+                e.extra = rng.choice([{"sidechain": True}, {"api_error": True}, {"ignored": ("x",)}])
         entries.append(e)
 
     def facts(native):
@@ -541,7 +548,8 @@ def test_facts_keeps_the_last_window_and_model_a_metadata_entry_says(seed, monke
         est._facts(ix, entries)
         monkeypatch.undo()
         ev = ix.evidence
-        return ev.recorded, ev.recorded_line, ev.model_hint, ev.last_model, ev.main.seen, ix.last_model, ix.ignored
+        return (ev.recorded, ev.recorded_line, ev.model_hint, ev.last_model, ev.main.seen, ix.last_model, ix.ignored,
+                ev.peaks)
 
     assert facts(True) == facts(False)
 
