@@ -140,14 +140,15 @@ static inline int plain_run8(cp p) {
  * looked at 16 and then 8 at a time: the last few bytes before ``end`` are left to the caller's byte loop */
 static inline Py_ssize_t plain_len(cp p, cp end) {
     cp q = p;
-    int k = 16;
-    while (k == 16 && end - q >= 16) {
-        k = plain_run16(q);
+    while (end - q >= 16) {
+        int k = plain_run16(q);
         q += k;
+        if (k < 16) return q - p;
     }
-    while (k >= 8 && end - q >= 8) {
-        k = plain_run8(q);
+    while (end - q >= 8) {  /* (fewer than 16 bytes left) */
+        int k = plain_run8(q);
         q += k;
+        if (k < 8) return q - p;
     }
     return q - p;
 }
