@@ -108,14 +108,21 @@ static inline uint64_t special8(uint64_t x) {
 /* how many bytes at p (at least 16 readable) come before the first one to look at (as special8 tells): 16 when none in
  * these 16. SSE2 (every x86-64 has it); elsewhere two runs of 8. */
 static inline int plain_run8(cp p);
-static inline int plain_run16(cp p) {
 #if defined(__SSE2__) && defined(__GNUC__)
+/* the bytes to look at among the 16 at p (at least 16 readable): bit k set when p[k] is one */
+static inline unsigned special16(cp p) {
     __m128i x = _mm_loadu_si128((const __m128i *)p);
     __m128i q = _mm_cmpeq_epi8(x, _mm_set1_epi8('"'));
     __m128i b = _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'));
     __m128i c = _mm_cmpeq_epi8(_mm_and_si128(x, _mm_set1_epi8((char)0xE0)), _mm_setzero_si128());  /* < 0x20 */
-    int m = _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(q, b), c)) | _mm_movemask_epi8(x);  /* (| >= 0x80) */
-    return m ? __builtin_ctz((unsigned)m) : 16;
+    return (unsigned)(_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(q, b), c)) | _mm_movemask_epi8(x));  /* (| >= 0x80) */
+}
+#endif
+
+static inline int plain_run16(cp p) {
+#if defined(__SSE2__) && defined(__GNUC__)
+    unsigned m = special16(p);
+    return m ? __builtin_ctz(m) : 16;
 #else
     int k = plain_run8(p);
     return k < 8 ? k : 8 + plain_run8(p + 8);
@@ -155,8 +162,44 @@ static inline Py_ssize_t plain_len(cp p, cp end) {
 
 /* A string, p just past its opening quote. Returns the position past the closing quote, or NULL
  * (invalid, or a lone surrogate escape: declined). *esc is set when it holds an escape. */
-static cp scan_string(cp p, cp end, int *esc) {
+static cp scan_long_string(cp p, cp end, int *esc) {
     *esc = 0;
+#if defined(__SSE2__) && defined(__GNUC__)
+    /* 16 bytes at a time: the bytes to look at in a block (special16) are dealt with in order from one load, a simple
+     * escape's two bytes passed over by clearing their bits; a \u escape or a non-ASCII character moves p on, and the
+     * next block is loaded from there. The last bytes (fewer than 16) go the way below. */
+    while (end - p >= 16) {
+        unsigned m = special16(p);
+        while (m) {
+            int i = __builtin_ctz(m);
+            unsigned char c = p[i];
+            if (c == '"') return p + i + 1;
+            if (c == '\\') {
+                *esc = 1;
+                if (p + i + 1 >= end) return NULL;
+                unsigned char e = p[i + 1];
+                if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't') {
+                    if (i == 15) {  /* the escaped byte is the next block's first */
+                        p += 17;
+                        goto next;
+                    }
+                    m &= ~((2u << (i + 1)) - 1);  /* (bits 0 to i + 1) */
+                    continue;
+                }
+                unsigned u;
+                if (e != 'u' || !(p = u_escape(p + i, end, &u))) return NULL;
+                goto next;
+            }
+            if (c < 0x20) return NULL;
+            int n = utf8_seq(p + i, end);  /* (>= 0x80) */
+            if (!n) return NULL;
+            p += i + n;
+            goto next;
+        }
+        p += 16;
+    next:;
+    }
+#endif
     for (;;) {
         p += plain_len(p, end);
         if (p >= end) return NULL;
@@ -183,6 +226,24 @@ static cp scan_string(cp p, cp end, int *esc) {
         }
         p++;
     }
+}
+
+/* scan_long_string, with its most common case inline: a string whose closing quote is the first byte to look at among
+ * the next 16 (most keys and short values), found from one load, with no call */
+static inline cp scan_string(cp p, cp end, int *esc) {
+#if defined(__SSE2__) && defined(__GNUC__)
+    if (end - p >= 16) {
+        unsigned m = special16(p);
+        if (m) {
+            int i = __builtin_ctz(m);
+            if (p[i] == '"') {
+                *esc = 0;
+                return p + i + 1;
+            }
+        }
+    }
+#endif
+    return scan_long_string(p, end, esc);
 }
 
 /* the most digits of an integer this module takes: orjson refuses one of more than ~310 (beyond a double's range), and
