@@ -32,7 +32,7 @@ from array import array
 
 from . import agents, retained, skill
 from .formats.common import ignored_notes
-from .model import BOUNDARY, COMPACTION, MESSAGE, META, PLAIN
+from .model import BOUNDARY, COMPACTION, MESSAGE, META, PLAIN, Kinds
 from .tokens import CHARS_PER_TOKEN
 from .transcript import scan
 from .view import UNSENT_STOPS, MainThread, merges
@@ -195,23 +195,28 @@ class SessionProfiler:
         session, cur = self.session, self.cur
         total = 0
         for cat, n in pairs:
-            if n <= 0:
-                continue
-            session[cat] = session.get(cat, 0) + n
-            cur[cat] = cur.get(cat, 0) + n
-            total += n
+            if n > 0:
+                session[cat] = session.get(cat, 0) + n
+                cur[cat] = cur.get(cat, 0) + n
+                total += n
         self.records.append((e.id, e.index, pairs))
         self.since_chars += total
+
+    def _kinds(self, k) -> None:
+        """An assistant message's characters by block kind, from a plain mapping (EMPTY, the default, has none)."""
+        kinds = self.kinds
+        for name, v in k.items():
+            kinds[name] = kinds.get(name, 0) + v
 
     def _pairs(self, e) -> tuple:
         """(category, characters) of one message, as a tuple (``records`` keeps it)."""
         role = e.role
         if role == "assistant":
             k = e.kinds
-            if k:
-                kinds = self.kinds
-                for name, v in k.items():
-                    kinds[name] = kinds.get(name, 0) + v
+            if type(k) is Kinds:
+                k.add_to(self.kinds)
+            elif k:
+                self._kinds(k)
             return (("assistant", e.chars),)
         if role == "toolResult" and e.tool_chars:
             out = []
@@ -329,7 +334,11 @@ class SessionProfiler:
             prev = self.prev_ts
             if prev is not None:
                 gap = ts - prev if ts > prev else 0.0
-                self.gaps.add(gap)
+                g = self.gaps  # (_Welford.add, inline: once a message)
+                g.n += 1
+                d = gap - g.mean
+                g.mean += d / g.n
+                g.m2 += d * (gap - g.mean)
                 if gap >= IDLE_GAP_MIN * 60:
                     self.idle_gaps += 1
                     self.idle_time += gap
@@ -366,7 +375,10 @@ class SessionProfiler:
                 self.pending[c.id] = name
                 if len(self.pending) > self.PENDING_CAP:
                     self.pending.pop(next(iter(self.pending)))
-        u = e.usage if (e.usage is not None and e.usage.context > 0) else None
+        u = e.usage
+        context = 0 if u is None else u.input + u.cache_read + u.cache_write  # (Usage.context, read once)
+        if context <= 0:
+            u = None
         same = (self.fmt == "claude" and e.msg_key is not None and e.msg_key == self.last_key and len(self.points)) or \
             (self.fmt == "codex" and self.prev_role == "assistant" and len(self.points))
         if not same:
@@ -377,9 +389,9 @@ class SessionProfiler:
             if self.baseline is None:
                 covered = self._cur_total()
                 tok, low, high = tokens_range(covered)
-                self.baseline = (max(0, u.context - tok), max(0, u.context - high), max(0, u.context - low), e.lineno, u.context, covered)
-            value, rec = u.context, 1
-            self.last_usage = u.context
+                self.baseline = (max(0, context - tok), max(0, context - high), max(0, context - low), e.lineno, context, covered)
+            value, rec = context, 1
+            self.last_usage = context
         else:
             value = (self.anchor + math.ceil(self.since_chars / CHARS_PER_TOKEN)) if self.anchor is not None else \
                 ((self.baseline[0] if self.baseline else 0) + math.ceil(self._cur_total() / CHARS_PER_TOKEN))
@@ -392,13 +404,18 @@ class SessionProfiler:
             self.points.append(value)
             self.recorded.append(rec)
         self.last_key = e.msg_key
-        self._add(self._pairs(e), e)
+        k = e.kinds  # (_pairs of an assistant message, inline)
+        if type(k) is Kinds:
+            k.add_to(self.kinds)
+        elif k:
+            self._kinds(k)
+        self._add((("assistant", e.chars),), e)
         if u is not None:
             if u.placeholder:  # a streaming record: its output_tokens is no count; chars/4 of the response is
-                self.anchor = u.context
+                self.anchor = context
                 self.since_chars = self.response_chars
             else:
-                self.anchor = u.context + u.output
+                self.anchor = context + u.output
                 self.since_chars = 0
 
     def _codex_usage(self, e) -> None:
