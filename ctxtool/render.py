@@ -66,6 +66,19 @@ def _console_class():
             if self.file is sys.stdout:
                 silence_stdout()
 
+        def _check_buffer(self) -> None:
+            # where rich writes what it printed (it handles a broken pipe there): a full disk is the output's failure,
+            # not a file of the session's, as for the plain console
+            try:
+                super()._check_buffer()
+            except BrokenPipeError:
+                raise
+            except OSError as e:
+                self.quiet = True
+                if self.file is sys.stdout:
+                    silence_stdout()
+                raise unwritable(e, self.file) from None
+
     return _Console
 
 

@@ -379,3 +379,17 @@ def test_output_that_cannot_be_written_is_one_line_and_exit_3(tmp_path, args):
         p = subprocess.run([sys.executable, "-m", "ctxtool", *args, target], stdout=full, stderr=subprocess.PIPE,
                            cwd=ROOT, timeout=120)
     assert (p.returncode, p.stderr.decode()) == (3, "Error: <stdout>: cannot be written: No space left on device\n")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full here")
+@pytest.mark.parametrize("args", [["estimate"], ["validate"], ["repair", "--check"], ["profile"], ["view"], ["prune"]])
+def test_output_rich_cannot_write_names_standard_output(tmp_path, args):
+    """The same through rich's own console (FORCE_COLOR: drawn as on a terminal), which writes its buffer itself: the
+    session file was blamed ("cannot read or write" of the input) where standard output was full."""
+    target = copy(tmp_path, "repair/pi-clean.jsonl")
+    env = {**os.environ, "FORCE_COLOR": "1", "COLUMNS": "120"}
+    env.pop("NO_COLOR", None)
+    with open("/dev/full", "wb") as full:
+        p = subprocess.run([sys.executable, "-m", "ctxtool", *args, target], stdout=full, stderr=subprocess.PIPE,
+                           cwd=ROOT, timeout=120, env=env)
+    assert (p.returncode, p.stderr.decode()) == (3, "Error: <stdout>: cannot be written: No space left on device\n")
