@@ -2,8 +2,8 @@
 
 Parsing is most of a scan and orjson holds the GIL, so threads do not help; processes do.
 The file is cut at line boundaries into parts. The later parts go to helper processes
-(``python -c`` running ``part_main``, so nothing is forked from a process that may have
-threads), which send their part of the index back as marshal frames while they scan, into an
+(``part_run``, forked where that is safe, ``forked.py``; else ``python -c`` running ``part_main``),
+which send their part of the index back as marshal frames while they scan, into an
 unnamed temporary file (the spool) with each frame's place told on a pipe, so that a helper
 never waits for this process to read; this process scans the first part meanwhile, then appends
 the others' frames as they come, with index and line numbers moved. The result
@@ -22,7 +22,7 @@ import tempfile
 
 import orjson
 
-from . import formats
+from . import formats, forked
 from .jsonl import BOM, Line, parse
 from .model import EMPTY, META, PLAIN, Call, Entry, FullEntry, Kinds, Result, Usage, entry_from_tuple, entry_to_tuple, small_entry
 from .scanloop import (ENV_LAZY, MODES, BadLine, Part, meta_entry, native, native_entries, native_made, released_entry,
@@ -217,16 +217,21 @@ _LEN = struct.Struct("<Q")
 
 
 def part_main() -> None:
-    """Helper process: scan one part. Its entry tuples go out FRAME at a time as the scan goes, into
-    the spool file the parent opened (argv[7], a file descriptor) with their place told on stdout,
-    so the helper never waits for the parent to read; without a spool ("-"), inline on stdout."""
+    """Helper process started as ``python -c``: ``part_run`` with its arguments from argv, answering on stdout."""
     path, fmt_name, begin, end = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     stats, lazy = sys.argv[5] == "1", sys.argv[6] == "1"
     spool_fd = int(sys.argv[7]) if len(sys.argv) > 7 and sys.argv[7] != "-" else None
+    part_run(path, fmt_name, begin, end, stats, lazy, spool_fd, sys.stdout.buffer)
+
+
+def part_run(path: str, fmt_name: str, begin: int, end: int, stats: bool, lazy: bool, spool_fd: int | None,
+             out) -> None:
+    """A helper's work: scan one part. Its entry tuples go out FRAME at a time as the scan goes, into
+    the spool file the parent opened (``spool_fd``) with their place told on ``out``,
+    so the helper never waits for the parent to read; without a spool (None), inline on ``out``."""
     import gc
 
     gc.disable()
-    out = sys.stdout.buffer
     spool = open(spool_fd, "wb", closefd=False) if spool_fd is not None else None
     pos = 0
 
@@ -298,6 +303,16 @@ def _spool():
 
 
 def _start(path: str, fmt_name: str, begin: int, end: int, stats: bool, lazy: bool, spool=None):
+    """A helper scanning one part: forked where that is safe (``forked``), else started as ``python -c``."""
+    spool_fd = spool.fileno() if spool is not None else None
+
+    def run(_read_fd: int, write_fd: int) -> None:
+        with open(write_fd, "wb") as out:
+            part_run(path, fmt_name, begin, end, stats, lazy, spool_fd, out)
+
+    proc = forked.child(run, keep=() if spool_fd is None else (spool_fd,), env={ENV: "1"})
+    if proc is not None:
+        return proc
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     # ``python -c`` puts the current directory first on sys.path: a ``ctxtool`` there (another
     # checkout or version) would scan the part instead of this one. The helper imports this copy.

@@ -10,8 +10,8 @@ into parts that helper processes scan (``parallel.py``), so every core works on 
 files go to worker processes (one per CPU but this one, at most ``parallel.MAX_WORKERS`` in all),
 largest first, two jobs ahead so that a worker never waits; this process takes the smallest files
 left meanwhile. In a worker, scans stay in one process.
-Workers are started as ``python -c`` (nothing is forked from a process that may have threads, and
-no main module is imported again) and take one job at a time over a pipe (pickled ``fn``, path and
+Workers are forked where that is safe (``forked``: Linux, this process with one thread), else started as
+``python -c`` (no main module is imported again), and take one job at a time over a pipe (pickled ``fn``, path and
 arguments; ``fn`` must be a module-level function). ``CTXTOOL_SCAN_WORKERS=1``, or files too few or
 too small to pay for starting workers, keep everything in this process; a worker that cannot start
 or dies has its jobs done here.
@@ -28,7 +28,7 @@ import sys
 from collections import deque
 from typing import Callable, Iterable, Iterator
 
-from . import parallel
+from . import forked, parallel
 from .errors import unexpected
 from .errors import CtxError
 
@@ -198,6 +198,10 @@ def _write_all(f, data: bytes) -> None:
 
 
 def _start() -> _Worker | None:
+    """A worker: forked where that is safe (``forked``), else started as ``python -c``."""
+    proc = forked.child(_forked_worker, stdin=True, buffered=False, env={parallel.ENV: "1"})
+    if proc is not None:
+        return _Worker(proc)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     # as in parallel.py: this copy of ctxtool, not one in the current directory
     code = f"import sys; sys.path.insert(0, {root!r}); from ctxtool.pool import worker_main; worker_main()"
@@ -210,10 +214,19 @@ def _start() -> _Worker | None:
 
 
 def worker_main() -> None:
-    """Worker process: run jobs from stdin until it closes, each answer a pickled (kind, value) frame."""
+    """Worker process started as ``python -c``: ``worker_loop`` on stdin and stdout."""
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # anything printed goes to stderr, never into the answers
-    inp = sys.stdin.buffer
+    worker_loop(sys.stdin.buffer, out)
+
+
+def _forked_worker(read_fd: int, write_fd: int) -> None:
+    with open(read_fd, "rb") as inp, open(write_fd, "wb") as out:
+        worker_loop(inp, out)
+
+
+def worker_loop(inp, out) -> None:
+    """A worker's work: run jobs from ``inp`` until it closes, each answer a pickled (kind, value) frame on ``out``."""
     while True:
         head = inp.read(_HEAD.size)
         if len(head) < _HEAD.size:

@@ -10,7 +10,7 @@ import os
 import pytest
 from click.testing import CliRunner
 
-from ctxtool import parallel, pool, synth
+from ctxtool import forked, parallel, pool, synth
 from ctxtool.cli import cli
 from ctxtool.errors import InputError
 from tests.bench import realshape
@@ -134,10 +134,32 @@ def test_a_bug_in_a_worker_is_that_files_failure_naming_it(tmp_path, monkeypatch
 
 
 def test_workers_that_cannot_start_leave_the_work_here(tmp_path, monkeypatch):
+    monkeypatch.setenv(forked.ENV, "0")  # started as python -c
     monkeypatch.setattr(pool.sys, "executable", "/nonexistent/python3")
     monkeypatch.delenv(parallel.ENV, raising=False)
     paths = _files(tmp_path, ["f1", "f2", "f3"])
     assert [r[1] for _, r, _ in pool.each(_ok, paths, "t", workers=2, min_bytes=0)] == ["f1", "f2", "f3"]
+
+
+def test_forked_workers_that_fail_leave_the_work_here(tmp_path, monkeypatch):
+    def fails(inp, out):
+        raise RuntimeError("the worker's bug")
+
+    monkeypatch.setattr(pool, "worker_loop", fails)  # (a forked worker is a copy of this process: it fails there)
+    monkeypatch.delenv(parallel.ENV, raising=False)
+    paths = _files(tmp_path, ["f1", "f2", "f3", "f4"])
+    assert forked.possible()
+    assert [r[1] for _, r, _ in pool.each(_ok, paths, "t", workers=2, min_bytes=0)] == ["f1", "f2", "f3", "f4"]
+
+
+@pytest.mark.parametrize("fork", ["1", "0"], ids=["forked", "started"])
+def test_workers_forked_or_started_give_the_same_answers(tmp_path, monkeypatch, fork):
+    monkeypatch.setenv(forked.ENV, fork)
+    monkeypatch.delenv(parallel.ENV, raising=False)
+    paths = _files(tmp_path, [f"f{i}" for i in range(8)])
+    got = [r for _, r, _ in pool.each(_ok, paths, "t", workers=2, min_bytes=0)]
+    assert [r[1] for r in got] == [f"f{i}" for i in range(8)]
+    assert "1" in {r[2] for r in got}  # some went to the worker (whose scans stay in one process)
 
 
 def test_large_files_are_scanned_in_parts_here(tmp_path, monkeypatch):

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from ctxtool import parallel, synth
+from ctxtool import forked, parallel, synth
 from ctxtool.model import entry_to_tuple
 from ctxtool.repair import plan_repair, repair_file
 from ctxtool.transcript import scan
@@ -43,7 +43,9 @@ def _session(tmp_path, fmt, kinds, seed=3, turns=160):
 
 @pytest.mark.parametrize("fmt,kinds", CASES, ids=lambda v: v if isinstance(v, str) else "+".join(v) or "clean")
 @pytest.mark.parametrize("workers", [2, 3])
-def test_parallel_index_equals_serial(tmp_path, fmt, kinds, workers):
+@pytest.mark.parametrize("fork", ["1", "0"], ids=["forked", "started"])
+def test_parallel_index_equals_serial(tmp_path, monkeypatch, fmt, kinds, workers, fork):
+    monkeypatch.setenv(forked.ENV, fork)  # helpers forked (where possible) or started as python -c
     path = _session(tmp_path, fmt, kinds)
     serial = scan(path, workers=1)
     par = scan(path, workers=workers, split_min_bytes=0)
@@ -69,9 +71,23 @@ def test_repair_plan_is_the_same_from_a_parallel_scan(tmp_path):
 def test_a_helper_that_cannot_start_or_fails_is_replaced(tmp_path, monkeypatch, python):
     path = _session(tmp_path, "claude", ["torn_tail", "crlf"])
     expected = index_of(scan(path, workers=1))
+    monkeypatch.setenv(forked.ENV, "0")  # started as python -c
     monkeypatch.setattr(sys, "executable", python)
     t = scan(path, workers=2, split_min_bytes=0)
     assert t.parts == 2
+    assert index_of(t) == expected
+
+
+def test_a_forked_helper_that_fails_is_replaced(tmp_path, monkeypatch):
+    path = _session(tmp_path, "claude", ["torn_tail", "crlf"])
+    expected = index_of(scan(path, workers=1))
+
+    def fails(*a):
+        raise RuntimeError("the helper's bug")
+
+    monkeypatch.setattr(parallel, "part_run", fails)  # (the child is a copy of this process: it fails there)
+    t = scan(path, workers=2, split_min_bytes=0)
+    assert forked.possible() and t.parts == 2
     assert index_of(t) == expected
 
 

@@ -1,0 +1,107 @@
+"""Helpers forked from this process (``ctxtool.forked``): only from a process with one thread, keeping only the
+descriptors they are given, writing nothing to this process's standard output, their failure their exit code."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+
+from ctxtool import forked
+
+pytestmark = pytest.mark.skipif(not forked.possible(), reason="no fork here (not Linux, or threads already running)")
+
+
+def _answer(proc) -> bytes:
+    data = proc.stdout.read()
+    proc.stdout.close()
+    return data
+
+
+def test_a_child_runs_and_answers_on_its_pipe():
+    proc = forked.child(lambda r, w: os.write(w, b"hello"))
+    assert _answer(proc) == b"hello" and proc.wait() == 0 and proc.poll() == 0
+
+
+def test_a_child_that_raises_exits_1():
+    def boom(r, w):
+        raise KeyboardInterrupt  # (whatever it raises)
+
+    proc = forked.child(boom)
+    assert _answer(proc) == b"" and proc.wait() == 1
+
+
+def test_a_child_reads_what_this_process_sends_when_asked():
+    def echo(r, w):
+        os.write(w, os.read(r, 100).upper())
+
+    proc = forked.child(echo, stdin=True, buffered=False)
+    proc.stdin.write(b"jobs")
+    proc.stdin.close()
+    assert _answer(proc) == b"JOBS" and proc.wait() == 0
+
+
+def test_a_child_keeps_only_the_descriptors_it_is_given(tmp_path):
+    # a lock file or a session file open here must not stay open in a helper (a lock held by a copy of its
+    # descriptor outlives this process's release of it)
+    other = os.open(tmp_path / "other", os.O_CREAT | os.O_WRONLY)
+    kept = os.open(tmp_path / "kept", os.O_CREAT | os.O_WRONLY)
+
+    def check(r, w):
+        def is_open(fd):
+            try:
+                os.fstat(fd)
+                return b"1"
+            except OSError:
+                return b"0"
+
+        os.write(w, is_open(other) + is_open(kept))
+
+    try:
+        proc = forked.child(check, keep=(kept,))
+        assert _answer(proc) == b"01" and proc.wait() == 0
+    finally:
+        os.close(other)
+        os.close(kept)
+
+
+def test_a_child_writes_nothing_to_this_processs_output(capfd):
+    def noisy(r, w):
+        os.write(1, b"fd 1\n")
+        os.write(2, b"fd 2\n")
+        os.write(w, b"done")
+
+    print("before", end="")  # held in this process's buffer: flushed before the fork, once
+    proc = forked.child(noisy)
+    assert _answer(proc) == b"done" and proc.wait() == 0
+    out, err = capfd.readouterr()
+    assert (out, err) == ("before", "")
+
+
+def test_env_is_set_in_the_child_only(monkeypatch):
+    monkeypatch.delenv("CTXTOOL_TEST_FORKED", raising=False)
+    proc = forked.child(lambda r, w: os.write(w, os.environ.get("CTXTOOL_TEST_FORKED", "-").encode()),
+                        env={"CTXTOOL_TEST_FORKED": "yes"})
+    assert _answer(proc) == b"yes" and "CTXTOOL_TEST_FORKED" not in os.environ
+
+
+def test_no_fork_with_another_thread_or_when_turned_off(monkeypatch):
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait)
+    t.start()
+    try:
+        assert not forked.possible() and forked.child(lambda r, w: None) is None
+    finally:
+        stop.set()
+        t.join()
+    assert forked.possible()
+    monkeypatch.setenv(forked.ENV, "0")
+    assert not forked.possible() and forked.child(lambda r, w: None) is None
+
+
+def test_kill_ends_a_child_that_would_not():
+    proc = forked.child(lambda r, w: __import__("time").sleep(60))
+    proc.kill()
+    assert proc.wait() == -9
+    _answer(proc)
