@@ -71,18 +71,10 @@ class Kinds:
 
     def add_to(self, into: dict) -> None:
         """``into[kind] += chars`` for each kind with characters (what a loop over ``items()`` does, without its list)."""
-        if self.text:
-            into["text"] = into.get("text", 0) + self.text
-        if self.thinking:
-            into["thinking"] = into.get("thinking", 0) + self.thinking
-        if self.tool_call:
-            into["tool_call"] = into.get("tool_call", 0) + self.tool_call
-        if self.tool_result:
-            into["tool_result"] = into.get("tool_result", 0) + self.tool_result
-        if self.image:
-            into["image"] = into.get("image", 0) + self.image
-        if self.summary:
-            into["summary"] = into.get("summary", 0) + self.summary
+        for name in KIND_NAMES:
+            v = getattr(self, name)
+            if v:
+                into[name] = into.get(name, 0) + v
 
     def keys(self):
         return [k for k, _ in self.items()]
