@@ -555,7 +555,6 @@ static int is_full(Meta *self, cp s, Py_ssize_t n) {
     return 0;
 }
 
-/* a shared string: the table's object for this value */
 /* the slot of ``recent`` for these bytes: their length, first and last eight bytes mixed */
 static inline unsigned recent_slot(cp s, Py_ssize_t n) {
     uint64_t a = 0, b = 0;

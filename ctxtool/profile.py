@@ -202,12 +202,6 @@ class SessionProfiler:
         self.records.append((e.id, e.index, pairs))
         self.since_chars += total
 
-    def _kinds(self, k) -> None:
-        """An assistant message's characters by block kind, from a plain mapping (EMPTY, the default, has none)."""
-        kinds = self.kinds
-        for name, v in k.items():
-            kinds[name] = kinds.get(name, 0) + v
-
     def _pairs(self, e) -> tuple:
         """(category, characters) of one message, as a tuple (``records`` keeps it)."""
         role = e.role
@@ -215,8 +209,10 @@ class SessionProfiler:
             k = e.kinds
             if type(k) is Kinds:
                 k.add_to(self.kinds)
-            elif k:
-                self._kinds(k)
+            elif k:  # (a plain mapping; EMPTY, the default, has nothing)
+                kinds = self.kinds
+                for name, v in k.items():
+                    kinds[name] = kinds.get(name, 0) + v
             return (("assistant", e.chars),)
         if role == "toolResult" and e.tool_chars:
             out = []
@@ -334,11 +330,7 @@ class SessionProfiler:
             prev = self.prev_ts
             if prev is not None:
                 gap = ts - prev if ts > prev else 0.0
-                g = self.gaps  # (_Welford.add, inline: once a message)
-                g.n += 1
-                d = gap - g.mean
-                g.mean += d / g.n
-                g.m2 += d * (gap - g.mean)
+                self.gaps.add(gap)
                 if gap >= IDLE_GAP_MIN * 60:
                     self.idle_gaps += 1
                     self.idle_time += gap
@@ -404,12 +396,7 @@ class SessionProfiler:
             self.points.append(value)
             self.recorded.append(rec)
         self.last_key = e.msg_key
-        k = e.kinds  # (_pairs of an assistant message, inline)
-        if type(k) is Kinds:
-            k.add_to(self.kinds)
-        elif k:
-            self._kinds(k)
-        self._add((("assistant", e.chars),), e)
+        self._add(self._pairs(e), e)
         if u is not None:
             if u.placeholder:  # a streaming record: its output_tokens is no count; chars/4 of the response is
                 self.anchor = context

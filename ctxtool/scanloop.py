@@ -401,8 +401,6 @@ def _unbuffered(f, offset: int):
     return raw
 
 
-
-
 def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: int | None = None, meta=None,
                into: list | None = None, shared: dict | None = None, sizes: dict | None = None, taken=None,
                tuples: bool = False, stats: bool = True) -> None:
