@@ -18,7 +18,6 @@ import os
 import struct
 import subprocess
 import sys
-import tempfile
 
 import orjson
 
@@ -297,6 +296,8 @@ def _frames(proc, spool, tail: list):
 def _spool():
     """An unnamed temporary file a helper writes its frames into, or None (then they come inline)."""
     try:
+        import tempfile  # (here: only a split scan needs it; ~6 ms of imports)
+
         return tempfile.TemporaryFile(prefix="ctxtool-scan-")
     except OSError:
         return None

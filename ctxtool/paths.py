@@ -5,10 +5,8 @@ from __future__ import annotations
 import glob
 import os
 import re
-import shutil
 import stat
 import sys
-import tempfile
 
 # Files that live beside sessions but are not live sessions (ours and OpenClaw's): backups,
 # temp files, locks, archives, and compaction checkpoints (<id>.checkpoint.<uuid>.jsonl,
@@ -56,6 +54,9 @@ class Spool:
     def add(self, target: str) -> str:
         if target in self._by_target:
             return self._by_target[target]
+        import shutil  # (here: most runs spool nothing, and these two cost ~8 ms of imports)
+        import tempfile
+
         fd, tmp = tempfile.mkstemp(prefix="ctxtool-", suffix=".jsonl")
         try:
             with os.fdopen(fd, "wb") as out:
