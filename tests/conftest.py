@@ -41,3 +41,20 @@ def pytest_collection_modifyitems(config, items):
         skip = pytest.mark.skip(reason=reason)
         for item in marked:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def forkable():
+    """This process may fork its helpers now (``ctxtool.forked``); skipped where it never may (not Linux). A thread an
+    earlier test joined can take a moment to end, and the kernel counts it until then: waited for."""
+    import sys
+    import time
+
+    from ctxtool import forked
+
+    if not sys.platform.startswith("linux") or os.environ.get(forked.ENV, "1") == "0":
+        pytest.skip("helpers are not forked here")
+    deadline = time.monotonic() + 5
+    while not forked.possible() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert forked.possible(), "another thread is still running"

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 
 import pytest
 
 from ctxtool import forked
 
-pytestmark = pytest.mark.skipif(not forked.possible(), reason="no fork here (not Linux, or threads already running)")
+pytestmark = pytest.mark.usefixtures("forkable")  # (skipped where helpers are not forked)
 
 
 def _answer(proc) -> bytes:
@@ -95,6 +96,9 @@ def test_no_fork_with_another_thread_or_when_turned_off(monkeypatch):
     finally:
         stop.set()
         t.join()
+    deadline = time.monotonic() + 5  # (a joined thread may take a moment to end: the kernel counts it until then)
+    while not forked.possible() and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert forked.possible()
     monkeypatch.setenv(forked.ENV, "0")
     assert not forked.possible() and forked.child(lambda r, w: None) is None
@@ -105,3 +109,42 @@ def test_kill_ends_a_child_that_would_not():
     proc.kill()
     assert proc.wait() == -9
     _answer(proc)
+
+
+_INTERRUPTED = """
+import os, sys, time
+sys.path.insert(0, sys.argv[1])
+from ctxtool import pool
+
+def slow(path):
+    time.sleep(30)
+
+paths = [os.path.join(sys.argv[2], f"s{i}") for i in range(6)]
+for p in paths:
+    open(p, "w").close()
+print("ready", flush=True)
+try:
+    list(pool.each(slow, paths, workers=2, min_bytes=0))
+except KeyboardInterrupt:
+    sys.exit(130)
+"""
+
+
+def test_ctrl_c_ends_the_forked_workers_too(tmp_path):
+    # a terminal's Ctrl-C goes to the whole process group: the workers end with this process, none is left behind
+    import signal
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    p = subprocess.Popen([sys.executable, "-c", _INTERRUPTED, root, str(tmp_path)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, start_new_session=True)
+    assert p.stdout.readline() == b"ready\n"
+    time.sleep(0.5)  # (the workers started and took a job each)
+    group = subprocess.run(["ps", "-o", "pid=", "-g", str(p.pid)], capture_output=True, text=True).stdout.split()
+    assert len(group) >= 2  # this process and its forked worker
+    os.killpg(p.pid, signal.SIGINT)
+    assert p.wait(timeout=20) == 130
+    time.sleep(0.2)
+    left = subprocess.run(["ps", "-o", "pid=,stat=", "-g", str(p.pid)], capture_output=True, text=True).stdout.split("\n")
+    assert [line for line in left if line.strip()] == []
