@@ -3,7 +3,7 @@
 ``each(fn, paths, *args)`` yields ``(path, result, error)`` for every path, in the order given,
 whatever order the work finishes in: ``result = fn(path, *args)``, or ``error``, the ``CtxError``
 it raised (any other exception is raised here, as a serial loop would). It is what ``estimate``,
-``validate`` and ``repair --check`` do over a folder.
+``validate``, ``repair --check`` and ``profile`` do over a folder.
 
 Files of ``parallel.MIN_BYTES`` or more are done first, here, one at a time: their scan is split
 into parts that helper processes scan (``parallel.py``), so every core works on them. The other

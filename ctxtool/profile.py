@@ -644,6 +644,11 @@ def profile_session(path: str, fmt: str | None = None, *, window: int | None = N
     return out
 
 
+def profile_file(path: str, fmt: str | None, window: int | None, cfg: dict | None) -> dict:
+    """``profile_session`` with its options in order: what a folder's workers run (``pool.each``)."""
+    return profile_session(path, fmt, window=window, cfg=cfg)
+
+
 def _scan(path, fmt, on_entry, prof):
     def on_format(module) -> None:  # the profiler needs the format from the first entry on
         prof.fmt = module.NAME

@@ -70,3 +70,27 @@ def test_profile_bad_ttl_names_the_key(tmp_path):
     assert "agents.defaults.contextPruning.ttl" in r.stderr and "forever" in r.stderr
     d = json.loads(run("profile", FIX / "repair" / "pi-clean.jsonl", "--config", bad, "--json").stdout)
     assert "agents.defaults.contextPruning.ttl" in d["error"]["reason"]
+
+
+# ---------------------------------------------------------------- a folder over worker processes
+
+
+def test_a_folders_profiles_from_the_workers_are_the_serial_ones(tmp_path, monkeypatch):
+    """``profile`` over many files runs one file per worker process (``pool.each``), results in input order: each
+    profile is the one a serial loop makes, and a file that fails is that file's failure, naming it."""
+    from ctxtool import parallel, pool
+    from ctxtool.errors import CtxError
+    from ctxtool.profile import profile_file
+
+    monkeypatch.delenv(parallel.ENV, raising=False)
+    paths = [str(p) for p in sorted((FIX / "profile").glob("*.jsonl"))]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n")
+    paths.insert(3, str(bad))
+    got = list(pool.each(profile_file, paths, None, None, None, workers=2, min_bytes=0))
+    assert [p for p, _, _ in got] == paths
+    for path, result, err in got:
+        if path == str(bad):
+            assert result is None and isinstance(err, CtxError) and err.path == path
+        else:
+            assert err is None and result == profile_session(path)

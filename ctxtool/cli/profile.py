@@ -9,7 +9,7 @@ import sys
 import click
 import orjson
 
-from .. import advice, agents, render
+from .. import advice, agents, pool, render
 from .. import config as cfgmod
 from ..errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK, EXIT_USAGE
 from ..jsonl import atomic_write
@@ -17,7 +17,7 @@ from ..profile import (
     BURST_MIN_CALLS, BURSTY_MIN_BURST_CALL_SHARE, BURSTY_MIN_GAP_CV, BURSTY_MIN_IDLE_GAPS, BURSTY_MIN_IDLE_SHARE,
     CONVERSATIONAL_MAX_CALLS_PER_TURN, CONVERSATIONAL_MAX_SHARE, IDLE_GAP_MIN, LONG_SESSION_HOURS,
     PRESSURE_LEVELS, TOOL_HEAVY_MIN_CALLS_PER_TURN, TOOL_HEAVY_MIN_SHARE, TOOL_HEAVY_SOLO_SHARE,
-    aggregate, profile_session,
+    aggregate, profile_file,
 )
 from . import cli
 from .common import CONTEXT_SETTINGS, collect, each_with_progress, emit_json, failure, format_option, in_config, json_option
@@ -106,10 +106,13 @@ def profile(paths, agent_name, config_path, window, patch_path, apply_, yes, htm
                 advice.current_settings(cfg, agent_name)
     files, failures = collect(paths)
     profiles = []
-    for path in each_with_progress(files, "profile", enabled=not json_):
-        try:  # an OpenClaw config may name the model's window; other agents' files hold none
-            profiles.append(profile_session(path, fmt, window=window, cfg=cfg if syntax == "json5" else None))
-        except Exception as e:  # any failure is this file's, one line naming it
+    # one file per worker process, results in input order (an OpenClaw config may name the model's window; other
+    # agents' files hold none); any failure is that file's, one line naming it
+    done = pool.each(profile_file, files, fmt, window, cfg if syntax == "json5" else None)
+    for path, result, e in each_with_progress(done, "profile", enabled=not json_, total=len(files)):
+        if e is None:
+            profiles.append(result)
+        else:
             failures.append(failure(path, e))
     if not profiles:
         for f in failures:
