@@ -13,7 +13,9 @@ this process is flushed twice, no exit handler runs twice.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
+import time
 from typing import Callable
 
 ENV = "CTXTOOL_FORK"  # "0": helpers and workers are always started as ``python -c``
@@ -49,7 +51,15 @@ class Child:
                 self.returncode = os.waitstatus_to_exitcode(status)
         return self.returncode
 
-    def wait(self, timeout: float | None = None) -> int:  # (timeout: as Popen's; the children here end on their own)
+    def wait(self, timeout: float | None = None) -> int:
+        """The exit code, once the child ended; ``timeout``: ``subprocess.TimeoutExpired`` after that many seconds."""
+        if timeout is not None:
+            deadline = time.monotonic() + timeout
+            while self.poll() is None:
+                if time.monotonic() >= deadline:
+                    raise subprocess.TimeoutExpired(f"forked helper {self.pid}", timeout)
+                time.sleep(0.005)
+            return self.returncode
         if self.returncode is None:
             try:
                 _, status = os.waitpid(self.pid, 0)

@@ -105,7 +105,11 @@ def test_no_fork_with_another_thread_or_when_turned_off(monkeypatch):
 
 
 def test_kill_ends_a_child_that_would_not():
-    proc = forked.child(lambda r, w: __import__("time").sleep(60))
+    import subprocess
+
+    proc = forked.child(lambda r, w: time.sleep(60))
+    with pytest.raises(subprocess.TimeoutExpired):
+        proc.wait(timeout=0.2)
     proc.kill()
     assert proc.wait() == -9
     _answer(proc)
