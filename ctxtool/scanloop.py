@@ -26,11 +26,13 @@ import orjson
 
 from . import formats
 from .errors import InputError, unexpected
+from .formats.codex import exact_numbers
 from .formats.common import parse_ts
 from .jsonl import BOM, Line, open_binary, parse
 from .model import (BOUNDARY, COMPACTION, EMPTY, IMAGE_CHARS, MESSAGE, META, PLAIN, Call, Entry, FullEntry, Kinds, Result, Usage, _More,
                     full_entry, small_entry, parent_of)
 
+CODEX = formats.get("codex")
 ENV_LAZY = "CTXTOOL_LAZY_DECODE"  # "0": always parse whole lines with orjson (the Claude Code metadata lines too)
 # "0": every line read in Python even where the C part (ctxtool._scan) is built: the reference the tests compare with
 ENV_NATIVE = "CTXTOOL_NATIVE"
@@ -553,6 +555,9 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
                         if reason is not None:
                             t.bad.append(BadLine(no, start, size, reason, blank=reason == "blank line"))
                             continue
+                    else:
+                        if t.fmt is None or t.fmt is CODEX:  # (a big integer orjson read as a float, where Codex tells)
+                            obj = exact_numbers(obj, chunk)
                     where = (no, start, size, eol)
                     if t.fmt is None:
                         pending.append((where, obj))

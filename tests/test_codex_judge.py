@@ -514,8 +514,22 @@ def _judged_with_line_metadata(tmp_path, raw: bytes, read: bool) -> None:
     assert compare(view(str(path)), sent) == []
 
 
-@pytest.mark.parametrize("raw,read", [(b"1e400", True), (b"-1e400", True), (b"1" + b"0" * 400, True), (b"1e300", False),
-                                      (b"5", False)])
+# numbers at the bounds of what Codex's reader takes as no value (``formats.codex.beyond_serde``): integers from
+# 2**128 on and below -2**127, doubles beyond range; integers inside, and a double however large, it refuses there.
+# orjson reads an integer of 20 digits or more as a float: 2**128 written as an integer, and as 3.4e38 (judge fuzz
+# seed 144, where ctxtool left out an item whose passthrough was a 39-digit integer)
+BOUNDS = [(b"1e400", True), (b"-1e400", True), (b"1" + b"0" * 400, True), (b"1e300", False), (b"5", False),
+          (b"340282366920938463463374607431768211456", True), (b"340282366920938463463374607431768211455", False),
+          (b"-170141183460469231731687303715884105729", True), (b"-170141183460469231731687303715884105728", False),
+          (b"999999999999999999999999999999999999999", True), (b"1e39", False), (b"3.402823669209385e38", False),
+          (b"18446744073709551616", False), (b"1.2345678901234567e20", False)] + [
+    # the same values written with 17 significant digits or more: Codex reads them as no value, where ctxtool, which
+    # reads the double, still refuses the line as for the shorter spelling (judged 2026-11-27, not understood yet)
+    pytest.param(raw, True, marks=pytest.mark.xfail(strict=True, reason="a long spelling of a double beyond 2**128"))
+    for raw in (b"1.0000000000000000e39", b"3.4028236692093846e38")]
+
+
+@pytest.mark.parametrize("raw,read", BOUNDS)
 def test_a_line_metadata_beyond_double_range_is_read_as_none(tmp_path, raw, read):
     """An item line's ``metadata`` that is a number beyond what serde holds (``1e400``, 400 digits): Codex reads
     the line as if it had none and sends its item; a number it holds is refused there (judged; judge fuzz,
@@ -550,6 +564,24 @@ def test_empty_base_instructions_are_not_sent(tmp_path, text):
     sent = judge(str(path))
     assert compare(view(str(path)), sent) == []
     assert (sent[0]["content"][0]["text"] == text) is (text != "")
+
+
+@pytest.mark.parametrize("raw,read", BOUNDS)
+def test_a_passthrough_beyond_what_serde_holds_is_read_as_none(tmp_path, raw, read):
+    """An item's ``internal_chat_message_metadata_passthrough`` that is a number beyond what Codex's reader holds is
+    read as no passthrough, and the item sent; a number inside makes it skip the line (judged at each bound)."""
+    import json
+
+    lines = open(os.path.join(FIX, "long_output.jsonl"), encoding="utf-8").read().split("\n")
+    k = 3
+    o = json.loads(lines[k])
+    o["payload"]["internal_chat_message_metadata_passthrough"] = "@@passthrough@@"
+    path = tmp_path / "long_output.jsonl"
+    mut = json.dumps(o).replace('"@@passthrough@@"', raw.decode())
+    path.write_text("\n".join(lines[:k] + [mut] + lines[k + 1:]), encoding="utf-8")
+    sent = judge(str(path))
+    assert ("environment_context" in json.dumps(sent)) is read
+    assert compare(view(str(path)), sent) == []
 
 
 @pytest.mark.parametrize("raw,read", [

@@ -143,6 +143,38 @@ _SOURCE_ROLES = ("user", "assistant")
 _META_SEQ = ("u64", "u64", "list", "list", "bool")
 
 
+def beyond_serde(v) -> bool:
+    """A number Codex's reader takes as no value at all where it reads a struct (an item line's ``metadata``, an
+    item's passthrough): an integer below -2**127 or from 2**128 on, a double beyond its range (judged at each
+    bound, for both fields; judge fuzz seeds 88 and 144). A number inside them there makes it skip the line."""
+    return (type(v) is int and not -(1 << 127) <= v < (1 << 128)) or (type(v) is float and v in (_INF, -_INF))
+
+
+_INF = float("inf")
+
+
+def exact_numbers(obj, raw: bytes):
+    """``obj`` (a line orjson parsed) with the numbers ``beyond_serde`` reads as they are written: orjson reads an
+    integer of 20 digits or more as a float, as it reads a float written so, and Codex tells them apart (2**128
+    written as an integer is no value; written as 3.4e38 it refuses the line). Where ``metadata`` or the passthrough
+    is such a float, the line is parsed again by Python's json, whose integers are exact; else ``obj`` itself."""
+    if type(obj) is not dict:
+        return obj
+    p = obj.get("payload")
+    if not (_ambiguous(obj.get("metadata")) or (type(p) is dict and _ambiguous(p.get(PASSTHROUGH)))):
+        return obj
+    import json
+
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        return obj
+
+
+def _ambiguous(v) -> bool:
+    return type(v) is float and 2.0 ** 63 <= abs(v) < _INF
+
+
 def _bad_metadata(m) -> str | None:
     """Why Codex's reader refuses an item line's ``metadata``, or None. An array is read as the
     struct's fields in order: the first five are checked (``_META_SEQ``); what the arrays among them hold,
@@ -156,8 +188,8 @@ def _bad_metadata(m) -> str | None:
             if not ok:
                 return "item whose line's metadata (an array) holds a field of another type"
         return None
-    if (type(m) is int and not -(1 << 127) <= m < (1 << 128)) or (type(m) is float and m in (float("inf"), float("-inf"))):
-        return None  # a number beyond what serde holds (128-bit integers, doubles): read as no metadata (judged)
+    if beyond_serde(m):
+        return None  # read as no metadata
     if type(m) is not dict:
         return "item whose line's metadata is no object"
     for k, v in m.items():
@@ -229,7 +261,7 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
                 if (turn is not None and type(turn) is not str) or (ct is not None and type(ct) is not float
                                                                     and type(ct) is not int):
                     return _refused(e, f"{it} whose {PASSTHROUGH}.turn_id or create_time is of another type")
-            else:
+            elif not beyond_serde(pt):  # (such a number: read as no passthrough)
                 return _refused(e, f"{it} whose {PASSTHROUGH} is no object")
     if it == "message":
         role = _tag(p.get("role"))
