@@ -69,13 +69,6 @@ class Kinds:
             out.append(("summary", self.summary))
         return out
 
-    def add_to(self, into: dict) -> None:
-        """``into[kind] += chars`` for each kind with characters (what a loop over ``items()`` does, without its list)."""
-        for name in KIND_NAMES:
-            v = getattr(self, name)
-            if v:
-                into[name] = into.get(name, 0) + v
-
     def keys(self):
         return [k for k, _ in self.items()]
 

@@ -32,7 +32,7 @@ from array import array
 
 from . import agents, retained, skill
 from .formats.common import ignored_notes
-from .model import BOUNDARY, COMPACTION, MESSAGE, META, PLAIN, Kinds
+from .model import BOUNDARY, COMPACTION, MESSAGE, META, PLAIN
 from .tokens import CHARS_PER_TOKEN
 from .transcript import scan
 from .view import UNSENT_STOPS, MainThread, merges
@@ -206,13 +206,9 @@ class SessionProfiler:
         """(category, characters) of one message, as a tuple (``records`` keeps it)."""
         role = e.role
         if role == "assistant":
-            k = e.kinds
-            if type(k) is Kinds:
-                k.add_to(self.kinds)
-            elif k:  # (a plain mapping; EMPTY, the default, has nothing)
-                kinds = self.kinds
-                for name, v in k.items():
-                    kinds[name] = kinds.get(name, 0) + v
+            kinds = self.kinds
+            for k, v in (e.kinds or {}).items():
+                kinds[k] = kinds.get(k, 0) + v
             return (("assistant", e.chars),)
         if role == "toolResult" and e.tool_chars:
             out = []
@@ -368,7 +364,7 @@ class SessionProfiler:
                 if len(self.pending) > self.PENDING_CAP:
                     self.pending.pop(next(iter(self.pending)))
         u = e.usage
-        context = 0 if u is None else u.input + u.cache_read + u.cache_write  # (Usage.context, read once)
+        context = 0 if u is None else u.context  # (read once)
         if context <= 0:
             u = None
         same = (self.fmt == "claude" and e.msg_key is not None and e.msg_key == self.last_key and len(self.points)) or \
