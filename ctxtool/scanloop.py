@@ -366,8 +366,7 @@ def _whole_taker(c, fmt, into, shared, taken, tuples, stats, sizes=None):
 
 def takes_messages(fmt) -> bool:
     """Whether the C part's ``Meta`` takes a file's message lines too (Claude Code's, ``meta_reader``), not only its
-    metadata lines: then the few lines it declines are parsed by orjson, never by msgspec, which the adaptive decoder
-    would import (8-17 ms a process) to read a line in a thousand."""
+    metadata lines: then the few lines it declines are parsed by orjson, never by msgspec (``scan_lines``)."""
     return getattr(fmt, "NAME", None) == "claude" and os.environ.get(ENV_NATIVE_MESSAGES, "1") != "0"
 
 
@@ -471,8 +470,6 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
         if native_ok and lazy is not None:
             reader = src = c.Reader(_unbuffered(f, begin), begin, end)
             reader.meta, took = _taker(c, t.fmt, into, shared, sizes, taken, tuples, stats)
-            if next_choice > 0 and takes_messages(t.fmt):
-                next_choice = -1
         elif native_ok and native_entries(t.fmt) is not None:
             reader = src = c.Reader(_unbuffered(f, begin), begin, end)
             reader.whole, took = _whole_taker(c, t.fmt, into, shared, taken, tuples, stats, sizes)
@@ -522,8 +519,10 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
                         rmb0 = rmb
                     fast = meta_bytes * META_SHARE >= start - window_start
                     if fast and decode is None:
-                        parts = msgspec_parts(t.fmt)
-                        if parts is None:  # no msgspec: orjson throughout
+                        # where the C part takes the messages too, msgspec would read a line in a thousand (for 8-17 ms
+                        # of import): orjson throughout, as without msgspec
+                        parts = None if reader is not None and takes_messages(t.fmt) else msgspec_parts(t.fmt)
+                        if parts is None:
                             fast, next_choice = False, -1
                         else:
                             decode, to_dict, refused = parts
@@ -626,8 +625,6 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
             if lazy is not None:
                 reader.meta, took = (early, None) if early is not None else _taker(c, t.fmt, into, shared, sizes, taken,
                                                                                    tuples, stats)
-                if next_choice > 0 and takes_messages(t.fmt):
-                    next_choice = -1
             else:
                 reader.whole, took = _whole_taker(c, t.fmt, into, shared, taken, tuples, stats, sizes)
     if took:
