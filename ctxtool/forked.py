@@ -40,32 +40,30 @@ class Child:
         self.stdout = stdout
         self.returncode: int | None = None
 
-    def poll(self) -> int | None:
+    def _reap(self, flags: int) -> int | None:
+        """The exit code once the child ended (``waitpid`` with ``flags``), None while it runs."""
         if self.returncode is None:
             try:
-                pid, status = os.waitpid(self.pid, os.WNOHANG)
+                pid, status = os.waitpid(self.pid, flags)
             except ChildProcessError:
                 self.returncode = -1
-                return self.returncode
-            if pid:
-                self.returncode = os.waitstatus_to_exitcode(status)
+            else:
+                if pid:
+                    self.returncode = os.waitstatus_to_exitcode(status)
         return self.returncode
+
+    def poll(self) -> int | None:
+        return self._reap(os.WNOHANG)
 
     def wait(self, timeout: float | None = None) -> int:
         """The exit code, once the child ended; ``timeout``: ``subprocess.TimeoutExpired`` after that many seconds."""
-        if timeout is not None:
-            deadline = time.monotonic() + timeout
-            while self.poll() is None:
-                if time.monotonic() >= deadline:
-                    raise subprocess.TimeoutExpired(f"forked helper {self.pid}", timeout)
-                time.sleep(0.005)
-            return self.returncode
-        if self.returncode is None:
-            try:
-                _, status = os.waitpid(self.pid, 0)
-                self.returncode = os.waitstatus_to_exitcode(status)
-            except ChildProcessError:
-                self.returncode = -1
+        if timeout is None:
+            return self._reap(0)
+        deadline = time.monotonic() + timeout
+        while self.poll() is None:
+            if time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(f"forked helper {self.pid}", timeout)
+            time.sleep(0.005)
         return self.returncode
 
     def kill(self) -> None:
