@@ -55,6 +55,14 @@ def unwritable(e: OSError, file=None) -> WriteError:
     return WriteError(f"cannot be written: {e.strerror or e}", path=name)
 
 
+def _fall_silent(con) -> None:
+    """``con`` prints nothing more, and when it prints to standard output, what is written there goes to /dev/null (its
+    reader went away, or the disk is full)."""
+    con.quiet = True
+    if con.file is sys.stdout:
+        silence_stdout()
+
+
 @cache
 def _console_class():
     from rich.console import Console
@@ -62,9 +70,7 @@ def _console_class():
     class _Console(Console):
         def on_broken_pipe(self) -> None:
             # rich's default raises SystemExit(1), which reads as "something to report"
-            self.quiet = True
-            if self.file is sys.stdout:
-                silence_stdout()
+            _fall_silent(self)
 
         def _check_buffer(self) -> None:
             # where rich writes what it printed (it handles a broken pipe there): a full disk is the output's failure,
@@ -74,9 +80,7 @@ def _console_class():
             except BrokenPipeError:
                 raise
             except OSError as e:
-                self.quiet = True
-                if self.file is sys.stdout:
-                    silence_stdout()
+                _fall_silent(self)
                 raise unwritable(e, self.file) from None
 
     return _Console
@@ -150,13 +154,9 @@ class _Plain:
             self.file.write(text.translate(_STRIPPED))
             self.file.flush()
         except BrokenPipeError:  # as the rich console's on_broken_pipe
-            self.quiet = True
-            if self.file is sys.stdout:
-                silence_stdout()
+            _fall_silent(self)
         except OSError as e:  # a full disk: the output is what failed, not a file of the session's
-            self.quiet = True
-            if self.file is sys.stdout:
-                silence_stdout()
+            _fall_silent(self)
             raise unwritable(e, self.file) from None
 
     def __getattr__(self, name):
