@@ -1758,6 +1758,7 @@ static PyObject *Rows_facts(Rows *self, PyObject *const *args, Py_ssize_t nargs)
 #include "_scan_tally.c"
 #include "_scan_validate.c"
 #include "_scan_pair.c"
+#include "_scan_profile.c"
 
 static PyMethodDef Rows_methods[] = {
     {"facts", (PyCFunction)(void (*)(void))Rows_facts, METH_FASTCALL, "estimate._facts's loop."},
@@ -2039,7 +2040,7 @@ PyMODINIT_FUNC PyInit__scan(void) {
             return NULL;
         }
     if (PyType_Ready(&MetaType) < 0 || PyType_Ready(&ReaderType) < 0 || PyType_Ready(&BuilderType) < 0
-        || PyType_Ready(&RowsType) < 0 || PyType_Ready(&WholeType) < 0) return NULL;
+        || PyType_Ready(&RowsType) < 0 || PyType_Ready(&WholeType) < 0 || PyType_Ready(&ProfileType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     Py_INCREF(&MetaType);
@@ -2069,6 +2070,12 @@ PyMODINIT_FUNC PyInit__scan(void) {
     Py_INCREF(&WholeType);
     if (PyModule_AddObject(m, "Whole", (PyObject *)&WholeType) < 0) {
         Py_DECREF(&WholeType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&ProfileType);
+    if (PyModule_AddObject(m, "Profile", (PyObject *)&ProfileType) < 0) {
+        Py_DECREF(&ProfileType);
         Py_DECREF(m);
         return NULL;
     }

@@ -154,6 +154,12 @@ class SessionProfiler:
     """Feed it entries in file order (``on_entry``); ``result()`` gives the profile dict."""
 
     PENDING_CAP = 10_000
+    # slots: the C part's Profile reads and writes them (``_native_message``)
+    __slots__ = ("fmt", "session", "kinds", "tools", "cur", "records", "pending", "messages", "user_turns",
+                 "assistant_turns", "calls", "api_messages", "api_role", "first_ts", "last_ts", "prev_ts", "gaps",
+                 "idle_gaps", "idle_time", "period_calls", "burst_calls", "bursts", "periods", "ts_messages", "baseline",
+                 "points", "recorded", "last_key", "anchor", "since_chars", "compactions", "await_summary", "last_usage",
+                 "main", "response_chars", "prev_role", "chars_after_response")
 
     def __init__(self, fmt_name: str | None = None):
         self.fmt = fmt_name
@@ -593,40 +599,9 @@ def profile_session(path: str, fmt: str | None = None, *, window: int | None = N
     (--window), the OpenClaw config ``cfg``, a contextWindow the file records, the model
     plus recorded usage (1M only when usage above 200K proves it), else 200,000."""
     prof = SessionProfiler()
-    models: dict = {}
-    ev = Evidence()
-    flagged = []  # entries with absurd numbers read as missing
-    openclaw_marks = 0
-    ev_main = ev.main
-
-    message = prof._message  # (what ``prof(e)`` does with a message)
-
-    def on_entry(e):
-        nonlocal openclaw_marks
-        kind = e.kind
-        if kind == META and e._m is PLAIN:  # (obj is None there: it lives in PLAIN too)
-            return  # a metadata line with nothing set (most lines of a Claude Code file): nothing below reads it
-        m = e.model
-        if m:
-            models[m] = models.get(m, 0) + 1
-        x = e.extra
-        if x is not None:
-            if "ignored" in x:
-                flagged.append(e)
-            ct = x.get("custom_type")
-            if isinstance(ct, str) and ct.startswith("openclaw."):
-                openclaw_marks += 1
-        elif kind == MESSAGE and e.role != "assistant":
-            ev_main.seen = True  # all ev.add(e) does with it (MainThread.keeps of a line with no flags)
-            message(e)
-            return
-        ev.add(e)
-        if kind == MESSAGE:
-            message(e)
-        else:
-            prof(e)
-
-    t = _scan(path, fmt, on_entry, prof)
+    feed = Feed(prof, _native_message())
+    t = _scan(path, fmt, feed.on_entry, prof)
+    models, ev, flagged = feed.models, feed.ev, feed.flagged
     model = max(models, key=models.get) if models else None
     win = resolve_window(ev, override=window, configured=configured_window(cfg, ev.model))
     out = prof.result(window=win.tokens, window_source=win.source)
@@ -634,10 +609,68 @@ def profile_session(path: str, fmt: str | None = None, *, window: int | None = N
     out = {"path": path, "size": t.size, "lines": t.lines, "bad_lines": len(t.bad), "model": model, **out}
     out["format"] = t.format_name
     out["notes"] = ignored_notes(flagged)
-    name, basis = agents.detect(t.format_name, path, openclaw_marks)
+    name, basis = agents.detect(t.format_name, path, feed.openclaw_marks)
     out["agent"] = {"name": name, "label": agents.AGENTS[name].label, "basis": basis}
     retained.keep(prof)  # (a run over one file leaves the profiler's records for the process's end to drop)
     return out
+
+
+class Feed:
+    """``profile_session``'s callback (``on_entry``): each entry of the scan, in file order, to the profiler, and what else the
+    session says: the models its messages name (``models``), the window's evidence (``ev``), the entries with
+    absurd numbers read as missing (``flagged``) and OpenClaw's marks. ``fast``: the C part's ``Profile.message``
+    (``_native_message``), which takes the pi messages without flags, or None."""
+
+    __slots__ = ("prof", "fast", "models", "ev", "flagged", "openclaw_marks", "on_entry")
+
+    def __init__(self, prof: SessionProfiler, fast=None):
+        self.prof, self.fast = prof, fast
+        self.models: dict = {}
+        self.ev = Evidence()
+        self.flagged: list = []
+        self.openclaw_marks = 0
+        models, ev, flagged, ev_main = self.models, self.ev, self.flagged, self.ev.main
+        message = prof._message  # (what ``prof(e)`` does with a message)
+
+        def on_entry(e):  # (a closure: its names are read as fast as locals)
+            kind = e.kind
+            if kind == META and e._m is PLAIN:  # (obj is None there: it lives in PLAIN too)
+                return  # a metadata line with nothing set (most lines of a Claude Code file): nothing below reads it
+            if fast is not None and fast(prof, e, models, ev, ev_main):
+                return  # a pi message without flags: all that follows, done in C
+            m = e.model
+            if m:
+                models[m] = models.get(m, 0) + 1
+            x = e.extra
+            if x is not None:
+                if "ignored" in x:
+                    flagged.append(e)
+                ct = x.get("custom_type")
+                if isinstance(ct, str) and ct.startswith("openclaw."):
+                    self.openclaw_marks += 1
+            elif kind == MESSAGE and e.role != "assistant":
+                ev_main.seen = True  # all ev.add(e) does with it (MainThread.keeps of a line with no flags)
+                message(e)
+                return
+            ev.add(e)
+            if kind == MESSAGE:
+                message(e)
+            else:
+                prof(e)
+
+        self.on_entry = on_entry
+
+
+def _native_message():
+    """The C part's ``Profile.message(prof, e, models, ev, ev_main) -> bool``: what ``profile_session``'s ``on_entry``
+    does with a pi message line without flags (the model's count, ``Evidence.add``, ``SessionProfiler._message``),
+    True when it did it; False, with nothing changed, for any other entry. None where the part is not built."""
+    from .model import Call, FullEntry, Kinds, Result, Usage, EMPTY
+    from .scanloop import native_made
+
+    made = native_made("profile", lambda c: c.Profile(SessionProfiler, _Welford, MainThread, FullEntry, Kinds, Call,
+                                                      Result, Usage, EMPTY, UNSENT_STOPS, SessionProfiler.PENDING_CAP))
+    return None if made is None else made.message
 
 
 def profile_file(path: str, fmt: str | None, window: int | None, cfg: dict | None) -> dict:
