@@ -326,7 +326,7 @@ static PyObject *Profile_message(Profile *self, PyObject *const *args, Py_ssize_
     int tool_result = !assistant && !user && same_str(role, self->w_tool_result);
     if (!assistant && !user && !tool_result) Py_RETURN_FALSE;
     PyObject *model = SLOT(e, self->eo[E_MODEL]), *results = SLOT(e, self->eo[E_RESULTS]);
-    long long chars, ints[NPINTS];
+    long long chars, ints[NPINTS], was[NPINTS];
     double ts = 0, first = 0, last = 0, prev = 0, idle;
     int has_ts, has_first, has_last, has_prev;
     if (!p_str_none(model) || !p_time(SLOT(e, self->eo[E_TS]), &ts, &has_ts) || !p_small(SLOT(e, self->eo[E_CHARS]), &chars)
@@ -334,6 +334,7 @@ static PyObject *Profile_message(Profile *self, PyObject *const *args, Py_ssize_
         Py_RETURN_FALSE;
     for (int k = 0; k < NPINTS; k++)
         if (!p_small(SLOT(prof, self->pi[k]), &ints[k])) Py_RETURN_FALSE;
+    memcpy(was, ints, sizeof ints);
     PyObject *gaps = SLOT(prof, self->po[P_GAPS]), *pmain = SLOT(prof, self->po[P_MAIN]);
     PyObject *idle_o = SLOT(prof, self->po[P_IDLE_TIME]), *recorded = SLOT(prof, self->po[P_RECORDED]);
     long long gap_n;
@@ -424,7 +425,13 @@ static PyObject *Profile_message(Profile *self, PyObject *const *args, Py_ssize_
         if (usage != Py_None) {
             PyObject *peaks = PyObject_GetAttr(ev, self->w_peaks);
             if (!peaks) return NULL;
-            PyObject *c = PyLong_FromLongLong(u[0] + u[2] + u[3]), *best = c ? PyObject_CallMethod(peaks, "get", "O", model) : NULL;
+            PyObject *c = PyLong_FromLongLong(u[0] + u[2] + u[3]), *best = NULL;
+            if (c && PyDict_CheckExact(peaks)) {  /* peaks.get(model) */
+                best = PyDict_GetItemWithError(peaks, model);
+                best = best ? Py_NewRef(best) : PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
+            } else if (c) {
+                best = PyObject_CallMethod(peaks, "get", "O", model);
+            }
             int better = -1;
             if (best) {
                 if (best == Py_None) better = 1;
@@ -610,11 +617,8 @@ static PyObject *Profile_message(Profile *self, PyObject *const *args, Py_ssize_
         }
         p_set(prof, self->po[P_PREV_TS], t);
     }
-    for (int k = 0; k < NPINTS; k++) {
-        long long old;
-        p_small(SLOT(prof, self->pi[k]), &old);
-        if (old != ints[k] && p_set_int(prof, self->pi[k], ints[k]) < 0) return NULL;
-    }
+    for (int k = 0; k < NPINTS; k++)
+        if (was[k] != ints[k] && p_set_int(prof, self->pi[k], ints[k]) < 0) return NULL;
     self->taken++;
     Py_RETURN_TRUE;
 error:
