@@ -1760,7 +1760,47 @@ static PyObject *Rows_facts(Rows *self, PyObject *const *args, Py_ssize_t nargs)
 #include "_scan_pair.c"
 #include "_scan_profile.c"
 
+/* hand(es, start, on_entry, plain) -> how many entries ``es`` holds: a streaming pass's entries (a list), numbered from
+ * ``start`` (None: left as they are) and handed to ``on_entry`` in order, as the scan's loops do; a metadata entry with
+ * nothing set (an Entry whose ``_m`` is PLAIN) is not handed when ``plain`` is false (its consumer reads none). */
+static PyObject *Rows_hand(Rows *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4 || !PyList_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "hand(es: list, start: int | None, on_entry, plain: bool)");
+        return NULL;
+    }
+    PyObject *es = args[0], *on = args[2];
+    int plain = PyObject_IsTrue(args[3]), number = args[1] != Py_None;
+    if (plain < 0) return NULL;
+    Py_ssize_t start = number ? PyLong_AsSsize_t(args[1]) : 0, k = 0;
+    if (start == -1 && PyErr_Occurred()) return NULL;
+    for (; k < PyList_GET_SIZE(es); k++) {
+        PyObject *e = entry_at(self, es, k);
+        if (!e) return NULL;
+        Py_INCREF(e);
+        if (number) {
+            PyObject *n = PyLong_FromSsize_t(start + k);
+            if (!n) {
+                Py_DECREF(e);
+                return NULL;
+            }
+            Py_XSETREF(SLOT(e, self->f_index), n);
+        }
+        if (plain || !Py_IS_TYPE(e, self->entry) || SLOT(e, self->e_m) != self->plain
+            || !same_str(SLOT(e, self->e_kind), self->meta)) {
+            PyObject *r = PyObject_CallOneArg(on, e);
+            if (!r) {
+                Py_DECREF(e);
+                return NULL;
+            }
+            Py_DECREF(r);
+        }
+        Py_DECREF(e);
+    }
+    return PyLong_FromSsize_t(k);
+}
+
 static PyMethodDef Rows_methods[] = {
+    {"hand", (PyCFunction)(void (*)(void))Rows_hand, METH_FASTCALL, "A streaming pass's entries, numbered, to its consumer."},
     {"facts", (PyCFunction)(void (*)(void))Rows_facts, METH_FASTCALL, "estimate._facts's loop."},
     {"sound", (PyCFunction)(void (*)(void))Rows_sound, METH_FASTCALL, "repair._links_sound's loop."},
     {"looked", (PyCFunction)(void (*)(void))Rows_looked, METH_FASTCALL, "The entries repair's hygiene looks at."},

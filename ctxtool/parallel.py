@@ -24,8 +24,8 @@ import orjson
 from . import formats, forked
 from .jsonl import BOM, Line, parse
 from .model import EMPTY, META, PLAIN, Call, Entry, FullEntry, Kinds, Result, Usage, entry_from_tuple, entry_to_tuple, small_entry
-from .scanloop import (ENV_LAZY, MODES, BadLine, Part, meta_entry, native, native_entries, native_made, released_entry,
-                       scan_lines)
+from .scanloop import (ENV_LAZY, MODES, BadLine, Part, hander, meta_entry, native, native_entries, native_made,
+                       released_entry, scan_lines)
 
 MIN_BYTES = 64 << 20  # below this, starting helpers costs more than it saves
 MAX_WORKERS = 4
@@ -347,6 +347,21 @@ def _merge(entries: list, frames, shift: int, line_shift: int, sizes: dict | Non
         i = b.build(part, entries, i, line_shift, sizes)
 
 
+def _built_parts(frames, shift: int, line_shift: int):
+    """``_built``'s entries, a list per frame."""
+    b = _builder()
+    if b is None:
+        for part in frames:
+            yield list(_built([part], shift, line_shift))
+            shift += len(part)
+        return
+    i, sizes = shift, {}
+    for part in frames:
+        out: list = []
+        i = b.build(part, out, i, line_shift, sizes)
+        yield out
+
+
 def _built(frames, shift: int, line_shift: int, sizes: dict | None = None):
     """A part's entries, in order, index and line numbers moved; each tuple freed once its entry is built.
     ``sizes``: the table of metadata lines' lengths (one int object per value, as the scan keeps them)."""
@@ -375,13 +390,14 @@ def _built(frames, shift: int, line_shift: int, sizes: dict | None = None):
 
 
 def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = True, lazy: bool = True,
-         on_entry=None, on_format=None) -> None:
+         on_entry=None, on_format=None, plain: bool = True) -> None:
     """Fill ``t`` (a ``Transcript``) of format ``module`` from the parts in ``bounds`` (both from
     ``split``; a helper that fails has its part scanned here).
 
     ``on_entry``: a streaming pass instead (``t.entries`` stays empty): each entry, in file order,
     is handed to ``on_entry`` (without its object or blocks) and let go; the helpers' entries as
-    their frames arrive. ``on_format(module)`` is told the format first."""
+    their frames arrive. ``on_format(module)`` is told the format first. ``plain=False``: a metadata entry with
+    nothing set may be left out (``transcript.scan``'s ``plain``)."""
     name = module.NAME
     spools = [_spool() for _ in range(1, len(bounds) - 1)]
     procs = [_start(path, name, bounds[k], bounds[k + 1], stats, lazy, spools[k - 1]) for k in range(1, len(bounds) - 1)]
@@ -411,12 +427,11 @@ def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = Tr
             on_entry(meta_entry(count, no, offset, length, eol, ty, u, p, ts, None))
             count += 1
 
+        hand = hander()
+
         def taken(es) -> None:  # streaming: the entries the C part made, in file order
             nonlocal count
-            for e in es:
-                e.index = count
-                on_entry(e)
-                count += 1
+            count += hand(es, count, on_entry, plain)
 
         sizes: dict = {}
         scan_lines(t, path, [], module, emit, 0, bounds[1], meta=meta if lazy and not keep else None,
@@ -434,9 +449,8 @@ def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = Tr
                 if keep:
                     _merge(entries, frames, shift, lines, sizes)
                 else:
-                    for e in _built(frames, shift, lines):
-                        on_entry(e)
-                        count += 1
+                    for es in _built_parts(frames, shift, lines):
+                        count += hand(es, None, on_entry, plain)
                 bad, n, plf, pcrlf, peol = tail
             except (OSError, ValueError, EOFError, TypeError):  # the helper failed: its part is scanned here
                 part, bad, n, plf, pcrlf, peol = scan_part(path, name, bounds[k], bounds[k + 1], stats, lazy)

@@ -682,8 +682,10 @@ def _scan(path, fmt, on_entry, prof):
     def on_format(module) -> None:  # the profiler needs the format from the first entry on
         prof.fmt = module.NAME
 
-    # lazy: the profiler reads entries, never their parsed objects (so only the fields normalize reads are decoded)
-    return scan(path, fmt, on_entry=on_entry, keep_index=False, blocks=False, on_format=on_format, lazy=True)
+    # lazy: the profiler reads entries, never their parsed objects (so only the fields normalize reads are decoded);
+    # plain=False: nor a metadata entry with nothing set (``Feed``'s first test)
+    return scan(path, fmt, on_entry=on_entry, keep_index=False, blocks=False, on_format=on_format, lazy=True,
+                plain=False)
 
 
 FOLDER_RULE = ("each session is classified on its own; the folder's style is the one whose sessions carry the most "

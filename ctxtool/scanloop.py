@@ -299,6 +299,23 @@ def index_passes():
                                                    Call, Kinds, Result))
 
 
+def hander():
+    """``hand(es, start, on_entry, plain) -> len(es)``: a streaming pass's entries (a list) numbered from ``start``
+    (None: left as they are) and handed to ``on_entry`` in order; a metadata entry with nothing set (``e._m is PLAIN``)
+    is left out when ``plain`` is false. The C part's loop (``_scan.Rows.hand``) where it is built."""
+    passes = index_passes()
+    return _hand if passes is None else passes.hand
+
+
+def _hand(es: list, start: int | None, on_entry, plain: bool) -> int:
+    for k, e in enumerate(es):
+        if start is not None:
+            e.index = start + k
+        if plain or e._m is not PLAIN or e.kind != META:
+            on_entry(e)
+    return len(es)
+
+
 def native_entries(fmt):
     """The C part's maker of a format's released entries, ``entry(obj, index, lineno, offset, length, eol, stats,
     shared) -> Entry | None``, for a scan that reads no blocks, or None (no such part for the format, not built,

@@ -20,7 +20,7 @@ from .errors import InputError, unexpected
 from .jsonl import BOM, loads, read_at
 from .model import Entry, full_entry
 from .paths import NOT_REGULAR, regular
-from .scanloop import BadLine, make_entry, meta_entry, native_entries, no_gc, scan_lines, share_strings
+from .scanloop import BadLine, hander, make_entry, meta_entry, native_entries, no_gc, scan_lines, share_strings
 
 __all__ = ["BadLine", "Transcript", "make_entry", "no_gc", "scan"]
 
@@ -107,6 +107,7 @@ def scan(
     split_min_bytes: int | None = None,
     stats: bool = True,
     lazy: bool | None = None,
+    plain: bool = True,
 ) -> Transcript:
     """Index ``path``. ``on_entry`` sees each entry with its object and blocks before they are released.
 
@@ -126,6 +127,9 @@ def scan(
     decodes only what the format reads (``scanloop``): the index is the same, but ``Entry.obj``
     then holds only those fields, and lines that need nothing more have none. ``profile``, whose
     ``on_entry`` reads no object, asks for it.
+
+    ``plain=False``: ``on_entry`` reads nothing of a metadata entry with nothing set (``e._m is PLAIN``: most lines of
+    a Claude Code file), so a streaming pass may leave such entries out (they are still numbered).
     """
     if os.path.isdir(path):
         raise InputError("is a directory", path=path)
@@ -151,7 +155,8 @@ def scan(
         if split is not None:
             with no_gc(freeze=freeze):
                 parallel.scan(t, path, split[0], split[1], shared, stats, lazy is not False,
-                              on_entry=on_entry if streaming else None, on_format=on_format if streaming else None)
+                              on_entry=on_entry if streaming else None, on_format=on_format if streaming else None,
+                              plain=plain)
             return t
 
     announce = on_format
@@ -216,16 +221,14 @@ def scan(
 
         on_meta = meta
         if streaming:  # a streaming pass (it reads no object nor block): the C part's entries too
+            hand = hander()
 
             def _taken(es) -> None:
                 nonlocal index, announce
                 if announce is not None:
                     announce(t.fmt)
                     announce = None
-                for e in es:
-                    e.index = index
-                    index += 1
-                    on_entry(e)
+                index += hand(es, index, on_entry, plain)
 
             on_taken = _taken
     with no_gc(freeze=freeze):
