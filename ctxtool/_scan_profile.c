@@ -1,11 +1,13 @@
 /* profile's per-message accounting (included by _scan.c): ``Profile.message(prof, e, models, ev, ev_main)`` does
- * what ``profile_session``'s ``on_entry`` does with a pi message line that has no flags (``e.extra is None``): the
- * model count, ``Evidence.add``, and ``SessionProfiler._message`` with its ``_assistant``, ``_pairs`` and ``_add``.
+ * what ``profile_session``'s ``on_entry`` does with a pi or Claude Code message line that has no flags
+ * (``e.extra is None``): the model count, ``Evidence.add``, and ``SessionProfiler._message`` with its ``_assistant``,
+ * ``_pairs`` and ``_add``.
  *
- * It takes only what it is sure of: a pi profiler, a ``FullEntry`` of role user, assistant or toolResult whose fields
- * are of the types the scan gives them (a time that is a float or None, counts that are ints below 2**50, calls,
- * results, kinds and usage of the model's classes), and a profiler whose counters are such ints too. Everything else
- * (and every entry of another format) gets False before anything is changed, and the Python does it, as always.
+ * It takes only what it is sure of: a pi or Claude Code profiler, a ``FullEntry`` of role user, assistant or (pi)
+ * toolResult whose fields are of the types the scan gives them (a time that is a float or None, counts that are ints
+ * below 2**50, calls, results, kinds and usage of the model's classes), and a profiler whose counters are such ints
+ * too. Everything else (and every entry of another format) gets False before anything is changed, and the Python
+ * does it, as always.
  * The sums kept in the profiler's maps are added as Python adds them (``PyNumber_Add``), whatever they hold.
  * tests/test_profile_native.py compares the two on every fixture, on generated sessions and on odd entries. */
 
@@ -42,7 +44,7 @@ typedef struct {
     PyObject *empty, *unsent;  /* model.EMPTY, view.UNSENT_STOPS */
     Py_ssize_t cap;            /* SessionProfiler.PENDING_CAP */
     Py_ssize_t pi[NPINTS], po[NPOBJS], eo[NESLOTS], uo[5], wo[3], ko[6], co[2], ro[3], main_seen;
-    PyObject *w_pi, *w_message, *w_user, *w_assistant, *w_tool_result, *w_other, *w_unknown, *w_synthetic, *w_tool,
+    PyObject *w_pi, *w_claude, *w_message, *w_user, *w_assistant, *w_tool_result, *w_other, *w_unknown, *w_synthetic, *w_tool,
         *w_last_model, *w_peaks, *w_append, *zero, *one, *pair0;
     PyObject *kind_names[6];
     PyObject *names;           /* tool name -> "tool:" + name */
@@ -57,6 +59,7 @@ static void Profile_dealloc(Profile *self) {
                       &self->w_other, &self->w_unknown, &self->w_synthetic, &self->w_tool, &self->w_last_model,
                       &self->w_peaks, &self->w_append, &self->zero, &self->one, &self->pair0, &self->names};
     for (size_t k = 0; k < sizeof w / sizeof *w; k++) Py_XDECREF(*w[k]);
+    Py_XDECREF(self->w_claude);
     for (int k = 0; k < 6; k++) Py_XDECREF(self->kind_names[k]);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -95,6 +98,7 @@ static int Profile_init(Profile *self, PyObject *args, PyObject *kw) {
                       &self->w_peaks, &self->w_append};
     for (int k = 0; k < 12; k++)
         if (!(*w[k] = PyUnicode_InternFromString(words[k]))) return -1;
+    if (!(self->w_claude = PyUnicode_InternFromString("claude"))) return -1;
     for (int k = 0; k < 6; k++)
         if (!(self->kind_names[k] = PyUnicode_InternFromString(PK_SLOTS[k]))) return -1;
     if (!(self->zero = PyLong_FromLong(0)) || !(self->one = PyLong_FromLong(1)) || !(self->names = PyDict_New()))
@@ -318,12 +322,16 @@ static PyObject *Profile_message(Profile *self, PyObject *const *args, Py_ssize_
     PyObject *prof = args[0], *e = args[1], *models = args[2], *ev = args[3], *ev_main = args[4];
     /* ---- what it is sure of: else False, nothing changed */
     if (!Py_IS_TYPE(e, self->full) || SLOT(e, self->eo[E_EXTRA]) != Py_None || !Py_IS_TYPE(prof, self->prof)
-        || !same_str(SLOT(e, self->eo[E_KIND]), self->w_message) || !same_str(SLOT(prof, self->po[P_FMT]), self->w_pi)
+        || !same_str(SLOT(e, self->eo[E_KIND]), self->w_message)
         || !PyDict_CheckExact(models) || !Py_IS_TYPE(ev_main, self->main))
         Py_RETURN_FALSE;
+    /* pi, or Claude Code (whose split lines of one response are one request: ``same``; whose consecutive
+     * assistant messages are one API message: view.merges; and which has no toolResult role) */
+    int claude = same_str(SLOT(prof, self->po[P_FMT]), self->w_claude);
+    if (!claude && !same_str(SLOT(prof, self->po[P_FMT]), self->w_pi)) Py_RETURN_FALSE;
     PyObject *role = SLOT(e, self->eo[E_ROLE]);
     int assistant = same_str(role, self->w_assistant), user = !assistant && same_str(role, self->w_user);
-    int tool_result = !assistant && !user && same_str(role, self->w_tool_result);
+    int tool_result = !claude && !assistant && !user && same_str(role, self->w_tool_result);
     if (!assistant && !user && !tool_result) Py_RETURN_FALSE;
     PyObject *model = SLOT(e, self->eo[E_MODEL]), *results = SLOT(e, self->eo[E_RESULTS]);
     long long chars, ints[NPINTS], was[NPINTS];
@@ -352,7 +360,7 @@ static PyObject *Profile_message(Profile *self, PyObject *const *args, Py_ssize_
     idle = PyFloat_AS_DOUBLE(idle_o);
     PyObject *calls = NULL, *kinds = NULL, *usage = NULL, *stop = NULL, *tool_chars = NULL;
     long long kv[6] = {0}, u[4] = {0}, anchor = 0, base0 = 0, cur_total = 0;
-    int has_anchor = 0, has_base = 0, has_cur_total = 0, placeholder = 0, empty = 0;
+    int has_anchor = 0, has_base = 0, has_cur_total = 0, placeholder = 0, empty = 0, same = 0;
     PyObject *baseline = SLOT(prof, self->po[P_BASELINE]), *anchor_o = SLOT(prof, self->po[P_ANCHOR]);
     if (assistant) {
         calls = SLOT(e, self->eo[E_CALLS]);
@@ -361,8 +369,17 @@ static PyObject *Profile_message(Profile *self, PyObject *const *args, Py_ssize_
         stop = SLOT(e, self->eo[E_STOP]);
         PyObject *empty_o = SLOT(e, self->eo[E_EMPTY]);
         if (!calls || !PyTuple_CheckExact(calls) || !p_str_none(stop) || (empty_o != Py_True && empty_o != Py_False)
-            || !usage || !SLOT(e, self->eo[E_LINENO]) || !SLOT(e, self->eo[E_MSG_KEY]))
+            || !usage || !SLOT(e, self->eo[E_LINENO]) || !p_str_none(SLOT(e, self->eo[E_MSG_KEY]))
+            || !p_str_none(SLOT(prof, self->po[P_LAST_KEY])))
             Py_RETURN_FALSE;
+        if (claude) {  /* _assistant's ``same``: a line of the response before it (its message id and request) */
+            PyObject *key = SLOT(e, self->eo[E_MSG_KEY]);
+            Py_ssize_t points = PyObject_Size(SLOT(prof, self->po[P_POINTS]));
+            if (points < 0) return NULL;
+            PyObject *last_key = SLOT(prof, self->po[P_LAST_KEY]);
+            same = key != Py_None && last_key != Py_None && same_str(key, last_key) && points > 0;
+            if (same && PyByteArray_GET_SIZE(recorded) < 1) Py_RETURN_FALSE;
+        }
         empty = empty_o == Py_True;
         for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(calls); k++) {
             PyObject *c = PyTuple_GET_ITEM(calls, k);
@@ -461,7 +478,8 @@ static PyObject *Profile_message(Profile *self, PyObject *const *args, Py_ssize_
         int unsent = empty;
         for (Py_ssize_t k = 0; !unsent && stop != Py_None && k < PyTuple_GET_SIZE(self->unsent); k++)
             unsent = same_str(stop, PyTuple_GET_ITEM(self->unsent, k));
-        if (!unsent) {  /* (pi: two assistant messages are two turns, view.merges) */
+        /* (pi: two assistant messages are two turns; Claude Code's meet in one, view.merges) */
+        if (!unsent && !(claude && same_str(api_role, self->w_assistant))) {
             p_set(prof, self->po[P_API_ROLE], self->w_assistant);
             ints[P_API_MESSAGES]++;
         }
@@ -518,8 +536,11 @@ static PyObject *Profile_message(Profile *self, PyObject *const *args, Py_ssize_
         }
         long long context = usage == Py_None ? 0 : u[0] + u[2] + u[3];
         int rec = usage != Py_None && context > 0;
-        ints[P_ASSISTANT_TURNS]++;
-        ints[P_RESPONSE_CHARS] = chars;
+        if (!same) {
+            ints[P_ASSISTANT_TURNS]++;
+            ints[P_RESPONSE_CHARS] = 0;
+        }
+        ints[P_RESPONSE_CHARS] += chars;
         long long value;
         if (rec) {
             if (!has_base) {
@@ -540,14 +561,24 @@ static PyObject *Profile_message(Profile *self, PyObject *const *args, Py_ssize_
         } else {
             value = has_anchor ? anchor + p_quarter(ints[P_SINCE_CHARS]) : (has_base ? base0 : 0) + p_quarter(cur_total);
         }
-        PyObject *v = PyLong_FromLongLong(value);
-        PyObject *r = v ? PyObject_CallMethodOneArg(SLOT(prof, self->po[P_POINTS]), self->w_append, v) : NULL;
-        Py_XDECREF(v);
-        if (!r) goto error;
-        Py_DECREF(r);
         Py_ssize_t size = PyByteArray_GET_SIZE(recorded);
-        if (PyByteArray_Resize(recorded, size + 1) < 0) goto error;
-        PyByteArray_AS_STRING(recorded)[size] = (char)rec;
+        if (same) {  /* the response's point: the recorded value, or the estimate where none was recorded */
+            if (rec || !PyByteArray_AS_STRING(recorded)[size - 1]) {
+                PyObject *v = PyLong_FromLongLong(value);
+                int r = v ? PySequence_SetItem(SLOT(prof, self->po[P_POINTS]), -1, v) : -1;
+                Py_XDECREF(v);
+                if (r < 0) goto error;
+                PyByteArray_AS_STRING(recorded)[size - 1] = (char)rec;
+            }
+        } else {
+            PyObject *v = PyLong_FromLongLong(value);
+            PyObject *r = v ? PyObject_CallMethodOneArg(SLOT(prof, self->po[P_POINTS]), self->w_append, v) : NULL;
+            Py_XDECREF(v);
+            if (!r) goto error;
+            Py_DECREF(r);
+            if (PyByteArray_Resize(recorded, size + 1) < 0) goto error;
+            PyByteArray_AS_STRING(recorded)[size] = (char)rec;
+        }
         p_set(prof, self->po[P_LAST_KEY], SLOT(e, self->eo[E_MSG_KEY]));
         /* _pairs */
         if (kinds) {
@@ -637,7 +668,7 @@ static PyGetSetDef Profile_getset[] = {
 
 static PyMethodDef Profile_methods[] = {
     {"message", (PyCFunction)(void (*)(void))Profile_message, METH_FASTCALL,
-     "message(prof, e, models, ev, ev_main) -> bool: profile_session's on_entry for a pi message without flags."},
+     "message(prof, e, models, ev, ev_main) -> bool: profile_session's on_entry for a pi or Claude Code message without flags."},
     {NULL},
 };
 
