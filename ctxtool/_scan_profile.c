@@ -1,6 +1,6 @@
 /* profile's per-message accounting (included by _scan.c): ``Profile.message(prof, e, models, ev, ev_main)`` does
  * what ``profile_session``'s ``on_entry`` does with a pi or Claude Code message line that has no flags
- * (``e.extra is None``): the model count, ``Evidence.add``, and ``SessionProfiler._message`` with its ``_assistant``,
+ * (``e.extra is None``) or only an attachment's: the model count, ``Evidence.add``, and ``SessionProfiler._message`` with its ``_assistant``,
  * ``_pairs`` and ``_add``.
  *
  * It takes only what it is sure of: a pi or Claude Code profiler, a ``FullEntry`` of role user, assistant or (pi)
@@ -44,7 +44,7 @@ typedef struct {
     PyObject *empty, *unsent;  /* model.EMPTY, view.UNSENT_STOPS */
     Py_ssize_t cap;            /* SessionProfiler.PENDING_CAP */
     Py_ssize_t pi[NPINTS], po[NPOBJS], eo[NESLOTS], uo[5], wo[3], ko[6], co[2], ro[3], main_seen;
-    PyObject *w_pi, *w_claude, *w_message, *w_user, *w_assistant, *w_tool_result, *w_other, *w_unknown, *w_synthetic, *w_tool,
+    PyObject *w_pi, *w_claude, *w_attachment, *w_context, *w_message, *w_user, *w_assistant, *w_tool_result, *w_other, *w_unknown, *w_synthetic, *w_tool,
         *w_last_model, *w_peaks, *w_append, *zero, *one, *pair0;
     PyObject *kind_names[6];
     PyObject *names;           /* tool name -> "tool:" + name */
@@ -60,6 +60,8 @@ static void Profile_dealloc(Profile *self) {
                       &self->w_peaks, &self->w_append, &self->zero, &self->one, &self->pair0, &self->names};
     for (size_t k = 0; k < sizeof w / sizeof *w; k++) Py_XDECREF(*w[k]);
     Py_XDECREF(self->w_claude);
+    Py_XDECREF(self->w_attachment);
+    Py_XDECREF(self->w_context);
     for (int k = 0; k < 6; k++) Py_XDECREF(self->kind_names[k]);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -98,7 +100,9 @@ static int Profile_init(Profile *self, PyObject *args, PyObject *kw) {
                       &self->w_peaks, &self->w_append};
     for (int k = 0; k < 12; k++)
         if (!(*w[k] = PyUnicode_InternFromString(words[k]))) return -1;
-    if (!(self->w_claude = PyUnicode_InternFromString("claude"))) return -1;
+    if (!(self->w_claude = PyUnicode_InternFromString("claude")) || !(self->w_attachment = PyUnicode_InternFromString("attachment"))
+        || !(self->w_context = PyUnicode_InternFromString("context")))
+        return -1;
     for (int k = 0; k < 6; k++)
         if (!(self->kind_names[k] = PyUnicode_InternFromString(PK_SLOTS[k]))) return -1;
     if (!(self->zero = PyLong_FromLong(0)) || !(self->one = PyLong_FromLong(1)) || !(self->names = PyDict_New()))
@@ -321,10 +325,24 @@ static PyObject *Profile_message(Profile *self, PyObject *const *args, Py_ssize_
     }
     PyObject *prof = args[0], *e = args[1], *models = args[2], *ev = args[3], *ev_main = args[4];
     /* ---- what it is sure of: else False, nothing changed */
-    if (!Py_IS_TYPE(e, self->full) || SLOT(e, self->eo[E_EXTRA]) != Py_None || !Py_IS_TYPE(prof, self->prof)
+    if (!Py_IS_TYPE(e, self->full) || !Py_IS_TYPE(prof, self->prof)
         || !same_str(SLOT(e, self->eo[E_KIND]), self->w_message)
         || !PyDict_CheckExact(models) || !Py_IS_TYPE(ev_main, self->main))
         Py_RETURN_FALSE;
+    /* flags: none, or a Claude Code attachment's (``attachment`` and ``context``: such a line is handled as one
+     * without flags, but for a ``context``, which makes it no user turn) */
+    PyObject *x = SLOT(e, self->eo[E_EXTRA]);
+    int context = 0;
+    if (x != Py_None) {
+        if (!x || !PyDict_CheckExact(x)) Py_RETURN_FALSE;
+        Py_ssize_t pos = 0;
+        PyObject *k, *v;
+        while (PyDict_Next(x, &pos, &k, &v))
+            if (!same_str(k, self->w_attachment) && !same_str(k, self->w_context)) Py_RETURN_FALSE;
+        PyObject *c = PyDict_GetItemWithError(x, self->w_context);
+        if (!c && PyErr_Occurred()) return NULL;
+        if (c && (context = PyObject_IsTrue(c)) < 0) return NULL;
+    }
     /* pi, or Claude Code (whose split lines of one response are one request: ``same``; whose consecutive
      * assistant messages are one API message: view.merges; and which has no toolResult role) */
     int claude = same_str(SLOT(prof, self->po[P_FMT]), self->w_claude);
@@ -604,7 +622,7 @@ static PyObject *Profile_message(Profile *self, PyObject *const *args, Py_ssize_
     } else {
         p_set(prof, self->po[P_PREV_ROLE], role);
         ints[P_CHARS_AFTER] += chars;
-        if (user && !PyTuple_GET_SIZE(results)) ints[P_USER_TURNS]++;
+        if (user && !PyTuple_GET_SIZE(results) && !context) ints[P_USER_TURNS]++;
         /* _pairs */
         if (tool_chars) {
             Py_ssize_t pos = 0;

@@ -127,7 +127,11 @@ def _entry(rng, i, state):
         if role == "toolResult" and rng.random() < 0.7:
             kw["tool_chars"] = {r.name or "x": r.chars for r in rs} or EMPTY
     if rng.random() < 0.05:
-        kw["extra"] = rng.choice(({"is_meta": True}, {"compact_summary": True}, {"ignored": ["usage"]}))
+        kw["extra"] = rng.choice(({"is_meta": True}, {"compact_summary": True}, {"ignored": ["usage"]},
+                                  {"attachment": "x", "sidechain": True}))
+    elif rng.random() < 0.15:  # a Claude Code attachment's flags
+        kw["extra"] = rng.choice(({"attachment": "file", "context": "user"}, {"attachment": "hook", "context": "system"},
+                                  {"attachment": "todo"}, {"attachment": "x", "context": ""}))
     if rng.random() < 0.03:
         kw.update(kind=COMPACTION, role=None, extra={"first_kept": f"e{max(0, i - 5)}", "tokens_before": 5000})
     return FullEntry(**kw)
