@@ -1,7 +1,8 @@
 /* profile's per-message accounting (included by _scan.c): ``Profile.message(prof, e, models, ev, ev_main)`` does
  * what ``profile_session``'s ``on_entry`` does with a pi or Claude Code message line that has no flags
  * (``e.extra is None``) or only an attachment's: the model count, ``Evidence.add``, and ``SessionProfiler._message`` with its ``_assistant``,
- * ``_pairs`` and ``_add``.
+ * ``_pairs`` and ``_add``; and with a metadata line whose flags say a model or a context window (pi's custom and
+ * model_change lines): the model count and ``Evidence.add`` (``window._meta_values``).
  *
  * It takes only what it is sure of: a pi or Claude Code profiler, a ``FullEntry`` of role user, assistant or (pi)
  * toolResult whose fields are of the types the scan gives them (a time that is a float or None, counts that are ints
@@ -44,6 +45,8 @@ typedef struct {
     PyObject *empty, *unsent;  /* model.EMPTY, view.UNSENT_STOPS */
     Py_ssize_t cap;            /* SessionProfiler.PENDING_CAP */
     Py_ssize_t pi[NPINTS], po[NPOBJS], eo[NESLOTS], uo[5], wo[3], ko[6], co[2], ro[3], main_seen;
+    PyObject *w_meta, *w_context_window, *w_model, *w_ignored, *w_custom_type, *w_openclaw, *w_recorded,
+        *w_recorded_line, *w_model_hint;
     PyObject *w_pi, *w_claude, *w_attachment, *w_context, *w_message, *w_user, *w_assistant, *w_tool_result, *w_other, *w_unknown, *w_synthetic, *w_tool,
         *w_last_model, *w_peaks, *w_append, *zero, *one, *pair0;
     PyObject *kind_names[6];
@@ -60,6 +63,9 @@ static void Profile_dealloc(Profile *self) {
                       &self->w_peaks, &self->w_append, &self->zero, &self->one, &self->pair0, &self->names};
     for (size_t k = 0; k < sizeof w / sizeof *w; k++) Py_XDECREF(*w[k]);
     Py_XDECREF(self->w_claude);
+    PyObject **more[] = {&self->w_meta, &self->w_context_window, &self->w_model, &self->w_ignored, &self->w_custom_type,
+                         &self->w_openclaw, &self->w_recorded, &self->w_recorded_line, &self->w_model_hint};
+    for (size_t k = 0; k < sizeof more / sizeof *more; k++) Py_XDECREF(*more[k]);
     Py_XDECREF(self->w_attachment);
     Py_XDECREF(self->w_context);
     for (int k = 0; k < 6; k++) Py_XDECREF(self->kind_names[k]);
@@ -100,6 +106,12 @@ static int Profile_init(Profile *self, PyObject *args, PyObject *kw) {
                       &self->w_peaks, &self->w_append};
     for (int k = 0; k < 12; k++)
         if (!(*w[k] = PyUnicode_InternFromString(words[k]))) return -1;
+    const char *more_words[] = {"meta", "context_window", "model", "ignored", "custom_type", "openclaw.", "recorded",
+                                "recorded_line", "model_hint"};
+    PyObject **more[] = {&self->w_meta, &self->w_context_window, &self->w_model, &self->w_ignored, &self->w_custom_type,
+                         &self->w_openclaw, &self->w_recorded, &self->w_recorded_line, &self->w_model_hint};
+    for (int k = 0; k < 9; k++)
+        if (!(*more[k] = PyUnicode_InternFromString(more_words[k]))) return -1;
     if (!(self->w_claude = PyUnicode_InternFromString("claude")) || !(self->w_attachment = PyUnicode_InternFromString("attachment"))
         || !(self->w_context = PyUnicode_InternFromString("context")))
         return -1;
@@ -314,6 +326,48 @@ static inline void p_set(PyObject *o, Py_ssize_t off, PyObject *v) {
     Py_XSETREF(SLOT(o, off), Py_NewRef(v));
 }
 
+/* what on_entry does with a metadata entry whose flags say a model or a context window (pi's custom and model_change
+ * lines): the model's count and Evidence.add (window._meta_values); SessionProfiler's call does nothing with it (no
+ * usage). 1, 0 (declined: a flag ``ignored``, an OpenClaw custom type, no such flag, a usage), or -1 on error. */
+static int p_meta(Profile *self, PyObject *e, PyObject *models, PyObject *ev) {
+    PyObject *x = SLOT(e, self->eo[E_EXTRA]), *model = SLOT(e, self->eo[E_MODEL]);
+    if (!x || !PyDict_CheckExact(x) || !PyDict_GET_SIZE(x) || SLOT(e, self->eo[E_USAGE]) != Py_None
+        || !p_str_none(model) || !SLOT(e, self->eo[E_LINENO]))
+        return 0;
+    PyObject *w = PyDict_GetItemWithError(x, self->w_context_window);
+    if (!w && PyErr_Occurred()) return -1;
+    PyObject *mid = PyDict_GetItemWithError(x, self->w_model);
+    if (!mid && PyErr_Occurred()) return -1;
+    if (!w && !mid) return 0;  /* (_meta_values reads the object then) */
+    int ignored = PyDict_Contains(x, self->w_ignored);
+    if (ignored) return ignored < 0 ? -1 : 0;
+    PyObject *ct = PyDict_GetItemWithError(x, self->w_custom_type);
+    if (!ct && PyErr_Occurred()) return -1;
+    if (ct && PyUnicode_Check(ct)) {
+        int oc = PyUnicode_Tailmatch(ct, self->w_openclaw, 0, PY_SSIZE_T_MAX, -1);
+        if (oc) return oc < 0 ? -1 : 0;  /* (an OpenClaw mark: counted in Python) */
+    }
+    Py_INCREF(e);
+    int r = 0;
+    if (model != Py_None && PyUnicode_GET_LENGTH(model) && p_add(self, models, model, self->one) < 0) goto error;
+    if (w && PyLong_Check(w) && !PyBool_Check(w)) {
+        int positive = PyObject_RichCompareBool(w, self->zero, Py_GT);
+        if (positive < 0) goto error;
+        if (positive && (PyObject_SetAttr(ev, self->w_recorded, w) < 0
+                         || PyObject_SetAttr(ev, self->w_recorded_line, SLOT(e, self->eo[E_LINENO])) < 0))
+            goto error;
+    }
+    if (mid && PyUnicode_Check(mid) && PyUnicode_GET_LENGTH(mid) && PyObject_SetAttr(ev, self->w_model_hint, mid) < 0)
+        goto error;
+    r = 1;
+    goto done;
+error:
+    r = -1;
+done:
+    Py_DECREF(e);
+    return r;
+}
+
 static PyObject *Profile_message(Profile *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 5) {
         PyErr_SetString(PyExc_TypeError, "message(prof, e, models, ev, ev_main)");
@@ -324,6 +378,13 @@ static PyObject *Profile_message(Profile *self, PyObject *const *args, Py_ssize_
         return NULL;
     }
     PyObject *prof = args[0], *e = args[1], *models = args[2], *ev = args[3], *ev_main = args[4];
+    if (Py_IS_TYPE(e, self->full) && Py_IS_TYPE(prof, self->prof) && same_str(SLOT(e, self->eo[E_KIND]), self->w_meta)
+        && PyDict_CheckExact(models)) {
+        int r = p_meta(self, e, models, ev);
+        if (r < 0) return NULL;
+        if (r) self->taken++;
+        return PyBool_FromLong(r);
+    }
     /* ---- what it is sure of: else False, nothing changed */
     if (!Py_IS_TYPE(e, self->full) || !Py_IS_TYPE(prof, self->prof)
         || !same_str(SLOT(e, self->eo[E_KIND]), self->w_message)

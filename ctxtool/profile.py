@@ -619,7 +619,7 @@ class Feed:
     """``profile_session``'s callback (``on_entry``): each entry of the scan, in file order, to the profiler, and what else the
     session says: the models its messages name (``models``), the window's evidence (``ev``), the entries with
     absurd numbers read as missing (``flagged``) and OpenClaw's marks. ``fast``: the C part's ``Profile.message``
-    (``_native_message``), which takes the pi messages without flags, or None."""
+    (``_native_message``), which takes most pi and Claude Code lines, or None."""
 
     __slots__ = ("prof", "fast", "models", "ev", "flagged", "openclaw_marks", "on_entry")
 
@@ -637,7 +637,7 @@ class Feed:
             if kind == META and e._m is PLAIN:  # (obj is None there: it lives in PLAIN too)
                 return  # a metadata line with nothing set (most lines of a Claude Code file): nothing below reads it
             if fast is not None and fast(prof, e, models, ev, ev_main):
-                return  # a pi message without flags: all that follows, done in C
+                return  # a message without flags, or a line that says a model: all that follows, done in C
             m = e.model
             if m:
                 models[m] = models.get(m, 0) + 1
@@ -662,9 +662,11 @@ class Feed:
 
 
 def _native_message():
-    """The C part's ``Profile.message(prof, e, models, ev, ev_main) -> bool``: what ``profile_session``'s ``on_entry``
-    does with a pi message line without flags (the model's count, ``Evidence.add``, ``SessionProfiler._message``),
-    True when it did it; False, with nothing changed, for any other entry. None where the part is not built."""
+    """The C part's ``Profile.message(prof, e, models, ev, ev_main) -> bool``: what ``Feed``'s ``on_entry`` does with
+    a pi or Claude Code message line without flags or with only an attachment's (the model's count, ``Evidence.add``,
+    ``SessionProfiler._message``) and with a metadata line that says a model or a window (the count and
+    ``Evidence.add``), True when it did it; False, with nothing changed, for any other entry (``_scan_profile.c``).
+    None where the part is not built."""
     from .model import Call, FullEntry, Kinds, Result, Usage, EMPTY
     from .scanloop import native_made
 
