@@ -368,6 +368,390 @@ done:
     return r;
 }
 
+/* one message line: what p_read finds (before anything is changed), then what on_entry and _message do with it
+ * (p_evidence, p_turn, p_assistant or p_other), the profiler's counters and times written back at the end (p_write) */
+typedef struct {
+    PyObject *prof, *e, *role, *model, *results, *calls, *kinds, *usage, *stop, *tool_chars, *gaps, *recorded;
+    int claude, assistant, user, context, empty, placeholder, same, has_ts, has_first, has_last, has_prev, has_anchor,
+        has_base, set_first, set_last, gap_added;
+    long long chars, ints[NPINTS], was[NPINTS], kv[6], u[4], anchor, base0, cur_total, gap_n;
+    double ts, first, last, prev, idle, gap;
+} Msg;
+
+/* the flags: none, or a Claude Code attachment's (``attachment`` and ``context``: such a line is handled as one
+ * without flags, but for a ``context``, which makes it no user turn). 1, 0 (others), -1 on error */
+static int p_read_flags(Profile *self, Msg *m) {
+    PyObject *x = SLOT(m->e, self->eo[E_EXTRA]);
+    if (x == Py_None) return 1;
+    if (!x || !PyDict_CheckExact(x)) return 0;
+    Py_ssize_t pos = 0;
+    PyObject *k, *v;
+    while (PyDict_Next(x, &pos, &k, &v))
+        if (!same_str(k, self->w_attachment) && !same_str(k, self->w_context)) return 0;
+    PyObject *c = PyDict_GetItemWithError(x, self->w_context);
+    if (!c && PyErr_Occurred()) return -1;
+    if (c && (m->context = PyObject_IsTrue(c)) < 0) return -1;
+    return 1;
+}
+
+/* the profiler's state this reads: counters that are small ints, times that are floats or None, its maps (1 or 0) */
+static int p_read_profiler(Profile *self, Msg *m) {
+    PyObject *prof = m->prof;
+    for (int k = 0; k < NPINTS; k++)
+        if (!p_small(SLOT(prof, self->pi[k]), &m->ints[k])) return 0;
+    memcpy(m->was, m->ints, sizeof m->ints);
+    PyObject *gaps = m->gaps = SLOT(prof, self->po[P_GAPS]), *pmain = SLOT(prof, self->po[P_MAIN]);
+    PyObject *idle = SLOT(prof, self->po[P_IDLE_TIME]), *recorded = m->recorded = SLOT(prof, self->po[P_RECORDED]);
+    if (!p_time(SLOT(prof, self->po[P_FIRST_TS]), &m->first, &m->has_first)
+        || !p_time(SLOT(prof, self->po[P_LAST_TS]), &m->last, &m->has_last)
+        || !p_time(SLOT(prof, self->po[P_PREV_TS]), &m->prev, &m->has_prev) || !idle || !PyFloat_CheckExact(idle)
+        || !gaps || !Py_IS_TYPE(gaps, self->welford) || !p_small(SLOT(gaps, self->wo[0]), &m->gap_n) || m->gap_n < 0
+        || !SLOT(gaps, self->wo[1]) || !PyFloat_CheckExact(SLOT(gaps, self->wo[1])) || !SLOT(gaps, self->wo[2])
+        || !PyFloat_CheckExact(SLOT(gaps, self->wo[2])) || !pmain || !Py_IS_TYPE(pmain, self->main)
+        || !recorded || !PyByteArray_CheckExact(recorded) || !SLOT(prof, self->po[P_POINTS]))
+        return 0;
+    m->idle = PyFloat_AS_DOUBLE(idle);
+    int dicts[] = {P_SESSION, P_CUR, P_KINDS, P_TOOLS, P_PENDING};
+    for (int k = 0; k < 5; k++)
+        if (!SLOT(prof, self->po[dicts[k]]) || !PyDict_CheckExact(SLOT(prof, self->po[dicts[k]]))) return 0;
+    return SLOT(prof, self->po[P_RECORDS]) && PyList_CheckExact(SLOT(prof, self->po[P_RECORDS]));
+}
+
+/* an assistant message's calls, kinds, usage and stop, and the profiler's anchor and baseline (1, 0, -1) */
+static int p_read_assistant(Profile *self, Msg *m) {
+    PyObject *e = m->e, *prof = m->prof;
+    m->calls = SLOT(e, self->eo[E_CALLS]);
+    m->kinds = SLOT(e, self->eo[E_KINDS]);
+    m->usage = SLOT(e, self->eo[E_USAGE]);
+    m->stop = SLOT(e, self->eo[E_STOP]);
+    PyObject *empty = SLOT(e, self->eo[E_EMPTY]), *key = SLOT(e, self->eo[E_MSG_KEY]);
+    PyObject *last_key = SLOT(prof, self->po[P_LAST_KEY]);
+    if (!m->calls || !PyTuple_CheckExact(m->calls) || !p_str_none(m->stop) || (empty != Py_True && empty != Py_False)
+        || !m->usage || !SLOT(e, self->eo[E_LINENO]) || !p_str_none(key) || !p_str_none(last_key))
+        return 0;
+    m->empty = empty == Py_True;
+    if (m->claude) {  /* _assistant's ``same``: a line of the response before it (its message id and request) */
+        Py_ssize_t points = PyObject_Size(SLOT(prof, self->po[P_POINTS]));
+        if (points < 0) return -1;
+        m->same = key != Py_None && last_key != Py_None && same_str(key, last_key) && points > 0;
+        if (m->same && PyByteArray_GET_SIZE(m->recorded) < 1) return 0;
+    }
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(m->calls); k++) {
+        PyObject *c = PyTuple_GET_ITEM(m->calls, k);
+        if (!Py_IS_TYPE(c, self->call) || !p_str_none(SLOT(c, self->co[0])) || !p_str_none(SLOT(c, self->co[1])))
+            return 0;
+    }
+    if (m->kinds == self->empty) {
+        m->kinds = NULL;
+    } else {
+        if (!m->kinds || !Py_IS_TYPE(m->kinds, self->kinds)) return 0;
+        for (int k = 0; k < 6; k++)
+            if (!p_small(SLOT(m->kinds, self->ko[k]), &m->kv[k])) return 0;
+    }
+    if (m->usage != Py_None) {
+        if (!Py_IS_TYPE(m->usage, self->usage)) return 0;
+        for (int k = 0; k < 4; k++)
+            if (!p_small(SLOT(m->usage, self->uo[k]), &m->u[k])) return 0;
+        PyObject *ph = SLOT(m->usage, self->uo[4]);
+        if (ph != Py_True && ph != Py_False) return 0;
+        m->placeholder = ph == Py_True;
+    }
+    PyObject *baseline = SLOT(prof, self->po[P_BASELINE]), *anchor = SLOT(prof, self->po[P_ANCHOR]);
+    if (anchor != Py_None) {
+        if (!p_small(anchor, &m->anchor)) return 0;
+        m->has_anchor = 1;
+    }
+    if (baseline != Py_None) {
+        if (!baseline || !PyTuple_CheckExact(baseline) || PyTuple_GET_SIZE(baseline) < 1
+            || !p_small(PyTuple_GET_ITEM(baseline, 0), &m->base0))
+            return 0;
+        m->has_base = 1;
+    }
+    long long context = m->u[0] + m->u[2] + m->u[3];
+    int rec = m->usage != Py_None && context > 0;
+    if ((rec && !m->has_base) || (!rec && !m->has_anchor))  /* what _cur_total gives there */
+        return p_cur_total(SLOT(prof, self->po[P_CUR]), &m->cur_total);
+    return 1;
+}
+
+/* a toolResult message's characters by tool (1, 0) */
+static int p_read_tool_chars(Profile *self, Msg *m) {
+    PyObject *tc = SLOT(m->e, self->eo[E_TOOL_CHARS]);
+    m->tool_chars = NULL;
+    if (tc == self->empty) return 1;
+    if (!tc || !PyDict_CheckExact(tc)) return 0;
+    Py_ssize_t pos = 0;
+    PyObject *k, *v;
+    long long n;
+    while (PyDict_Next(tc, &pos, &k, &v))
+        if (!PyUnicode_CheckExact(k) || !p_small(v, &n)) return 0;
+    if (PyDict_GET_SIZE(tc)) m->tool_chars = tc;
+    return 1;
+}
+
+/* what it is sure of: 1, else 0 (nothing changed), or -1 on error */
+static int p_read(Profile *self, Msg *m, PyObject *models, PyObject *ev_main) {
+    PyObject *e = m->e, *prof = m->prof;
+    if (!Py_IS_TYPE(e, self->full) || !Py_IS_TYPE(prof, self->prof) || !same_str(SLOT(e, self->eo[E_KIND]), self->w_message)
+        || !PyDict_CheckExact(models) || !Py_IS_TYPE(ev_main, self->main))
+        return 0;
+    int r = p_read_flags(self, m);
+    if (r <= 0) return r;
+    /* pi, or Claude Code (whose split lines of one response are one request: ``same``; whose consecutive
+     * assistant messages are one API message: view.merges; and which has no toolResult role) */
+    m->claude = same_str(SLOT(prof, self->po[P_FMT]), self->w_claude);
+    if (!m->claude && !same_str(SLOT(prof, self->po[P_FMT]), self->w_pi)) return 0;
+    PyObject *role = m->role = SLOT(e, self->eo[E_ROLE]);
+    m->assistant = same_str(role, self->w_assistant);
+    m->user = !m->assistant && same_str(role, self->w_user);
+    int tool_result = !m->claude && !m->assistant && !m->user && same_str(role, self->w_tool_result);
+    if (!m->assistant && !m->user && !tool_result) return 0;
+    m->model = SLOT(e, self->eo[E_MODEL]);
+    m->results = SLOT(e, self->eo[E_RESULTS]);
+    if (!p_str_none(m->model) || !p_time(SLOT(e, self->eo[E_TS]), &m->ts, &m->has_ts)
+        || !p_small(SLOT(e, self->eo[E_CHARS]), &m->chars) || m->chars < 0 || !p_results_ok(self, m->results)
+        || !SLOT(e, self->eo[E_ID]) || !SLOT(e, self->eo[E_INDEX]) || !p_read_profiler(self, m))
+        return 0;
+    return m->assistant ? p_read_assistant(self, m) : tool_result ? p_read_tool_chars(self, m) : 1;
+}
+
+/* Evidence.add of an assistant with a usage: the model's peak recorded context (-1 on error) */
+static int p_peak(Profile *self, Msg *m, PyObject *ev) {
+    PyObject *peaks = PyObject_GetAttr(ev, self->w_peaks);
+    if (!peaks) return -1;
+    PyObject *c = PyLong_FromLongLong(m->u[0] + m->u[2] + m->u[3]), *best = NULL;
+    if (c && PyDict_CheckExact(peaks)) {  /* peaks.get(model) */
+        best = PyDict_GetItemWithError(peaks, m->model);
+        best = best ? Py_NewRef(best) : PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
+    } else if (c) {
+        best = PyObject_CallMethod(peaks, "get", "O", m->model);
+    }
+    int better = -1;
+    if (best) {
+        if (best == Py_None) {
+            better = 1;
+        } else {
+            PyObject *b0 = PySequence_GetItem(best, 0);
+            better = b0 ? PyObject_RichCompareBool(c, b0, Py_GT) : -1;
+            Py_XDECREF(b0);
+        }
+    }
+    if (better > 0) {
+        PyObject *peak = PyTuple_Pack(2, c, SLOT(m->e, self->eo[E_LINENO]));
+        better = peak ? PyObject_SetItem(peaks, m->model, peak) : -1;
+        Py_XDECREF(peak);
+    }
+    Py_XDECREF(best);
+    Py_XDECREF(c);
+    Py_DECREF(peaks);
+    return better < 0 ? -1 : 0;
+}
+
+/* on_entry's part: the model's count, and Evidence.add (-1 on error) */
+static int p_evidence(Profile *self, Msg *m, PyObject *models, PyObject *ev, PyObject *ev_main) {
+    int named = m->model != Py_None && PyUnicode_GET_LENGTH(m->model) > 0;
+    if (named && p_add(self, models, m->model, self->one) < 0) return -1;
+    p_set(ev_main, self->main_seen, Py_True);
+    if (!m->assistant) return 0;
+    if (named && !same_str(m->model, self->w_synthetic) && PyObject_SetAttr(ev, self->w_last_model, m->model) < 0)
+        return -1;
+    return m->usage != Py_None ? p_peak(self, m, ev) : 0;
+}
+
+/* _message's count, its API message (view.message_groups), and the span and gaps between messages */
+static void p_turn(Profile *self, Msg *m) {
+    PyObject *prof = m->prof, *api_role = SLOT(prof, self->po[P_API_ROLE]);
+    long long *ints = m->ints;
+    p_set(SLOT(prof, self->po[P_MAIN]), self->main_seen, Py_True);
+    ints[P_MESSAGES]++;
+    if (m->assistant) {
+        int unsent = m->empty;
+        for (Py_ssize_t k = 0; !unsent && m->stop != Py_None && k < PyTuple_GET_SIZE(self->unsent); k++)
+            unsent = same_str(m->stop, PyTuple_GET_ITEM(self->unsent, k));
+        /* (pi: two assistant messages are two turns; Claude Code's meet in one, view.merges) */
+        if (!unsent && !(m->claude && same_str(api_role, self->w_assistant))) {
+            p_set(prof, self->po[P_API_ROLE], self->w_assistant);
+            ints[P_API_MESSAGES]++;
+        }
+    } else if (!same_str(api_role, self->w_user)) {
+        p_set(prof, self->po[P_API_ROLE], self->w_user);
+        ints[P_API_MESSAGES]++;
+    }
+    if (!m->has_ts) return;
+    ints[P_TS_MESSAGES]++;
+    m->set_first = !m->has_first || m->ts < m->first;
+    m->set_last = !m->has_last || m->ts > m->last;
+    if (!m->has_prev) return;
+    m->gap = m->ts > m->prev ? m->ts - m->prev : 0.0;
+    m->gap_added = 1;
+    if (m->gap >= P_IDLE_GAP) {
+        ints[P_IDLE_GAPS]++;
+        m->idle += m->gap;
+        ints[P_PERIODS]++;  /* _close_period */
+        if (ints[P_PERIOD_CALLS] >= P_BURST_MIN) {
+            ints[P_BURSTS]++;
+            ints[P_BURST_CALLS] += ints[P_PERIOD_CALLS];
+        }
+        ints[P_PERIOD_CALLS] = 0;
+    }
+}
+
+/* _assistant's calls: counted by tool, their ids kept for their results (at most ``cap``) (-1 on error) */
+static int p_calls(Profile *self, Msg *m) {
+    PyObject *tools = SLOT(m->prof, self->po[P_TOOLS]), *pending = SLOT(m->prof, self->po[P_PENDING]);
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(m->calls); k++) {
+        PyObject *c = PyTuple_GET_ITEM(m->calls, k), *id = SLOT(c, self->co[0]), *name = SLOT(c, self->co[1]);
+        m->ints[P_CALLS]++;
+        m->ints[P_PERIOD_CALLS]++;
+        if (name == Py_None || !PyUnicode_GET_LENGTH(name)) name = self->w_unknown;
+        if (p_tool(self, tools, name, 0, self->one) < 0) return -1;
+        if (id == Py_None || !PyUnicode_GET_LENGTH(id)) continue;
+        if (PyDict_SetItem(pending, id, name) < 0) return -1;
+        Py_ssize_t pos = 0;
+        PyObject *k0, *v0;
+        if (PyDict_GET_SIZE(pending) > self->cap && PyDict_Next(pending, &pos, &k0, &v0)) {
+            Py_INCREF(k0);
+            int r = PyDict_DelItem(pending, k0);
+            Py_DECREF(k0);
+            if (r < 0) return -1;
+        }
+    }
+    return 0;
+}
+
+/* _assistant's point of the timeline: the recorded context, else the estimate (and the baseline from the first
+ * recorded usage); a response split over lines (Claude Code) keeps one point (-1 on error) */
+static int p_point(Profile *self, Msg *m, long long context, int rec) {
+    PyObject *prof = m->prof, *recorded = m->recorded;
+    long long value;
+    if (rec) {
+        if (!m->has_base) {  /* tokens_range of the characters the first usage covered */
+            long long covered = m->cur_total, tok = 0, high = 0;
+            if (covered > 0) {
+                tok = p_quarter(covered);
+                high = (long long)ceil((double)covered / 3.5);
+            }
+            long long low = tok;
+            PyObject *b = Py_BuildValue("(LLLOLL)", context - tok > 0 ? context - tok : 0,
+                                        context - high > 0 ? context - high : 0, context - low > 0 ? context - low : 0,
+                                        SLOT(m->e, self->eo[E_LINENO]), context, covered);
+            if (!b) return -1;
+            Py_XSETREF(SLOT(prof, self->po[P_BASELINE]), b);
+        }
+        value = context;
+        if (p_set_int(prof, self->po[P_LAST_USAGE], context) < 0) return -1;
+    } else {
+        value = m->has_anchor ? m->anchor + p_quarter(m->ints[P_SINCE_CHARS])
+                              : (m->has_base ? m->base0 : 0) + p_quarter(m->cur_total);
+    }
+    Py_ssize_t size = PyByteArray_GET_SIZE(recorded);
+    if (m->same) {  /* the response's point: the recorded value, or the estimate where none was recorded */
+        if (!rec && PyByteArray_AS_STRING(recorded)[size - 1]) return 0;
+        PyObject *v = PyLong_FromLongLong(value);
+        int r = v ? PySequence_SetItem(SLOT(prof, self->po[P_POINTS]), -1, v) : -1;
+        Py_XDECREF(v);
+        if (r < 0) return -1;
+        PyByteArray_AS_STRING(recorded)[size - 1] = (char)rec;
+        return 0;
+    }
+    PyObject *v = PyLong_FromLongLong(value);
+    PyObject *r = v ? PyObject_CallMethodOneArg(SLOT(prof, self->po[P_POINTS]), self->w_append, v) : NULL;
+    Py_XDECREF(v);
+    if (!r) return -1;
+    Py_DECREF(r);
+    if (PyByteArray_Resize(recorded, size + 1) < 0) return -1;
+    PyByteArray_AS_STRING(recorded)[size] = (char)rec;
+    return 0;
+}
+
+/* SessionProfiler._assistant (-1 on error) */
+static int p_assistant(Profile *self, Msg *m, PyObject *out) {
+    PyObject *prof = m->prof;
+    long long *ints = m->ints, total = 0;
+    if (p_calls(self, m) < 0) return -1;
+    long long context = m->usage == Py_None ? 0 : m->u[0] + m->u[2] + m->u[3];
+    int rec = m->usage != Py_None && context > 0;
+    if (!m->same) {
+        ints[P_ASSISTANT_TURNS]++;
+        ints[P_RESPONSE_CHARS] = 0;
+    }
+    ints[P_RESPONSE_CHARS] += m->chars;
+    if (p_point(self, m, context, rec) < 0) return -1;
+    p_set(prof, self->po[P_LAST_KEY], SLOT(m->e, self->eo[E_MSG_KEY]));
+    if (m->kinds) {  /* _pairs: the reply's characters by block kind */
+        PyObject *pk = SLOT(prof, self->po[P_KINDS]);
+        for (int k = 0; k < 6; k++)
+            if (m->kv[k] && p_add(self, pk, self->kind_names[k], SLOT(m->kinds, self->ko[k])) < 0) return -1;
+    }
+    if (p_pair(out, self->w_assistant, SLOT(m->e, self->eo[E_CHARS])) < 0 || p_add_pairs(self, prof, m->e, out, &total) < 0)
+        return -1;
+    ints[P_SINCE_CHARS] += total;
+    if (rec) {  /* a streaming record's output is no count: chars/4 of the response is */
+        m->anchor = m->placeholder ? context : context + m->u[1];
+        ints[P_SINCE_CHARS] = m->placeholder ? ints[P_RESPONSE_CHARS] : 0;
+        if (p_set_int(prof, self->po[P_ANCHOR], m->anchor) < 0) return -1;
+    }
+    p_set(prof, self->po[P_PREV_ROLE], self->w_assistant);
+    ints[P_CHARS_AFTER] = 0;
+    return 0;
+}
+
+/* _message's rest for a user or toolResult message: its turn, and _pairs and _add (-1 on error) */
+static int p_other(Profile *self, Msg *m, PyObject *out) {
+    PyObject *prof = m->prof, *results = m->results;
+    long long *ints = m->ints, total = 0;
+    p_set(prof, self->po[P_PREV_ROLE], m->role);
+    ints[P_CHARS_AFTER] += m->chars;
+    if (m->user && !PyTuple_GET_SIZE(results) && !m->context) ints[P_USER_TURNS]++;
+    if (m->tool_chars) {  /* a toolResult's characters by tool; its calls are answered */
+        PyObject *tools = SLOT(prof, self->po[P_TOOLS]), *pending = SLOT(prof, self->po[P_PENDING]), *name, *n;
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(m->tool_chars, &pos, &name, &n)) {
+            if (p_tool(self, tools, name, 1, n) < 0) return -1;
+            PyObject *cat = p_category(self, name);
+            int r = cat ? p_pair(out, cat, n) : -1;
+            Py_XDECREF(cat);
+            if (r < 0) return -1;
+        }
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(results); k++) {
+            PyObject *gone = p_pop(pending, SLOT(PyTuple_GET_ITEM(results, k), self->ro[0]));
+            if (!gone && PyErr_Occurred()) return -1;
+            Py_XDECREF(gone);
+        }
+    } else if (PyTuple_GET_SIZE(results)) {
+        if (p_result_pairs(self, prof, results, m->chars, out) < 0) return -1;
+    } else if (p_pair(out, m->user ? self->w_user : self->w_other, SLOT(m->e, self->eo[E_CHARS])) < 0) {
+        return -1;
+    }
+    if (p_add_pairs(self, prof, m->e, out, &total) < 0) return -1;
+    ints[P_SINCE_CHARS] += total;
+    return 0;
+}
+
+/* the times, the gaps' running figures (_Welford.add) and the counters that changed, written back (-1 on error) */
+static int p_write(Profile *self, Msg *m) {
+    PyObject *prof = m->prof, *gaps = m->gaps;
+    if (m->has_ts) {
+        PyObject *t = SLOT(m->e, self->eo[E_TS]);
+        if (m->set_first) p_set(prof, self->po[P_FIRST_TS], t);
+        if (m->set_last) p_set(prof, self->po[P_LAST_TS], t);
+        if (m->gap_added) {
+            double mean = PyFloat_AS_DOUBLE(SLOT(gaps, self->wo[1])), m2 = PyFloat_AS_DOUBLE(SLOT(gaps, self->wo[2]));
+            double d = m->gap - mean;
+            mean += d / (double)(m->gap_n + 1);
+            m2 += d * (m->gap - mean);
+            if (p_set_int(gaps, self->wo[0], m->gap_n + 1) < 0 || p_set_float(gaps, self->wo[1], mean) < 0
+                || p_set_float(gaps, self->wo[2], m2) < 0)
+                return -1;
+            if (m->gap >= P_IDLE_GAP && p_set_float(prof, self->po[P_IDLE_TIME], m->idle) < 0) return -1;
+        }
+        p_set(prof, self->po[P_PREV_TS], t);
+    }
+    for (int k = 0; k < NPINTS; k++)
+        if (m->was[k] != m->ints[k] && p_set_int(prof, self->pi[k], m->ints[k]) < 0) return -1;
+    return 0;
+}
+
 static PyObject *Profile_message(Profile *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 5) {
         PyErr_SetString(PyExc_TypeError, "message(prof, e, models, ev, ev_main)");
@@ -382,358 +766,21 @@ static PyObject *Profile_message(Profile *self, PyObject *const *args, Py_ssize_
         && PyDict_CheckExact(models)) {
         int r = p_meta(self, e, models, ev);
         if (r < 0) return NULL;
-        if (r) self->taken++;
+        self->taken += r;
         return PyBool_FromLong(r);
     }
-    /* ---- what it is sure of: else False, nothing changed */
-    if (!Py_IS_TYPE(e, self->full) || !Py_IS_TYPE(prof, self->prof)
-        || !same_str(SLOT(e, self->eo[E_KIND]), self->w_message)
-        || !PyDict_CheckExact(models) || !Py_IS_TYPE(ev_main, self->main))
-        Py_RETURN_FALSE;
-    /* flags: none, or a Claude Code attachment's (``attachment`` and ``context``: such a line is handled as one
-     * without flags, but for a ``context``, which makes it no user turn) */
-    PyObject *x = SLOT(e, self->eo[E_EXTRA]);
-    int context = 0;
-    if (x != Py_None) {
-        if (!x || !PyDict_CheckExact(x)) Py_RETURN_FALSE;
-        Py_ssize_t pos = 0;
-        PyObject *k, *v;
-        while (PyDict_Next(x, &pos, &k, &v))
-            if (!same_str(k, self->w_attachment) && !same_str(k, self->w_context)) Py_RETURN_FALSE;
-        PyObject *c = PyDict_GetItemWithError(x, self->w_context);
-        if (!c && PyErr_Occurred()) return NULL;
-        if (c && (context = PyObject_IsTrue(c)) < 0) return NULL;
-    }
-    /* pi, or Claude Code (whose split lines of one response are one request: ``same``; whose consecutive
-     * assistant messages are one API message: view.merges; and which has no toolResult role) */
-    int claude = same_str(SLOT(prof, self->po[P_FMT]), self->w_claude);
-    if (!claude && !same_str(SLOT(prof, self->po[P_FMT]), self->w_pi)) Py_RETURN_FALSE;
-    PyObject *role = SLOT(e, self->eo[E_ROLE]);
-    int assistant = same_str(role, self->w_assistant), user = !assistant && same_str(role, self->w_user);
-    int tool_result = !claude && !assistant && !user && same_str(role, self->w_tool_result);
-    if (!assistant && !user && !tool_result) Py_RETURN_FALSE;
-    PyObject *model = SLOT(e, self->eo[E_MODEL]), *results = SLOT(e, self->eo[E_RESULTS]);
-    long long chars, ints[NPINTS], was[NPINTS];
-    double ts = 0, first = 0, last = 0, prev = 0, idle;
-    int has_ts, has_first, has_last, has_prev;
-    if (!p_str_none(model) || !p_time(SLOT(e, self->eo[E_TS]), &ts, &has_ts) || !p_small(SLOT(e, self->eo[E_CHARS]), &chars)
-        || chars < 0 || !p_results_ok(self, results) || !SLOT(e, self->eo[E_ID]) || !SLOT(e, self->eo[E_INDEX]))
-        Py_RETURN_FALSE;
-    for (int k = 0; k < NPINTS; k++)
-        if (!p_small(SLOT(prof, self->pi[k]), &ints[k])) Py_RETURN_FALSE;
-    memcpy(was, ints, sizeof ints);
-    PyObject *gaps = SLOT(prof, self->po[P_GAPS]), *pmain = SLOT(prof, self->po[P_MAIN]);
-    PyObject *idle_o = SLOT(prof, self->po[P_IDLE_TIME]), *recorded = SLOT(prof, self->po[P_RECORDED]);
-    long long gap_n;
-    if (!p_time(SLOT(prof, self->po[P_FIRST_TS]), &first, &has_first) || !p_time(SLOT(prof, self->po[P_LAST_TS]), &last, &has_last)
-        || !p_time(SLOT(prof, self->po[P_PREV_TS]), &prev, &has_prev) || !idle_o || !PyFloat_CheckExact(idle_o)
-        || !gaps || !Py_IS_TYPE(gaps, self->welford) || !p_small(SLOT(gaps, self->wo[0]), &gap_n) || gap_n < 0
-        || !SLOT(gaps, self->wo[1]) || !PyFloat_CheckExact(SLOT(gaps, self->wo[1])) || !SLOT(gaps, self->wo[2])
-        || !PyFloat_CheckExact(SLOT(gaps, self->wo[2])) || !pmain || !Py_IS_TYPE(pmain, self->main)
-        || !recorded || !PyByteArray_CheckExact(recorded) || !SLOT(prof, self->po[P_POINTS]))
-        Py_RETURN_FALSE;
-    int dicts[] = {P_SESSION, P_CUR, P_KINDS, P_TOOLS, P_PENDING};
-    for (int k = 0; k < 5; k++)
-        if (!SLOT(prof, self->po[dicts[k]]) || !PyDict_CheckExact(SLOT(prof, self->po[dicts[k]]))) Py_RETURN_FALSE;
-    if (!SLOT(prof, self->po[P_RECORDS]) || !PyList_CheckExact(SLOT(prof, self->po[P_RECORDS]))) Py_RETURN_FALSE;
-    idle = PyFloat_AS_DOUBLE(idle_o);
-    PyObject *calls = NULL, *kinds = NULL, *usage = NULL, *stop = NULL, *tool_chars = NULL;
-    long long kv[6] = {0}, u[4] = {0}, anchor = 0, base0 = 0, cur_total = 0;
-    int has_anchor = 0, has_base = 0, has_cur_total = 0, placeholder = 0, empty = 0, same = 0;
-    PyObject *baseline = SLOT(prof, self->po[P_BASELINE]), *anchor_o = SLOT(prof, self->po[P_ANCHOR]);
-    if (assistant) {
-        calls = SLOT(e, self->eo[E_CALLS]);
-        kinds = SLOT(e, self->eo[E_KINDS]);
-        usage = SLOT(e, self->eo[E_USAGE]);
-        stop = SLOT(e, self->eo[E_STOP]);
-        PyObject *empty_o = SLOT(e, self->eo[E_EMPTY]);
-        if (!calls || !PyTuple_CheckExact(calls) || !p_str_none(stop) || (empty_o != Py_True && empty_o != Py_False)
-            || !usage || !SLOT(e, self->eo[E_LINENO]) || !p_str_none(SLOT(e, self->eo[E_MSG_KEY]))
-            || !p_str_none(SLOT(prof, self->po[P_LAST_KEY])))
-            Py_RETURN_FALSE;
-        if (claude) {  /* _assistant's ``same``: a line of the response before it (its message id and request) */
-            PyObject *key = SLOT(e, self->eo[E_MSG_KEY]);
-            Py_ssize_t points = PyObject_Size(SLOT(prof, self->po[P_POINTS]));
-            if (points < 0) return NULL;
-            PyObject *last_key = SLOT(prof, self->po[P_LAST_KEY]);
-            same = key != Py_None && last_key != Py_None && same_str(key, last_key) && points > 0;
-            if (same && PyByteArray_GET_SIZE(recorded) < 1) Py_RETURN_FALSE;
-        }
-        empty = empty_o == Py_True;
-        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(calls); k++) {
-            PyObject *c = PyTuple_GET_ITEM(calls, k);
-            if (!Py_IS_TYPE(c, self->call) || !p_str_none(SLOT(c, self->co[0])) || !p_str_none(SLOT(c, self->co[1])))
-                Py_RETURN_FALSE;
-        }
-        if (kinds == self->empty) {
-            kinds = NULL;
-        } else {
-            if (!kinds || !Py_IS_TYPE(kinds, self->kinds)) Py_RETURN_FALSE;
-            for (int k = 0; k < 6; k++)
-                if (!p_small(SLOT(kinds, self->ko[k]), &kv[k])) Py_RETURN_FALSE;
-        }
-        if (usage != Py_None) {
-            if (!Py_IS_TYPE(usage, self->usage)) Py_RETURN_FALSE;
-            for (int k = 0; k < 4; k++)
-                if (!p_small(SLOT(usage, self->uo[k]), &u[k])) Py_RETURN_FALSE;
-            PyObject *ph = SLOT(usage, self->uo[4]);
-            if (ph != Py_True && ph != Py_False) Py_RETURN_FALSE;
-            placeholder = ph == Py_True;
-        }
-        if (anchor_o != Py_None) {
-            if (!p_small(anchor_o, &anchor)) Py_RETURN_FALSE;
-            has_anchor = 1;
-        }
-        if (baseline != Py_None) {
-            if (!baseline || !PyTuple_CheckExact(baseline) || PyTuple_GET_SIZE(baseline) < 1
-                || !p_small(PyTuple_GET_ITEM(baseline, 0), &base0))
-                Py_RETURN_FALSE;
-            has_base = 1;
-        }
-        long long context = u[0] + u[2] + u[3];
-        if ((usage != Py_None && context > 0 && !has_base) || ((usage == Py_None || context <= 0) && !has_anchor)) {
-            if (!p_cur_total(SLOT(prof, self->po[P_CUR]), &cur_total)) Py_RETURN_FALSE;
-            has_cur_total = 1;
-        }
-    } else if (tool_result) {
-        tool_chars = SLOT(e, self->eo[E_TOOL_CHARS]);
-        if (tool_chars == self->empty) {
-            tool_chars = NULL;
-        } else {
-            if (!tool_chars || !PyDict_CheckExact(tool_chars)) Py_RETURN_FALSE;
-            Py_ssize_t pos = 0;
-            PyObject *k, *v;
-            long long n;
-            while (PyDict_Next(tool_chars, &pos, &k, &v))
-                if (!PyUnicode_CheckExact(k) || !p_small(v, &n)) Py_RETURN_FALSE;
-            if (!PyDict_GET_SIZE(tool_chars)) tool_chars = NULL;
-        }
-    }
-    (void)has_cur_total;
-
-    /* ---- on_entry: the model's count, and Evidence.add */
-    int truthy_model = model != Py_None && PyUnicode_GET_LENGTH(model) > 0;
-    if (truthy_model && p_add(self, models, model, self->one) < 0) return NULL;
-    p_set(ev_main, self->main_seen, Py_True);
-    if (assistant) {
-        if (truthy_model && !same_str(model, self->w_synthetic) && PyObject_SetAttr(ev, self->w_last_model, model) < 0)
-            return NULL;
-        if (usage != Py_None) {
-            PyObject *peaks = PyObject_GetAttr(ev, self->w_peaks);
-            if (!peaks) return NULL;
-            PyObject *c = PyLong_FromLongLong(u[0] + u[2] + u[3]), *best = NULL;
-            if (c && PyDict_CheckExact(peaks)) {  /* peaks.get(model) */
-                best = PyDict_GetItemWithError(peaks, model);
-                best = best ? Py_NewRef(best) : PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
-            } else if (c) {
-                best = PyObject_CallMethod(peaks, "get", "O", model);
-            }
-            int better = -1;
-            if (best) {
-                if (best == Py_None) better = 1;
-                else {
-                    PyObject *b0 = PySequence_GetItem(best, 0);
-                    better = b0 ? PyObject_RichCompareBool(c, b0, Py_GT) : -1;
-                    Py_XDECREF(b0);
-                }
-            }
-            if (better > 0) {
-                PyObject *peak = PyTuple_Pack(2, c, SLOT(e, self->eo[E_LINENO]));
-                better = peak ? PyObject_SetItem(peaks, model, peak) : -1;
-                Py_XDECREF(peak);
-            }
-            Py_XDECREF(best);
-            Py_XDECREF(c);
-            Py_DECREF(peaks);
-            if (better < 0) return NULL;
-        }
-    }
-
-    /* ---- SessionProfiler._message */
-    p_set(pmain, self->main_seen, Py_True);
-    ints[P_MESSAGES]++;
-    PyObject *api_role = SLOT(prof, self->po[P_API_ROLE]);
-    if (assistant) {
-        int unsent = empty;
-        for (Py_ssize_t k = 0; !unsent && stop != Py_None && k < PyTuple_GET_SIZE(self->unsent); k++)
-            unsent = same_str(stop, PyTuple_GET_ITEM(self->unsent, k));
-        /* (pi: two assistant messages are two turns; Claude Code's meet in one, view.merges) */
-        if (!unsent && !(claude && same_str(api_role, self->w_assistant))) {
-            p_set(prof, self->po[P_API_ROLE], self->w_assistant);
-            ints[P_API_MESSAGES]++;
-        }
-    } else if (!same_str(api_role, self->w_user)) {
-        p_set(prof, self->po[P_API_ROLE], self->w_user);
-        ints[P_API_MESSAGES]++;
-    }
-    int set_first = 0, set_last = 0, gap_added = 0;
-    double gap = 0;
-    if (has_ts) {
-        ints[P_TS_MESSAGES]++;
-        if (!has_first || ts < first) set_first = 1;
-        if (!has_last || ts > last) set_last = 1;
-        if (has_prev) {
-            gap = ts > prev ? ts - prev : 0.0;
-            gap_added = 1;
-            if (gap >= P_IDLE_GAP) {
-                ints[P_IDLE_GAPS]++;
-                idle += gap;
-                ints[P_PERIODS]++;  /* _close_period */
-                if (ints[P_PERIOD_CALLS] >= P_BURST_MIN) {
-                    ints[P_BURSTS]++;
-                    ints[P_BURST_CALLS] += ints[P_PERIOD_CALLS];
-                }
-                ints[P_PERIOD_CALLS] = 0;
-            }
-        }
-    }
-    PyObject *out = PyList_New(0);
+    Msg m = {.prof = prof, .e = e};
+    int r = p_read(self, &m, models, ev_main);
+    if (r <= 0) return r < 0 ? NULL : Py_NewRef(Py_False);
+    if (p_evidence(self, &m, models, ev, ev_main) < 0) return NULL;
+    p_turn(self, &m);
+    PyObject *out = PyList_New(0);  /* the message's (category, characters) pairs */
     if (!out) return NULL;
-    long long total = 0;
-    PyObject *tools = SLOT(prof, self->po[P_TOOLS]), *pending = SLOT(prof, self->po[P_PENDING]);
-    if (assistant) {
-        /* _assistant */
-        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(calls); k++) {
-            PyObject *c = PyTuple_GET_ITEM(calls, k), *id = SLOT(c, self->co[0]), *name = SLOT(c, self->co[1]);
-            ints[P_CALLS]++;
-            ints[P_PERIOD_CALLS]++;
-            if (name == Py_None || !PyUnicode_GET_LENGTH(name)) name = self->w_unknown;
-            if (p_tool(self, tools, name, 0, self->one) < 0) goto error;
-            if (id != Py_None && PyUnicode_GET_LENGTH(id)) {
-                if (PyDict_SetItem(pending, id, name) < 0) goto error;
-                if (PyDict_GET_SIZE(pending) > self->cap) {
-                    Py_ssize_t pos = 0;
-                    PyObject *k0, *v0;
-                    if (PyDict_Next(pending, &pos, &k0, &v0)) {
-                        Py_INCREF(k0);
-                        int r = PyDict_DelItem(pending, k0);
-                        Py_DECREF(k0);
-                        if (r < 0) goto error;
-                    }
-                }
-            }
-        }
-        long long context = usage == Py_None ? 0 : u[0] + u[2] + u[3];
-        int rec = usage != Py_None && context > 0;
-        if (!same) {
-            ints[P_ASSISTANT_TURNS]++;
-            ints[P_RESPONSE_CHARS] = 0;
-        }
-        ints[P_RESPONSE_CHARS] += chars;
-        long long value;
-        if (rec) {
-            if (!has_base) {
-                long long covered = cur_total, tok = 0, high = 0;
-                if (covered > 0) {
-                    tok = p_quarter(covered);
-                    high = (long long)ceil((double)covered / 3.5);
-                }
-                long long low = tok;
-                PyObject *b = Py_BuildValue("(LLLOLL)", context - tok > 0 ? context - tok : 0,
-                                            context - high > 0 ? context - high : 0, context - low > 0 ? context - low : 0,
-                                            SLOT(e, self->eo[E_LINENO]), context, covered);
-                if (!b) goto error;
-                Py_XSETREF(SLOT(prof, self->po[P_BASELINE]), b);
-            }
-            value = context;
-            if (p_set_int(prof, self->po[P_LAST_USAGE], context) < 0) goto error;
-        } else {
-            value = has_anchor ? anchor + p_quarter(ints[P_SINCE_CHARS]) : (has_base ? base0 : 0) + p_quarter(cur_total);
-        }
-        Py_ssize_t size = PyByteArray_GET_SIZE(recorded);
-        if (same) {  /* the response's point: the recorded value, or the estimate where none was recorded */
-            if (rec || !PyByteArray_AS_STRING(recorded)[size - 1]) {
-                PyObject *v = PyLong_FromLongLong(value);
-                int r = v ? PySequence_SetItem(SLOT(prof, self->po[P_POINTS]), -1, v) : -1;
-                Py_XDECREF(v);
-                if (r < 0) goto error;
-                PyByteArray_AS_STRING(recorded)[size - 1] = (char)rec;
-            }
-        } else {
-            PyObject *v = PyLong_FromLongLong(value);
-            PyObject *r = v ? PyObject_CallMethodOneArg(SLOT(prof, self->po[P_POINTS]), self->w_append, v) : NULL;
-            Py_XDECREF(v);
-            if (!r) goto error;
-            Py_DECREF(r);
-            if (PyByteArray_Resize(recorded, size + 1) < 0) goto error;
-            PyByteArray_AS_STRING(recorded)[size] = (char)rec;
-        }
-        p_set(prof, self->po[P_LAST_KEY], SLOT(e, self->eo[E_MSG_KEY]));
-        /* _pairs */
-        if (kinds) {
-            PyObject *pk = SLOT(prof, self->po[P_KINDS]);
-            for (int k = 0; k < 6; k++)
-                if (kv[k] && p_add(self, pk, self->kind_names[k], SLOT(kinds, self->ko[k])) < 0) goto error;
-        }
-        if (p_pair(out, self->w_assistant, SLOT(e, self->eo[E_CHARS])) < 0) goto error;
-        if (p_add_pairs(self, prof, e, out, &total) < 0) goto error;
-        ints[P_SINCE_CHARS] += total;
-        if (rec) {
-            if (placeholder) {
-                has_anchor = 1, anchor = context;
-                ints[P_SINCE_CHARS] = ints[P_RESPONSE_CHARS];
-            } else {
-                has_anchor = 1, anchor = context + u[1];
-                ints[P_SINCE_CHARS] = 0;
-            }
-            if (p_set_int(prof, self->po[P_ANCHOR], anchor) < 0) goto error;
-        }
-        p_set(prof, self->po[P_PREV_ROLE], self->w_assistant);
-        ints[P_CHARS_AFTER] = 0;
-    } else {
-        p_set(prof, self->po[P_PREV_ROLE], role);
-        ints[P_CHARS_AFTER] += chars;
-        if (user && !PyTuple_GET_SIZE(results) && !context) ints[P_USER_TURNS]++;
-        /* _pairs */
-        if (tool_chars) {
-            Py_ssize_t pos = 0;
-            PyObject *name, *n;
-            while (PyDict_Next(tool_chars, &pos, &name, &n)) {
-                if (p_tool(self, tools, name, 1, n) < 0) goto error;
-                PyObject *cat = p_category(self, name);
-                int r = cat ? p_pair(out, cat, n) : -1;
-                Py_XDECREF(cat);
-                if (r < 0) goto error;
-            }
-            for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(results); k++) {
-                PyObject *gone = p_pop(pending, SLOT(PyTuple_GET_ITEM(results, k), self->ro[0]));
-                if (!gone && PyErr_Occurred()) goto error;
-                Py_XDECREF(gone);
-            }
-        } else if (PyTuple_GET_SIZE(results)) {
-            if (p_result_pairs(self, prof, results, chars, out) < 0) goto error;
-        } else if (p_pair(out, user ? self->w_user : self->w_other, SLOT(e, self->eo[E_CHARS])) < 0) {
-            goto error;
-        }
-        if (p_add_pairs(self, prof, e, out, &total) < 0) goto error;
-        ints[P_SINCE_CHARS] += total;
-    }
+    r = m.assistant ? p_assistant(self, &m, out) : p_other(self, &m, out);
     Py_DECREF(out);
-    /* ---- what changed, written back */
-    if (has_ts) {
-        PyObject *t = SLOT(e, self->eo[E_TS]);
-        if (set_first) p_set(prof, self->po[P_FIRST_TS], t);
-        if (set_last) p_set(prof, self->po[P_LAST_TS], t);
-        if (gap_added) {  /* _Welford.add */
-            double mean = PyFloat_AS_DOUBLE(SLOT(gaps, self->wo[1])), m2 = PyFloat_AS_DOUBLE(SLOT(gaps, self->wo[2]));
-            gap_n++;
-            double d = gap - mean;
-            mean += d / (double)gap_n;
-            m2 += d * (gap - mean);
-            if (p_set_int(gaps, self->wo[0], gap_n) < 0 || p_set_float(gaps, self->wo[1], mean) < 0
-                || p_set_float(gaps, self->wo[2], m2) < 0)
-                return NULL;
-            if (gap >= P_IDLE_GAP && p_set_float(prof, self->po[P_IDLE_TIME], idle) < 0) return NULL;
-        }
-        p_set(prof, self->po[P_PREV_TS], t);
-    }
-    for (int k = 0; k < NPINTS; k++)
-        if (was[k] != ints[k] && p_set_int(prof, self->pi[k], ints[k]) < 0) return NULL;
+    if (r < 0 || p_write(self, &m) < 0) return NULL;
     self->taken++;
     Py_RETURN_TRUE;
-error:
-    Py_DECREF(out);
-    return NULL;
 }
 
 static PyObject *Profile_taken(Profile *self, void *closure) {

@@ -32,7 +32,8 @@ from array import array
 
 from . import agents, retained, skill
 from .formats.common import ignored_notes
-from .model import BOUNDARY, COMPACTION, MESSAGE, META, PLAIN
+from .model import BOUNDARY, COMPACTION, EMPTY, MESSAGE, META, PLAIN, Call, FullEntry, Kinds, Result, Usage
+from .scanloop import native_made
 from .tokens import CHARS_PER_TOKEN
 from .transcript import scan
 from .view import UNSENT_STOPS, MainThread, merges
@@ -616,10 +617,10 @@ def profile_session(path: str, fmt: str | None = None, *, window: int | None = N
 
 
 class Feed:
-    """``profile_session``'s callback (``on_entry``): each entry of the scan, in file order, to the profiler, and what else the
-    session says: the models its messages name (``models``), the window's evidence (``ev``), the entries with
-    absurd numbers read as missing (``flagged``) and OpenClaw's marks. ``fast``: the C part's ``Profile.message``
-    (``_native_message``), which takes most pi and Claude Code lines, or None."""
+    """``profile_session``'s callback (``on_entry``): each entry of the scan, in file order, to the profiler, and
+    what else the session says: the models its messages name (``models``), the window's evidence (``ev``), the
+    entries with absurd numbers read as missing (``flagged``) and OpenClaw's marks. ``fast``: the C part's
+    ``Profile.message`` (``_native_message``), which takes most pi and Claude Code lines, or None."""
 
     __slots__ = ("prof", "fast", "models", "ev", "flagged", "openclaw_marks", "on_entry")
 
@@ -667,9 +668,6 @@ def _native_message():
     ``SessionProfiler._message``) and with a metadata line that says a model or a window (the count and
     ``Evidence.add``), True when it did it; False, with nothing changed, for any other entry (``_scan_profile.c``).
     None where the part is not built."""
-    from .model import Call, FullEntry, Kinds, Result, Usage, EMPTY
-    from .scanloop import native_made
-
     made = native_made("profile", lambda c: c.Profile(SessionProfiler, _Welford, MainThread, FullEntry, Kinds, Call,
                                                       Result, Usage, EMPTY, UNSENT_STOPS, SessionProfiler.PENDING_CAP))
     return None if made is None else made.message
