@@ -842,3 +842,49 @@ def test_a_result_content_of_any_depth_is_written_as_javascript_writes_it():
     assert js_stringify([1.0, 1e21, 2 ** 60, 10 ** 400, 0.1, -0.0, None, False]) == \
         "[1,1e+21,1152921504606847000,null,0.1,0,null,false]"
     assert js_stringify("a\"\n\ud800\u2028") == '"a\\"\\n\\ud800\u2028"'
+
+
+# ------------------------------------------------------------------ a response interrupted by another (open)
+# Found by the judge fuzz at seed 146 (cases 0022 and 0049), probed with the real client: where a line of another
+# response (another message id, a string or not) sits on the chain between two lines of one response, the client
+# merges the response's later lines back into its first message, but its results come after the other line: it sends
+# "[Tool result missing due to internal error]" for the response's calls and leaves their real results out (and two
+# assistant messages of different ids stay two). ctxtool gathers the results right after the response (sent_entries)
+# and merges the two. The rule the probes fit: the chain's order, each recovered parallel result after the last chain
+# line of its call's response, assistant lines merged back over assistant and tool-result messages of other ids, then
+# the client's pairing. Not yet built: strict xfails, so that building it turns them into passes.
+INTERRUPTED = {
+    "last-call-line-of-another-response": ("parallel.jsonl", b'"id":"toolu_rec_p3"', "msg_other", False),
+    "middle-call-line-of-another-response": ("parallel.jsonl", b'"id":"toolu_rec_p2"', "msg_other", True),
+    "first-call-line-of-another-response": ("parallel.jsonl", b'"id":"toolu_rec_p1"', "msg_other", True),
+    "first-call-line-id-an-object": ("parallel.jsonl", b'"id":"toolu_rec_p1"', {"a": 1}, True),
+    "text-line-of-another-response": ("parallel.jsonl", b'"Let me look at the project."', "msg_other", True),
+}
+
+
+def _interrupted(name, needle, new_id):
+    return edited(lines_of(name), needle, b'"type":"assistant"', lambda o: o["message"].__setitem__("id", new_id))
+
+
+def _boundary_written_again(lines):
+    """The first compact boundary's line written again after the second boundary's summary and attachments (seed 146,
+    case 0049): the client sends the prompt written between the two compactions after the summary."""
+    at = [k for k, ln in enumerate(lines) if b'"subtype":"compact_boundary"' in ln]
+    return lines[:at[1] + 7] + [lines[at[0]]] + lines[at[1] + 7:]
+
+
+@pytest.mark.parametrize("case", [
+    pytest.param(c, marks=pytest.mark.xfail(strict=True, reason="a response interrupted by another: not yet built"))
+    if INTERRUPTED[c][3] else c for c in sorted(INTERRUPTED)])
+def test_a_response_interrupted_by_another_is_read_as_the_client_reads_it(case, tmp_path):
+    name, needle, new_id, _open = INTERRUPTED[case]
+    path = tmp_path / name
+    path.write_bytes(b"\n".join(_interrupted(name, needle, new_id)) + b"\n")
+    assert ours(path) == conversation(resume_payload(str(path))["messages"])
+
+
+@pytest.mark.xfail(strict=True, reason="a compact boundary written again after a later one: not yet built")
+def test_a_boundary_written_again_is_read_as_the_client_reads_it(tmp_path):
+    path = tmp_path / "auto_compacted.jsonl"
+    path.write_bytes(b"\n".join(_boundary_written_again(lines_of("auto_compacted.jsonl"))) + b"\n")
+    assert ours(path) == conversation(resume_payload(str(path))["messages"])
