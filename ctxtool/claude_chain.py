@@ -692,7 +692,10 @@ def sent_entries(entries: list[Entry]) -> list[Entry]:
     out: list[Entry] = []
     done: set[int] = set()
     chain_pos: dict = {}  # line -> its place in the chain (built by _group on first need)
-    for e in seq:
+    deferred: list = []  # (chain place, results): a response's results held until the chain passes that place
+    for pos, e in enumerate(seq):
+        while deferred and deferred[0][0] < pos:
+            out.extend(deferred.pop(0)[1])
         if e.kind != MESSAGE or e.index in done:
             continue
         if e.role != "assistant":
@@ -710,8 +713,31 @@ def sent_entries(entries: list[Entry]) -> list[Entry]:
                     answers.append(h)
         if len(answers) > 1:
             answers.sort(key=place)
+        end = _interrupted_until(group, pos, chain_pos, seq)
+        if end is None:
+            out.extend(answers)
+        else:
+            deferred.append((end, answers))
+            deferred.sort(key=lambda d: d[0])
+    for _end, answers in deferred:
         out.extend(answers)
     return out
+
+
+def _interrupted_until(group: list[Entry], pos: int, chain_pos: dict, seq: list) -> int | None:
+    """Where a response's results go when a line of another response stands on the chain between its first and its
+    last line (judge fuzz seed 146, probed): the client merges the later lines back into the response, but its
+    results stay after that other line, so the response's calls get the client's "missing" results (``heal``). The
+    chain place of the response's last line, after which its results come; None when nothing stands between."""
+    if len(group) < 2 or not chain_pos:
+        return None
+    key = group[0].msg_key
+    last = max((chain_pos[g.index] for g in group if g.index in chain_pos), default=pos)
+    for q in range(pos + 1, last):
+        o = seq[q]
+        if o.kind == MESSAGE and o.role == "assistant" and (o.msg_key is None or o.msg_key != key):
+            return last
+    return None
 
 
 def _cut(main: list[Entry], start: int, early: set, rows: dict | None) -> list[Entry]:
