@@ -117,25 +117,22 @@ def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict |
     r = index_passes()
     if r is not None and type(walked) is list:  # the loop below, in C: the rows, and their boundaries in file order
         n, odd, bounds, checkpoints = r.rows(walked, _ROW_TYPES, _BRIDGED_TYPES, by_id)
-        for e in bounds:
-            if not (sided and _sidechain(e)):
-                last_b = e
-                if e.get("preserved") is not None or e.get("segment") is not None:
-                    listed = e
     else:
+        bounds = []
         for e in walked:
             i = e.id
             if i is not None and e.type in _ROW_TYPES:  # a line of another type is not in the client's map (judged)
                 by_id[i] = e
                 n += 1
-                if e.kind == BOUNDARY and not (sided and _sidechain(e)):
-                    last_b = e
-                    if e.get("preserved") is not None or e.get("segment") is not None:
-                        listed = e
+                if e.kind == BOUNDARY:
+                    bounds.append(e)
             elif e.type == "last-prompt":
                 checkpoints = True
             elif i is None and e.type in _BRIDGED_TYPES:
                 odd.append(e)
+    bounds = [e for e in bounds if not (sided and _sidechain(e))]
+    if bounds:
+        last_b, listed = _last_boundaries(bounds, by_id, n != len(by_id))
     if counts is not None:
         counts += (n, len(by_id))  # lines with a uuid, and distinct uuids among them (before a fold)
     links, folded = _fold(by_id, last_b, listed, odd) if listed is not None else (None, False)
@@ -174,6 +171,24 @@ def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict |
         cur = nxt
     out.reverse()
     return out
+
+
+def _last_boundaries(bounds: list[Entry], by_id: dict, twice: bool) -> tuple:
+    """The last compact boundary and the last that lists its kept messages (``preserved``/``segment``; None when none
+    does), of ``bounds`` (in file order), as the client orders its rows: a uuid written twice keeps its first line's
+    place and holds its last line (rule 18), so a boundary's line written again after a later boundary leaves that
+    later one the last (judge fuzz seed 146, case 0049, probed). ``twice``: some uuid was written twice."""
+    def lists(e: Entry) -> bool:
+        return e.get("preserved") is not None or e.get("segment") is not None
+
+    if twice and all(e.id is not None for e in bounds):
+        place = {k: p for p, k in enumerate(by_id)}
+        rows = {e.id: by_id[e.id] for e in bounds}  # (a uuid whose last line is no boundary is no boundary's row)
+        bounds = sorted((e for e in rows.values() if e.kind == BOUNDARY), key=lambda e: place[e.id])
+        if not bounds:
+            return None, None
+    listed = next((e for e in reversed(bounds) if lists(e)), None)
+    return bounds[-1], listed
 
 
 def _sidechain(e: Entry) -> bool:

@@ -863,14 +863,6 @@ def _interrupted(name, needle, new_id):
     return edited(lines_of(name), needle, b'"type":"assistant"', lambda o: o["message"].__setitem__("id", new_id))
 
 
-def _boundary_written_again(lines):
-    """The first compact boundary's line written again after the second boundary's summary and attachments (judge fuzz
-    seed 146, case 0049): the client sends the prompt written between the two compactions after the summary. Open:
-    a strict xfail until the rule is found."""
-    at = [k for k, ln in enumerate(lines) if b'"subtype":"compact_boundary"' in ln]
-    return lines[:at[1] + 7] + [lines[at[0]]] + lines[at[1] + 7:]
-
-
 @pytest.mark.parametrize("case", sorted(INTERRUPTED))
 def test_a_response_interrupted_by_another_is_read_as_the_client_reads_it(case, tmp_path):
     name, needle, new_id = INTERRUPTED[case]
@@ -887,8 +879,29 @@ def test_a_response_interrupted_by_another_is_read_as_the_client_reads_it(case, 
     assert all(kept.get(k) == v for k, v in sent.items() if "missing due to internal error" not in v)
 
 
-@pytest.mark.xfail(strict=True, reason="a compact boundary written again after a later one: not yet built")
-def test_a_boundary_written_again_is_read_as_the_client_reads_it(tmp_path):
+def _boundary_written_again(first: bool, where: str):
+    """A compact boundary's line (the first of the two, or the second) written again: before the second boundary,
+    right after it, after its summary and attachments (judge fuzz seed 146, case 0049), or at the end."""
+    lines = lines_of("auto_compacted.jsonl")
+    at = [k for k, ln in enumerate(lines) if b'"subtype":"compact_boundary"' in ln]
+    k = {"before-the-second": at[1], "after-the-second": at[1] + 1, "after-its-summary": at[1] + 7,
+         "at-the-end": len(lines)}[where]
+    return lines[:k] + [lines[at[0] if first else at[1]]] + lines[k:]
+
+
+@pytest.mark.parametrize("first,where", [(True, "before-the-second"), (True, "after-the-second"),
+                                         (True, "after-its-summary"), (True, "at-the-end"),
+                                         (False, "after-its-summary")])
+def test_a_boundary_written_again_is_read_as_the_client_reads_it(first, where, tmp_path):
+    """The last boundary is the last in the client's row order (a uuid written twice keeps its first line's place,
+    rule 18): the first boundary's line written again after the second leaves the second the last, and the prompt the
+    second compaction kept is still sent after its summary (``claude_chain._last_boundaries``)."""
     path = tmp_path / "auto_compacted.jsonl"
-    path.write_bytes(b"\n".join(_boundary_written_again(lines_of("auto_compacted.jsonl"))) + b"\n")
-    assert ours(path) == conversation(resume_payload(str(path))["messages"])
+    path.write_bytes(b"\n".join(_boundary_written_again(first, where)) + b"\n")
+    before = resume_payload(str(path))["messages"]
+    assert ours(path) == conversation(before)
+    assert any(b[0] == "text" and b[1] == "And now?" for role, blocks in conversation(before) for b in blocks)
+    repair_file(str(path), backup=False)
+    after = resume_payload(str(path))["messages"]
+    assert ours(path) == conversation(after)
+    assert well_paired(after) == []
