@@ -3,8 +3,7 @@
     .venv/bin/python tests/bench/bench_profile.py [--mb 520] [--file PATH]
 
 Reuses a pi session of at least the target size under bench-out/ (or --file), otherwise
-generates one with ctxtool.synth.write_session (waits for the module if it is not there
-yet). Measures, each in its own subprocess (peak RSS via wait4):
+generates one with ctxtool.synth.write_session. Measures, each in its own subprocess (peak RSS via wait4):
 
 * ``profile``: ctxtool.profile.profile_session(path)
 * ``baseline``: ``ctxtool estimate FILE --json`` when ctxtool/estimate.py exists, else a
@@ -79,10 +78,6 @@ def find_or_make(target: int, path: str | None) -> tuple[str, bool]:
                 if b'"type":"session"' in f.readline():
                     return p, False
     sys.path.insert(0, ROOT)
-    for _ in range(120):
-        if os.path.exists(os.path.join(ROOT, "ctxtool", "synth.py")):
-            break
-        time.sleep(5)
     from ctxtool.synth import write_session
 
     os.makedirs(OUT, exist_ok=True)
