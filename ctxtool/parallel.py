@@ -47,7 +47,7 @@ NATIVE_STREAM_PARENT_WEIGHT = 1.2
 # alternating runs each: 0.76-0.83 s at 0.5, 0.79-0.87 at 0.6, 0.84-1.11 at 0.85, 0.90-1.14 at 1.1; Codex rollouts
 # gained nothing: 1.68-1.92 s at 0.5, 1.69-1.76 at 0.85. Once the profiler's per-entry Python was trimmed: 0.73-0.80 s
 # at 0.5, 0.72-0.76 at 0.6, 0.72-0.76 at 0.7. Once the C part took its messages (``_scan.Profile``), 2026-11-27, the
-# CLI, six alternating runs: 0.64-0.73 s at 0.6, 0.58-0.78 (median 0.61) at 0.8, 0.67-0.79 at 1.0)
+# CLI, six alternating runs, medians: 0.67 s at 0.6, 0.66 at 0.8, 0.70 at 1.0; after the freeze: 0.66 at 0.6, 0.61 at 0.8)
 PI_STREAM_PARENT_WEIGHT = 0.8
 
 
