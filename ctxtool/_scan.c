@@ -1618,6 +1618,25 @@ done:
  * is no dict or notes ignored values, several calls or results, a model or role that is no str), it hands to
  * ``one(e)``, which reads it in Python (and keeps its own compaction count and last model). It fills ``names``
  * and calls ``add(e)`` as the loop does, in file order; ``main.seen`` is set where the loop sets it. */
+/* what a metadata entry's flags ``x`` (a dict) say of the window and the model (``window._meta_values``), each where
+ * ``Evidence.add`` takes it (a window that is an int, not a bool, above 0; a model that is a str, not empty), else NULL
+ * (borrowed): 1 when it holds either key (``kw``, ``km``), 0 when neither, -1 on error */
+static int said_window_model(PyObject *x, PyObject *kw, PyObject *km, PyObject **w, PyObject **mid) {
+    *w = PyDict_GetItemWithError(x, kw);
+    if (!*w && PyErr_Occurred()) return -1;
+    *mid = PyDict_GetItemWithError(x, km);
+    if (!*mid && PyErr_Occurred()) return -1;
+    int says = *w || *mid;
+    if (*w) {
+        int overflow = 0;
+        long long v = PyLong_Check(*w) && !PyBool_Check(*w) ? PyLong_AsLongLongAndOverflow(*w, &overflow) : 0;
+        if (v == -1 && PyErr_Occurred()) return -1;
+        if (!(overflow > 0 || (overflow == 0 && v > 0))) *w = NULL;
+    }
+    if (*mid && !(PyUnicode_Check(*mid) && PyUnicode_GET_LENGTH(*mid) > 0)) *mid = NULL;
+    return says;
+}
+
 static PyObject *Rows_facts(Rows *self, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs < 5 || nargs > 6 || !PyList_Check(args[0]) || !PyDict_Check(args[3])) {
         PyErr_SetString(PyExc_TypeError, "facts(entries: list, add, main, names: dict, one[, ev])");
@@ -1720,27 +1739,14 @@ static PyObject *Rows_facts(Rows *self, PyObject *const *args, Py_ssize_t nargs)
             }
         } else {
             if (same_str(kind, self->meta)) {
-                int says = x != Py_None && PyDict_GET_SIZE(x) > 0;
-                if (says) {
-                    int a = PyDict_Contains(x, self->context_window), b = a ? a : PyDict_Contains(x, self->model);
-                    if (a < 0 || b < 0) return NULL;
-                    says = a || b;
-                }
                 if (SLOT(e, self->f_obj) != Py_None) {
                     CALL1(add, e);
                     seen = 0;
-                } else if (says) {  /* the window and model it says, valid as Evidence.add takes them */
-                    PyObject *w = PyDict_GetItemWithError(x, self->context_window);
-                    if (!w && PyErr_Occurred()) return NULL;
-                    PyObject *mid = PyDict_GetItemWithError(x, self->model);
-                    if (!mid && PyErr_Occurred()) return NULL;
-                    if (w && PyLong_Check(w) && !PyBool_Check(w)) {
-                        int overflow;
-                        long long v = PyLong_AsLongLongAndOverflow(w, &overflow);
-                        if (v == -1 && PyErr_Occurred()) return NULL;
-                        if (overflow > 0 || (overflow == 0 && v > 0)) said_w = e;
-                    }
-                    if (mid && PyUnicode_Check(mid) && PyUnicode_GET_LENGTH(mid) > 0) said_m = e;
+                } else if (x != Py_None && PyDict_GET_SIZE(x) > 0) {  /* the window and model it says */
+                    PyObject *w, *mid;
+                    if (said_window_model(x, self->context_window, self->model, &w, &mid) < 0) return NULL;
+                    if (w) said_w = e;
+                    if (mid) said_m = e;
                 }
             } else if (same_str(kind, self->compaction) || same_str(kind, self->boundary)) {
                 compactions++;

@@ -39,45 +39,50 @@ static const char *PK_SLOTS[6] = {"text", "thinking", "tool_call", "tool_result"
 #define P_BURST_MIN 5        /* profile.BURST_MIN_CALLS */
 #define P_NAMES_CAP 256      /* "tool:" + name strings kept for reuse */
 
+/* the strings this compares with and writes: (field, text) */
+#define P_WORDS(X) X(w_pi, "pi") X(w_claude, "claude") X(w_message, "message") X(w_meta, "meta") X(w_user, "user") \
+    X(w_assistant, "assistant") X(w_tool_result, "toolResult") X(w_other, "other") X(w_unknown, "unknown") \
+    X(w_tool, "tool:") X(w_append, "append") X(w_add, "add") X(w_attachment, "attachment") X(w_context, "context") \
+    X(w_ignored, "ignored") X(w_custom_type, "custom_type") X(w_openclaw, "openclaw.") X(w_recorded, "recorded") \
+    X(w_recorded_line, "recorded_line") X(w_model_hint, "model_hint")
+#define P_FIELD(f, text) PyObject *f;
+
+static PyTypeObject RowsType;
+
 typedef struct {
     PyObject_HEAD
     PyTypeObject *prof, *welford, *main, *full, *kinds, *call, *result, *usage;
+    Rows *rows;                /* the index passes' (scanloop.index_passes): Evidence.add of an assistant, add_assistant */
     PyObject *empty, *unsent;  /* model.EMPTY, view.UNSENT_STOPS */
     Py_ssize_t cap;            /* SessionProfiler.PENDING_CAP */
     Py_ssize_t pi[NPINTS], po[NPOBJS], eo[NESLOTS], uo[5], wo[3], ko[6], co[2], ro[3], main_seen;
-    PyObject *w_meta, *w_context_window, *w_model, *w_ignored, *w_custom_type, *w_openclaw, *w_recorded,
-        *w_recorded_line, *w_model_hint;
-    PyObject *w_pi, *w_claude, *w_attachment, *w_context, *w_message, *w_user, *w_assistant, *w_tool_result, *w_other, *w_unknown, *w_synthetic, *w_tool,
-        *w_last_model, *w_peaks, *w_append, *zero, *one, *pair0;
+    P_WORDS(P_FIELD)
+    PyObject *zero, *one;
     PyObject *kind_names[6];
     PyObject *names;           /* tool name -> "tool:" + name */
     long long taken;           /* messages done here (the tests read it) */
 } Profile;
 
 static void Profile_dealloc(Profile *self) {
-    Py_XDECREF(self->prof); Py_XDECREF(self->welford); Py_XDECREF(self->main); Py_XDECREF(self->full);
-    Py_XDECREF(self->kinds); Py_XDECREF(self->call); Py_XDECREF(self->result); Py_XDECREF(self->usage);
-    Py_XDECREF(self->empty); Py_XDECREF(self->unsent);
-    PyObject **w[] = {&self->w_pi, &self->w_message, &self->w_user, &self->w_assistant, &self->w_tool_result,
-                      &self->w_other, &self->w_unknown, &self->w_synthetic, &self->w_tool, &self->w_last_model,
-                      &self->w_peaks, &self->w_append, &self->zero, &self->one, &self->pair0, &self->names};
-    for (size_t k = 0; k < sizeof w / sizeof *w; k++) Py_XDECREF(*w[k]);
-    Py_XDECREF(self->w_claude);
-    PyObject **more[] = {&self->w_meta, &self->w_context_window, &self->w_model, &self->w_ignored, &self->w_custom_type,
-                         &self->w_openclaw, &self->w_recorded, &self->w_recorded_line, &self->w_model_hint};
+    PyTypeObject **cls[] = {&self->prof, &self->welford, &self->main, &self->full, &self->kinds, &self->call,
+                            &self->result, &self->usage};
+    for (size_t k = 0; k < sizeof cls / sizeof *cls; k++) Py_XDECREF(*cls[k]);
+    Py_XDECREF(self->rows);
+#define P_FREE(f, text) Py_XDECREF(self->f);
+    P_WORDS(P_FREE)
+#undef P_FREE
+    PyObject **more[] = {&self->empty, &self->unsent, &self->zero, &self->one, &self->names};
     for (size_t k = 0; k < sizeof more / sizeof *more; k++) Py_XDECREF(*more[k]);
-    Py_XDECREF(self->w_attachment);
-    Py_XDECREF(self->w_context);
     for (int k = 0; k < 6; k++) Py_XDECREF(self->kind_names[k]);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
 static int Profile_init(Profile *self, PyObject *args, PyObject *kw) {
-    PyObject *cls[8], *empty, *unsent;
+    PyObject *cls[8], *rows, *empty, *unsent;
     Py_ssize_t cap;
-    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!O!O!OO!n", &PyType_Type, &cls[0], &PyType_Type, &cls[1], &PyType_Type,
+    if (!PyArg_ParseTuple(args, "O!O!O!O!O!O!O!O!O!OO!n", &PyType_Type, &cls[0], &PyType_Type, &cls[1], &PyType_Type,
                           &cls[2], &PyType_Type, &cls[3], &PyType_Type, &cls[4], &PyType_Type, &cls[5], &PyType_Type,
-                          &cls[6], &PyType_Type, &cls[7], &empty, &PyTuple_Type, &unsent, &cap))
+                          &cls[6], &PyType_Type, &cls[7], &RowsType, &rows, &empty, &PyTuple_Type, &unsent, &cap))
         return -1;
     static const char *MS[] = {"seen"}, *CS[] = {"id", "name"}, *RS[] = {"id", "name", "chars"};
     Py_ssize_t mo[1];
@@ -87,37 +92,29 @@ static int Profile_init(Profile *self, PyObject *args, PyObject *kw) {
         || slot_offsets(cls[5], CS, 2, self->co) < 0 || slot_offsets(cls[6], RS, 3, self->ro) < 0
         || slot_offsets(cls[7], PU_SLOTS, 5, self->uo) < 0)
         return -1;
-    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(unsent); k++)
-        if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(unsent, k))) {
-            PyErr_SetString(PyExc_TypeError, "Profile: the unsent stop reasons are strs");
-            return -1;
-        }
+    if (!strs_only(unsent)) {
+        PyErr_SetString(PyExc_TypeError, "Profile: the unsent stop reasons are strs");
+        return -1;
+    }
+    if ((PyTypeObject *)cls[3] != ((Rows *)rows)->full) {
+        PyErr_SetString(PyExc_TypeError, "Profile: the index passes read another entry class");
+        return -1;
+    }
     self->main_seen = mo[0];
     self->cap = cap;
     PyTypeObject **into[] = {&self->prof, &self->welford, &self->main, &self->full, &self->kinds, &self->call,
                              &self->result, &self->usage};
     for (int k = 0; k < 8; k++) Py_XSETREF(*into[k], (PyTypeObject *)Py_NewRef(cls[k]));
+    Py_XSETREF(self->rows, (Rows *)Py_NewRef(rows));
     Py_XSETREF(self->empty, Py_NewRef(empty));
     Py_XSETREF(self->unsent, Py_NewRef(unsent));
-    const char *words[] = {"pi", "message", "user", "assistant", "toolResult", "other", "unknown", "<synthetic>", "tool:",
-                           "last_model", "peaks", "append"};
-    PyObject **w[] = {&self->w_pi, &self->w_message, &self->w_user, &self->w_assistant, &self->w_tool_result,
-                      &self->w_other, &self->w_unknown, &self->w_synthetic, &self->w_tool, &self->w_last_model,
-                      &self->w_peaks, &self->w_append};
-    for (int k = 0; k < 12; k++)
-        if (!(*w[k] = PyUnicode_InternFromString(words[k]))) return -1;
-    const char *more_words[] = {"meta", "context_window", "model", "ignored", "custom_type", "openclaw.", "recorded",
-                                "recorded_line", "model_hint"};
-    PyObject **more[] = {&self->w_meta, &self->w_context_window, &self->w_model, &self->w_ignored, &self->w_custom_type,
-                         &self->w_openclaw, &self->w_recorded, &self->w_recorded_line, &self->w_model_hint};
-    for (int k = 0; k < 9; k++)
-        if (!(*more[k] = PyUnicode_InternFromString(more_words[k]))) return -1;
-    if (!(self->w_claude = PyUnicode_InternFromString("claude")) || !(self->w_attachment = PyUnicode_InternFromString("attachment"))
-        || !(self->w_context = PyUnicode_InternFromString("context")))
-        return -1;
+#define P_INIT(f, text) if (!self->f && !(self->f = PyUnicode_InternFromString(text))) return -1;
+    P_WORDS(P_INIT)
+#undef P_INIT
     for (int k = 0; k < 6; k++)
-        if (!(self->kind_names[k] = PyUnicode_InternFromString(PK_SLOTS[k]))) return -1;
-    if (!(self->zero = PyLong_FromLong(0)) || !(self->one = PyLong_FromLong(1)) || !(self->names = PyDict_New()))
+        if (!self->kind_names[k] && !(self->kind_names[k] = PyUnicode_InternFromString(PK_SLOTS[k]))) return -1;
+    if ((!self->zero && !(self->zero = PyLong_FromLong(0))) || (!self->one && !(self->one = PyLong_FromLong(1)))
+        || (!self->names && !(self->names = PyDict_New())))
         return -1;
     return 0;
 }
@@ -204,18 +201,13 @@ static PyObject *p_pop(PyObject *pending, PyObject *key) {
     return v;
 }
 
-/* whether ``o`` is a str or None */
-static inline int p_str_none(PyObject *o) {
-    return o == Py_None || (o && PyUnicode_CheckExact(o));
-}
-
 /* the results of an entry: a tuple of Results with str or None ids and names and small chars (1), or 0 */
 static int p_results_ok(Profile *self, PyObject *rs) {
     if (!rs || !PyTuple_CheckExact(rs)) return 0;
     for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(rs); k++) {
         PyObject *r = PyTuple_GET_ITEM(rs, k);
         long long n;
-        if (!Py_IS_TYPE(r, self->result) || !p_str_none(SLOT(r, self->ro[0])) || !p_str_none(SLOT(r, self->ro[1]))
+        if (!Py_IS_TYPE(r, self->result) || !str_or_none(SLOT(r, self->ro[0])) || !str_or_none(SLOT(r, self->ro[1]))
             || !p_small(SLOT(r, self->ro[2]), &n))
             return 0;
     }
@@ -332,13 +324,11 @@ static inline void p_set(PyObject *o, Py_ssize_t off, PyObject *v) {
 static int p_meta(Profile *self, PyObject *e, PyObject *models, PyObject *ev) {
     PyObject *x = SLOT(e, self->eo[E_EXTRA]), *model = SLOT(e, self->eo[E_MODEL]);
     if (!x || !PyDict_CheckExact(x) || !PyDict_GET_SIZE(x) || SLOT(e, self->eo[E_USAGE]) != Py_None
-        || !p_str_none(model) || !SLOT(e, self->eo[E_LINENO]))
+        || !str_or_none(model) || !SLOT(e, self->eo[E_LINENO]))
         return 0;
-    PyObject *w = PyDict_GetItemWithError(x, self->w_context_window);
-    if (!w && PyErr_Occurred()) return -1;
-    PyObject *mid = PyDict_GetItemWithError(x, self->w_model);
-    if (!mid && PyErr_Occurred()) return -1;
-    if (!w && !mid) return 0;  /* (_meta_values reads the object then) */
+    PyObject *w, *mid;  /* the window and the model it says, where Evidence.add takes them */
+    int says = said_window_model(x, self->rows->context_window, self->rows->model, &w, &mid);
+    if (says <= 0) return says;  /* (none: _meta_values reads the object then) */
     int ignored = PyDict_Contains(x, self->w_ignored);
     if (ignored) return ignored < 0 ? -1 : 0;
     PyObject *ct = PyDict_GetItemWithError(x, self->w_custom_type);
@@ -350,15 +340,10 @@ static int p_meta(Profile *self, PyObject *e, PyObject *models, PyObject *ev) {
     Py_INCREF(e);
     int r = 0;
     if (model != Py_None && PyUnicode_GET_LENGTH(model) && p_add(self, models, model, self->one) < 0) goto error;
-    if (w && PyLong_Check(w) && !PyBool_Check(w)) {
-        int positive = PyObject_RichCompareBool(w, self->zero, Py_GT);
-        if (positive < 0) goto error;
-        if (positive && (PyObject_SetAttr(ev, self->w_recorded, w) < 0
-                         || PyObject_SetAttr(ev, self->w_recorded_line, SLOT(e, self->eo[E_LINENO])) < 0))
-            goto error;
-    }
-    if (mid && PyUnicode_Check(mid) && PyUnicode_GET_LENGTH(mid) && PyObject_SetAttr(ev, self->w_model_hint, mid) < 0)
+    if (w && (PyObject_SetAttr(ev, self->w_recorded, w) < 0
+              || PyObject_SetAttr(ev, self->w_recorded_line, SLOT(e, self->eo[E_LINENO])) < 0))
         goto error;
+    if (mid && PyObject_SetAttr(ev, self->w_model_hint, mid) < 0) goto error;
     r = 1;
     goto done;
 error:
@@ -426,8 +411,8 @@ static int p_read_assistant(Profile *self, Msg *m) {
     m->stop = SLOT(e, self->eo[E_STOP]);
     PyObject *empty = SLOT(e, self->eo[E_EMPTY]), *key = SLOT(e, self->eo[E_MSG_KEY]);
     PyObject *last_key = SLOT(prof, self->po[P_LAST_KEY]);
-    if (!m->calls || !PyTuple_CheckExact(m->calls) || !p_str_none(m->stop) || (empty != Py_True && empty != Py_False)
-        || !m->usage || !SLOT(e, self->eo[E_LINENO]) || !p_str_none(key) || !p_str_none(last_key))
+    if (!m->calls || !PyTuple_CheckExact(m->calls) || !str_or_none(m->stop) || (empty != Py_True && empty != Py_False)
+        || !m->usage || !SLOT(e, self->eo[E_LINENO]) || !str_or_none(key) || !str_or_none(last_key))
         return 0;
     m->empty = empty == Py_True;
     if (m->claude) {  /* _assistant's ``same``: a line of the response before it (its message id and request) */
@@ -438,7 +423,7 @@ static int p_read_assistant(Profile *self, Msg *m) {
     }
     for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(m->calls); k++) {
         PyObject *c = PyTuple_GET_ITEM(m->calls, k);
-        if (!Py_IS_TYPE(c, self->call) || !p_str_none(SLOT(c, self->co[0])) || !p_str_none(SLOT(c, self->co[1])))
+        if (!Py_IS_TYPE(c, self->call) || !str_or_none(SLOT(c, self->co[0])) || !str_or_none(SLOT(c, self->co[1])))
             return 0;
     }
     if (m->kinds == self->empty) {
@@ -508,54 +493,25 @@ static int p_read(Profile *self, Msg *m, PyObject *models, PyObject *ev_main) {
     if (!m->assistant && !m->user && !tool_result) return 0;
     m->model = SLOT(e, self->eo[E_MODEL]);
     m->results = SLOT(e, self->eo[E_RESULTS]);
-    if (!p_str_none(m->model) || !p_time(SLOT(e, self->eo[E_TS]), &m->ts, &m->has_ts)
+    if (!str_or_none(m->model) || !p_time(SLOT(e, self->eo[E_TS]), &m->ts, &m->has_ts)
         || !p_small(SLOT(e, self->eo[E_CHARS]), &m->chars) || m->chars < 0 || !p_results_ok(self, m->results)
         || !SLOT(e, self->eo[E_ID]) || !SLOT(e, self->eo[E_INDEX]) || !p_read_profiler(self, m))
         return 0;
     return m->assistant ? p_read_assistant(self, m) : tool_result ? p_read_tool_chars(self, m) : 1;
 }
 
-/* Evidence.add of an assistant with a usage: the model's peak recorded context (-1 on error) */
-static int p_peak(Profile *self, Msg *m, PyObject *ev) {
-    PyObject *peaks = PyObject_GetAttr(ev, self->w_peaks);
-    if (!peaks) return -1;
-    PyObject *c = PyLong_FromLongLong(m->u[0] + m->u[2] + m->u[3]), *best = NULL;
-    if (c && PyDict_CheckExact(peaks)) {  /* peaks.get(model) */
-        best = PyDict_GetItemWithError(peaks, m->model);
-        best = best ? Py_NewRef(best) : PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
-    } else if (c) {
-        best = PyObject_CallMethod(peaks, "get", "O", m->model);
-    }
-    int better = -1;
-    if (best) {
-        if (best == Py_None) {
-            better = 1;
-        } else {
-            PyObject *b0 = PySequence_GetItem(best, 0);
-            better = b0 ? PyObject_RichCompareBool(c, b0, Py_GT) : -1;
-            Py_XDECREF(b0);
-        }
-    }
-    if (better > 0) {
-        PyObject *peak = PyTuple_Pack(2, c, SLOT(m->e, self->eo[E_LINENO]));
-        better = peak ? PyObject_SetItem(peaks, m->model, peak) : -1;
-        Py_XDECREF(peak);
-    }
-    Py_XDECREF(best);
-    Py_XDECREF(c);
-    Py_DECREF(peaks);
-    return better < 0 ? -1 : 0;
-}
-
-/* on_entry's part: the model's count, and Evidence.add (-1 on error) */
+/* on_entry's part: the model's count, and Evidence.add: the index passes' add_assistant, or where it declines (a value
+ * it does not take), Evidence.add itself (-1 on error) */
 static int p_evidence(Profile *self, Msg *m, PyObject *models, PyObject *ev, PyObject *ev_main) {
     int named = m->model != Py_None && PyUnicode_GET_LENGTH(m->model) > 0;
     if (named && p_add(self, models, m->model, self->one) < 0) return -1;
     p_set(ev_main, self->main_seen, Py_True);
     if (!m->assistant) return 0;
-    if (named && !same_str(m->model, self->w_synthetic) && PyObject_SetAttr(ev, self->w_last_model, m->model) < 0)
-        return -1;
-    return m->usage != Py_None ? p_peak(self, m, ev) : 0;
+    int r = add_assistant(self->rows, ev, m->e, m->model, named && !same_str(m->model, self->rows->synthetic));
+    if (r) return r < 0 ? -1 : 0;
+    PyObject *done = PyObject_CallMethodOneArg(ev, self->w_add, m->e);
+    Py_XDECREF(done);
+    return done ? 0 : -1;
 }
 
 /* _message's count, its API message (view.message_groups), and the span and gaps between messages */
@@ -565,9 +521,7 @@ static void p_turn(Profile *self, Msg *m) {
     p_set(SLOT(prof, self->po[P_MAIN]), self->main_seen, Py_True);
     ints[P_MESSAGES]++;
     if (m->assistant) {
-        int unsent = m->empty;
-        for (Py_ssize_t k = 0; !unsent && m->stop != Py_None && k < PyTuple_GET_SIZE(self->unsent); k++)
-            unsent = same_str(m->stop, PyTuple_GET_ITEM(self->unsent, k));
+        int unsent = m->empty || unsent_stop(m->stop, self->unsent);
         /* (pi: two assistant messages are two turns; Claude Code's meet in one, view.merges) */
         if (!unsent && !(m->claude && same_str(api_role, self->w_assistant))) {
             p_set(prof, self->po[P_API_ROLE], self->w_assistant);
@@ -808,6 +762,6 @@ static PyTypeObject ProfileType = {
     .tp_dealloc = (destructor)Profile_dealloc,
     .tp_methods = Profile_methods,
     .tp_getset = Profile_getset,
-    .tp_doc = "Profile(profiler_cls, welford_cls, main_thread_cls, full_cls, kinds_cls, call_cls, result_cls, usage_cls, "
-              "EMPTY, UNSENT_STOPS, pending_cap): profile's per-message accounting.",
+    .tp_doc = "Profile(profiler_cls, welford_cls, main_thread_cls, full_cls, kinds_cls, call_cls, result_cls, usage_cls, rows, "
+              "EMPTY, UNSENT_STOPS, pending_cap): profile's per-message accounting (rows: the index passes, ``Rows``).",
 };

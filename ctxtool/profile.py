@@ -33,7 +33,7 @@ from array import array
 from . import agents, retained, skill
 from .formats.common import ignored_notes
 from .model import BOUNDARY, COMPACTION, EMPTY, MESSAGE, META, PLAIN, Call, FullEntry, Kinds, Result, Usage
-from .scanloop import native_made
+from .scanloop import index_passes, native_made
 from .tokens import CHARS_PER_TOKEN
 from .transcript import scan
 from .view import UNSENT_STOPS, MainThread, merges
@@ -622,10 +622,10 @@ class Feed:
     entries with absurd numbers read as missing (``flagged``) and OpenClaw's marks. ``fast``: the C part's
     ``Profile.message`` (``_native_message``), which takes most pi and Claude Code lines, or None."""
 
-    __slots__ = ("prof", "fast", "models", "ev", "flagged", "openclaw_marks", "on_entry")
+    __slots__ = ("prof", "models", "ev", "flagged", "openclaw_marks", "on_entry")
 
     def __init__(self, prof: SessionProfiler, fast=None):
-        self.prof, self.fast = prof, fast
+        self.prof = prof
         self.models: dict = {}
         self.ev = Evidence()
         self.flagged: list = []
@@ -668,8 +668,10 @@ def _native_message():
     ``SessionProfiler._message``) and with a metadata line that says a model or a window (the count and
     ``Evidence.add``), True when it did it; False, with nothing changed, for any other entry (``_scan_profile.c``).
     None where the part is not built."""
-    made = native_made("profile", lambda c: c.Profile(SessionProfiler, _Welford, MainThread, FullEntry, Kinds, Call,
-                                                      Result, Usage, EMPTY, UNSENT_STOPS, SessionProfiler.PENDING_CAP))
+    rows = index_passes()
+    made = None if rows is None else native_made("profile", lambda c: c.Profile(
+        SessionProfiler, _Welford, MainThread, FullEntry, Kinds, Call, Result, Usage, rows, EMPTY, UNSENT_STOPS,
+        SessionProfiler.PENDING_CAP))
     return None if made is None else made.message
 
 

@@ -12,7 +12,7 @@ import random
 import orjson
 import pytest
 
-from ctxtool import profile, synth
+from ctxtool import profile, scanloop, synth
 from ctxtool.model import COMPACTION, EMPTY, MESSAGE, META, Call, FullEntry, Kinds, Result, Usage
 from ctxtool.profile import Feed, SessionProfiler, profile_session
 
@@ -216,8 +216,8 @@ def test_the_pending_calls_are_capped_alike(monkeypatch):
     from ctxtool.scanloop import native
 
     c = native()
-    fast = c.Profile(SessionProfiler, profile._Welford, profile.MainThread, FullEntry, Kinds, Call, Result, Usage, EMPTY,
-                     profile.UNSENT_STOPS, 3).message
+    fast = c.Profile(SessionProfiler, profile._Welford, profile.MainThread, FullEntry, Kinds, Call, Result, Usage,
+                     scanloop.index_passes(), EMPTY, profile.UNSENT_STOPS, 3).message
     feeds = Feed(SessionProfiler(), fast), Feed(SessionProfiler(), None)
     for f in feeds:
         f.prof.fmt = "pi"
