@@ -2085,45 +2085,13 @@ PyMODINIT_FUNC PyInit__scan(void) {
             PyErr_Format(PyExc_SystemError, "ctxtool._scan: AKEYLEN[%d] is not the length of %s", i, AKEYS[i]);
             return NULL;
         }
-    if (PyType_Ready(&MetaType) < 0 || PyType_Ready(&ReaderType) < 0 || PyType_Ready(&BuilderType) < 0
-        || PyType_Ready(&RowsType) < 0 || PyType_Ready(&WholeType) < 0 || PyType_Ready(&ProfileType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
-    Py_INCREF(&MetaType);
-    if (PyModule_AddObject(m, "Meta", (PyObject *)&MetaType) < 0) {
-        Py_DECREF(&MetaType);
-        Py_DECREF(m);
-        return NULL;
-    }
-    Py_INCREF(&ReaderType);
-    if (PyModule_AddObject(m, "Reader", (PyObject *)&ReaderType) < 0) {
-        Py_DECREF(&ReaderType);
-        Py_DECREF(m);
-        return NULL;
-    }
-    Py_INCREF(&BuilderType);
-    if (PyModule_AddObject(m, "Builder", (PyObject *)&BuilderType) < 0) {
-        Py_DECREF(&BuilderType);
-        Py_DECREF(m);
-        return NULL;
-    }
-    Py_INCREF(&RowsType);
-    if (PyModule_AddObject(m, "Rows", (PyObject *)&RowsType) < 0) {
-        Py_DECREF(&RowsType);
-        Py_DECREF(m);
-        return NULL;
-    }
-    Py_INCREF(&WholeType);
-    if (PyModule_AddObject(m, "Whole", (PyObject *)&WholeType) < 0) {
-        Py_DECREF(&WholeType);
-        Py_DECREF(m);
-        return NULL;
-    }
-    Py_INCREF(&ProfileType);
-    if (PyModule_AddObject(m, "Profile", (PyObject *)&ProfileType) < 0) {
-        Py_DECREF(&ProfileType);
-        Py_DECREF(m);
-        return NULL;
-    }
+    PyTypeObject *types[] = {&MetaType, &ReaderType, &BuilderType, &RowsType, &WholeType, &ProfileType};
+    for (size_t k = 0; k < sizeof types / sizeof *types; k++)
+        if (PyModule_AddType(m, types[k]) < 0) {  /* (readies the type; named as its tp_name ends) */
+            Py_DECREF(m);
+            return NULL;
+        }
     return m;
 }
