@@ -347,35 +347,18 @@ def _merge(entries: list, frames, shift: int, line_shift: int, sizes: dict | Non
         i = b.build(part, entries, i, line_shift, sizes)
 
 
-def _built_parts(frames, shift: int, line_shift: int):
-    """``_built``'s entries, a list per frame."""
+def _built_parts(frames, shift: int, line_shift: int, sizes: dict | None = None):
+    """A part's entries, a list per frame, in order, index and line numbers moved; each tuple freed once its entry is
+    built. ``sizes``: the table of metadata lines' lengths (one int object per value, as the scan keeps them)."""
     b = _builder()
-    if b is None:
-        for part in frames:
-            yield list(_built([part], shift, line_shift))
-            shift += len(part)
-        return
-    i, sizes = shift, {}
+    i, sizes = shift, ({} if sizes is None else sizes)
+    same_size = sizes.setdefault
     for part in frames:
         out: list = []
-        i = b.build(part, out, i, line_shift, sizes)
-        yield out
-
-
-def _built(frames, shift: int, line_shift: int, sizes: dict | None = None):
-    """A part's entries, in order, index and line numbers moved; each tuple freed once its entry is built.
-    ``sizes``: the table of metadata lines' lengths (one int object per value, as the scan keeps them)."""
-    b = _builder()
-    if b is not None:
-        i, sizes = shift, ({} if sizes is None else sizes)
-        for part in frames:
-            out: list = []
+        if b is not None:
             i = b.build(part, out, i, line_shift, sizes)
-            yield from out
-        return
-    i = shift
-    same_size = (sizes if sizes is not None else {}).setdefault
-    for part in frames:
+            yield out
+            continue
         for j, tup in enumerate(part):
             if len(tup) == 8:  # an entry of type, id, parent and time (scan_part's meta)
                 no, off, length, eol, ty, u, p, ts = tup
@@ -384,9 +367,16 @@ def _built(frames, shift: int, line_shift: int, sizes: dict | None = None):
                 e = entry_from_tuple(tup, shift, line_shift)
                 e.index = i  # the same value, as the int object shared with the previous line number
             part[j] = None
-            yield e
+            out.append(e)
             no = e.lineno
             i = no if no == i + 1 else i + 1  # one int object for this line number and the next index
+        yield out
+
+
+def _built(frames, shift: int, line_shift: int, sizes: dict | None = None):
+    """``_built_parts``'s entries, one after another."""
+    for out in _built_parts(frames, shift, line_shift, sizes):
+        yield from out
 
 
 def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = True, lazy: bool = True,
