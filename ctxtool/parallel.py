@@ -412,12 +412,11 @@ def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = Tr
                 on_entry(released_entry(module, made, obj, count, no, offset, length, eol, stats, None))
                 count += 1
 
+        hand = hander()
+
         def meta(no, offset, length, eol, ty, u, p, ts) -> None:  # streaming: an entry of type, id, parent, time
             nonlocal count
-            on_entry(meta_entry(count, no, offset, length, eol, ty, u, p, ts, None))
-            count += 1
-
-        hand = hander()
+            count += hand([meta_entry(count, no, offset, length, eol, ty, u, p, ts, None)], None, on_entry, plain)
 
         def taken(es) -> None:  # streaming: the entries the C part made, in file order
             nonlocal count
@@ -449,10 +448,7 @@ def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = Tr
                     _merge(entries, [part], shift, lines, sizes)
                 else:  # the entries it sent were handed on already: the rest of them
                     sent = count
-                    for e in _built([part], shift, lines):
-                        if e.index >= sent:
-                            on_entry(e)
-                            count += 1
+                    count += hand([e for e in _built([part], shift, lines) if e.index >= sent], None, on_entry, plain)
                 del part
             t.bad.extend(BadLine(no + lines, off, length, reason, blank) for no, off, length, reason, blank in bad)
             lines += n

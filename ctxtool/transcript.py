@@ -206,6 +206,7 @@ def scan(
         into = t.entries  # the index's fast way: metadata lines' entries made in the loop (scanloop)
     elif lazy or (lazy is None and not keep and on_entry is None):
         entries = t.entries
+        hand = hander()  # (each entry numbered, and handed to on_entry as plain says)
 
         def meta(no, offset, length, eol, ty, u, p, ts) -> None:
             nonlocal index, announce
@@ -215,13 +216,12 @@ def scan(
             e = meta_entry(index, no, offset, length, eol, ty, u, p, ts, table)
             index = no if no == index + 1 else index + 1
             if on_entry is not None:
-                on_entry(e)
+                hand([e], None, on_entry, plain)
             if keep_index:
                 entries.append(e)
 
         on_meta = meta
         if streaming:  # a streaming pass (it reads no object nor block): the C part's entries too
-            hand = hander()
 
             def _taken(es) -> None:
                 nonlocal index, announce
