@@ -26,7 +26,7 @@ import orjson
 
 from . import formats
 from .errors import InputError, unexpected
-from .formats.codex import exact_numbers
+from .formats.codex_numbers import exact_numbers
 from .formats.common import parse_ts
 from .jsonl import BOM, Line, open_binary, parse
 from .model import (BOUNDARY, COMPACTION, EMPTY, IMAGE_CHARS, MESSAGE, META, PLAIN, Call, Entry, FullEntry, Kinds, Result, Usage, _More,
@@ -571,9 +571,8 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
                         if reason is not None:
                             t.bad.append(BadLine(no, start, size, reason, blank=reason == "blank line"))
                             continue
-                    else:
-                        if t.fmt is None or t.fmt is CODEX:  # (a big integer orjson read as a float, where Codex tells)
-                            obj = exact_numbers(obj, chunk)
+                    if t.fmt is CODEX or (t.fmt is None and type(obj) is dict and CODEX.sniff(obj)):
+                        obj = exact_numbers(obj, chunk)  # (a number whose spelling Codex's reader tells apart)
                     where = (no, start, size, eol)
                     if t.fmt is None:
                         pending.append((where, obj))

@@ -17,10 +17,11 @@ import orjson
 
 from . import formats, parallel
 from .errors import InputError, unexpected
+from .formats.codex_numbers import exact_numbers
 from .jsonl import BOM, loads, read_at
 from .model import Entry, full_entry
 from .paths import NOT_REGULAR, regular
-from .scanloop import BadLine, hander, make_entry, meta_entry, native_entries, no_gc, scan_lines, share_strings
+from .scanloop import CODEX, BadLine, hander, make_entry, meta_entry, native_entries, no_gc, scan_lines, share_strings
 
 __all__ = ["BadLine", "Transcript", "make_entry", "no_gc", "scan"]
 
@@ -58,10 +59,12 @@ class Transcript:
         """The parsed object of ``e`` (re-read from disk when it was released)."""
         if e.obj is not None:
             return e.obj
+        raw = self.raw(e, f)
         try:
-            return loads(self.raw(e, f))
+            obj = loads(raw)
         except ValueError as err:
             raise InputError(f"{err}: the file changed while it was read", path=self.path, line=e.lineno) from None
+        return exact_numbers(obj, raw) if self.fmt is CODEX else obj
 
     def reload(self, e: Entry, f=None) -> Entry:
         """``e`` with its object and blocks restored (a fresh normalization)."""

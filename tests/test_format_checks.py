@@ -151,25 +151,3 @@ def test_v1_first_kept_index_true_is_not_index_1(tmp_path):
     comp = scan(path).entries[-1]
     assert comp.get("first_kept_index") is None
 
-
-def test_codex_numbers_orjson_reads_as_floats_are_read_as_written():
-    """orjson reads an integer of 20 digits or more as a float, as it reads a float written so; Codex tells them apart
-    in an item line's ``metadata`` and an item's passthrough (2**128 written as an integer is no value there, written
-    as a double the line is refused): such a line is parsed again, its integers exact (judged in test_codex_judge)."""
-    import orjson
-
-    from ctxtool.formats.codex import beyond_serde, exact_numbers
-
-    big = b"340282366920938463463374607431768211456"
-    for line in (b'{"type":"response_item","metadata":' + big + b',"payload":{}}',
-                 b'{"type":"response_item","payload":{"type":"message","internal_chat_message_metadata_passthrough":'
-                 + big + b"}}"):
-        obj = exact_numbers(orjson.loads(line), line)
-        value = obj.get("metadata", obj["payload"].get("internal_chat_message_metadata_passthrough"))
-        assert value == 2 ** 128 and type(value) is int and beyond_serde(value)
-    written = b'{"type":"response_item","metadata":3.4e38,"payload":{}}'
-    assert type(exact_numbers(orjson.loads(written), written)["metadata"]) is float
-    plain = orjson.loads(b'{"type":"response_item","metadata":{"a":1e39},"payload":{"x":1e39}}')
-    assert exact_numbers(plain, b"(not read)") is plain  # nothing to tell apart: the object itself
-    assert [beyond_serde(v) for v in (2 ** 128 - 1, 2 ** 128, -(2 ** 127), -(2 ** 127) - 1, 1e308, float("inf"))] == \
-        [False, True, False, True, False, True]

@@ -23,6 +23,7 @@ import orjson
 from ..model import (COMPACTION, HEADER, IMAGE_CHARS, MESSAGE, META, Call, Entry, Kinds, Result, Usage, entry_to_tuple,
                      js_len)
 from . import messages as _messages
+from .codex_numbers import PASSTHROUGH, no_value
 from .common import MAX_COUNT, count_field, parse_ts, result_content_chars, scan_anthropic_blocks, set_extra
 
 _fromiso = datetime.fromisoformat
@@ -113,7 +114,6 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
 # Codex's reader (serde) types the fields of the items it knows strictly: a field of another type, or a
 # required one missing, makes it refuse the whole line, which it then skips on resume (judged field by
 # field with the real Codex 0.169: tests/test_codex_judge.py)
-PASSTHROUGH = "internal_chat_message_metadata_passthrough"  # a struct: an object, an array or null
 KNOWN_ITEMS = frozenset(("message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
                          "custom_tool_call_output"))
 _CONTENT_ITEMS = {"input_text": "text", "output_text": "text", "input_image": "image_url"}
@@ -143,38 +143,6 @@ _SOURCE_ROLES = ("user", "assistant")
 _META_SEQ = ("u64", "u64", "list", "list", "bool")
 
 
-def beyond_serde(v) -> bool:
-    """A number Codex's reader takes as no value at all where it reads a struct (an item line's ``metadata``, an
-    item's passthrough): an integer below -2**127 or from 2**128 on, a double beyond its range (judged at each
-    bound, for both fields; judge fuzz seeds 88 and 144). A number inside them there makes it skip the line."""
-    return (type(v) is int and not -(1 << 127) <= v < (1 << 128)) or (type(v) is float and v in (_INF, -_INF))
-
-
-_INF = float("inf")
-
-
-def exact_numbers(obj, raw: bytes):
-    """``obj`` (a line orjson parsed) with the numbers ``beyond_serde`` reads as they are written: orjson reads an
-    integer of 20 digits or more as a float, as it reads a float written so, and Codex tells them apart (2**128
-    written as an integer is no value; written as 3.4e38 it refuses the line). Where ``metadata`` or the passthrough
-    is such a float, the line is parsed again by Python's json, whose integers are exact; else ``obj`` itself."""
-    if type(obj) is not dict:
-        return obj
-    p = obj.get("payload")
-    if not (_ambiguous(obj.get("metadata")) or (type(p) is dict and _ambiguous(p.get(PASSTHROUGH)))):
-        return obj
-    import json
-
-    try:
-        return json.loads(raw)
-    except (ValueError, RecursionError):
-        return obj
-
-
-def _ambiguous(v) -> bool:
-    return type(v) is float and 2.0 ** 63 <= abs(v) < _INF
-
-
 def _bad_metadata(m) -> str | None:
     """Why Codex's reader refuses an item line's ``metadata``, or None. An array is read as the
     struct's fields in order: the first five are checked (``_META_SEQ``); what the arrays among them hold,
@@ -188,7 +156,7 @@ def _bad_metadata(m) -> str | None:
             if not ok:
                 return "item whose line's metadata (an array) holds a field of another type"
         return None
-    if beyond_serde(m):
+    if no_value(m):
         return None  # read as no metadata
     if type(m) is not dict:
         return "item whose line's metadata is no object"
@@ -261,7 +229,7 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
                 if (turn is not None and type(turn) is not str) or (ct is not None and type(ct) is not float
                                                                     and type(ct) is not int):
                     return _refused(e, f"{it} whose {PASSTHROUGH}.turn_id or create_time is of another type")
-            elif not beyond_serde(pt):  # (such a number: read as no passthrough)
+            elif not no_value(pt):  # (such a number: read as no passthrough)
                 return _refused(e, f"{it} whose {PASSTHROUGH} is no object")
     if it == "message":
         role = _tag(p.get("role"))
