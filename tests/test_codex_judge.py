@@ -324,6 +324,9 @@ def test_a_compacted_line_whose_envelope_codex_refuses_is_skipped(tmp_path, key,
     assert (len(sent) == len(judge(os.path.join(FIX, "compacted.jsonl")))) is read
 
 
+GONE = "(left out)"  # a COMPACTED value: the field is removed
+
+
 # (key path in the compacted line's payload, value, whether Codex applies the replacement): its other fields
 # typed as Codex's reader types them (the same nine-value probe of each field against Codex 0.169; found by the
 # judge fuzz: a retained source's turn_id, a message's content and role in the replacement history)
@@ -341,6 +344,30 @@ COMPACTED = [
     (("replacement_history", 1, "role"), None, False), (("replacement_history", 1, "role"), "s", True),
     (("replacement_history", 1, "content"), {}, False), (("replacement_history", 1, "type"), True, False),
     (("replacement_history", 1, "id"), None, True),
+    # retained_context and latest_token_usage_record: their required fields and types (each left out and given other
+    # values, judged 2026-11-27: ctxtool had taken any object)
+    (("retained_context",), {}, False), (("retained_context", "verified_answers"), GONE, False),
+    (("retained_context", "incomplete"), GONE, False), (("retained_context", "user_messages"), GONE, True),
+    (("retained_context", "next_order"), GONE, True), (("retained_context", "verified_answers"), {}, False),
+    (("retained_context", "verified_answers"), None, False), (("retained_context", "verified_answers"), [5], False),
+    (("retained_context", "verified_answers"), ["x"], False),
+    (("latest_token_usage_record",), {}, False), (("latest_token_usage_record", "extra"), 5, True),
+    (("latest_token_usage_record", "thread_id"), GONE, False), (("latest_token_usage_record", "response_id"), GONE, False),
+    (("latest_token_usage_record", "usage"), GONE, False), (("latest_token_usage_record", "thread_id"), "x", False),
+    (("latest_token_usage_record", "thread_id"), "01A209AA-3B55-7A21-A6E6-36F03448AC59", True),
+    (("latest_token_usage_record", "thread_id"), "01a209aa3b557a21a6e636f03448ac59", True),
+    (("latest_token_usage_record", "thread_id"), "{01a209aa-3b55-7a21-a6e6-36f03448ac59}", True),
+    (("latest_token_usage_record", "session_id"), "urn:uuid:01a209aa-3b55-7a21-a6e6-36f03448ac59", True),
+    (("latest_token_usage_record", "session_id"), "01a209aa-3b55-7a21-a6e6-36f03448ac5g", False),
+    (("latest_token_usage_record", "turn_id"), "x", True), (("latest_token_usage_record", "turn_id"), 5, False),
+    (("latest_token_usage_record", "root_turn_id"), None, False), (("latest_token_usage_record", "usage"), {}, False),
+    (("latest_token_usage_record", "thread_token_usage"), None, False),
+    (("latest_token_usage_record", "usage", "input_tokens"), -1, True),
+    (("latest_token_usage_record", "usage", "input_tokens"), 1.5, False),
+    (("latest_token_usage_record", "usage", "input_tokens"), 2 ** 63, False),
+    (("latest_token_usage_record", "turn_token_usage", "total_tokens"), None, False),
+    (("latest_token_usage_record", "usage", "cached_input_tokens"), GONE, False),
+    (("latest_token_usage_record", "usage", "cache_write_input_tokens"), GONE, True),
 ]
 
 
@@ -350,9 +377,39 @@ def test_a_compacted_lines_payload_is_typed_as_codex_reads_it(tmp_path, where, v
         cur = o["payload"]
         for key in where[:-1]:
             cur = cur[key]
-        cur[where[-1]] = value
+        if value == GONE:
+            del cur[where[-1]]
+        else:
+            cur[where[-1]] = value
 
     path, _ = _edited(tmp_path, "compacted.jsonl", b'"type":"compacted"', edit)
+    sent = judge(path)
+    assert compare(view(path), sent) == []
+    assert (len(sent) == len(judge(os.path.join(FIX, "compacted.jsonl")))) is read
+
+
+@pytest.mark.parametrize("where,raw,read", [
+    (("replacement_history_metadata", 0), b"1.0e39", True), (("replacement_history_metadata", 0), b"1e39", False),
+    (("replacement_history_metadata", 0), b"5.00", True), (("resume_metadata",), b"5.00", True),
+    (("resume_metadata",), b"5.0", False), (("retained_context",), b"1.0e39", False),
+    (("latest_token_usage_record",), b"1e-05", False), (("latest_token_usage_record",), b"0.00001", False),
+    (("replacement_history", 1, PASSTHROUGH), b"1.0e39", True), (("replacement_history", 1, PASSTHROUGH), b"1e39", False),
+    (("window_number",), b"3.0", False)], ids=str)
+def test_a_number_where_a_compacted_line_holds_a_struct_is_read_by_its_spelling(tmp_path, where, raw, read):
+    """A number written where Codex's reader reads a struct in a compacted line: no value (an empty struct) unless
+    Rust writes the double so (rule 4h); a struct with required fields (retained_context, latest_token_usage_record)
+    refuses the empty one, and with it the line (judged)."""
+    def edit(o):
+        cur = o["payload"]
+        for key in where[:-1]:
+            cur = cur[key]
+        cur[where[-1]] = "@@number@@"
+
+    path, k = _edited(tmp_path, "compacted.jsonl", b'"type":"compacted"', edit)
+    with open(path, "rb") as f:
+        data = f.read()
+    with open(path, "wb") as f:
+        f.write(data.replace(b'"@@number@@"', raw))
     sent = judge(path)
     assert compare(view(path), sent) == []
     assert (len(sent) == len(judge(os.path.join(FIX, "compacted.jsonl")))) is read

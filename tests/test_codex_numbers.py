@@ -36,16 +36,16 @@ def test_every_judged_spelling_is_read_as_codex_reads_it():
     assert {s: int(number_read(s)) for s in SPELLINGS} == SPELLINGS
 
 
-def test_a_number_read_as_no_value_becomes_none_in_either_field():
+def test_a_number_read_as_no_value_becomes_an_empty_object_in_either_field():
     """orjson reads an integer of 20 digits or more as a float, and 1e39 and 1.0e39 as one float: the line is parsed
-    again for the spelling. 2**128 written out, or 1.0e39, is no value (None); 5.0, 3.4e38, 10**39 written out and 5
-    stay numbers (the line refused there)."""
+    again for the spelling. 2**128 written out, or 1.0e39, is no value (an empty object, as Codex's reader makes it);
+    5.0, 3.4e38, 10**39 written out and 5 stay numbers (the line refused there)."""
 
     def field(line: bytes):
         obj = exact_numbers(orjson.loads(line), line)
         return obj["metadata"] if "metadata" in obj else obj["payload"][PASSTHROUGH]
 
-    for written, value in ((b"340282366920938463463374607431768211456", None), (b"1.0e39", None), (b"5.0", 5.0),
+    for written, value in ((b"340282366920938463463374607431768211456", {}), (b"1.0e39", {}), (b"5.0", 5.0),
                            (b"3.4e38", 3.4e38), (b"1" + b"0" * 39, 1e39), (b"5", 5)):
         for line in (b'{"type":"response_item","metadata":' + written + b',"payload":{}}',
                      b'{"type":"response_item","payload":{"type":"message","' + PASSTHROUGH.encode() + b'":'
@@ -86,7 +86,7 @@ def test_rust_texts_of_a_double_read_back_as_it_with_the_shortest_digits():
 
 def test_a_line_read_again_from_disk_is_read_as_the_scan_read_it(tmp_path):
     """An entry released after the scan and loaded again (``Transcript.load``, ``reload``): its number read as no
-    value again, so the item the scan took is not refused the second time."""
+    value again (an empty object), so the item the scan took is not refused the second time."""
     import os
     import re
 
@@ -103,6 +103,22 @@ def test_a_line_read_again_from_disk_is_read_as_the_scan_read_it(tmp_path):
     e = next(e for e in t.entries if e.lineno == k + 1)
     assert e.kind != META and not (e.extra or {}).get("refused")
     e.obj = e.blocks = None  # released: read again from disk
-    assert t.load(e)["metadata"] is None
+    assert t.load(e)["metadata"] == {}
     again = t.reload(e)
     assert again.kind == e.kind and not (again.extra or {}).get("refused")
+
+
+def test_every_place_a_compacted_line_reads_a_struct():
+    """A compacted line's replacement_history_metadata entries, replacement items' passthroughs, and its three struct
+    fields: each number read as no value is an empty object, each number read as one is left; the rest untouched."""
+    line = (b'{"type":"compacted","metadata":1.0e39,"payload":{"message":"m","retained_context":5.0,'
+            b'"latest_token_usage_record":1e-05,"resume_metadata":5.00,"window_number":3.0,'
+            b'"replacement_history_metadata":[1.0e39,1e39,{"history_sequence":1.0}],'
+            b'"replacement_history":[{"type":"message","' + PASSTHROUGH.encode() + b'":1e39},'
+            b'{"type":"message","' + PASSTHROUGH.encode() + b'":1.0e39}]}}')
+    obj = exact_numbers(orjson.loads(line), line)
+    p = obj["payload"]
+    assert obj["metadata"] == {} and p["retained_context"] == 5.0 and p["latest_token_usage_record"] == {}
+    assert p["resume_metadata"] == {} and p["window_number"] == 3.0  # (a u64 field: not a struct place)
+    assert p["replacement_history_metadata"] == [{}, 1e39, {"history_sequence": 1.0}]
+    assert [x[PASSTHROUGH] for x in p["replacement_history"]] == [1e39, {}]

@@ -541,8 +541,9 @@ def _bad_compaction(p: dict, rh) -> str | None:
     null, or one item metadata per replacement item (typed as an item line's ``metadata``);
     ``window_number`` a u64; ``window_id`` a string or a u64; ``first_window_id``,
     ``previous_window_id`` and ``compaction_response_id`` strings; ``retained_context``,
-    ``latest_token_usage_record`` and ``resume_metadata`` objects (their fields are typed too: only
-    ``retained_context.incomplete``, a boolean, is checked here); each may be null or missing."""
+    ``latest_token_usage_record`` and ``resume_metadata`` objects, the first two with their required fields (each
+    judged left out; ``_bad_token_record``), not what ``verified_answers`` or ``resume_metadata`` hold; each may be
+    null or missing."""
     rhm = p.get("replacement_history_metadata")
     if rhm is not None:
         if type(rhm) is not list:
@@ -564,10 +565,57 @@ def _bad_compaction(p: dict, rh) -> str | None:
     for k in ("retained_context", "latest_token_usage_record", "resume_metadata"):
         if not _opt(p.get(k), dict):
             return f"compacted line whose {k} is no object"
-    rc = p.get("retained_context")
-    if rc is not None and "incomplete" in rc and type(rc["incomplete"]) is not bool:
-        return "compacted line whose retained_context.incomplete is not a boolean"
+    rc, tr = p.get("retained_context"), p.get("latest_token_usage_record")
+    if rc is not None:
+        va = rc.get("verified_answers")
+        if type(va) is not list or any(type(x) is not dict and type(x) is not list for x in va):
+            return "compacted line whose retained_context.verified_answers is missing or no array of objects"
+        if type(rc.get("incomplete")) is not bool:
+            return "compacted line whose retained_context.incomplete is missing or not a boolean"
+    return None if tr is None else _bad_token_record(tr)
+
+
+# a compacted line's latest_token_usage_record, as Codex's reader requires it (each field left out and given other
+# types, judged): two ids that are UUIDs, three strings, three token usages each with five signed 64-bit counts
+_TOKEN_RECORD_UUIDS = ("thread_id", "session_id")
+_TOKEN_RECORD_STRS = ("turn_id", "root_turn_id", "response_id")
+_TOKEN_RECORD_USAGES = ("usage", "turn_token_usage", "thread_token_usage")
+_USAGE_COUNTS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens", "total_tokens")
+
+
+def _bad_token_record(r: dict) -> str | None:
+    for k in _TOKEN_RECORD_UUIDS:
+        if not _uuid_text(r.get(k)):
+            return f"compacted line whose latest_token_usage_record.{k} is missing or no UUID"
+    for k in _TOKEN_RECORD_STRS:
+        if type(r.get(k)) is not str:
+            return f"compacted line whose latest_token_usage_record.{k} is missing or not a string"
+    for k in _TOKEN_RECORD_USAGES:
+        u = r.get(k)
+        if type(u) is not dict or not all(type(v) is int and -I64 <= v < I64 for v in map(u.get, _USAGE_COUNTS)):
+            return f"compacted line whose latest_token_usage_record.{k} is missing or lacks a token count"
     return None
+
+
+I64 = 1 << 63
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def _uuid_text(v) -> bool:
+    """A UUID as Rust's uuid crate reads one (judged): 32 hex digits, in either case, bare or hyphenated 8-4-4-4-12,
+    the hyphenated form also in braces or after ``urn:uuid:``."""
+    if type(v) is not str:
+        return False
+    wrapped = v.startswith("urn:uuid:") or (v.startswith("{") and v.endswith("}"))
+    if wrapped:
+        v = v[9:] if v[0] == "u" else v[1:-1]
+    if len(v) == 36:
+        if [len(g) for g in v.split("-")] != [8, 4, 4, 4, 12]:
+            return False
+        v = v.replace("-", "")
+    elif wrapped:
+        return False
+    return len(v) == 32 and _HEX.issuperset(v)
 
 
 def _bad_replacement_item(x: dict) -> str | None:

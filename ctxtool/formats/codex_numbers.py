@@ -1,12 +1,13 @@
-"""Numbers as Codex's reader takes them where it reads a struct: an item line's ``metadata`` and an item's
-``internal_chat_message_metadata_passthrough``.
+"""Numbers as Codex's reader takes them where it reads a struct: an item line's ``metadata``, an item's
+``internal_chat_message_metadata_passthrough``, and a ``compacted`` line's struct fields (``_struct_places``).
 
 Codex reads a rollout line with serde_json built with ``arbitrary_precision``: each number is kept as it is written
 (an exponent's ``E`` read as ``e``, its ``+`` dropped), and where a struct is read, a number is handed on as one only
 when it is an integer from -2**127 to below 2**128, or a double written as Rust writes that double (``ryu``'s text of
 it, ``1e39``, ``5.0``, or its ``Display``, ``5``, ``0.0000001``). Any other number (``1.0e39``, ``5.0000``, ``1e-07``,
-``1e400``, 2**128 written out) is handed on as a map the struct takes as empty: no value, and the line is read. A
-number handed on as one is refused there, and the line skipped (judged at each case: ``tests/test_codex_judge.py``).
+``1e400``, 2**128 written out) is handed on as a map the struct takes as empty: no value, and the line is read (unless
+the struct requires a field). A number handed on as one is refused there, and the line skipped (judged at each case:
+``tests/test_codex_judge.py``).
 
 orjson reads the value, not the spelling (``1e39`` and ``1.0e39`` are one float; an integer of 20 digits or more is a
 float too): a line with a number in one of these fields is parsed again for its spelling (``exact_numbers``).
@@ -24,30 +25,48 @@ _INT_DIGITS = 40  # more digits than any integer from -2**127 to below 2**128
 
 
 def exact_numbers(obj, raw: bytes):
-    """``obj`` (the line ``raw`` as parsed) with a number in its ``metadata`` or its item's passthrough that Codex reads
-    as no value (``number_read``) made None; a number it reads as one is left as parsed. ``obj`` itself when neither
-    field is a number (or the line does not parse again)."""
-    if type(obj) is not dict:
-        return obj
-    p = obj.get("payload")
-    m, pt = obj.get("metadata"), (p.get(PASSTHROUGH) if type(p) is dict else None)
-    if not (_number(m) or _number(pt)):
+    """``obj`` (the line ``raw`` as parsed) with each number where Codex's reader reads a struct (``_struct_places``)
+    that it reads as no value (``number_read``) made an empty object, as that reader makes it a map the struct takes
+    as empty (a struct with required fields then refuses it, as it refuses ``{}``); a number it reads as one is left as
+    parsed. ``obj`` itself, changed in place; parsed again only when such a place holds a number."""
+    if type(obj) is not dict or not any(_number(c[k]) for c, k in _struct_places(obj)):
         return obj
     import json
 
-    try:  # every number as written: a _Written (text) in place of the value
+    try:  # every number as written: a _Written (its text) in place of the value
         written = json.loads(raw, parse_float=_Written, parse_int=_Written)
     except (ValueError, RecursionError):
         return obj
     if type(written) is not dict:
         return obj
-    out = dict(obj)
-    wm, wp = written.get("metadata"), written.get("payload")
-    if _number(m) and type(wm) is _Written and not number_read(wm):
-        out["metadata"] = None
-    if _number(pt) and type(wp) is dict and type(wp.get(PASSTHROUGH)) is _Written and not number_read(wp[PASSTHROUGH]):
-        out["payload"] = {**p, PASSTHROUGH: None}
-    return out
+    for (c, k), (wc, wk) in zip(_struct_places(obj), _struct_places(written)):
+        w = wc[wk]
+        if _number(c[k]) and type(w) is _Written and not number_read(w):
+            c[k] = {}
+    return obj
+
+
+def _struct_places(obj: dict):
+    """(container, key) of each place in a line where Codex's reader reads a struct and the line holds a value: an item
+    line's ``metadata``, an item's passthrough, and a ``compacted`` line's ``replacement_history_metadata`` entries, its
+    replacement items' passthroughs, ``retained_context``, ``latest_token_usage_record`` and ``resume_metadata``."""
+    if "metadata" in obj:
+        yield obj, "metadata"
+    p = obj.get("payload")
+    if type(p) is not dict:
+        return
+    if PASSTHROUGH in p:
+        yield p, PASSTHROUGH
+    if obj.get("type") != "compacted":
+        return
+    for k in ("retained_context", "latest_token_usage_record", "resume_metadata"):
+        if k in p:
+            yield p, k
+    rhm, rh = p.get("replacement_history_metadata"), p.get("replacement_history")
+    if type(rhm) is list:
+        yield from ((rhm, i) for i in range(len(rhm)))
+    if type(rh) is list:
+        yield from ((x, PASSTHROUGH) for x in rh if type(x) is dict and PASSTHROUGH in x)
 
 
 class _Written(str):
