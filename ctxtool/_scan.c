@@ -2071,8 +2071,12 @@ static PyTypeObject ReaderType = {
     .tp_doc = "Reader(f, begin, end=None, size=1 MiB, no=0): the lines of f, metadata lines taken by its meta.",
 };
 
+#include "_scan_sniff.c"
+
 static PyMethodDef module_methods[] = {
     {"valid", valid, METH_O, "Whether the bytes are one JSON value, as the scan checks them."},
+    {"sniff", (PyCFunction)(void (*)(void))sniff, METH_FASTCALL,
+     "sniff(line, types, roles): (pi, claude, codex, messages), the formats' sniffs of the line, or None."},
     {"iso_ts", iso_ts, METH_O, "Epoch seconds of a YYYY-MM-DDTHH:MM:SS[.fff|.ffffff]Z string, or None."},
     {NULL},
 };

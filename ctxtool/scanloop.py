@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gc
 import os
+from bisect import insort
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -29,6 +30,7 @@ from .errors import InputError, unexpected
 from .formats.codex_numbers import exact_numbers
 from .formats.common import parse_ts
 from .jsonl import BOM, Line, open_binary, parse
+from .jsonl import loads as loads_line
 from .model import (BOUNDARY, COMPACTION, EMPTY, IMAGE_CHARS, MESSAGE, META, PLAIN, Call, Entry, FullEntry, Kinds, Result, Usage, _More,
                     full_entry, small_entry, parent_of)
 
@@ -419,6 +421,40 @@ def _unbuffered(f, offset: int):
     return raw
 
 
+UNPARSED = object()  # a line the C part's sniff scored: parsed only when it is emitted (``_parsed``)
+REFUSED = object()  # such a line, once parsed, Codex cannot read (``_parsed``)
+
+
+def _told(pending: list, raws: list, scores: list, path: str, module):
+    """The format the lines read so far tell (``formats.chosen``, from the C part's scores where it gave them and the
+    formats' sniffs of the other object lines); where it is refused, ``formats.detect`` of the parsed lines says why."""
+    rows = [s if s is not None else formats.line_scores(o) for (_, o), s in zip(pending, scores)
+            if s is not None or type(o) is dict]
+    fmt = formats.chosen(rows, module)
+    if fmt is not None:
+        return fmt
+    return formats.detect([loads_line(raw) if o is UNPARSED else o for (_, o), raw in zip(pending, raws)], path=path,
+                          forced=module)
+
+
+def _parsed(t, where: tuple, obj, raw: bytes):
+    """A line read before the format was known, as the loop reads one after: parsed now if the C part's sniff scored
+    it (orjson, then the strict fallback, after which Codex may refuse the line: then ``REFUSED``, and a bad line in
+    its place), its numbers as Codex reads them."""
+    if obj is UNPARSED:
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            no, start, size, eol = where
+            obj, reason = parse(Line(no, start, raw, eol))
+            if reason is None:
+                reason = rust_refuses(t.fmt, obj, raw)
+            if reason is not None:
+                insort(t.bad, BadLine(no, start, size, reason, blank=reason == "blank line"), key=lambda b: b.lineno)
+                return REFUSED
+    return exact_numbers(obj, raw) if t.fmt is CODEX else obj
+
+
 def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: int | None = None, meta=None,
                into: list | None = None, shared: dict | None = None, sizes: dict | None = None, taken=None,
                tuples: bool = False, stats: bool = True) -> None:
@@ -458,6 +494,7 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
     window_start, meta_bytes = begin, 0  # a later part of a split scan starts at its own offset
     sizes = sizes if sizes is not None else {}
     c = native()
+    sniff, sniff_words = (c.sniff, (formats.SNIFF_TYPES, formats.SNIFF_ROLES)) if c is not None else (None, None)
     reader = None  # the C part's line reader (``native``), which takes the metadata lines it can once told the format
     rmb0 = 0  # its count of metadata bytes when the decoder was last chosen
     if lazy is not None:
@@ -476,6 +513,7 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
     same_size = sizes.setdefault
     prev = None  # the line number of the last line emitted: its int object is the next index (see transcript.scan)
     pending_raw: list[bytes] = []  # the lines in ``pending``, as read
+    pending_scores: list = []  # their scores as the C part's sniff gave them (None: the Python sniffs the object)
     early = None  # the C part's Meta the first lines (read to tell the format) went through: the reader's then
     with open_binary(path) as f:
         if begin:
@@ -562,34 +600,44 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
                             continue
                         u, p, ts = h.uuid, h.parentUuid, h.timestamp
                 if ty is None:
-                    try:
-                        obj = loads(chunk)
-                    except decode_error:
-                        obj, reason = parse(Line(no, start, chunk, eol))
-                        if reason is None:
-                            reason = rust_refuses(t.fmt, obj, chunk)
-                        if reason is not None:
-                            t.bad.append(BadLine(no, start, size, reason, blank=reason == "blank line"))
-                            continue
-                    if t.fmt is CODEX or (t.fmt is None and type(obj) is dict and CODEX.sniff(obj)):
-                        obj = exact_numbers(obj, chunk)  # (a number whose spelling Codex's reader tells apart)
+                    # while the format is not known, the C part's sniff scores a line from its bytes: it is parsed
+                    # only if it is emitted (``_parsed``)
+                    scores = sniff(chunk, *sniff_words) if t.fmt is None and sniff is not None else None
+                    if scores is not None:
+                        obj = UNPARSED
+                    else:
+                        try:
+                            obj = loads(chunk)
+                        except decode_error:
+                            obj, reason = parse(Line(no, start, chunk, eol))
+                            if reason is None:
+                                reason = rust_refuses(t.fmt, obj, chunk)
+                            if reason is not None:
+                                t.bad.append(BadLine(no, start, size, reason, blank=reason == "blank line"))
+                                continue
+                        if t.fmt is CODEX:
+                            obj = exact_numbers(obj, chunk)  # (a number whose spelling Codex's reader tells apart)
                     where = (no, start, size, eol)
                     if t.fmt is None:
                         pending.append((where, obj))
                         pending_raw.append(chunk)
+                        pending_scores.append(scores)
                         if len(pending) < formats.SNIFF_LINES:
                             continue
-                        t.fmt = formats.detect([o for _, o in pending], path=path, forced=module)
+                        t.fmt = _told(pending, pending_raw, pending_scores, path, module)
                         # the lines read to tell the format: into the index as the rest of the file goes (the C
                         # part's Meta takes those it is sure of, from their bytes), the others emitted
                         if native_ok and into is not None and decoder(t.fmt) is not None:
                             early = meta_reader(c, t.fmt, into, shared, sizes, tuples, stats)
                         for (w, o), raw in zip(pending, pending_raw):
                             if early is None or not early.line(raw, w[0], w[1], prev):
-                                emit(w, o)
+                                o = _parsed(t, w, o, raw)
+                                if o is not REFUSED:
+                                    emit(w, o)
                             prev = w[0]
                         pending.clear()
                         pending_raw.clear()
+                        pending_scores.clear()
                         if selective:
                             lazy = decoder(t.fmt)
                             if lazy is not None:
@@ -660,6 +708,8 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
                 raise InputError("empty session file", path=path)
             first = t.bad[0]
             raise InputError(f"no parseable JSON lines, not a session transcript (first: {first.reason})", path=path, line=first.lineno)
-        t.fmt = formats.detect([o for _, o in pending], path=path, forced=module)
-        for ln, o in pending:
-            emit(ln, o)
+        t.fmt = _told(pending, pending_raw, pending_scores, path, module)
+        for (ln, o), raw in zip(pending, pending_raw):
+            o = _parsed(t, ln, o, raw)
+            if o is not REFUSED:
+                emit(ln, o)

@@ -33,11 +33,14 @@ NESTED = {"attachment": ("type",)}
 FULL_TYPES = frozenset({"user", "assistant", "system", "attachment", "last-prompt"})
 
 
+SNIFF_MESSAGE_TYPES = ("user", "assistant")  # (sniff's words: the C part's sniff reads them from formats.SNIFF_TYPES)
+
+
 def sniff(obj: dict) -> int:
     t = obj.get("type")
     if not isinstance(t, str):
         return 0
-    if t in ("user", "assistant") and isinstance(obj.get("message"), dict) and ("uuid" in obj or "sessionId" in obj):
+    if t in SNIFF_MESSAGE_TYPES and isinstance(obj.get("message"), dict) and ("uuid" in obj or "sessionId" in obj):
         return 5
     if t in KNOWN and ("uuid" in obj or "sessionId" in obj or "leafUuid" in obj or "messageId" in obj):
         return 3

@@ -47,10 +47,13 @@ def _tag(v):
     return v if isinstance(v, str) else None
 
 
+SNIFF_STRONG_TYPES = ("session_meta", "response_item")  # (as formats.SNIFF_TYPES)
+
+
 def sniff(obj: dict) -> int:
     t = _tag(obj.get("type"))
     if t in LINE_TYPES and isinstance(obj.get("payload"), dict):
-        return 6 if t in ("session_meta", "response_item") else 4
+        return 6 if t in SNIFF_STRONG_TYPES else 4
     return 0
 
 

@@ -7,10 +7,11 @@ from . import claude  # same block shape: its content helpers serve here too
 from .common import REPAIR_TEXT, scan_anthropic_blocks, set_extra
 
 NAME = "messages"
+SNIFF_ROLES = ("user", "assistant")  # (as formats.SNIFF_ROLES)
 
 
 def sniff(obj: dict) -> int:
-    if "type" not in obj and obj.get("role") in ("user", "assistant") and "content" in obj:
+    if "type" not in obj and obj.get("role") in SNIFF_ROLES and "content" in obj:
         return 4
     return 0
 

@@ -44,6 +44,9 @@ UUID_RE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{
 SENT_ROLES = frozenset(("user", "assistant", "toolResult", "bashExecution", "custom", "hookMessage", "branchSummary",
                         "compactionSummary"))
 
+SNIFF_ROLES = ("user", "assistant", "toolResult", "bashExecution", "custom", "hookMessage")  # (as formats.SNIFF_ROLES)
+
+
 def sniff(obj: dict) -> int:
     t = obj.get("type")
     if not isinstance(t, str):
@@ -53,7 +56,7 @@ def sniff(obj: dict) -> int:
     if t in ENTRY_TYPES:
         if t == "message":
             m = obj.get("message")
-            return 3 if isinstance(m, dict) and m.get("role") in ("user", "assistant", "toolResult", "bashExecution", "custom", "hookMessage") else 0
+            return 3 if isinstance(m, dict) and m.get("role") in SNIFF_ROLES else 0
         return 3
     return 0
 

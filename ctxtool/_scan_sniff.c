@@ -1,0 +1,129 @@
+/* The format's sniff of one line, from its bytes (included by _scan.c): formats.line_scores, which calls each format's
+ * ``sniff`` on the line orjson parsed, without parsing it into objects. The first lines of every file are sniffed to
+ * tell its format; parsing each (most of them a Claude Code file's long progress lines) cost more than the rest of a
+ * small file's scan.
+ *
+ * ``sniff(line, types, roles)``: the line is checked whole, as the scan checks a line (``valid``), and must be one
+ * object; the words the sniffs compare are looked up in ``types`` (the top-level ``type``) and ``roles`` (the
+ * top-level ``role``, and the ``role`` of a top-level ``message`` object), dicts of UTF-8 bytes to bits (SN_*, as
+ * formats.SNIFF_BITS). Returns (pi, claude, codex, messages) as the four sniffs score the line, or None where the
+ * Python must look: the line is no object or not valid as the scan reads it, or a key or one of those words is
+ * written with an escape. A key written twice counts as orjson reads it: the last value. */
+
+enum {
+    SN_CLAUDE_UA = 1, SN_CLAUDE_KNOWN = 2, SN_PI_SESSION = 4, SN_PI_ENTRY = 8, SN_PI_MESSAGE = 16, SN_CODEX_LINE = 32,
+    SN_CODEX_STRONG = 64,  /* (type bits) */
+    SN_PI_ROLE = 1, SN_MESSAGES_ROLE = 2,  /* (role bits) */
+};
+
+enum { SK_TYPE, SK_UUID, SK_SESSION, SK_LEAF, SK_MESSAGE_ID, SK_MESSAGE, SK_PAYLOAD, SK_ROLE, SK_CONTENT, SK_OTHER };
+
+static int sniff_key(cp s, Py_ssize_t n) {
+    static const char *names[] = {"type", "uuid", "sessionId", "leafUuid", "messageId", "message", "payload", "role",
+                                  "content"};
+    for (int k = 0; k < SK_OTHER; k++)
+        if ((Py_ssize_t)strlen(names[k]) == n && memcmp(s, names[k], n) == 0) return k;
+    return SK_OTHER;
+}
+
+/* the bits ``words`` gives the string at s (n bytes, no escape): 0 when it gives none; -1 on error */
+static long sniff_bits(PyObject *words, cp s, Py_ssize_t n) {
+    PyObject *b = PyBytes_FromStringAndSize((const char *)s, n);
+    if (!b) return -1;
+    PyObject *v = PyDict_GetItemWithError(words, b);
+    Py_DECREF(b);
+    if (!v) return PyErr_Occurred() ? -1 : 0;
+    return PyLong_AsLong(v);
+}
+
+/* a string value at p (its quote): its bits in ``words`` (*bits), p past it; NULL when invalid or written with an
+ * escape (*esc set for the latter) */
+static cp sniff_word(cp p, cp end, PyObject *words, long *bits, int *esc) {
+    cp s = p + 1, q = scan_string(s, end, esc);
+    if (!q || *esc) return NULL;
+    *bits = sniff_bits(words, s, q - 1 - s);
+    return q;
+}
+
+static PyObject *sniff(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3 || !PyBytes_Check(args[0]) || !PyDict_Check(args[1]) || !PyDict_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "sniff(line: bytes, types: dict, roles: dict)");
+        return NULL;
+    }
+    PyObject *types = args[1], *roles = args[2];
+    cp p = (cp)PyBytes_AS_STRING(args[0]), end = p + PyBytes_GET_SIZE(args[0]);
+    int seen[SK_OTHER] = {0}, type_str = 0, message_obj = 0, payload_obj = 0, esc;
+    long type_bits = 0, role_bits = 0, message_role = 0, b;
+    p = skip_ws(p, end);
+    if (p >= end || *p != '{') Py_RETURN_NONE;
+    p = skip_ws(p + 1, end);
+    if (p < end && *p == '}') p++;
+    else for (;;) {
+        if (p >= end || *p != '"') Py_RETURN_NONE;
+        cp key = p + 1, q = scan_string(key, end, &esc);
+        if (!q || esc) Py_RETURN_NONE;
+        int k = sniff_key(key, q - 1 - key);
+        p = skip_ws(q, end);
+        if (p >= end || *p != ':') Py_RETURN_NONE;
+        p = skip_ws(p + 1, end);
+        if (p >= end) Py_RETURN_NONE;
+        if (k != SK_OTHER) seen[k] = 1;
+        if ((k == SK_TYPE || k == SK_ROLE) && *p == '"') {
+            if (!(p = sniff_word(p, end, k == SK_TYPE ? types : roles, &b, &esc))) {
+                if (PyErr_Occurred()) return NULL;
+                Py_RETURN_NONE;
+            }
+            if (b < 0) return NULL;
+            if (k == SK_TYPE) { type_str = 1; type_bits = b; }
+            else role_bits = b;
+        } else if (k == SK_MESSAGE && *p == '{') {  /* its role, as the last "role" key of this object says */
+            message_obj = 1;
+            message_role = 0;
+            p = skip_ws(p + 1, end);
+            if (p < end && *p == '}') p++;
+            else for (;;) {
+                if (p >= end || *p != '"') Py_RETURN_NONE;
+                cp mk = p + 1, mq = scan_string(mk, end, &esc);
+                if (!mq || esc) Py_RETURN_NONE;
+                int role = mq - 1 - mk == 4 && memcmp(mk, "role", 4) == 0;
+                p = skip_ws(mq, end);
+                if (p >= end || *p != ':') Py_RETURN_NONE;
+                p = skip_ws(p + 1, end);
+                if (role) message_role = 0;
+                if (role && p < end && *p == '"') {
+                    if (!(p = sniff_word(p, end, roles, &b, &esc))) {
+                        if (PyErr_Occurred()) return NULL;
+                        Py_RETURN_NONE;
+                    }
+                    if (b < 0) return NULL;
+                    message_role = b;
+                } else if (!(p = scan_value(p, end, 2))) {
+                    Py_RETURN_NONE;
+                }
+                p = skip_ws(p, end);
+                if (p < end && *p == ',') { p = skip_ws(p + 1, end); continue; }
+                if (p < end && *p == '}') { p++; break; }
+                Py_RETURN_NONE;
+            }
+        } else {
+            if (k == SK_TYPE) { type_str = 0; type_bits = 0; }
+            else if (k == SK_ROLE) role_bits = 0;
+            else if (k == SK_MESSAGE) { message_obj = 0; message_role = 0; }
+            if (k == SK_PAYLOAD) payload_obj = *p == '{';
+            if (!(p = scan_value(p, end, 1))) Py_RETURN_NONE;
+        }
+        p = skip_ws(p, end);
+        if (p < end && *p == ',') { p = skip_ws(p + 1, end); continue; }
+        if (p < end && *p == '}') { p++; break; }
+        Py_RETURN_NONE;
+    }
+    if (skip_ws(p, end) != end) Py_RETURN_NONE;
+    int ids = seen[SK_UUID] || seen[SK_SESSION];
+    int claude = !type_str ? 0 : (type_bits & SN_CLAUDE_UA) && message_obj && ids ? 5
+        : (type_bits & SN_CLAUDE_KNOWN) && (ids || seen[SK_LEAF] || seen[SK_MESSAGE_ID]) ? 3 : 0;
+    int pi = !type_str ? 0 : (type_bits & SN_PI_SESSION) ? 10
+        : !(type_bits & SN_PI_ENTRY) ? 0 : !(type_bits & SN_PI_MESSAGE) ? 3 : message_obj && (message_role & SN_PI_ROLE) ? 3 : 0;
+    int codex = type_str && (type_bits & SN_CODEX_LINE) && payload_obj ? ((type_bits & SN_CODEX_STRONG) ? 6 : 4) : 0;
+    int messages = !seen[SK_TYPE] && (role_bits & SN_MESSAGES_ROLE) && seen[SK_CONTENT] ? 4 : 0;
+    return Py_BuildValue("(iiii)", pi, claude, codex, messages);
+}
