@@ -33,7 +33,9 @@ from .errors import unexpected
 from .errors import CtxError
 
 MIN_TOTAL_BYTES = 16 << 20  # below this, starting the workers (~0.1 s of CPU each) costs more than it saves
-DEPTH = 2  # jobs sent ahead to each worker
+DEPTH = 2  # jobs sent ahead to each worker, and more while they hold less than AHEAD_BYTES (small files: a worker
+AHEAD_BYTES = 4 << 20  # done with its jobs waits for this process to finish the file it is on before it gets more)
+AHEAD_MAX = 32
 _HEAD = struct.Struct("<Q")
 
 
@@ -61,10 +63,10 @@ def each(fn: Callable, paths: Iterable[str], *args, workers: int | None = None,
                 yield (paths[nxt], *done.pop(nxt))
                 nxt += 1
                 continue
-            for w in ws.ws:  # two jobs queued per worker: it never waits for this process
-                while len(w.jobs) < DEPTH and queue:
+            for w in ws.ws:  # jobs queued per worker: it never waits for this process
+                while queue and (len(w.jobs) < DEPTH or (w.ahead < AHEAD_BYTES and len(w.jobs) < AHEAD_MAX)):
                     i = queue.pop(0)
-                    if not w.send(i, fn, paths[i], args):
+                    if not w.send(i, fn, paths[i], args, sizes[i]):
                         done[i] = call(fn, paths[i], args)
                         break
             for i, out in ws.finished(block=False):
@@ -99,15 +101,24 @@ class _Worker:
     def __init__(self, proc):
         self.proc = proc
         self.jobs: deque[int] = deque()  # sent, in the order the answers come
+        self.sizes: deque[int] = deque()  # their files' sizes
+        self.ahead = 0  # their sum
 
-    def send(self, i: int, fn, path: str, args: tuple) -> bool:
+    def send(self, i: int, fn, path: str, args: tuple, size: int = 0) -> bool:
         try:
             data = pickle.dumps((fn, path, args), pickle.HIGHEST_PROTOCOL)
             _write_all(self.proc.stdin, _HEAD.pack(len(data)) + data)
         except (OSError, ValueError, pickle.PicklingError, AttributeError, TypeError):
             return False
         self.jobs.append(i)
+        self.sizes.append(size)
+        self.ahead += size
         return True
+
+    def answered(self) -> int:
+        """The oldest job, answered: its index."""
+        self.ahead -= self.sizes.popleft()
+        return self.jobs.popleft()
 
     def receive(self):
         """The oldest job's (result, error), or None when the worker died or answered nonsense
@@ -160,14 +171,21 @@ class _Workers:
 
     def finished(self, block: bool) -> list[tuple[int, tuple | None]]:
         """Jobs answered (or lost with their worker: None) since the last call; ``block``: wait for one."""
-        out = []
-        if not any(w.jobs for w in self.ws):
-            return out
-        for key, _ in self.sel.select(None if block else 0):
+        out: list = []
+        while any(w.jobs for w in self.ws):
+            ready = self.sel.select(None if block and not out else 0)
+            if not ready:
+                return out
+            self._read(ready, out)
+        return out
+
+    def _read(self, ready: list, out: list) -> None:
+        """One answer from each worker ``ready`` names (a dead worker's jobs, None)."""
+        for key, _ in ready:
             w = key.data
-            res = w.receive()  # one answer per readable worker; the next call reads the rest
+            res = w.receive()
             if res is not None:
-                out.append((w.jobs.popleft(), res))
+                out.append((w.answered(), res))
                 continue
             self.sel.unregister(w.proc.stdout)  # dead: its jobs are done here, no new ones
             self.ws.remove(w)
@@ -176,7 +194,6 @@ class _Workers:
             w.proc.stdout.close()
             out.extend((i, None) for i in w.jobs)
             w.jobs.clear()
-        return out
 
 
 # The pipes are unbuffered: a buffered reader could hold an answer that select() then never reports.

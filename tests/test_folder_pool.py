@@ -89,16 +89,33 @@ def _files(tmp_path, names, size=1000):
 
 
 def test_results_come_in_input_order_with_errors_in_their_place(tmp_path):
-    paths = _files(tmp_path, ["f0", "f1", "f2bad", "f3", "f4"])
+    names = ["f0", "f1", "f2bad", "f3"] + [f"g{k}" for k in range(pool.AHEAD_MAX + 4)]
+    paths = _files(tmp_path, names)
     (tmp_path / "f3").write_bytes(b"x" * 50_000)  # the largest goes first, still yielded in its place
     got = list(pool.each(_ok, paths, "t", workers=2, min_bytes=0))
     assert [p for p, _, _ in got] == paths
     done = [r for _, r, _ in got if r is not None]
-    assert [r[:2] for r in done] == [("t", n) for n in ("f0", "f1", "f3", "f4")]
-    assert {r[2] for r in done} == {"1", None}  # by the worker and by this process
+    assert [r[:2] for r in done] == [("t", n) for n in names if n != "f2bad"]
+    # by the worker (as many small files ahead as AHEAD_MAX: it never waits for this process) and by this process
+    assert {r[2] for r in done} == {"1", None}
     assert done[2][2] == "1"  # the largest went to the worker
     err = got[2][2]
     assert isinstance(err, InputError) and (err.reason, err.path, err.line) == ("refused", paths[2], 7)
+
+
+def test_a_worker_holds_small_files_ahead_up_to_a_size():
+    """A worker is sent jobs while it holds fewer than DEPTH, or less than AHEAD_BYTES of files and fewer than
+    AHEAD_MAX jobs; answered jobs leave its count."""
+
+    class Pipe:
+        def write(self, data):
+            return len(data)
+
+    w = pool._Worker(type("Proc", (), {"stdin": Pipe()})())
+    for k in range(3):
+        assert w.send(k, _ok, f"f{k}", ("t",), 1 << 20)
+    assert (list(w.jobs), w.ahead) == ([0, 1, 2], 3 << 20)
+    assert w.answered() == 0 and w.ahead == 2 << 20
 
 
 def test_one_worker_or_small_files_stay_in_this_process(tmp_path, monkeypatch):
