@@ -36,13 +36,73 @@ static long sniff_bits(PyObject *words, cp s, Py_ssize_t n) {
     return PyLong_AsLong(v);
 }
 
-/* a string value at p (its quote): its bits in ``words`` (*bits), p past it; NULL when invalid or written with an
- * escape (*esc set for the latter) */
-static cp sniff_word(cp p, cp end, PyObject *words, long *bits, int *esc) {
-    cp s = p + 1, q = scan_string(s, end, esc);
-    if (!q || *esc) return NULL;
+/* what a line's sniff gathers as its members are read */
+typedef struct {
+    PyObject *types, *roles;
+    int seen[SK_OTHER], type_str, message_obj, payload_obj;
+    long type_bits, role_bits, message_role;
+} Sniff;
+
+/* a string value at p (its quote): its bits in ``words`` (*bits), p past it; NULL when invalid, written with an
+ * escape, or on error (set) */
+static cp sniff_word(cp p, cp end, PyObject *words, long *bits) {
+    int esc;
+    cp s = p + 1, q = scan_string(s, end, &esc);
+    if (!q || esc) return NULL;
     *bits = sniff_bits(words, s, q - 1 - s);
-    return q;
+    return *bits < 0 ? NULL : q;
+}
+
+typedef cp (*Member)(Sniff *s, cp key, Py_ssize_t n, cp v, cp end, int depth);
+
+/* the object at p (its '{', at ``depth``): each member's key (written without an escape) and value handed to
+ * ``member``, which returns the position past the value; the position past the object, or NULL (declined, or an error
+ * set) */
+static cp sniff_object(Sniff *s, cp p, cp end, int depth, Member member) {
+    int esc;
+    p = skip_ws(p + 1, end);
+    if (p < end && *p == '}') return p + 1;
+    for (;;) {
+        if (p >= end || *p != '"') return NULL;
+        cp key = p + 1, q = scan_string(key, end, &esc);
+        if (!q || esc) return NULL;
+        p = skip_ws(q, end);
+        if (p >= end || *p != ':') return NULL;
+        p = skip_ws(p + 1, end);
+        if (p >= end || !(p = member(s, key, q - 1 - key, p, end, depth + 1))) return NULL;
+        p = skip_ws(p, end);
+        if (p < end && *p == ',') { p = skip_ws(p + 1, end); continue; }
+        if (p < end && *p == '}') return p + 1;
+        return NULL;
+    }
+}
+
+/* a member of a top-level message object: its role (the last "role" key's, as orjson reads a key written twice) */
+static cp message_member(Sniff *s, cp key, Py_ssize_t n, cp v, cp end, int depth) {
+    if (n != 4 || memcmp(key, "role", 4) != 0) return scan_value(v, end, depth);
+    s->message_role = 0;
+    return *v == '"' ? sniff_word(v, end, s->roles, &s->message_role) : scan_value(v, end, depth);
+}
+
+/* a member of the line's object */
+static cp top_member(Sniff *s, cp key, Py_ssize_t n, cp v, cp end, int depth) {
+    int k = sniff_key(key, n);
+    if (k == SK_OTHER) return scan_value(v, end, depth);
+    s->seen[k] = 1;
+    if (k == SK_TYPE) { s->type_str = 0; s->type_bits = 0; }  /* (a key written twice: its last value counts) */
+    else if (k == SK_ROLE) s->role_bits = 0;
+    else if (k == SK_MESSAGE) { s->message_obj = 0; s->message_role = 0; }
+    else if (k == SK_PAYLOAD) s->payload_obj = *v == '{';
+    if (k == SK_TYPE && *v == '"') {
+        s->type_str = 1;
+        return sniff_word(v, end, s->types, &s->type_bits);
+    }
+    if (k == SK_ROLE && *v == '"') return sniff_word(v, end, s->roles, &s->role_bits);
+    if (k == SK_MESSAGE && *v == '{') {
+        s->message_obj = 1;
+        return sniff_object(s, v, end, depth, message_member);  /* (depth 1: the line's own member) */
+    }
+    return scan_value(v, end, depth);
 }
 
 static PyObject *sniff(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
@@ -50,74 +110,19 @@ static PyObject *sniff(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
         PyErr_SetString(PyExc_TypeError, "sniff(line: bytes, types: dict, roles: dict)");
         return NULL;
     }
-    PyObject *types = args[1], *roles = args[2];
+    Sniff sn = {.types = args[1], .roles = args[2]};
+    int *seen = sn.seen;
     cp p = (cp)PyBytes_AS_STRING(args[0]), end = p + PyBytes_GET_SIZE(args[0]);
-    int seen[SK_OTHER] = {0}, type_str = 0, message_obj = 0, payload_obj = 0, esc;
-    long type_bits = 0, role_bits = 0, message_role = 0, b;
     p = skip_ws(p, end);
     if (p >= end || *p != '{') Py_RETURN_NONE;
-    p = skip_ws(p + 1, end);
-    if (p < end && *p == '}') p++;
-    else for (;;) {
-        if (p >= end || *p != '"') Py_RETURN_NONE;
-        cp key = p + 1, q = scan_string(key, end, &esc);
-        if (!q || esc) Py_RETURN_NONE;
-        int k = sniff_key(key, q - 1 - key);
-        p = skip_ws(q, end);
-        if (p >= end || *p != ':') Py_RETURN_NONE;
-        p = skip_ws(p + 1, end);
-        if (p >= end) Py_RETURN_NONE;
-        if (k != SK_OTHER) seen[k] = 1;
-        if ((k == SK_TYPE || k == SK_ROLE) && *p == '"') {
-            if (!(p = sniff_word(p, end, k == SK_TYPE ? types : roles, &b, &esc))) {
-                if (PyErr_Occurred()) return NULL;
-                Py_RETURN_NONE;
-            }
-            if (b < 0) return NULL;
-            if (k == SK_TYPE) { type_str = 1; type_bits = b; }
-            else role_bits = b;
-        } else if (k == SK_MESSAGE && *p == '{') {  /* its role, as the last "role" key of this object says */
-            message_obj = 1;
-            message_role = 0;
-            p = skip_ws(p + 1, end);
-            if (p < end && *p == '}') p++;
-            else for (;;) {
-                if (p >= end || *p != '"') Py_RETURN_NONE;
-                cp mk = p + 1, mq = scan_string(mk, end, &esc);
-                if (!mq || esc) Py_RETURN_NONE;
-                int role = mq - 1 - mk == 4 && memcmp(mk, "role", 4) == 0;
-                p = skip_ws(mq, end);
-                if (p >= end || *p != ':') Py_RETURN_NONE;
-                p = skip_ws(p + 1, end);
-                if (role) message_role = 0;
-                if (role && p < end && *p == '"') {
-                    if (!(p = sniff_word(p, end, roles, &b, &esc))) {
-                        if (PyErr_Occurred()) return NULL;
-                        Py_RETURN_NONE;
-                    }
-                    if (b < 0) return NULL;
-                    message_role = b;
-                } else if (!(p = scan_value(p, end, 2))) {
-                    Py_RETURN_NONE;
-                }
-                p = skip_ws(p, end);
-                if (p < end && *p == ',') { p = skip_ws(p + 1, end); continue; }
-                if (p < end && *p == '}') { p++; break; }
-                Py_RETURN_NONE;
-            }
-        } else {
-            if (k == SK_TYPE) { type_str = 0; type_bits = 0; }
-            else if (k == SK_ROLE) role_bits = 0;
-            else if (k == SK_MESSAGE) { message_obj = 0; message_role = 0; }
-            if (k == SK_PAYLOAD) payload_obj = *p == '{';
-            if (!(p = scan_value(p, end, 1))) Py_RETURN_NONE;
-        }
-        p = skip_ws(p, end);
-        if (p < end && *p == ',') { p = skip_ws(p + 1, end); continue; }
-        if (p < end && *p == '}') { p++; break; }
+    p = sniff_object(&sn, p, end, 0, top_member);
+    if (!p) {
+        if (PyErr_Occurred()) return NULL;
         Py_RETURN_NONE;
     }
     if (skip_ws(p, end) != end) Py_RETURN_NONE;
+    int type_str = sn.type_str, message_obj = sn.message_obj, payload_obj = sn.payload_obj;
+    long type_bits = sn.type_bits, role_bits = sn.role_bits, message_role = sn.message_role;
     int ids = seen[SK_UUID] || seen[SK_SESSION];
     int claude = !type_str ? 0 : (type_bits & SN_CLAUDE_UA) && message_obj && ids ? 5
         : (type_bits & SN_CLAUDE_KNOWN) && (ids || seen[SK_LEAF] || seen[SK_MESSAGE_ID]) ? 3 : 0;

@@ -236,6 +236,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mb", type=int, default=500)
     ap.add_argument("--files", type=int, default=165)
+    ap.add_argument("--many-files", type=int, default=2000,
+                    help="a second folder of the same size in this many files (a real projects folder's shape: most "
+                         "sessions small); 0: none")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", default=os.path.join(ROOT, "bench-out"))
     ap.add_argument("--only", choices=("folder", "file"), default=None)
@@ -252,6 +255,11 @@ def main() -> int:
         root = realshape_folder(a.out, a.mb, a.files)
         result["folder"] = folder_bench(root, binary, why, a.repeat)
         print(json.dumps({"folder": result["folder"].get("ratios_vs_ccusage") or result["folder"]["ccusage"]}), flush=True)
+        if a.many_files:
+            root = realshape_folder(a.out, a.mb, a.many_files)
+            result["folder_many"] = folder_bench(root, binary, why, a.repeat)
+            print(json.dumps({"folder_many": result["folder_many"].get("ratios_vs_ccusage")
+                              or result["folder_many"]["ccusage"]}), flush=True)
     if a.only in (None, "file"):
         claude = realshape_file(a.out, a.mb)
         result["realshape_file"] = realshape.measure_shares(claude)
@@ -259,7 +267,7 @@ def main() -> int:
         print(json.dumps({"claude_file": result["claude_file"]["vs_bare"]}), flush=True)
         result["pi_file"] = file_bench(generated(a.out, "pi", a.mb), a.repeat)
         print(json.dumps({"pi_file": result["pi_file"]["vs_bare"]}), flush=True)
-    parts = [result[k]["ok"] for k in ("folder", "claude_file", "pi_file") if k in result]
+    parts = [result[k]["ok"] for k in ("folder", "folder_many", "claude_file", "pi_file") if k in result]
     result["ok"] = all(p is not False for p in parts)
     with open(os.path.join(a.out, "realshape.json"), "w") as f:
         json.dump(result, f, indent=2)
