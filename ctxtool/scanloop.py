@@ -632,8 +632,9 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
                         for (w, o), raw in zip(pending, pending_raw):
                             if early is None or not early.line(raw, w[0], w[1], prev):
                                 o = _parsed(t, w, o, raw)
-                                if o is not REFUSED:
-                                    emit(w, o)
+                                if o is REFUSED:
+                                    continue
+                                emit(w, o)
                             prev = w[0]
                         pending.clear()
                         pending_raw.clear()
