@@ -8,8 +8,8 @@ it raised (any other exception is raised here, as a serial loop would). It is wh
 Files of ``parallel.MIN_BYTES`` or more are done first, here, one at a time: their scan is split
 into parts that helper processes scan (``parallel.py``), so every core works on them. The other
 files go to worker processes (one per CPU but this one, at most ``parallel.MAX_WORKERS`` in all),
-largest first, two jobs ahead so that a worker never waits; this process takes the smallest files
-left meanwhile. In a worker, scans stay in one process.
+largest first, two jobs ahead (more of small files, up to 4 MB) so that a worker never waits; this
+process takes the smallest files left meanwhile. In a worker, scans stay in one process.
 Workers are forked where that is safe (``forked``: Linux, this process with one thread), else started as
 ``python -c`` (no main module is imported again), and take one job at a time over a pipe (pickled ``fn``, path and
 arguments; ``fn`` must be a module-level function). ``CTXTOOL_SCAN_WORKERS=1``, or files too few or
@@ -33,9 +33,9 @@ from .errors import unexpected
 from .errors import CtxError
 
 MIN_TOTAL_BYTES = 16 << 20  # below this, starting the workers (~0.1 s of CPU each) costs more than it saves
-DEPTH = 2  # jobs sent ahead to each worker, and more while they hold less than AHEAD_BYTES (small files: a worker
-AHEAD_BYTES = 4 << 20  # done with its jobs waits for this process to finish the file it is on before it gets more)
-AHEAD_MAX = 32
+DEPTH = 2  # jobs sent ahead to each worker at least,
+AHEAD_BYTES = 4 << 20  # and more while its jobs' files add up to less than this (at most AHEAD_MAX jobs): of small
+AHEAD_MAX = 32  # files, a worker done with two would wait for this process to finish the file it is on
 _HEAD = struct.Struct("<Q")
 
 
