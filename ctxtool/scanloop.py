@@ -455,6 +455,19 @@ def _parsed(t, where: tuple, obj, raw: bytes):
     return exact_numbers(obj, raw) if t.fmt is CODEX else obj
 
 
+def _handed(t, pending: list, raws: list, meta, emit, prev):
+    """The lines read before the format was known, handed on once it is: the C part's ``meta`` (or None) takes those it
+    is sure of from their bytes, the others are parsed (``_parsed``) and emitted. Returns the last line's number."""
+    for (w, o), raw in zip(pending, raws):
+        if meta is None or not meta.line(raw, w[0], w[1], prev):
+            o = _parsed(t, w, o, raw)
+            if o is REFUSED:
+                continue
+            emit(w, o)
+        prev = w[0]
+    return prev
+
+
 def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: int | None = None, meta=None,
                into: list | None = None, shared: dict | None = None, sizes: dict | None = None, taken=None,
                tuples: bool = False, stats: bool = True) -> None:
@@ -629,13 +642,7 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
                         # part's Meta takes those it is sure of, from their bytes), the others emitted
                         if native_ok and into is not None and decoder(t.fmt) is not None:
                             early = meta_reader(c, t.fmt, into, shared, sizes, tuples, stats)
-                        for (w, o), raw in zip(pending, pending_raw):
-                            if early is None or not early.line(raw, w[0], w[1], prev):
-                                o = _parsed(t, w, o, raw)
-                                if o is REFUSED:
-                                    continue
-                                emit(w, o)
-                            prev = w[0]
+                        prev = _handed(t, pending, pending_raw, early, emit, prev)
                         pending.clear()
                         pending_raw.clear()
                         pending_scores.clear()
@@ -710,7 +717,7 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
             first = t.bad[0]
             raise InputError(f"no parseable JSON lines, not a session transcript (first: {first.reason})", path=path, line=first.lineno)
         t.fmt = _told(pending, pending_raw, pending_scores, path, module)
-        for (ln, o), raw in zip(pending, pending_raw):
-            o = _parsed(t, ln, o, raw)
-            if o is not REFUSED:
-                emit(ln, o)
+        # a file shorter than the lines read to tell its format: its lines go as they go above
+        early = meta_reader(c, t.fmt, into, shared, sizes, tuples, stats) if (
+            native_ok and into is not None and decoder(t.fmt) is not None) else None
+        _handed(t, pending, pending_raw, early, emit, prev)
