@@ -264,26 +264,38 @@ static int message_item(Whole *self, PyObject *p, Fields *f, int stats) {
     return CX_MADE;
 }
 
-/* the texts of a reasoning item's summary or content (dicts with a string text): their count and UTF-16 length */
-static void reasoning_texts(Whole *self, PyObject *list, Py_ssize_t *count, long long *len) {
+/* the entries of a reasoning item's summary (``content`` 0) or content, as formats.codex.reasoning_parts reads the
+ * common ones: dicts whose type is summary_text (a content's: reasoning_text or text) and whose text is a string. Their
+ * count and UTF-16 length into *count and *len, *reasoning set when a content's entry is a reasoning_text; 0 when an
+ * entry is of another shape (the Python reads the line) */
+static int reasoning_texts(Whole *self, PyObject *list, int content, Py_ssize_t *count, long long *len, int *reasoning) {
     for (Py_ssize_t k = 0; k < PyList_GET_SIZE(list); k++) {
         PyObject *s = PyList_GET_ITEM(list, k);
-        if (!PyDict_Check(s)) continue;
-        PyObject *x = get(s, self->s[S_TEXT]);
-        if (!x || !PyUnicode_Check(x)) continue;
+        if (!PyDict_CheckExact(s)) return 0;
+        PyObject *t = get(s, self->s[S_TYPE]), *x = get(s, self->s[S_TEXT]);
+        if (!x || !PyUnicode_CheckExact(x)) return 0;
+        if (content ? is(t, "reasoning_text") : is(t, "summary_text")) *reasoning |= content;
+        else if (!content || !is(t, "text")) return 0;
         ++*count;
         *len += js_len_(x);
     }
+    return 1;
 }
 
 static int reasoning_item(Whole *self, PyObject *p, Fields *f, int stats) {
     PyObject *summary = get(p, self->s[S_SUMMARY]), *more = get(p, self->s[S_CONTENT]), *enc = get(p, self->s[S_ENCRYPTED]);
     if (!summary || !PyList_CheckExact(summary) || !(NULLISH(more) || PyList_CheckExact(more)) || !OPT_STR(enc))
         return CX_DECLINE;
-    Py_ssize_t count = 0;
-    long long len = 0;
-    reasoning_texts(self, summary, &count, &len);
-    if (!NULLISH(more)) reasoning_texts(self, more, &count, &len);
+    Py_ssize_t count = 0, ccount = 0;
+    long long len = 0, clen = 0;
+    int reasoning = 0;  /* the content is sent (formats.codex.sent_content) */
+    if (!reasoning_texts(self, summary, 0, &count, &len, &reasoning)
+        || (!NULLISH(more) && !reasoning_texts(self, more, 1, &ccount, &clen, &reasoning)))
+        return CX_DECLINE;
+    if (reasoning) {
+        count += ccount;
+        len += clen;
+    }
     long long n = stats ? len + (count ? count - 1 : 0) : 0;  /* js_len("\n".join(texts)) */
     f->kind = self->message;
     f->role = Py_NewRef(self->s[S_ASSISTANT]);

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import uuid
 
+from .formats.codex import CONTENT_TAGS, SUMMARY_TAGS, reasoning_parts, sent_content
 from .model import COMPACTION, HEADER, MESSAGE, Entry, entry_from_tuple
 
 ABORTED = "aborted"
@@ -234,11 +235,34 @@ def _clean(p: dict) -> dict:
     """An item as Codex sends it: the fields it knows of the item's type (an item of another type: all
     but its internal ones)."""
     keep = SENT_FIELDS.get(p.get("type")) if type(p.get("type")) is str else None
+    if p.get("type") == "reasoning":
+        return _reasoning(p)
     if keep is not None:
         return p if keep.issuperset(p) else {k: v for k, v in p.items() if k in keep}
     if any(k in p for k in INTERNAL_FIELDS):
         return {k: v for k, v in p.items() if k not in INTERNAL_FIELDS}
     return p
+
+
+def _reasoning(p: dict) -> dict:
+    """A reasoning item as Codex writes it again (judged): its id when it has one; its summary's and content's entries
+    as tagged texts, nothing else of them; the content left out when no entry of it is a ``reasoning_text`` (an empty
+    one too), null when missing; ``encrypted_content`` null when missing. (The scan refused any other shape.)"""
+    summary, more = p.get("summary"), p.get("content")
+    parts = reasoning_parts(summary, SUMMARY_TAGS) if type(summary) is list else None
+    extra = reasoning_parts(more, CONTENT_TAGS) if type(more) is list else None
+    if parts is None or (more is not None and extra is None):  # (not read so: the fields it knows, as written)
+        return {k: v for k, v in p.items() if k in SENT_FIELDS["reasoning"]}
+    out = {"type": "reasoning"}
+    if p.get("id") is not None:
+        out["id"] = p["id"]
+    out["summary"] = [{"type": tag, "text": text} for tag, text in parts]
+    if more is None:
+        out["content"] = None
+    elif sent_content(extra):
+        out["content"] = [{"type": tag, "text": text} for tag, text in extra]
+    out["encrypted_content"] = p.get("encrypted_content")
+    return out
 
 
 def sent_items(t, entries: list[Entry] | None = None) -> list[tuple[dict, list[int]]]:

@@ -664,3 +664,32 @@ def test_a_passthrough_written_as_an_array_is_read_field_by_field(tmp_path, raw,
     sent = judge(str(path))
     assert ("environment_context" in json.dumps(sent)) is read
     assert compare(view(str(path)), sent) == []
+
+
+@pytest.mark.parametrize("field,value,sent", [
+    ("summary", [{"type": "summary_text", "text": {}}], False), ("summary", [{"type": "summary_text"}], False),
+    ("summary", [{"type": "summary_text", "text": None}], False), ("summary", [{"type": "x", "text": "a"}], False),
+    ("summary", [{"text": "a"}], False), ("summary", ["x"], False), ("summary", [[]], False),
+    ("summary", [["summary_text", "a"]], True), ("summary", [["summary_text", "a", "x"]], False),
+    ("summary", [{"type": "summary_text", "text": "a", "extra": 1}], True), ("summary", [], True),
+    ("summary", [{"type": "reasoning_text", "text": "a"}], False),
+    ("content", [{"type": "reasoning_text", "text": "a", "extra": 2}], True), ("content", [{"type": "text", "text": "a"}], True),
+    ("content", [{"type": "text", "text": "a"}, {"type": "reasoning_text", "text": "b"}], True), ("content", [], True),
+    ("content", [["reasoning_text", "a"]], True), ("content", [{"type": "x", "text": "a"}], False),
+    ("content", [{"type": "reasoning_text", "text": {}}], False), ("content", [{"type": "summary_text", "text": "a"}], False),
+    ("content", GONE, True), ("encrypted_content", GONE, True), ("id", GONE, True), ("id", None, True)], ids=str)
+def test_a_reasoning_item_is_read_and_sent_as_codex_reads_and_sends_it(tmp_path, field, value, sent):
+    """A reasoning item's summary and content entries are tagged texts: another tag, a text that is no string, a
+    missing one make Codex skip the line (judge fuzz seed 174, case 0013: a summary text written as an object, which
+    ctxtool sent). What it sends is the item written again: each entry as its tag and text, the content left out when
+    no entry of it is a reasoning_text, null fields where they are missing (judged)."""
+    def edit(o):
+        if value == GONE:
+            del o["payload"][field]
+        else:
+            o["payload"][field] = value
+
+    path, _ = _edited(tmp_path, "parallel.jsonl", b'"type":"reasoning"', edit)
+    got = judge(path)
+    assert any(i.get("type") == "reasoning" for i in got) is sent
+    assert compare(view(path), got) == []

@@ -146,6 +146,36 @@ _SOURCE_ROLES = ("user", "assistant")
 _META_SEQ = ("u64", "u64", "list", "list", "bool")
 
 
+# the entries of a reasoning item's summary and content: tagged texts (judged: another tag, a text of another type, a
+# missing one, make Codex skip the line)
+SUMMARY_TAGS = ("summary_text",)
+CONTENT_TAGS = ("reasoning_text", "text")
+
+
+def reasoning_parts(entries: list, tags: tuple) -> list | None:
+    """``(tag, text)`` of each entry of a reasoning item's summary or content as Codex's reader takes it (an object with
+    one of ``tags`` as its ``type`` and a string ``text``, its other fields left out; or an array of the two), or None
+    when one is of another shape: Codex then skips the line (judged)."""
+    out = []
+    for x in entries:
+        if type(x) is dict:
+            tag, text = x.get("type"), x.get("text")
+        elif type(x) is list and len(x) == 2:
+            tag, text = x
+        else:
+            return None
+        if type(tag) is not str or tag not in tags or type(text) is not str:
+            return None
+        out.append((tag, text))
+    return out
+
+
+def sent_content(parts: list) -> list:
+    """The content entries Codex sends of a reasoning item: all of them when one is a ``reasoning_text``, else none
+    (the field left out; judged)."""
+    return parts if any(tag == "reasoning_text" for tag, _ in parts) else []
+
+
 def _bad_metadata(m) -> str | None:
     """Why Codex's reader refuses an item line's ``metadata``, or None. An array is read as the
     struct's fields in order: the first five are checked (``_META_SEQ``); what the arrays among them hold,
@@ -282,12 +312,12 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
         summary, more, enc = p.get("summary"), p.get("content"), p.get("encrypted_content")
         if type(summary) is not list or not _opt(more, list) or not _opt(enc, str):
             return _refused(e, "reasoning whose summary is no array, or content or encrypted_content of another type")
+        parts, extra = reasoning_parts(summary, SUMMARY_TAGS), reasoning_parts(more or [], CONTENT_TAGS)
+        if parts is None or extra is None:
+            return _refused(e, "reasoning whose summary or content holds an entry of another shape")
         e.kind = MESSAGE
         e.role = "assistant"
-        texts = [s.get("text") for s in summary if isinstance(s, dict) and isinstance(s.get("text"), str)]
-        if more:
-            texts += [s.get("text") for s in more if isinstance(s, dict) and isinstance(s.get("text"), str)]
-        thinking = "\n".join(texts)
+        thinking = "\n".join(text for _, text in parts + sent_content(extra))
         if blocks:
             b = {"type": "thinking", "thinking": thinking}
             if isinstance(enc, str):
