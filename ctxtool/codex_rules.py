@@ -231,6 +231,10 @@ SENT_FIELDS = {
 }
 
 
+# fields Codex leaves out of what it sends when they are null (judged; the others it sends as null)
+NULL_LEFT_OUT = frozenset(("namespace", "phase"))
+
+
 def _clean(p: dict) -> dict:
     """An item as Codex sends it: the fields it knows of the item's type (an item of another type: all
     but its internal ones)."""
@@ -238,7 +242,9 @@ def _clean(p: dict) -> dict:
     if p.get("type") == "reasoning":
         return _reasoning(p)
     if keep is not None:
-        return p if keep.issuperset(p) else {k: v for k, v in p.items() if k in keep}
+        if keep.issuperset(p) and not any(p.get(k, 0) is None for k in NULL_LEFT_OUT):
+            return p
+        return {k: v for k, v in p.items() if k in keep and not (v is None and k in NULL_LEFT_OUT)}
     if any(k in p for k in INTERNAL_FIELDS):
         return {k: v for k, v in p.items() if k not in INTERNAL_FIELDS}
     return p

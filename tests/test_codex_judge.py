@@ -693,3 +693,15 @@ def test_a_reasoning_item_is_read_and_sent_as_codex_reads_and_sends_it(tmp_path,
     got = judge(path)
     assert any(i.get("type") == "reasoning" for i in got) is sent
     assert compare(view(path), got) == []
+
+
+@pytest.mark.parametrize("marker,field", [(b'"type":"function_call"', "namespace"), (b'"type":"function_call_output"', "namespace"),
+                                          (b'"type":"custom_tool_call"', "namespace"),
+                                          (b'"text":"Look around the project."}]', "phase")], ids=str)
+def test_a_null_namespace_or_phase_is_left_out_as_codex_leaves_it_out(tmp_path, marker, field):
+    """An item's ``namespace`` or a message's ``phase`` written as null: Codex sends the item without it (judged;
+    ctxtool sent the null)."""
+    path, _ = _edited(tmp_path, "parallel.jsonl", marker, lambda o: o["payload"].__setitem__(field, None))
+    got = judge(path)
+    assert compare(view(path), got) == []
+    assert not any(field in i for i in got if i.get("type") != "message" or field == "phase")
