@@ -238,9 +238,9 @@ NULL_LEFT_OUT = frozenset(("namespace", "phase"))
 def _clean(p: dict) -> dict:
     """An item as Codex sends it: the fields it knows of the item's type (an item of another type: all
     but its internal ones)."""
-    keep = SENT_FIELDS.get(p.get("type")) if type(p.get("type")) is str else None
     if p.get("type") == "reasoning":
         return _reasoning(p)
+    keep = SENT_FIELDS.get(p.get("type")) if type(p.get("type")) is str else None
     if keep is not None:
         if keep.issuperset(p) and not any(p.get(k, 0) is None for k in NULL_LEFT_OUT):
             return p
