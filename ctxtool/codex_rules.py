@@ -242,12 +242,29 @@ def _clean(p: dict) -> dict:
         return _reasoning(p)
     keep = SENT_FIELDS.get(p.get("type")) if type(p.get("type")) is str else None
     if keep is not None:
-        if keep.issuperset(p) and not any(p.get(k, 0) is None for k in NULL_LEFT_OUT):
-            return p
-        return {k: v for k, v in p.items() if k in keep and not (v is None and k in NULL_LEFT_OUT)}
+        if not (keep.issuperset(p) and not any(p.get(k, 0) is None for k in NULL_LEFT_OUT)):
+            p = {k: v for k, v in p.items() if k in keep and not (v is None and k in NULL_LEFT_OUT)}
+        content = p.get("content") if p.get("type") == "message" else None
+        if type(content) is list and not all(_written_again(c) is c for c in content):
+            p = {**p, "content": [_written_again(c) for c in content]}
+        return p
     if any(k in p for k in INTERNAL_FIELDS):
         return {k: v for k, v in p.items() if k not in INTERNAL_FIELDS}
     return p
+
+
+# the fields of a message's text items Codex sends (it writes each item again: another field is left out, and a null
+# annotations or logprobs; judged)
+CONTENT_FIELDS = {"input_text": frozenset(("type", "text")),
+                  "output_text": frozenset(("type", "text", "annotations", "logprobs"))}
+
+
+def _written_again(c):
+    """A message's content item as Codex sends it (``c`` itself when that is what it sends)."""
+    keep = CONTENT_FIELDS.get(c.get("type")) if type(c) is dict and type(c.get("type")) is str else None
+    if keep is None or (keep.issuperset(c) and c.get("annotations", 0) is not None and c.get("logprobs", 0) is not None):
+        return c
+    return {k: v for k, v in c.items() if k in keep and (v is not None or k == "text")}
 
 
 def _reasoning(p: dict) -> dict:

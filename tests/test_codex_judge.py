@@ -705,3 +705,25 @@ def test_a_null_namespace_or_phase_is_left_out_as_codex_leaves_it_out(tmp_path, 
     got = judge(path)
     assert compare(view(path), got) == []
     assert not any(field in i for i in got if i.get("type") != "message" or field == "phase")
+
+
+_ASSISTANT_TEXT = b'"text":"Let me look at the project.","annotations":[]'
+_USER_TEXT = b'"text":"Look around the project."}]'
+
+
+@pytest.mark.parametrize("marker,field,value", [
+    (_ASSISTANT_TEXT, "annotations", None), (_ASSISTANT_TEXT, "extra", 5), (_ASSISTANT_TEXT, "logprobs", None),
+    (_ASSISTANT_TEXT, "logprobs", [{"a": 1}]), (_ASSISTANT_TEXT, "annotations", GONE), (_ASSISTANT_TEXT, "annotations", [5]),
+    (_USER_TEXT, "extra", 5), (_USER_TEXT, "annotations", [])], ids=str)
+def test_a_text_item_is_sent_as_codex_writes_it_again(tmp_path, marker, field, value):
+    """A message's input_text or output_text item: Codex writes it again, so a field it does not know of the item's type
+    is left out, and a null annotations or logprobs (judged; ctxtool sent them as written)."""
+    def edit(o):
+        c = o["payload"]["content"][0]
+        if value == GONE:
+            del c[field]
+        else:
+            c[field] = value
+
+    path, _ = _edited(tmp_path, "parallel.jsonl", marker, edit)
+    assert compare(view(path), judge(path)) == []
