@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import uuid
 
-from .formats.codex import CONTENT_TAGS, SUMMARY_TAGS, reasoning_parts, sent_content
+from .formats.codex import CONTENT_TAGS, SUMMARY_TAGS, output_items, reasoning_parts, sent_content
 from .model import COMPACTION, HEADER, MESSAGE, Entry, entry_from_tuple
 
 ABORTED = "aborted"
@@ -244,17 +244,22 @@ def _clean(p: dict) -> dict:
     if keep is not None:
         if not (keep.issuperset(p) and not any(p.get(k, 0) is None for k in NULL_LEFT_OUT)):
             p = {k: v for k, v in p.items() if k in keep and not (v is None and k in NULL_LEFT_OUT)}
-        content = p.get("content") if p.get("type") == "message" else None
-        if type(content) is list and not all(_written_again(c) is c for c in content):
-            p = {**p, "content": [_written_again(c) for c in content]}
+        key = "content" if p.get("type") == "message" else "output" if p.get("type") in OUTPUT_ITEMS else None
+        items = p.get(key) if key else None
+        if type(items) is list:
+            if key == "output":
+                items = output_items(items) or items
+            if not all(_written_again(c) is c for c in items) or items is not p[key]:
+                p = {**p, key: [_written_again(c) for c in items]}
         return p
     if any(k in p for k in INTERNAL_FIELDS):
         return {k: v for k, v in p.items() if k not in INTERNAL_FIELDS}
     return p
 
 
-# the fields of a message's text items Codex sends (it writes each item again: another field is left out, and a null
-# annotations or logprobs; judged)
+# the fields of a message's text items, and of a call output's, Codex sends (it writes each item again: another field
+# is left out, and a null annotations or logprobs; judged)
+OUTPUT_ITEMS = ("function_call_output", "custom_tool_call_output")
 CONTENT_FIELDS = {"input_text": frozenset(("type", "text")),
                   "output_text": frozenset(("type", "text", "annotations", "logprobs"))}
 

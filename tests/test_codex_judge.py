@@ -727,3 +727,31 @@ def test_a_text_item_is_sent_as_codex_writes_it_again(tmp_path, marker, field, v
 
     path, _ = _edited(tmp_path, "parallel.jsonl", marker, edit)
     assert compare(view(path), judge(path)) == []
+
+
+_IMAGE = "data:image/png;base64,iVBORw0KGgo="
+
+
+@pytest.mark.parametrize("marker,output,read", [
+    (b'"type":"function_call_output"', [{"type": "input_text", "text": "a"}], True),
+    (b'"type":"function_call_output"', [{"type": "input_text", "text": "a", "extra": 1}], True),
+    (b'"type":"function_call_output"', [{"type": "input_text", "text": "a"}, {"type": "input_text", "text": "b", "x": None}], True),
+    (b'"type":"function_call_output"', [["input_text", "a"]], True), (b'"type":"function_call_output"', [], True),
+    (b'"type":"function_call_output"', [{"type": "x", "text": "a"}], False),
+    (b'"type":"function_call_output"', [{"type": "input_text", "text": 5}], False),
+    (b'"type":"function_call_output"', [{"type": "output_text", "text": "a"}], False),
+    (b'"type":"function_call_output"', ["a"], False), (b'"type":"function_call_output"', [{"type": "input_text"}], False),
+    (b'"type":"function_call_output"', [{"type": "input_image", "image_url": 5}], False),
+    (b'"type":"function_call_output"', [{"type": "input_image"}], False),
+    (b'"type":"custom_tool_call_output"', [{"type": "x", "text": "a"}], False),
+    (b'"type":"custom_tool_call_output"', [{"type": "input_text", "text": "a", "e": 1}], True)], ids=str)
+def test_a_call_output_array_is_read_and_sent_as_codex_reads_and_sends_it(tmp_path, marker, output, read):
+    """A call output written as an array: each item an input_text with a string text (or ``["input_text", text]``)
+    or an input_image with a string image_url; any other makes Codex skip the line, and send "aborted" for the call in
+    its place; what it sends is each item written again (its other fields left out; judged, ctxtool had taken any
+    array and sent it as written)."""
+    path, k = _edited(tmp_path, "parallel.jsonl", marker, lambda o: o["payload"].__setitem__("output", output))
+    got = judge(path)
+    assert compare(view(path), got) == []
+    call_id = json_line(path, k)["payload"]["call_id"]
+    assert [i["output"] != "aborted" for i in got if i.get("call_id") == call_id and "output" in i] == [read]

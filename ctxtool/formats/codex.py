@@ -170,6 +170,21 @@ def reasoning_parts(entries: list, tags: tuple) -> list | None:
     return out
 
 
+def output_items(out: list) -> list | None:
+    """A call output's array as Codex's reader takes it: each item an ``input_text`` with a string ``text`` (also
+    written as the array ``["input_text", text]``, read as the object) or an ``input_image`` with a string
+    ``image_url``; None when one is of another shape: Codex then skips the line (judged)."""
+    items = []
+    for x in out:
+        if type(x) is list and len(x) == 2 and x[0] == "input_text" and type(x[1]) is str:
+            x = {"type": "input_text", "text": x[1]}
+        elif type(x) is not dict or type(x.get("text" if x.get("type") == "input_text" else "image_url")) is not str or (
+                x.get("type") not in ("input_text", "input_image")):
+            return None
+        items.append(x)
+    return items
+
+
 def sent_content(parts: list) -> list:
     """The content entries Codex sends of a reasoning item: all of them when one is a ``reasoning_text``, else none
     (the field left out; judged)."""
@@ -375,8 +390,8 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
         cid = p.get("call_id")
         if it in KNOWN_ITEMS:
             out = p.get("output")
-            if type(out) is not str and type(out) is not list:
-                return _refused(e, f"{it} whose output is no string or array")
+            if type(out) is not str and (type(out) is not list or output_items(out) is None):
+                return _refused(e, f"{it} whose output is no string or array of text and image items")
         if type(cid) is not str:
             if it == "tool_search_output":
                 cid = ""
@@ -390,6 +405,8 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
         n = 0
         if stats or blocks:
             out = p.get("output") if it != "tool_search_output" else p.get("tools")
+            if it in KNOWN_ITEMS and type(out) is list:
+                out = output_items(out)
             content = out if type(out) is str else _output_content(out)
             if stats:
                 if type(content) is str:
