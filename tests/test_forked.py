@@ -116,7 +116,8 @@ def test_kill_ends_a_child_that_would_not():
 
 
 _INTERRUPTED = """
-import os, sys, time
+import os, signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal (a shell's background job ignores it)
 sys.path.insert(0, sys.argv[1])
 from ctxtool import pool
 
