@@ -24,14 +24,15 @@ enum {
     S_CONTENT, S_STATUS, S_TEXT, S_SUMMARY, S_ENCRYPTED, S_NAME, S_ARGUMENTS, S_INPUT, S_CALL_ID, S_OUTPUT, S_INFO,
     S_LAST, S_INPUT_TOKENS, S_CACHED, S_OUTPUT_TOKENS, S_TOTAL_TOKENS, S_TOTAL_USAGE, S_WINDOW, S_MODEL,
     S_ASSISTANT, S_USER, S_TOOL_RESULT, S_EVENT, S_TURN, S_CONTEXT, S_DEVELOPER, S_ODD_ROLE, S_ENVIRONMENT,
-    S_CONTEXT_WINDOW, NSTR
+    S_CONTEXT_WINDOW, S_NAMESPACE, S_PHASE, NSTR
 };
 static const char *CODEX_STR[NSTR] = {
     "type", "payload", "timestamp", "ordinal", "metadata", "id", "internal_chat_message_metadata_passthrough",
     "turn_id", "create_time", "role", "content", "status", "text", "summary", "encrypted_content", "name",
     "arguments", "input", "call_id", "output", "info", "last_token_usage", "input_tokens", "cached_input_tokens",
     "output_tokens", "total_tokens", "total_token_usage", "model_context_window", "model", "assistant", "user",
-    "toolResult", "event", "turn", "context", "developer", "odd_role", "environment", "context_window"};
+    "toolResult", "event", "turn", "context", "developer", "odd_role", "environment", "context_window", "namespace",
+    "phase"};
 
 /* what a message of role user is, when every text of it starts (after white space) with one of these: context */
 static const char *CONTEXT_PREFIX[] = {"<environment_context>", "<user_instructions>", "# AGENTS.md instructions",
@@ -203,6 +204,9 @@ static PyObject *dict_of(Whole *self, int n, const int *keys, PyObject *const *v
 /* the fields Codex's reader types in the items it knows (id, the passthrough): 1 when as it reads them */
 static int known_item_ok(Whole *self, PyObject *p, PyObject *id) {
     if (!OPT_STR(id)) return 0;
+    /* a namespace that is no string, a phase Codex does not know: the Python reads it (and refuses the line) */
+    PyObject *ns = get(p, self->s[S_NAMESPACE]), *phase = get(p, self->s[S_PHASE]);
+    if (!OPT_STR(ns) || !(NULLISH(phase) || is(phase, "commentary") || is(phase, "final_answer"))) return 0;
     PyObject *pt = get(p, self->s[S_PASSTHROUGH]);
     if (NULLISH(pt)) return 1;
     if (PyDict_CheckExact(pt)) {
@@ -311,7 +315,7 @@ static int reasoning_item(Whole *self, PyObject *p, Fields *f, int stats) {
 static int call_item(Whole *self, PyObject *p, Fields *f, int stats, int function, PyObject *shared) {
     PyObject *name = get(p, self->s[S_NAME]), *raw = get(p, self->s[function ? S_ARGUMENTS : S_INPUT]);
     PyObject *cid = get(p, self->s[S_CALL_ID]);
-    if (!IS_STR(name) || !IS_STR(raw) || (function && !OPT_STR(get(p, self->s[S_STATUS]))) || !IS_STR(cid))
+    if (!IS_STR(name) || !IS_STR(raw) || !OPT_STR(get(p, self->s[S_STATUS])) || !IS_STR(cid))
         return CX_DECLINE;
     long long n = stats ? js_len_(name) + js_len_(raw) : 0;
     f->kind = self->message;
@@ -329,7 +333,7 @@ static int call_item(Whole *self, PyObject *p, Fields *f, int stats, int functio
 /* function_call_output and custom_tool_call_output with a string output */
 static int output_item(Whole *self, PyObject *p, Fields *f, int stats, PyObject *shared) {
     PyObject *out = get(p, self->s[S_OUTPUT]), *cid = get(p, self->s[S_CALL_ID]);
-    if (!IS_STR(out) || !IS_STR(cid)) return CX_DECLINE;
+    if (!IS_STR(out) || !IS_STR(cid) || !NULLISH(get(p, self->s[S_NAME]))) return CX_DECLINE;  /* (a name: the Python) */
     long long n = stats ? js_len_(out) : 0;
     f->kind = self->message;
     f->role = Py_NewRef(self->s[S_TOOL_RESULT]);

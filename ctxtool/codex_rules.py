@@ -227,7 +227,7 @@ SENT_FIELDS = {
     "function_call": frozenset(("type", "id", "status", "name", "namespace", "arguments", "call_id")),
     "function_call_output": frozenset(("type", "id", "call_id", "namespace", "output")),
     "custom_tool_call": frozenset(("type", "id", "status", "call_id", "name", "namespace", "input")),
-    "custom_tool_call_output": frozenset(("type", "id", "call_id", "output")),
+    "custom_tool_call_output": frozenset(("type", "id", "call_id", "name", "output")),
 }
 
 

@@ -755,3 +755,23 @@ def test_a_call_output_array_is_read_and_sent_as_codex_reads_and_sends_it(tmp_pa
     assert compare(view(path), got) == []
     call_id = json_line(path, k)["payload"]["call_id"]
     assert [i["output"] != "aborted" for i in got if i.get("call_id") == call_id and "output" in i] == [read]
+
+
+_CALL, _CUSTOM, _OUTPUT, _CUSTOM_OUTPUT = (b'"type":"function_call"', b'"type":"custom_tool_call"',
+                                           b'"type":"function_call_output"', b'"type":"custom_tool_call_output"')
+
+
+@pytest.mark.parametrize("marker,field,value", [
+    (_CALL, "namespace", 5), (_CALL, "namespace", {}), (_CALL, "namespace", "x"), (_CUSTOM, "namespace", 5),
+    (_CUSTOM, "namespace", {}), (_OUTPUT, "namespace", 5), (_OUTPUT, "namespace", "x"), (_CUSTOM, "status", 5),
+    (_CUSTOM, "status", {}), (_CUSTOM, "status", "x"), (_CUSTOM_OUTPUT, "name", 5), (_CUSTOM_OUTPUT, "name", {}),
+    (_CUSTOM_OUTPUT, "name", "x"), (_ASSISTANT_TEXT, "phase", 5), (_ASSISTANT_TEXT, "phase", "x"),
+    (_ASSISTANT_TEXT, "phase", "final"), (_ASSISTANT_TEXT, "phase", "final_answer"), (_ASSISTANT_TEXT, "phase", "commentary")],
+    ids=str)
+def test_an_items_typed_fields_are_read_as_codex_reads_them(tmp_path, marker, field, value):
+    """Fields Codex's reader types that ctxtool took as anything (a probe of each known item's fields with 5, {} and
+    null, 2026-11-27): a namespace that is no string, a custom call's status that is no string, a custom call output's
+    name that is no string, a message's phase other than commentary or final_answer make Codex skip the line; a custom
+    call output's name it sends (judged)."""
+    path, _ = _edited(tmp_path, "parallel.jsonl", marker, lambda o: o["payload"].__setitem__(field, value))
+    assert compare(view(path), judge(path)) == []

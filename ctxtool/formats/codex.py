@@ -120,6 +120,8 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
 KNOWN_ITEMS = frozenset(("message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
                          "custom_tool_call_output"))
 _CONTENT_ITEMS = {"input_text": "text", "output_text": "text", "input_image": "image_url"}
+NAMESPACED = frozenset(("function_call", "custom_tool_call", "function_call_output"))  # a string namespace or null
+PHASES = ("commentary", "final_answer")  # a message's phase, or null
 
 
 def _refused(e: Entry, why: str) -> None:
@@ -268,6 +270,10 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
     if it in KNOWN_ITEMS:  # the fields Codex's reader types strictly, checked where each is read below
         if not _opt(i, str):
             return _refused(e, f"{it} whose id is not a string")
+        if it in NAMESPACED and not _opt(p.get("namespace"), str):
+            return _refused(e, f"{it} whose namespace is not a string")
+        if it == "message" and p.get("phase") is not None and p.get("phase") not in PHASES:
+            return _refused(e, "message whose phase is not one Codex knows")
         pt = p.get(PASSTHROUGH)
         if pt is not None:
             if type(pt) is dict or type(pt) is list:
@@ -352,7 +358,7 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
         name = p.get("name")
         if it == "function_call" or it == "custom_tool_call":
             raw = p.get("arguments" if it == "function_call" else "input")
-            if type(name) is not str or type(raw) is not str or (it == "function_call" and not _opt(p.get("status"), str)):
+            if type(name) is not str or type(raw) is not str or not _opt(p.get("status"), str):
                 return _refused(e, f"{it} whose name, {'arguments' if it == 'function_call' else 'input'} or status "
                                    "is of another type, or missing")
         if type(name) is not str:
@@ -390,6 +396,8 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
         cid = p.get("call_id")
         if it in KNOWN_ITEMS:
             out = p.get("output")
+            if it == "custom_tool_call_output" and not _opt(p.get("name"), str):
+                return _refused(e, f"{it} whose name is not a string")
             if type(out) is not str and (type(out) is not list or output_items(out) is None):
                 return _refused(e, f"{it} whose output is no string or array of text and image items")
         if type(cid) is not str:
