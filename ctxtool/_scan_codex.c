@@ -24,7 +24,7 @@ enum {
     S_CONTENT, S_STATUS, S_TEXT, S_SUMMARY, S_ENCRYPTED, S_NAME, S_ARGUMENTS, S_INPUT, S_CALL_ID, S_OUTPUT, S_INFO,
     S_LAST, S_INPUT_TOKENS, S_CACHED, S_OUTPUT_TOKENS, S_TOTAL_TOKENS, S_TOTAL_USAGE, S_WINDOW, S_MODEL,
     S_ASSISTANT, S_USER, S_TOOL_RESULT, S_EVENT, S_TURN, S_CONTEXT, S_DEVELOPER, S_ODD_ROLE, S_ENVIRONMENT,
-    S_CONTEXT_WINDOW, S_NAMESPACE, S_PHASE, NSTR
+    S_CONTEXT_WINDOW, S_NAMESPACE, S_PHASE, S_ANNOTATIONS, S_LOGPROBS, NSTR
 };
 static const char *CODEX_STR[NSTR] = {
     "type", "payload", "timestamp", "ordinal", "metadata", "id", "internal_chat_message_metadata_passthrough",
@@ -32,7 +32,7 @@ static const char *CODEX_STR[NSTR] = {
     "arguments", "input", "call_id", "output", "info", "last_token_usage", "input_tokens", "cached_input_tokens",
     "output_tokens", "total_tokens", "total_token_usage", "model_context_window", "model", "assistant", "user",
     "toolResult", "event", "turn", "context", "developer", "odd_role", "environment", "context_window", "namespace",
-    "phase"};
+    "phase", "annotations", "logprobs"};
 
 /* what a message of role user is, when every text of it starts (after white space) with one of these: context */
 static const char *CONTEXT_PREFIX[] = {"<environment_context>", "<user_instructions>", "# AGENTS.md instructions",
@@ -228,6 +228,8 @@ static int message_item(Whole *self, PyObject *p, Fields *f, int stats) {
         PyObject *t = get(c, self->s[S_TYPE]);
         if (!is(t, "input_text") && !is(t, "output_text")) return CX_DECLINE;
         if (!IS_STR(get(c, self->s[S_TEXT]))) return CX_DECLINE;
+        PyObject *ann = get(c, self->s[S_ANNOTATIONS]), *lp = get(c, self->s[S_LOGPROBS]);
+        if (!(NULLISH(ann) || PyList_CheckExact(ann)) || !(NULLISH(lp) || PyList_CheckExact(lp))) return CX_DECLINE;
     }
     long long chars = 0;
     Py_ssize_t visible = 0;

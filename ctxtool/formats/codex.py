@@ -255,6 +255,8 @@ def _bad_content(content: list) -> str | None:
             return "message with a content item Codex does not know"
         if type(c.get(key)) is not str:
             return f"message whose {c['type']} {key} is not a string"
+        if c["type"] == "output_text" and not _lists_or_null(c):
+            return "message whose output_text annotations or logprobs is no array"
     return None
 
 
@@ -466,10 +468,15 @@ def _texts(content: list) -> list | None:
         if t != "input_text" and t != "output_text":
             return None
         x = c.get("text")
-        if type(x) is not str:
+        if type(x) is not str or not _lists_or_null(c):
             return None
         out.append(x)
     return out
+
+
+def _lists_or_null(c: dict) -> bool:
+    """A text item's ``annotations`` and ``logprobs``: arrays or null, as Codex's reader takes them (judged)."""
+    return _opt(c.get("annotations"), list) and _opt(c.get("logprobs"), list)
 
 
 def _content_block(c) -> dict:
@@ -623,6 +630,9 @@ def _bad_compaction(p: dict, rh) -> str | None:
     for k in ("retained_context", "latest_token_usage_record", "resume_metadata"):
         if not _opt(p.get(k), dict):
             return f"compacted line whose {k} is no object"
+    why = _bad_fields(p.get("resume_metadata"), _RESUME_METADATA, "resume_metadata")
+    if why is not None:
+        return f"compacted line whose {why}"
     rc, tr = p.get("retained_context"), p.get("latest_token_usage_record")
     if rc is not None:
         va = rc.get("verified_answers")
@@ -652,6 +662,44 @@ def _bad_token_record(r: dict) -> str | None:
         u = r.get(k)
         if type(u) is not dict or not all(type(v) is int and -I64 <= v < I64 for v in map(u.get, _USAGE_COUNTS)):
             return f"compacted line whose latest_token_usage_record.{k} is missing or lacks a token count"
+    return None
+
+
+# a compacted line's resume_metadata as Codex's reader types it (each field given 5, "x", null and {} and left out,
+# judged): field -> (kind, required); a kind is "str", "bool", "list", "uuid", the strings allowed, or a struct (a dict
+# of its fields); a struct's empty object is refused where it has a required field. The items of ``tools`` and what
+# ``initiating_agent_path`` holds beyond being an array are not checked.
+_RESUME_METADATA = {
+    "dynamic_tools": ({"thread_id": ("uuid", True), "tools": ("list", True)}, False),
+    "multi_agent_version": (("v1",), False),
+    "last_started_turn_id": ("str", False),
+    "turn_attribution": ({"turn_id": ("str", True), "turn_trigger": ("str", False), "parent_turn_id": ("str", False),
+                          "initiating_agent_path": ("list", False), "root_turn_id": ("str", False)}, False),
+    "previous_turn_settings": ({"model": ("str", True), "comp_hash": ("str", False), "realtime_active": ("bool", False)},
+                               False),
+}
+
+
+def _bad_fields(v, fields: dict, where: str) -> str | None:
+    """Why Codex's reader refuses the struct ``v`` (null: none) whose ``fields`` are typed as ``_RESUME_METADATA``
+    says, naming the field by its path from ``where``; None when it reads it."""
+    if v is None:
+        return None
+    if type(v) is not dict:
+        return f"{where} is no object"
+    for k, (kind, required) in fields.items():
+        x = v.get(k)
+        if x is None:
+            if required:
+                return f"{where}.{k} is missing"
+            continue
+        if type(kind) is dict:
+            why = _bad_fields(x, kind, f"{where}.{k}")
+            if why is not None:
+                return why
+        elif not (x in kind if type(kind) is tuple else _uuid_text(x) if kind == "uuid" else
+                  type(x) is {"str": str, "bool": bool, "list": list}[kind]):
+            return f"{where}.{k} is of another type"
     return None
 
 
