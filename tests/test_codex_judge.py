@@ -373,6 +373,12 @@ COMPACTED = [
 
 @pytest.mark.parametrize("where,value,read", COMPACTED, ids=lambda v: str(v))
 def test_a_compacted_lines_payload_is_typed_as_codex_reads_it(tmp_path, where, value, read):
+    _judged_compaction(tmp_path, where, value, read)
+
+
+def _judged_compaction(tmp_path, where: tuple, value, read: bool) -> None:
+    """The recorded compacted line with the payload field at the key path ``where`` set to ``value`` (left out:
+    ``GONE``): ctxtool's view is what Codex sends, and Codex applies the compaction (``read``) or skips the line."""
     def edit(o):
         cur = o["payload"]
         for key in where[:-1]:
@@ -793,19 +799,7 @@ def test_a_compacted_lines_resume_metadata_is_typed_as_codex_reads_it(tmp_path, 
     """A compacted line's resume_metadata is typed field by field (judge fuzz seed 183, case 0016: a previous turn's
     model written as -1, which ctxtool took; each field given 5, "x", null and {} and left out, judged): another type
     makes Codex skip the line, and the compaction is not applied."""
-    def edit(o):
-        cur = o["payload"]["resume_metadata"]
-        for key in where[:-1]:
-            cur = cur[key]
-        if value == GONE:
-            del cur[where[-1]]
-        else:
-            cur[where[-1]] = value
-
-    path, _ = _edited(tmp_path, "compacted.jsonl", b'"type":"compacted"', edit)
-    sent = judge(path)
-    assert compare(view(path), sent) == []
-    assert (len(sent) == len(judge(os.path.join(FIX, "compacted.jsonl")))) is read
+    _judged_compaction(tmp_path, ("resume_metadata", *where), value, read)
 
 
 @pytest.mark.parametrize("field,value", [("annotations", v) for v in (1.5, "x", {}, ["x"], [{}])]
