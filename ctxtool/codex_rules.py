@@ -231,8 +231,9 @@ SENT_FIELDS = {
 }
 
 
-# fields Codex leaves out of what it sends when they are null (judged; the others it sends as null)
-NULL_LEFT_OUT = frozenset(("namespace", "phase"))
+# fields Codex leaves out of what it sends when they are null (judged; the others it sends as null): a call_id only
+# an output can lack and still be sent (rule 4m)
+NULL_LEFT_OUT = frozenset(("namespace", "phase", "call_id"))
 
 
 def _clean(p: dict) -> dict:

@@ -121,10 +121,16 @@ class CodexPairing:
         took: set[str] = set()  # call_ids whose call took one of them
         calls_left = Counter(c.id for e in seq if e.get("sub") is None for c in e.calls)  # calls not reached yet
         outs_of: dict[str, list] = {}  # call_id -> the outputs already given to its calls
+        outs_left = Counter(r.id for e in seq if e.get("sub") is None for r in e.results)  # outputs not reached yet
         for e in seq:
             inside = e.get("sub") is not None
-            if not inside and e.extra is not None and "odd_role" in e.extra:
-                self._fix_role(e)
+            if not inside and e.extra is not None:
+                if "odd_role" in e.extra:
+                    self._fix_role(e)
+                if codex_fmt.NO_CALL_ID in e.extra:
+                    self._give_call_id(e, pending, outs_left, answered)
+            if not inside:
+                outs_left.subtract(r.id for r in e.results)
             for c in e.calls:
                 fid = c.id
                 if not inside:
@@ -207,6 +213,22 @@ class CodexPairing:
                 self._synth_entry(line, key=(sub[0], sub[1] + 1))
                 self.change("missing-result", "inserted", None, call["call_id"],
                             f"the output Codex sends for call {c.name} (line {e.lineno}) whose output was lost: \"aborted\"")
+
+    def _give_call_id(self, e: Entry, pending: dict, outs_left: Counter, answered: set) -> None:
+        """A function_call_output without a call_id (Codex sends it so, and the API refuses it): the call_id of the call
+        it answers, the oldest call before it with no output and none coming after it (its output's id was lost); with
+        no such call, the output answers nothing Codex sends and is dropped."""
+        for cid, queue in pending.items():
+            if queue and outs_left[cid] <= 0:
+                call, fid = queue.pop(0)
+                answered.add(id(call))
+                self.edit(e)["set_call_id"] = fid
+                self.change("missing-call-id", "fixed", e, fid,
+                            f"output without a call_id, which the API refuses: given {fid}, the call before it "
+                            f"(line {call.lineno}) with no output of its own")
+                return
+        self.drop(e, "missing-call-id", "output without a call_id, and no call before it lacks one: it answers "
+                  "nothing Codex sends, and the API refuses it")
 
     def _fix_role(self, e: Entry) -> None:
         """A message whose role the API does not take (Codex sends it as written): the role its content

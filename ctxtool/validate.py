@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import codex_rules, retained
+from .formats import codex as codex_fmt
 from .transcript import scan
 from .scanloop import index_passes
 from .view import UNSENT_STOPS, ViewMessage, context_entries, merges, message_groups
@@ -432,6 +433,10 @@ def validate_codex(seq: list) -> list[Violation]:
             out.append(Violation("invalid-role", ERROR, n, [e.lineno],
                                  f"input[{n}]: a message with role {odd!r}: Codex sends it as written, and the API takes only "
                                  "user, assistant, system and developer"))
+        if e.extra is not None and codex_fmt.NO_CALL_ID in e.extra:
+            out.append(Violation("missing-call-id", ERROR, n, [e.lineno],
+                                 f"input[{n}]: a function_call_output without a call_id: Codex sends it so, and the API "
+                                 "requires one (repair gives it the call it answers)"))
         for c in e.calls:
             if c.id in first:
                 out.append(Violation("duplicate-tool-use-id", ERROR, n, [first[c.id][1].lineno, e.lineno],

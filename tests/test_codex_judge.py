@@ -810,3 +810,48 @@ def test_an_output_texts_annotations_and_logprobs_are_arrays_or_null(tmp_path, f
     path, _ = _edited(tmp_path, "parallel.jsonl", _ASSISTANT_TEXT,
                       lambda o: o["payload"]["content"][0].__setitem__(field, value))
     assert compare(view(path), judge(path)) == []
+
+
+@pytest.mark.parametrize("call_id", [None, GONE], ids=str)
+def test_an_output_without_a_call_id_is_sent_so_and_repair_gives_it_its_call(tmp_path, call_id):
+    """A function_call_output whose call_id is null or missing: Codex reads it and sends it without one, in its place,
+    and sends "aborted" for the call it answered (judged; ctxtool left the output out). The API requires a call_id:
+    validate says so, and repair gives the output the call before it that has no output of its own, after which Codex
+    sends the recording's items (judged)."""
+    def edit(o):
+        if call_id == GONE:
+            del o["payload"]["call_id"]
+        else:
+            o["payload"]["call_id"] = None
+
+    path, k = _edited(tmp_path, "parallel.jsonl", _OUTPUT, edit)
+    got = judge(path)
+    assert compare(view(path), got) == []
+    assert [i for i in got if i.get("type") == "function_call_output" and "call_id" not in i] != []
+    assert [v["lines"] for v in validate_file(path)["violations"] if v["kind"] == "missing-call-id"] == [[k + 1]]
+    report = repair_file(path, backup=False)
+    assert [(c.kind, c.action, c.line) for c in report.changes] == [("missing-call-id", "fixed", k + 1)]
+    assert [v for v in validate_file(path)["violations"] if v["severity"] == "error"] == []
+    fixed, recorded = judge(path), judge(os.path.join(FIX, "parallel.jsonl"))
+    assert compare(view(path), fixed) == [] and compare(fixed, recorded) == []
+
+
+def test_an_output_without_a_call_id_that_answers_no_call_is_dropped_by_repair(tmp_path):
+    """A function_call_output without a call_id written after every call before it has its output (here: a copy of an
+    output, its call_id null): Codex sends it (judged); repair drops it, as it answers nothing, and Codex then sends the
+    recording's items."""
+    lines = open(os.path.join(FIX, "parallel.jsonl"), "rb").read().splitlines(keepends=True)
+    k = next(n for n, ln in enumerate(lines) if _OUTPUT in ln)
+    import json
+
+    o = json.loads(lines[k])
+    o["payload"]["call_id"] = None
+    lines.insert(k + 1, json.dumps(o, separators=(",", ":")).encode() + b"\n")
+    path = str(tmp_path / "parallel.jsonl")
+    with open(path, "wb") as f:
+        f.write(b"".join(lines))
+    assert compare(view(path), judge(path)) == []
+    report = repair_file(path, backup=False)
+    assert [(c.kind, c.action, c.line) for c in report.changes] == [("missing-call-id", "dropped", k + 2)]
+    fixed, recorded = judge(path), judge(os.path.join(FIX, "parallel.jsonl"))
+    assert compare(view(path), fixed) == [] and compare(fixed, recorded) == []

@@ -122,6 +122,7 @@ KNOWN_ITEMS = frozenset(("message", "reasoning", "function_call", "function_call
 _CONTENT_ITEMS = {"input_text": "text", "output_text": "text", "input_image": "image_url"}
 NAMESPACED = frozenset(("function_call", "custom_tool_call", "function_call_output"))  # a string namespace or null
 PHASES = ("commentary", "final_answer")  # a message's phase, or null
+NO_CALL_ID = "no_call_id"  # an entry's extra: a function_call_output Codex sends without a call_id (rule 4m)
 
 
 def _refused(e: Entry, why: str) -> None:
@@ -402,9 +403,14 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
                 return _refused(e, f"{it} whose name is not a string")
             if type(out) is not str and (type(out) is not list or output_items(out) is None):
                 return _refused(e, f"{it} whose output is no string or array of text and image items")
+        no_id = False
         if type(cid) is not str:
             if it == "tool_search_output":
                 cid = ""
+            elif cid is None and it == "function_call_output":
+                # Codex reads it (the field may be null or missing) and sends it without a call_id, where it is
+                # (judged, rule 4m): the API refuses it (validate), repair gives it the call it answers
+                cid, no_id = "", True
             else:
                 e.kind = META
                 e.extra = {"unsent": f"{it} without a call_id"}
@@ -431,6 +437,8 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
                 e.blocks = [{"type": "tool_result", "tool_use_id": cid, "content": content}]
         if cid:
             e.results = (Result(0, cid, None, False, n),)
+        elif no_id:
+            e.extra = {NO_CALL_ID: True}
         return
     if it in SERVER_ITEMS:
         e.kind = MESSAGE
