@@ -1836,6 +1836,8 @@ static PyTypeObject RowsType = {
 };
 
 
+#include "_scan_sniff.c"
+
 /* ---------------------------------------------------------------------------------------- Reader */
 
 /* Reader(f, begin, end, size, no): the lines of a binary file object, as ``for chunk in f`` gives them with the
@@ -2011,6 +2013,55 @@ static PyObject *Reader_next(Reader *self) {
     }
 }
 
+/* peek(n, types, roles) -> the sniffs' scores (``sniff``) of the next lines, at most n, read into the buffer and not
+ * given out: the next line given out is still the first of them. It stops at the end of the file (or the reader's
+ * end), and after a line the sniff is not sure of or one with no newline (the file's last): None, the list's last. */
+static PyObject *Reader_peek(Reader *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3 || !PyLong_Check(args[0]) || !PyDict_Check(args[1]) || !PyDict_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "peek(n: int, types: dict, roles: dict)");
+        return NULL;
+    }
+    Py_ssize_t n = PyLong_AsSsize_t(args[0]);
+    if (n == -1 && PyErr_Occurred()) return NULL;
+    PyObject *out = PyList_New(0);
+    if (!out) return NULL;
+    Py_ssize_t rel = 0;  /* the next line's place, from buf[lo] (a fill moves buf[lo] to the buffer's start) */
+    long long off = self->offset;
+    while (PyList_GET_SIZE(out) < n && !self->done && !(self->end >= 0 && off >= self->end)) {
+        char *p = self->buf + self->lo + rel;
+        Py_ssize_t avail = self->hi - self->lo - rel;
+        char *nl = avail > 0 ? memchr(p, '\n', (size_t)avail) : NULL;
+        if (!nl && !self->eof) {
+            if (fill(self) < 0) goto fail;
+            continue;
+        }
+        Py_ssize_t len = nl ? nl + 1 - p : 0;
+        PyObject *s = !nl || (self->end >= 0 && off + len > self->end) ? Py_NewRef(Py_None)
+                                                                      : sniff_scores((cp)p, (cp)p + len, args[1], args[2]);
+        if (!nl && !avail) {  /* the end of the file, after a newline */
+            Py_DECREF(s);
+            break;
+        }
+        if (!s) goto fail;
+        int r = PyList_Append(out, s);
+        Py_DECREF(s);
+        if (r < 0) goto fail;
+        if (s == Py_None) break;
+        rel += len;
+        off += len;
+    }
+    return out;
+fail:
+    Py_DECREF(out);
+    return NULL;
+}
+
+static PyMethodDef Reader_methods[] = {
+    {"peek", (PyCFunction)(void (*)(void))Reader_peek, METH_FASTCALL,
+     "peek(n, types, roles): the sniffs' scores of the next lines, at most n, not given out (None: not sure; the last)."},
+    {NULL},
+};
+
 static PyObject *Reader_get_no(Reader *self, void *c) { return Py_NewRef(self->no); }
 static PyObject *Reader_get_start(Reader *self, void *c) { return PyLong_FromLongLong(self->start); }
 static PyObject *Reader_get_offset(Reader *self, void *c) { return PyLong_FromLongLong(self->offset); }
@@ -2068,10 +2119,9 @@ static PyTypeObject ReaderType = {
     .tp_iter = PyObject_SelfIter,
     .tp_iternext = (iternextfunc)Reader_next,
     .tp_getset = Reader_getset,
+    .tp_methods = Reader_methods,
     .tp_doc = "Reader(f, begin, end=None, size=1 MiB, no=0): the lines of f, metadata lines taken by its meta.",
 };
-
-#include "_scan_sniff.c"
 
 static PyMethodDef module_methods[] = {
     {"valid", valid, METH_O, "Whether the bytes are one JSON value, as the scan checks them."},

@@ -105,14 +105,11 @@ static cp top_member(Sniff *s, cp key, Py_ssize_t n, cp v, cp end, int depth) {
     return scan_value(v, end, depth);
 }
 
-static PyObject *sniff(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 3 || !PyBytes_Check(args[0]) || !PyDict_Check(args[1]) || !PyDict_Check(args[2])) {
-        PyErr_SetString(PyExc_TypeError, "sniff(line: bytes, types: dict, roles: dict)");
-        return NULL;
-    }
-    Sniff sn = {.types = args[1], .roles = args[2]};
+/* the sniffs' scores of the line from p to end: a new reference to (pi, claude, codex, messages), or to None (the Python
+ * must look); NULL with an error set */
+static PyObject *sniff_scores(cp p, cp end, PyObject *types, PyObject *roles) {
+    Sniff sn = {.types = types, .roles = roles};
     int *seen = sn.seen;
-    cp p = (cp)PyBytes_AS_STRING(args[0]), end = p + PyBytes_GET_SIZE(args[0]);
     p = skip_ws(p, end);
     if (p >= end || *p != '{') Py_RETURN_NONE;
     p = sniff_object(&sn, p, end, 0, top_member);
@@ -131,4 +128,13 @@ static PyObject *sniff(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
     int codex = type_str && (type_bits & SN_CODEX_LINE) && payload_obj ? ((type_bits & SN_CODEX_STRONG) ? 6 : 4) : 0;
     int messages = !seen[SK_TYPE] && (role_bits & SN_MESSAGES_ROLE) && seen[SK_CONTENT] ? 4 : 0;
     return Py_BuildValue("(iiii)", pi, claude, codex, messages);
+}
+
+static PyObject *sniff(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3 || !PyBytes_Check(args[0]) || !PyDict_Check(args[1]) || !PyDict_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "sniff(line: bytes, types: dict, roles: dict)");
+        return NULL;
+    }
+    cp p = (cp)PyBytes_AS_STRING(args[0]);
+    return sniff_scores(p, p + PyBytes_GET_SIZE(args[0]), args[1], args[2]);
 }

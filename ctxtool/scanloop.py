@@ -455,6 +455,25 @@ def _parsed(t, where: tuple, obj, raw: bytes):
     return exact_numbers(obj, raw) if t.fmt is CODEX else obj
 
 
+def _told_ahead(c, f, module, words, selective: bool):
+    """``(reader, format, decoder)`` when the C part's sniff of a file's first lines (``formats.SNIFF_LINES``, or all of a
+    shorter file) is sure of each and they tell the format, and the C part's reader then takes the format's lines
+    (``decoder`` or ``native_entries``): the reader at the file's start, its lines read but not given out yet. Else None,
+    and ``f`` is at its start again: a line needs the Python (not sure, not an object, torn, a BOM), or the format is not
+    told so (``formats.detect`` then says why)."""
+    raw = getattr(f, "raw", None)
+    if raw is None or not raw.seekable():
+        return None
+    reader = c.Reader(_unbuffered(f, 0), 0, None)
+    scores = reader.peek(formats.SNIFF_LINES, *words)
+    fmt = formats.chosen(scores, module) if scores and scores[-1] is not None else None
+    lazy = decoder(fmt) if fmt is not None and selective else None
+    if fmt is None or (lazy is None and native_entries(fmt) is None):
+        f.seek(0)
+        return None
+    return reader, fmt, lazy
+
+
 def _handed(t, pending: list, raws: list, meta, emit, prev):
     """The lines read before the format was known, handed on once it is: the C part's ``meta`` (or None) takes those it
     is sure of from their bytes, the others are parsed (``_parsed``) and emitted. Returns the last line's number."""
@@ -541,6 +560,27 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
         elif native_ok and native_entries(t.fmt) is not None:
             reader = src = c.Reader(_unbuffered(f, begin), begin, end)
             reader.whole, took = _whole_taker(c, t.fmt, into, shared, taken, tuples, stats, sizes)
+        elif native_ok and t.fmt is None and not begin and end is None and selective and sniff is not None:
+            # the format told from the first lines' bytes alone (most files): then every line, those first ones too,
+            # goes through the C part's reader as the rest of a file goes (none is parsed to be sniffed, none handed
+            # on); where a line needs the Python, the loop below reads the file from its start as before
+            told = _told_ahead(c, f, module, sniff_words, selective)
+            if told is not None:
+                reader, t.fmt, lazy = told
+                src = reader
+                if lazy is not None:
+                    mode, full_types = lazy
+                    if mode == "msgspec" and msgspec_parts(t.fmt) is not None:
+                        decode, to_dict, refused = msgspec_parts(t.fmt)
+                        fast = True
+                    elif mode == "1":
+                        next_choice = FIRST_WINDOW
+                    if into is not None:
+                        reader.meta, took = meta_reader(c, t.fmt, into, shared, sizes, tuples, stats), None
+                    else:
+                        reader.meta, took = _taker(c, t.fmt, into, shared, sizes, taken, tuples, stats)
+                else:
+                    reader.whole, took = _whole_taker(c, t.fmt, into, shared, taken, tuples, stats, sizes)
         while True:
             switch = False
             for chunk in src:

@@ -356,3 +356,35 @@ def test_a_pass_that_reads_objects_gets_every_message_lines_object(tmp_path):
         assert len(messages) > 20 and all(obj is not None for obj, _ in messages), kw
         if "blocks" in kw:
             assert all(blocks is not None for _, blocks in messages)
+
+
+def test_a_format_told_ahead_indexes_every_fixture_as_the_lines_read_first_do(monkeypatch):
+    """The C part's reader tells most files' format from its sniff of their first lines (``_told_ahead``) and then
+    takes every line, those first ones too; the index is the one the Python loop makes when it reads those lines
+    first (sniffed, parsed where needed, then handed on), on every fixture, streaming passes too."""
+    if scanloop.native() is None:
+        pytest.skip("ctxtool._scan is not built here")
+    real = scanloop._told_ahead
+    told = []
+    monkeypatch.setattr(scanloop, "_told_ahead", lambda *a: told.append(real(*a)) or told[-1])
+    ahead = 0
+    for path in FIXTURES:
+        for kw in ({}, {"stats": False}):
+            told.clear()
+            try:
+                got = index_of(scan(path, workers=1, **kw))
+            except Exception as e:
+                monkeypatch.setattr(scanloop, "_told_ahead", lambda *a: None)
+                with pytest.raises(type(e)):
+                    scan(path, workers=1, **kw)
+                monkeypatch.setattr(scanloop, "_told_ahead", lambda *a: told.append(real(*a)) or told[-1])
+                continue
+            ahead += any(x is not None for x in told)
+            monkeypatch.setattr(scanloop, "_told_ahead", lambda *a: None)
+            assert index_of(scan(path, workers=1, **kw)) == got, path
+            seen_ahead, seen_first = [], []
+            scan(path, workers=1, on_entry=lambda e: seen_first.append((e.lineno, e.kind, e.type, e.id)), keep_index=False)
+            monkeypatch.setattr(scanloop, "_told_ahead", lambda *a: told.append(real(*a)) or told[-1])
+            scan(path, workers=1, on_entry=lambda e: seen_ahead.append((e.lineno, e.kind, e.type, e.id)), keep_index=False)
+            assert seen_ahead == seen_first, path
+    assert ahead > len(FIXTURES), (ahead, len(FIXTURES))  # (most fixtures, both ways)

@@ -877,3 +877,29 @@ def test_strings_met_lately_are_the_tables_own_and_the_right_ones():
     assert [e.parent for e in into] == parents
     for e in into:
         assert e.parent is shared[e.parent] and e.type is shared["progress"]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_peek_scores_the_first_lines_and_gives_them_out_after(seed):
+    """``Reader.peek``: the sniff's scores of the next lines (at most n), as ``sniff`` scores each, up to and with the
+    first it is not sure of (None, the last), or one with no newline; the lines are then still given out, as the
+    Python loop reads them, whatever the buffer's size (a line longer than it grows it)."""
+    rng = random.Random(seed)
+    objects = [b'{"type":"progress","uuid":"u%d","parentUuid":null}' % k for k in range(80)]
+    lines = [rng.choice(objects) + b" " * rng.choice([0, 5000, 9000]) + rng.choice([b"\n", b"\r\n"]) for _ in range(60)]
+    if seed % 2:
+        lines[rng.randrange(60)] = b"[1]\n"  # not an object: not sure
+    data = b"".join(lines) + rng.choice([b"", b'{"type":"progress"'])
+    for n in (1, 20, 50, 100):
+        for size in (4096, 1 << 20):
+            f = io.BytesIO(data)
+            r = _scan.Reader(f, 0, None, size)
+            got = r.peek(n, formats.SNIFF_TYPES, formats.SNIFF_ROLES)
+            want = []
+            for no, offset, line in py_lines(data, 0, None)[:n]:
+                s = _scan.sniff(line, formats.SNIFF_TYPES, formats.SNIFF_ROLES) if line.endswith(b"\n") else None
+                want.append(s)
+                if s is None:
+                    break
+            assert got == want, (n, size)
+            assert [(r.no, r.start, chunk) for chunk in r] == py_lines(data, 0, None)
