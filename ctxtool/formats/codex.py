@@ -614,9 +614,8 @@ def _bad_compaction(p: dict, rh) -> str | None:
     null, or one item metadata per replacement item (typed as an item line's ``metadata``);
     ``window_number`` a u64; ``window_id`` a string or a u64; ``first_window_id``,
     ``previous_window_id`` and ``compaction_response_id`` strings; ``retained_context``,
-    ``latest_token_usage_record`` and ``resume_metadata`` objects, the first two with their required fields (each
-    judged left out; ``_bad_token_record``), not what ``verified_answers`` or ``resume_metadata`` hold; each may be
-    null or missing."""
+    ``latest_token_usage_record`` and ``resume_metadata`` objects typed field by field (``_COMPACTED_STRUCTS``); each
+    may be null or missing."""
     rhm = p.get("replacement_history_metadata")
     if rhm is not None:
         if type(rhm) is not list:
@@ -635,48 +634,17 @@ def _bad_compaction(p: dict, rh) -> str | None:
     for k in ("first_window_id", "previous_window_id", "compaction_response_id"):
         if not _opt(p.get(k), str):
             return f"compacted line whose {k} is not a string"
-    for k in ("retained_context", "latest_token_usage_record", "resume_metadata"):
-        if not _opt(p.get(k), dict):
-            return f"compacted line whose {k} is no object"
-    why = _bad_fields(p.get("resume_metadata"), _RESUME_METADATA, "resume_metadata")
-    if why is not None:
-        return f"compacted line whose {why}"
-    rc, tr = p.get("retained_context"), p.get("latest_token_usage_record")
-    if rc is not None:
-        va = rc.get("verified_answers")
-        if type(va) is not list or any(type(x) is not dict and type(x) is not list for x in va):
-            return "compacted line whose retained_context.verified_answers is missing or no array of objects"
-        if type(rc.get("incomplete")) is not bool:
-            return "compacted line whose retained_context.incomplete is missing or not a boolean"
-    return None if tr is None else _bad_token_record(tr)
+    return _bad_fields(p, _COMPACTED_STRUCTS, "compacted line whose", top=True)
 
 
-# a compacted line's latest_token_usage_record, as Codex's reader requires it (each field left out and given other
-# types, judged): two ids that are UUIDs, three strings, three token usages each with five signed 64-bit counts
-_TOKEN_RECORD_UUIDS = ("thread_id", "session_id")
-_TOKEN_RECORD_STRS = ("turn_id", "root_turn_id", "response_id")
-_TOKEN_RECORD_USAGES = ("usage", "turn_token_usage", "thread_token_usage")
-_USAGE_COUNTS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens", "total_tokens")
-
-
-def _bad_token_record(r: dict) -> str | None:
-    for k in _TOKEN_RECORD_UUIDS:
-        if not _uuid_text(r.get(k)):
-            return f"compacted line whose latest_token_usage_record.{k} is missing or no UUID"
-    for k in _TOKEN_RECORD_STRS:
-        if type(r.get(k)) is not str:
-            return f"compacted line whose latest_token_usage_record.{k} is missing or not a string"
-    for k in _TOKEN_RECORD_USAGES:
-        u = r.get(k)
-        if type(u) is not dict or not all(type(v) is int and -I64 <= v < I64 for v in map(u.get, _USAGE_COUNTS)):
-            return f"compacted line whose latest_token_usage_record.{k} is missing or lacks a token count"
-    return None
-
-
-# a compacted line's resume_metadata as Codex's reader types it (each field given 5, "x", null and {} and left out,
-# judged): field -> (kind, required); a kind is "str", "bool", "list", "uuid", the strings allowed, or a struct (a dict
-# of its fields); a struct's empty object is refused where it has a required field. The items of ``tools`` and what
-# ``initiating_agent_path`` holds beyond being an array are not checked.
+# the typed fields of a compacted line's structs as Codex's reader types them (each field given 5, "x", null and {}
+# and left out, judged): field -> (kind, required); a kind is "str", "bool", "list", "uuid" (as ``_uuid_text``), "i64"
+# (a signed 64-bit integer), "objects" (an array of objects), the strings allowed, or a struct (a dict of its fields);
+# a struct's empty object is refused where it has a required field. Not checked: the items of ``tools``, what
+# ``initiating_agent_path`` and ``verified_answers`` hold beyond their types, a usage's ``cache_write_input_tokens``
+# (which may be left out).
+_USAGE = {k: ("i64", True) for k in ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens",
+                                     "total_tokens")}
 _RESUME_METADATA = {
     "dynamic_tools": ({"thread_id": ("uuid", True), "tools": ("list", True)}, False),
     "multi_agent_version": (("v1",), False),
@@ -686,28 +654,40 @@ _RESUME_METADATA = {
     "previous_turn_settings": ({"model": ("str", True), "comp_hash": ("str", False), "realtime_active": ("bool", False)},
                                False),
 }
+_COMPACTED_STRUCTS = {
+    "retained_context": ({"verified_answers": ("objects", True), "incomplete": ("bool", True)}, False),
+    "latest_token_usage_record": ({"thread_id": ("uuid", True), "session_id": ("uuid", True), "turn_id": ("str", True),
+                                   "root_turn_id": ("str", True), "response_id": ("str", True),
+                                   "usage": (_USAGE, True), "turn_token_usage": (_USAGE, True),
+                                   "thread_token_usage": (_USAGE, True)}, False),
+    "resume_metadata": (_RESUME_METADATA, False),
+}
+_KINDS = {"str": lambda x: type(x) is str, "bool": lambda x: type(x) is bool, "list": lambda x: type(x) is list,
+          "uuid": lambda x: _uuid_text(x), "i64": lambda x: type(x) is int and -I64 <= x < I64,
+          "objects": lambda x: type(x) is list and all(type(y) is dict or type(y) is list for y in x)}
 
 
-def _bad_fields(v, fields: dict, where: str) -> str | None:
-    """Why Codex's reader refuses the struct ``v`` (null: none) whose ``fields`` are typed as ``_RESUME_METADATA``
-    says, naming the field by its path from ``where``; None when it reads it."""
+def _bad_fields(v, fields: dict, where: str, top: bool = False) -> str | None:
+    """Why Codex's reader refuses the struct ``v`` (null: none) whose ``fields`` are typed as ``_COMPACTED_STRUCTS``
+    says, naming the field by its path from ``where`` (``top``: ``v`` is the payload, its fields named alone); None
+    when it reads it."""
     if v is None:
         return None
     if type(v) is not dict:
         return f"{where} is no object"
     for k, (kind, required) in fields.items():
         x = v.get(k)
+        name = f"{where} {k}" if top else f"{where}.{k}"
         if x is None:
             if required:
-                return f"{where}.{k} is missing"
+                return f"{name} is missing"
             continue
         if type(kind) is dict:
-            why = _bad_fields(x, kind, f"{where}.{k}")
+            why = _bad_fields(x, kind, name)
             if why is not None:
                 return why
-        elif not (x in kind if type(kind) is tuple else _uuid_text(x) if kind == "uuid" else
-                  type(x) is {"str": str, "bool": bool, "list": list}[kind]):
-            return f"{where}.{k} is of another type"
+        elif not (x in kind if type(kind) is tuple else _KINDS[kind](x)):
+            return f"{name} is of another type"
     return None
 
 
