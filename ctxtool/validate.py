@@ -436,7 +436,8 @@ def validate_codex(seq: list) -> list[Violation]:
         if e.extra is not None and codex_fmt.NO_CALL_ID in e.extra:
             out.append(Violation("missing-call-id", ERROR, n, [e.lineno],
                                  f"input[{n}]: a function_call_output without a call_id: Codex sends it so, and the API "
-                                 "requires one (repair gives it the call it answers)"))
+                                 "requires one (repair gives it the call it answers, or drops it when it answers "
+                                 "none)"))
         for c in e.calls:
             if c.id in first:
                 out.append(Violation("duplicate-tool-use-id", ERROR, n, [first[c.id][1].lineno, e.lineno],
