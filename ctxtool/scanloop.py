@@ -455,6 +455,16 @@ def _parsed(t, where: tuple, obj, raw: bytes):
     return exact_numbers(obj, raw) if t.fmt is CODEX else obj
 
 
+def _decoding(fmt, lazy: tuple) -> tuple:
+    """How the loop decodes a format's lines from the line it is told at (``lazy``: ``decoder(fmt)``): ``(full_types,
+    (decode, to_dict, refused), adaptive)``: msgspec's parts when the mode is msgspec throughout and it is installed
+    (else ``(None, None, ())``: orjson), and whether the adaptive mode chooses the decoder after ``FIRST_WINDOW``
+    lines (else orjson throughout)."""
+    mode, full_types = lazy
+    parts = msgspec_parts(fmt) if mode == "msgspec" else None
+    return full_types, parts or (None, None, ()), parts is None and mode == "1"
+
+
 def _told_ahead(c, f, module, words, selective: bool):
     """``(reader, format, decoder)`` when the C part's sniff of a file's first lines (``formats.SNIFF_LINES``, or all of a
     shorter file) is sure of each and they tell the format, and the C part's reader then takes the format's lines
@@ -529,15 +539,6 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
     sniff, sniff_words = (c.sniff, (formats.SNIFF_TYPES, formats.SNIFF_ROLES)) if c is not None else (None, None)
     reader = None  # the C part's line reader (``native``), which takes the metadata lines it can once told the format
     rmb0 = 0  # its count of metadata bytes when the decoder was last chosen
-    if lazy is not None:
-        mode, full_types = lazy
-        if mode != "orjson":
-            parts = msgspec_parts(t.fmt) if mode == "msgspec" else None
-            if parts is not None:
-                decode, to_dict, refused = parts
-                fast = True
-            elif mode == "1":
-                next_choice = FIRST_WINDOW
     if into is not None:
         append = into.append
         get = shared.setdefault
@@ -554,33 +555,26 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
         # its reader: on a file whose lines it takes none of, it would only cost the loop a little)
         took: list | None = None  # streaming: the entries the C part made since the last line handed on
         native_ok = c is not None and (into is not None or (taken is not None and meta is not None))
-        if native_ok and lazy is not None:
-            reader = src = c.Reader(_unbuffered(f, begin), begin, end)
-            reader.meta, took = _taker(c, t.fmt, into, shared, sizes, taken, tuples, stats)
-        elif native_ok and native_entries(t.fmt) is not None:
-            reader = src = c.Reader(_unbuffered(f, begin), begin, end)
-            reader.whole, took = _whole_taker(c, t.fmt, into, shared, taken, tuples, stats, sizes)
-        elif native_ok and t.fmt is None and not begin and end is None and selective and sniff is not None:
+        if native_ok and t.fmt is None and not begin and end is None and selective and sniff is not None:
             # the format told from the first lines' bytes alone (most files): then every line, those first ones too,
             # goes through the C part's reader as the rest of a file goes (none is parsed to be sniffed, none handed
             # on); where a line needs the Python, the loop below reads the file from its start as before
             told = _told_ahead(c, f, module, sniff_words, selective)
             if told is not None:
                 reader, t.fmt, lazy = told
-                src = reader
-                if lazy is not None:
-                    mode, full_types = lazy
-                    if mode == "msgspec" and msgspec_parts(t.fmt) is not None:
-                        decode, to_dict, refused = msgspec_parts(t.fmt)
-                        fast = True
-                    elif mode == "1":
-                        next_choice = FIRST_WINDOW
-                    if into is not None:
-                        reader.meta, took = meta_reader(c, t.fmt, into, shared, sizes, tuples, stats), None
-                    else:
-                        reader.meta, took = _taker(c, t.fmt, into, shared, sizes, taken, tuples, stats)
-                else:
-                    reader.whole, took = _whole_taker(c, t.fmt, into, shared, taken, tuples, stats, sizes)
+        if lazy is not None:
+            full_types, (decode, to_dict, refused), adaptive = _decoding(t.fmt, lazy)
+            fast = decode is not None
+            if adaptive:
+                next_choice = FIRST_WINDOW
+        if native_ok and (lazy is not None or native_entries(t.fmt) is not None):
+            if reader is None:
+                reader = c.Reader(_unbuffered(f, begin), begin, end)
+            src = reader
+            if lazy is not None:
+                reader.meta, took = _taker(c, t.fmt, into, shared, sizes, taken, tuples, stats)
+            else:
+                reader.whole, took = _whole_taker(c, t.fmt, into, shared, taken, tuples, stats, sizes)
         while True:
             switch = False
             for chunk in src:
@@ -689,11 +683,9 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
                         if selective:
                             lazy = decoder(t.fmt)
                             if lazy is not None:
-                                mode, full_types = lazy
-                                if mode == "msgspec" and msgspec_parts(t.fmt) is not None:
-                                    decode, to_dict, refused = msgspec_parts(t.fmt)
-                                    fast = True
-                                elif mode == "1":
+                                full_types, (decode, to_dict, refused), adaptive = _decoding(t.fmt, lazy)
+                                fast = decode is not None
+                                if adaptive:
                                     window_start, meta_bytes, next_choice = offset, 0, no + FIRST_WINDOW
                             if native_ok and eol and (lazy is not None or native_entries(t.fmt) is not None):
                                 switch = True  # the rest of the file through the C part's reader
