@@ -368,6 +368,26 @@ COMPACTED = [
     (("latest_token_usage_record", "turn_token_usage", "total_tokens"), None, False),
     (("latest_token_usage_record", "usage", "cached_input_tokens"), GONE, False),
     (("latest_token_usage_record", "usage", "cache_write_input_tokens"), GONE, True),
+    # retained_context's retained messages and counters (judge fuzz seed 189, case 0044: a retained user message's text
+    # written as null, which ctxtool took; 90 cases probed with Codex 0.169, these kept): missing is read, null is not
+    (("retained_context", "user_messages"), None, False), (("retained_context", "user_messages"), [], True),
+    (("retained_context", "user_messages"), [{}], False), (("retained_context", "user_messages"), ["x"], False),
+    (("retained_context", "user_messages"), [["t", "x", True]], False),
+    (("retained_context", "user_messages"), [{"turn_id": "t", "text": "x", "complete": True}], True),
+    (("retained_context", "user_messages", 1, "text"), None, False), (("retained_context", "user_messages", 1, "text"), GONE, False),
+    (("retained_context", "user_messages", 1, "text"), "", True), (("retained_context", "user_messages", 1, "turn_id"), 5, False),
+    (("retained_context", "user_messages", 1, "complete"), GONE, False),
+    (("retained_context", "user_messages", 1, "complete"), "x", False),
+    (("retained_context", "user_messages", 1, "revision"), None, True), (("retained_context", "user_messages", 1, "revision"), 5, False),
+    (("retained_context", "user_messages", 1, "message_id"), GONE, True),
+    (("retained_context", "user_messages", 1, "message_id"), {}, False), (("retained_context", "user_messages", 1, "order"), GONE, True),
+    (("retained_context", "user_messages", 1, "order"), None, False), (("retained_context", "user_messages", 1, "order"), -1, False),
+    (("retained_context", "user_messages", 1, "order"), 2 ** 64, False), (("retained_context", "user_messages", 1, "extra"), 5, True),
+    (("retained_context", "user_messages_incomplete"), None, False), (("retained_context", "user_messages_incomplete"), GONE, True),
+    (("retained_context", "assistant_messages"), {}, False), (("retained_context", "assistant_messages", 0, "text"), 5, False),
+    (("retained_context", "assistant_messages_incomplete"), 5, False), (("retained_context", "next_order"), None, False),
+    (("retained_context", "next_order"), 1.5, False), (("retained_context", "next_order"), 0, True),
+    (("retained_context", "verified_answers"), [{}], False), (("retained_context", "verified_answers"), [[]], False),
 ]
 
 

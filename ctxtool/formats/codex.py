@@ -638,11 +638,13 @@ def _bad_compaction(p: dict, rh) -> str | None:
 
 
 # the typed fields of a compacted line's structs as Codex's reader types them (each field given 5, "x", null and {}
-# and left out, judged): field -> (kind, required); a kind is "str", "bool", "list", "uuid" (as ``_uuid_text``), "i64"
-# (a signed 64-bit integer), "objects" (an array of objects), the strings allowed, or a struct (a dict of its fields);
+# and left out, judged): field -> (kind, required); required is True (missing or null: refused), False (either: read
+# as none) or "default" (missing: read as its default; null: refused); a kind is "str", "bool", "list", "uuid" (as
+# ``_uuid_text``), "i64" (a signed 64-bit integer), "u64", "objects" (an array of non-empty objects), the strings
+# allowed, a struct (a dict of its fields), or an array of a struct (``[struct]``: each item an object, no array);
 # a struct's empty object is refused where it has a required field. Not checked: the items of ``tools``, what
-# ``initiating_agent_path`` and ``verified_answers`` hold beyond their types, a usage's ``cache_write_input_tokens``
-# (which may be left out).
+# ``initiating_agent_path`` holds, a verified answer's fields (Codex refuses ``{"x": 1}``; no recorded rollout holds
+# one to learn them from), a usage's ``cache_write_input_tokens`` (which may be left out).
 _USAGE = {k: ("i64", True) for k in ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens",
                                      "total_tokens")}
 _RESUME_METADATA = {
@@ -654,8 +656,13 @@ _RESUME_METADATA = {
     "previous_turn_settings": ({"model": ("str", True), "comp_hash": ("str", False), "realtime_active": ("bool", False)},
                                False),
 }
+_RETAINED_MESSAGE = {"revision": ("str", False), "order": ("u64", "default"), "turn_id": ("str", True),
+                     "message_id": ("str", False), "text": ("str", True), "complete": ("bool", True)}
 _COMPACTED_STRUCTS = {
-    "retained_context": ({"verified_answers": ("objects", True), "incomplete": ("bool", True)}, False),
+    "retained_context": ({"verified_answers": ("objects", True), "incomplete": ("bool", True),
+                          "user_messages": ([_RETAINED_MESSAGE], "default"), "user_messages_incomplete": ("bool", "default"),
+                          "assistant_messages": ([_RETAINED_MESSAGE], "default"),
+                          "assistant_messages_incomplete": ("bool", "default"), "next_order": ("u64", "default")}, False),
     "latest_token_usage_record": ({"thread_id": ("uuid", True), "session_id": ("uuid", True), "turn_id": ("str", True),
                                    "root_turn_id": ("str", True), "response_id": ("str", True),
                                    "usage": (_USAGE, True), "turn_token_usage": (_USAGE, True),
@@ -664,7 +671,8 @@ _COMPACTED_STRUCTS = {
 }
 _KINDS = {"str": lambda x: type(x) is str, "bool": lambda x: type(x) is bool, "list": lambda x: type(x) is list,
           "uuid": lambda x: _uuid_text(x), "i64": lambda x: type(x) is int and -I64 <= x < I64,
-          "objects": lambda x: type(x) is list and all(type(y) is dict or type(y) is list for y in x)}
+          "u64": lambda x: type(x) is int and 0 <= x <= U64,
+          "objects": lambda x: type(x) is list and all(type(y) is dict and y for y in x)}
 
 
 def _bad_fields(v, fields: dict, where: str, top: bool = False) -> str | None:
@@ -679,13 +687,20 @@ def _bad_fields(v, fields: dict, where: str, top: bool = False) -> str | None:
         x = v.get(k)
         name = f"{where} {k}" if top else f"{where}.{k}"
         if x is None:
-            if required:
-                return f"{name} is missing"
+            if required is True or (required and k in v):
+                return f"{name} is missing" if k not in v else f"{name} is null"
             continue
         if type(kind) is dict:
             why = _bad_fields(x, kind, name)
             if why is not None:
                 return why
+        elif type(kind) is list:
+            if type(x) is not list:
+                return f"{name} is no array"
+            for n, y in enumerate(x):
+                why = _bad_fields(y, kind[0], f"{name}[{n}]") if type(y) is dict else f"{name}[{n}] is no object"
+                if why is not None:
+                    return why
         elif not (x in kind if type(kind) is tuple else _KINDS[kind](x)):
             return f"{name} is of another type"
     return None
