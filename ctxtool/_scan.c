@@ -30,8 +30,8 @@ typedef const unsigned char *cp;
 
 /* ------------------------------------------------------------------------------------------ JSON */
 
-static inline cp skip_ws(cp p, cp end) {
-    while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) p++;
+static inline cp skip_ws(cp p, cp end) {  /* (most calls meet no white space: one compare, a byte above ' ') */
+    while (p < end && *p <= ' ' && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) p++;
     return p;
 }
 
@@ -338,23 +338,36 @@ static int64_t days_from_civil(int y, int m, int d) {  /* days since 1970-01-01 
 /* ``datetime.fromisoformat(s).timestamp()`` for s = YYYY-MM-DDTHH:MM:SS[.fff|.ffffff]Z, the form the
  * clients write; 0 for any other string (the caller asks parse_ts). Python computes it as whole
  * microseconds divided by 10**6 (both below 2**53: one correctly rounded division), as here. */
+static unsigned char iso_date[10];  /* the last date iso_z read (its ten bytes, checked), and its day: a file's */
+static int64_t iso_day;  /* lines mostly share one */
+static int iso_dated = 0;
+
 static int iso_z(cp s, Py_ssize_t n, double *out) {
     int y, mo, d, h, mi, se, frac = 0;
     if (n != 20 && n != 24 && n != 27) return 0;
-    if (s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[n - 1] != 'Z') return 0;
-    if (!digits(s, 4, &y) || !digits(s + 5, 2, &mo) || !digits(s + 8, 2, &d) || !digits(s + 11, 2, &h) ||
-        !digits(s + 14, 2, &mi) || !digits(s + 17, 2, &se))
-        return 0;
+    if (s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[n - 1] != 'Z') return 0;
+    if (!digits(s + 11, 2, &h) || !digits(s + 14, 2, &mi) || !digits(s + 17, 2, &se)) return 0;
     if (n > 20) {
         if (s[19] != '.') return 0;
         if (!digits(s + 20, (int)n - 21, &frac)) return 0;
         if (n == 24) frac *= 1000;
     }
-    static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    if (y < 1 || mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || se > 59) return 0;
-    int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    if (d > mdays[mo - 1] + (mo == 2 && leap)) return 0;
-    int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se;
+    if (h > 23 || mi > 59 || se > 59) return 0;
+    int64_t day;
+    if (iso_dated && memcmp(s, iso_date, 10) == 0) {
+        day = iso_day;
+    } else {
+        if (s[4] != '-' || s[7] != '-' || !digits(s, 4, &y) || !digits(s + 5, 2, &mo) || !digits(s + 8, 2, &d)) return 0;
+        static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+        if (y < 1 || mo < 1 || mo > 12 || d < 1) return 0;
+        int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+        if (d > mdays[mo - 1] + (mo == 2 && leap)) return 0;
+        day = days_from_civil(y, mo, d);
+        memcpy(iso_date, s, 10);
+        iso_day = day;
+        iso_dated = 1;
+    }
+    int64_t secs = day * 86400 + h * 3600 + mi * 60 + se;
     int64_t us = secs * 1000000 + frac;
     /* Python divides exactly representable ints as doubles; beyond 2**53 (after 2255) it rounds once
      * where this would round twice: such a time is left to parse_ts */
@@ -393,6 +406,29 @@ static const char *AKEYS[NAKEYS] = {"attachment", "rendered", "renderedRole", "i
                                     "isMeta", "isApiErrorMessage", "requestId", "sourceToolUseID", "subtype", "leafUuid",
                                     "explicit"};
 static const Py_ssize_t AKEYLEN[NAKEYS] = {10, 8, 12, 11, 7, 16, 6, 17, 9, 15, 7, 8, 8};
+/* the keys meta_core looks for, by their length: KEYS' k as k, AKEYS' i as NKEYS + i, -1 after the last (at most
+ * three a length; filled by index_keys at the module's start). A line's key is compared with those of its length
+ * only: it was compared with all seventeen, the most of a progress line's instructions (1,430 of 4,330 a line). */
+#define MAXKEYLEN 17
+static signed char BYLEN[MAXKEYLEN + 1][4];
+static unsigned char FIRST[MAXKEYLEN + 1][4];  /* their first bytes */
+static const char *NAMES[NKEYS + NAKEYS];  /* KEYS, then AKEYS */
+
+static int index_keys(void) {
+    memset(BYLEN, -1, sizeof BYLEN);
+    for (int k = 0; k < NKEYS + NAKEYS; k++) {
+        Py_ssize_t n = k < NKEYS ? KEYLEN[k] : AKEYLEN[k - NKEYS];
+        NAMES[k] = k < NKEYS ? KEYS[k] : AKEYS[k - NKEYS];
+        if ((Py_ssize_t)strlen(NAMES[k]) != n || n > MAXKEYLEN) return -1;
+        int j = 0;
+        while (BYLEN[n][j] >= 0) j++;
+        if (j >= 3) return -1;
+        BYLEN[n][j] = (signed char)k;
+        FIRST[n][j] = (unsigned char)NAMES[k][0];
+    }
+    return 0;
+}
+
 /* the line types normalize reads whole that Meta takes (given ``claude``) */
 enum { LT_NONE, LT_ATTACHMENT, LT_USER, LT_ASSISTANT, LT_SYSTEM, LT_LAST_PROMPT };
 typedef struct ClaudeParts ClaudeParts;
@@ -402,6 +438,7 @@ static const char *ASTR[NAS] = {"attachment", "context", "sidechain", "user", "s
 
 #define RECENT 64  /* shared_str's slots (a power of two) */
 #define RECENT_MAX 128  /* the longest string kept there */
+#define LENS 256  /* the_size's slots (a power of two) */
 
 typedef struct {
     PyObject_HEAD
@@ -424,6 +461,7 @@ typedef struct {
     int stats;           /* character counts, as the scan's ``stats`` */
     ClaudeParts *cl;     /* what prompts, responses, system lines and checkpoints are read with, or NULL: declined */
     PyObject *recent[RECENT];  /* strings of the table met lately (shared_str), by a hash of their bytes */
+    PyObject *lens[LENS];  /* int objects of ``sizes`` met lately (the_size), by their value's low bits */
 } Meta;
 
 static void claude_parts_free(ClaudeParts *c);
@@ -460,6 +498,7 @@ static void Meta_dealloc(Meta *self) {
     Py_XDECREF(self->zero);
     for (int k = 0; k < NAS; k++) Py_XDECREF(self->s[k]);
     for (int k = 0; k < RECENT; k++) Py_XDECREF(self->recent[k]);
+    for (int k = 0; k < LENS; k++) Py_XDECREF(self->lens[k]);
     claude_parts_free(self->cl);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -477,6 +516,7 @@ static int Meta_init(Meta *self, PyObject *args, PyObject *kw) {
     claude_parts_free(self->cl);
     self->cl = NULL;
     for (int k = 0; k < RECENT; k++) Py_CLEAR(self->recent[k]);  /* (of another table) */
+    for (int k = 0; k < LENS; k++) Py_CLEAR(self->lens[k]);
     if (claude != Py_None) {  /* the lines normalize reads whole too: what their entries are made of */
         if (!PyDict_Check(claude) || !(afull = PyDict_GetItemString(claude, "full"))
             || !(akinds = PyDict_GetItemString(claude, "kinds")) || !(message = PyDict_GetItemString(claude, "message"))
@@ -568,13 +608,26 @@ static inline unsigned recent_slot(cp s, Py_ssize_t n) {
     return (unsigned)(h >> 58) & (RECENT - 1);
 }
 
+/* a str of the n bytes at s (valid UTF-8, checked): made directly when they are ASCII (ids, times), else decoded */
+static inline PyObject *str_of(cp s, Py_ssize_t n) {
+    if (n >= 2 && n <= 64) {
+        unsigned char high = 0;
+        for (Py_ssize_t i = 0; i < n; i++) high |= s[i];
+        if (high < 0x80) {
+            PyObject *u = PyUnicode_New(n, 127);
+            if (u) memcpy(PyUnicode_1BYTE_DATA(u), s, (size_t)n);
+            return u;
+        }
+    }
+    return PyUnicode_DecodeUTF8((const char *)s, n, NULL);
+}
+
 /* The table's string of these bytes (valid UTF-8 checked), added when new: a new reference, or NULL with an error set.
  * A string met lately is found in ``recent`` by comparing bytes (an ASCII str's characters are its UTF-8 bytes), with no
  * str made, hashed and looked up: most of a Claude Code file's lines are progress lines, which name the parent the line
  * before named (97% of them in real files) and the type "progress". */
 static PyObject *shared_str(Meta *self, cp s, Py_ssize_t n) {
-    if (self->shared == Py_None) return PyUnicode_DecodeUTF8((const char *)s, n, NULL);  /* no table (a streaming
-                                                                                          * pass keeps nothing) */
+    if (self->shared == Py_None) return str_of(s, n);  /* no table (a streaming pass keeps nothing) */
     unsigned k = 0;
     if (n <= RECENT_MAX) {
         k = recent_slot(s, n);
@@ -582,13 +635,31 @@ static PyObject *shared_str(Meta *self, cp s, Py_ssize_t n) {
         if (c && PyUnicode_GET_LENGTH(c) == n && memcmp(PyUnicode_1BYTE_DATA(c), s, (size_t)n) == 0)
             return Py_NewRef(c);
     }
-    PyObject *u = PyUnicode_DecodeUTF8((const char *)s, n, NULL);
+    PyObject *u = str_of(s, n);
     if (!u) return NULL;
     PyObject *v = PyDict_SetDefault(self->shared, u, u);
     Py_XINCREF(v);
     Py_DECREF(u);
     if (v && n <= RECENT_MAX && PyUnicode_IS_COMPACT_ASCII(v) && PyUnicode_GET_LENGTH(v) == n)
         Py_XSETREF(self->recent[k], Py_NewRef(v));
+    return v;
+}
+
+/* ``sizes``' int object for n (added when new): a new reference, or NULL with an error set. One met lately is found in
+ * ``lens`` with no int made and looked up: progress lines' lengths repeat. */
+static PyObject *the_size(Meta *self, Py_ssize_t n) {
+    PyObject **slot = &self->lens[n & (LENS - 1)];
+    if (*slot) {
+        Py_ssize_t v = PyLong_AsSsize_t(*slot);
+        if (v == n) return Py_NewRef(*slot);
+        if (v == -1 && PyErr_Occurred()) PyErr_Clear();
+    }
+    PyObject *k = PyLong_FromSsize_t(n);
+    if (!k) return NULL;
+    PyObject *v = PyDict_SetDefault(self->sizes, k, k);
+    Py_XINCREF(v);
+    Py_DECREF(k);
+    if (v) Py_XSETREF(*slot, Py_NewRef(v));
     return v;
 }
 
@@ -641,16 +712,12 @@ static int meta_core(Meta *self, cp base, Py_ssize_t len, PyObject *no, PyObject
             if (esc) DECLINE;  /* an escaped key could name one of the four */
             Py_ssize_t kn = p - 1 - ks;
             int which = -1, awhich = -1;
-            for (int i = 0; i < NKEYS; i++) {
-                if (kn == KEYLEN[i] && *ks == (unsigned char)KEYS[i][0] && memcmp(ks, KEYS[i], (size_t)kn) == 0) {
-                    which = i;
-                    break;
-                }
-            }
-            if (which < 0 && self->afull) {
-                for (int i = 0; i < NAKEYS; i++) {
-                    if (kn == AKEYLEN[i] && *ks == (unsigned char)AKEYS[i][0] && memcmp(ks, AKEYS[i], (size_t)kn) == 0) {
-                        awhich = i;
+            if (kn <= MAXKEYLEN) {
+                for (int j = 0; BYLEN[kn][j] >= 0; j++) {
+                    int k = BYLEN[kn][j];
+                    if (*ks == FIRST[kn][j] && memcmp(ks, NAMES[k], (size_t)kn) == 0) {
+                        if (k < NKEYS) which = k;
+                        else if (self->afull) awhich = k - NKEYS;
                         break;
                     }
                 }
@@ -714,8 +781,7 @@ static int meta_core(Meta *self, cp base, Py_ssize_t len, PyObject *no, PyObject
     ty = shared_str(self, vs[K_TYPE], ve[K_TYPE] - vs[K_TYPE]);
     if (!ty) goto done;
     if (kind[K_UUID] == V_STRING) {  /* (an attachment's is shared, as share_strings shares a normalized line's) */
-        uuid = att ? shared_str(self, vs[K_UUID], ve[K_UUID] - vs[K_UUID])
-                   : PyUnicode_DecodeUTF8((const char *)vs[K_UUID], ve[K_UUID] - vs[K_UUID], NULL);
+        uuid = att ? shared_str(self, vs[K_UUID], ve[K_UUID] - vs[K_UUID]) : str_of(vs[K_UUID], ve[K_UUID] - vs[K_UUID]);
         if (!uuid) goto done;
     } else {
         uuid = Py_NewRef(Py_None);
@@ -741,14 +807,8 @@ static int meta_core(Meta *self, cp base, Py_ssize_t len, PyObject *no, PyObject
     } else {
         ts = Py_NewRef(Py_None);
     }
-    {
-        PyObject *n = PyLong_FromSsize_t(len - 1);
-        if (!n) goto done;
-        size = PyDict_SetDefault(self->sizes, n, n);
-        Py_XINCREF(size);
-        Py_DECREF(n);
-        if (!size) goto done;
-    }
+    size = the_size(self, len - 1);
+    if (!size) goto done;
     if (self->tuples && !att) {  /* a helper's part: the tuple its parent makes the entry of (parallel._built) */
         PyObject *tup = PyTuple_Pack(8, no, start, size, self->eol, ty, uuid, parent, ts);
         if (!tup) goto done;
@@ -2134,11 +2194,10 @@ static PyMethodDef module_methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "ctxtool._scan", NULL, -1, module_methods};
 
 PyMODINIT_FUNC PyInit__scan(void) {
-    for (int i = 0; i < NAKEYS; i++)
-        if ((Py_ssize_t)strlen(AKEYS[i]) != AKEYLEN[i]) {
-            PyErr_Format(PyExc_SystemError, "ctxtool._scan: AKEYLEN[%d] is not the length of %s", i, AKEYS[i]);
-            return NULL;
-        }
+    if (index_keys() < 0) {
+        PyErr_SetString(PyExc_SystemError, "ctxtool._scan: a key's length is wrong, or four keys share one");
+        return NULL;
+    }
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     PyTypeObject *types[] = {&MetaType, &ReaderType, &BuilderType, &RowsType, &WholeType, &ProfileType};

@@ -225,6 +225,13 @@ def test_timestamps_are_pythons():
         if s in ("2024-02-29T23:59:59.999Z",):
             want = datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
         assert _scan.iso_ts(s) == want, s
+    # the date last read is kept (a file's lines mostly share one): a time that is wrong on that date is still refused,
+    # and the date kept is no other's
+    for s, ok in [("2025-01-01T00:00:00Z", True), ("2025-01-01T24:00:00Z", False), ("2025-01-01X00:00:00Z", False),
+                  ("2025-01-01T00:00:01.5Z", False), ("2025-01-01T00:00:01.500Z", True), ("2025-01-02T00:00:00Z", True),
+                  ("2025-02-30T00:00:00Z", False), ("2025-01-01T23:59:59.999999Z", True)]:
+        want = datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp() if ok else None
+        assert _scan.iso_ts(s) == want, s
 
 
 # --------------------------------------------------------------------------------------------- Reader
