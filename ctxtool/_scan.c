@@ -408,7 +408,7 @@ static const char *AKEYS[NAKEYS] = {"attachment", "rendered", "renderedRole", "i
 static const Py_ssize_t AKEYLEN[NAKEYS] = {10, 8, 12, 11, 7, 16, 6, 17, 9, 15, 7, 8, 8};
 /* the keys meta_core looks for, by their length: KEYS' k as k, AKEYS' i as NKEYS + i, -1 after the last (at most
  * three a length; filled by index_keys at the module's start). A line's key is compared with those of its length
- * only: it was compared with all seventeen, the most of a progress line's instructions (1,430 of 4,330 a line). */
+ * only: it was compared with all seventeen, most of meta_core's own 2,540 instructions on a 1 KB progress line. */
 #define MAXKEYLEN 17
 static signed char BYLEN[MAXKEYLEN + 1][4];
 static unsigned char FIRST[MAXKEYLEN + 1][4];  /* their first bytes */
