@@ -905,3 +905,48 @@ def test_a_boundary_written_again_is_read_as_the_client_reads_it(first, where, t
     after = resume_payload(str(path))["messages"]
     assert ours(path) == conversation(after)
     assert well_paired(after) == []
+
+
+def _uuid_edited(tmp_path, edits: list) -> str:
+    """parallel.jsonl with each ``(needle, kind, uuid)`` line's uuid set (``"(left out)"``: removed); a uuid of
+    ``"<relink>"`` leaves the line's uuid and links it to the line before its batch's first call (the text line)."""
+    lines = (REC / "parallel.jsonl").read_bytes().splitlines(keepends=True)
+    for needle, kind, value in edits:
+        k = line_with(lines, needle, kind)
+        o = json.loads(lines[k])
+        if value == "(left out)":
+            del o["uuid"]
+        elif value == "<relink>":
+            o["parentUuid"] = "53f3f428-d263-4535-a394-d4d67e33c443"
+        elif value == "<text first>":
+            o["message"]["content"] = [{"type": "text", "text": "before the call"}] + o["message"]["content"]
+        else:
+            o["uuid"] = value
+        lines[k] = json.dumps(o, separators=(",", ":")).encode() + b"\n"
+    path = tmp_path / "parallel.jsonl"
+    path.write_bytes(b"".join(lines))
+    return str(path)
+
+
+_P1, _P2, _P3, _P4 = (b'"id":"toolu_rec_p1"', b'"id":"toolu_rec_p2"', b'"id":"toolu_rec_p3"', b'"id":"toolu_rec_p4"')
+_CALL = b'"type":"assistant"'
+_FALSY = pytest.mark.xfail(strict=True, raises=AssertionError, reason="open: the client leaves out a call line of a parallel batch whose uuid "
+                           "is falsy (judge fuzz seed 199, case 0022); the rule is not known yet (see the cases kept)")
+
+
+@pytest.mark.parametrize("edits", [
+    pytest.param([(_P1, _CALL, 0)], marks=_FALSY), pytest.param([(_P1, _CALL, "")], marks=_FALSY),
+    pytest.param([(_P1, _CALL, False)], marks=_FALSY), pytest.param([(_P1, _CALL, None)], marks=_FALSY),
+    pytest.param([(_P1, _CALL, "(left out)")], marks=_FALSY), pytest.param([(_P2, _CALL, 0)], marks=_FALSY),
+    pytest.param([(_P1, _CALL, 0), (_P2, _CALL, "<relink>")], marks=_FALSY),
+    pytest.param([(_P1, _CALL, 0), (_P1, _CALL, "<text first>")], marks=_FALSY),
+    [(_P1, _CALL, 1)], [(_P1, _CALL, [])], [(_P1, _CALL, "x")], [(_P1, _CALL, "x"), (_P2, _CALL, "<relink>")],
+    [(_P3, _CALL, 0)], [(_P3, _CALL, None)], [(_P4, _CALL, 0)], [(b"Let me look at the project.", _CALL, 0)]],
+    ids=str)
+def test_a_parallel_call_line_whose_uuid_is_falsy(tmp_path, edits):
+    """A call line of a parallel batch whose uuid is 0, "", false, null or missing: the client leaves out its calls
+    (and their results) where it is the batch's first or middle call line, but sends them where it is the last, a
+    lone response's, or where the uuid is truthy but no string (1, [], "x"); a text line so is sent (judged, 2026-11-27;
+    ctxtool sends all of them: the cases the client leaves out are strict xfails until the rule is found)."""
+    path = _uuid_edited(tmp_path, edits)
+    assert conversation(sent_messages(scan(path))) == conversation(resume_payload(path)["messages"])
