@@ -774,6 +774,7 @@ static int meta_core(Meta *self, cp base, Py_ssize_t len, PyObject *no, PyObject
     if (skip_ws(p, end) != end) DECLINE;
     if (kind[K_TYPE] != V_STRING) DECLINE;
     if (att == LT_ATTACHMENT && a.odd) DECLINE;
+    if (att == LT_ASSISTANT && kind[K_UUID] != V_STRING) DECLINE;  /* (a falsy uuid is noted: claude_chain.sent_entries) */
 
     /* the line is valid and a metadata line: its entry */
     PyObject *ty = NULL, *uuid = NULL, *parent = NULL, *ts = NULL, *size = NULL, *index = NULL;

@@ -168,6 +168,7 @@ BAD_PARENT = "(not a string)"
 # The same for a value JavaScript takes for false (0, false): Claude Code's walk ends at such a line as
 # at a root (judged), pi's lookup finds nothing (a lost parent, as above)
 FALSY_PARENT = "(not a string, false)"
+FALSY_ID = "falsy_id"  # a response line's extra: its uuid is no string and JavaScript reads it as false (0, null, none)
 
 
 NOT_STRINGS = (int, float, bool, dict, list)  # JSON values that are neither a string nor null
