@@ -174,13 +174,19 @@ FALSY_ID = "falsy_id"  # a response line's extra: its uuid is no string and Java
 NOT_STRINGS = (int, float, bool, dict, list)  # JSON values that are neither a string nor null
 
 
+def js_false(value) -> bool:
+    """Whether JavaScript takes this JSON value for false (null, false, 0, ""; an empty array or object it takes for
+    true)."""
+    return not value and type(value) is not dict and type(value) is not list
+
+
 def parent_of(value):
     """A line's parent id as read from its parent field (absent or null: None)."""
     t = type(value)
     if t is str:
         return value
     if t in NOT_STRINGS:
-        return FALSY_PARENT if not value and t is not dict and t is not list else BAD_PARENT
+        return FALSY_PARENT if js_false(value) else BAD_PARENT
     return None
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from ..model import BOUNDARY, FALSY_ID, MESSAGE, META, Usage, parent_of
+from ..model import BOUNDARY, FALSY_ID, MESSAGE, META, Usage, js_false, parent_of
 from .common import REPAIR_TEXT, blank_user_fixed, count_field, error_turn_content, new_uuid, scan_anthropic_blocks, set_extra, ts_field
 
 NAME = "claude"
@@ -52,7 +52,7 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
     e.type = t if isinstance(t, str) else "?"
     u = obj.get("uuid")
     e.id = u if isinstance(u, str) else None
-    if t == "assistant" and e.id is None and (u is None or u is False or (type(u) in (int, float) and u == 0)):
+    if t == "assistant" and e.id is None and js_false(u):
         set_extra(e, {FALSY_ID: True})  # a uuid JavaScript reads as false: see claude_chain.sent_entries
     p = obj.get("parentUuid")
     e.parent = parent_of(p)
