@@ -13,6 +13,8 @@ import io
 import json
 import os
 import random
+import subprocess
+import sys
 from datetime import datetime, timedelta, timezone
 
 import orjson
@@ -90,6 +92,63 @@ def test_it_refuses_what_it_must_leave_to_python():
         assert not _scan.valid(raw)
     for raw in (b"{\"a\":\"\\ud83d\\ude00\"}", b"[" * 150 + b"]" * 150, b"1e400", b"\"\x7f\xe2\x82\xac\"", b"-0.0e+5"):
         assert _scan.valid(raw)
+
+
+SPECIALS = [b"\\n", b"\\\"", b"\\\\", b"\\/", b"\\u00e9", b"\\ud83d\\ude00", b"\\ud800", b"\\udc00x", b"\\u12",
+            b"\\x", b"\\", b"\xc3\xa9", b"\xe2\x82\xac", b"\xf0\x9f\x98\x80", b"\xff", b"\xc3", b"\xed\xa0\x80",
+            b"\x01", b"\x1f", b"\x7f", b"\"", b"\\n\\t", b"\\\\\\\""]
+
+
+def special_byte_cases() -> list[bytes]:
+    """A long string with one special byte (an escape, a multi-byte character, a control byte, a quote) at every
+    place around the C part's blocks of 16 and 32 bytes and in the tail after them."""
+    out = []
+    for special in SPECIALS:
+        for before in range(0, 72):
+            for after in (0, 1, 15, 31, 40):
+                out.append(b'{"a":"' + b"x" * before + special + b"y" * after + b'","b":1}')
+    return out
+
+
+def special_byte_verdicts() -> str:
+    """The C part's verdict on each case: "1" accepted, "0" left to Python."""
+    from ctxtool import _scan as c
+    return "".join("1" if c.valid(raw) else "0" for raw in special_byte_cases())
+
+
+def _left_to_python(raw: bytes) -> bool:
+    """A lone surrogate escape, or bytes that are no UTF-8: Python reads the line (as the agents do), the C part
+    leaves it to Python."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return b"\\ud800" in raw or b"\\udc00" in raw
+
+
+@pytest.mark.parametrize("way", ["default", "plain"])
+def test_a_special_byte_anywhere_in_a_long_string_is_judged_as_python_judges_it(way):
+    """Both ways the C part checks long strings (32 bytes at a time where the CPU has AVX2, else 16) accept exactly
+    the strings Python's reader does, whichever block an escape or a multi-byte character falls in or across; what it
+    leaves to Python (``_left_to_python``) it leaves wherever it is."""
+    if way == "default":
+        verdicts = special_byte_verdicts()
+    else:
+        env = {**os.environ, "CTXTOOL_NO_AVX2": "1"}
+        code = ("from ctxtool import _scan; from tests.test_native_scan import special_byte_verdicts as v; "
+                "assert _scan.LONG_STRINGS == 'plain', _scan.LONG_STRINGS; print(v())")
+        out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr[-2000:]
+        verdicts = out.stdout.strip()
+    cases = special_byte_cases()
+    assert len(verdicts) == len(cases)
+    for raw, v in zip(cases, verdicts):
+        assert (v == "1") == (python_accepts(raw + b"\n") and not _left_to_python(raw)), (way, raw)
+
+
+def test_the_special_byte_cases_are_both_accepted_and_refused():
+    ok = sum(python_accepts(raw + b"\n") for raw in special_byte_cases())
+    assert 2000 < ok < len(special_byte_cases()) - 2000
 
 
 # ----------------------------------------------------------------------------------- metadata entries
