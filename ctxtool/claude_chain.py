@@ -18,7 +18,8 @@ has the table of rule, line pattern and what the client sends, with the fixture 
 2. Lines that share ``message.id`` are one assistant message: its first line on the chain, then
    every other line of that response, on the chain or off it, tool calls last; every tool
    result for one of its calls (from the chain's start on) is gathered into the user message
-   after it, in file order, wherever the result line sits and whatever its ``parentUuid`` says;
+   after it, wherever the result line sits and whatever its ``parentUuid`` says (in chain order, those off the
+   chain put in by file position as the response's own lines are);
    a result answers the call of its id made last before it (an id may be reused).
 3. API error messages (``isApiErrorMessage``), ``progress``, snapshots, ``system`` lines and
    other metadata are never sent; attachments with a recorded rendering (``rendered``) are sent
@@ -733,7 +734,7 @@ def sent_entries(entries: list[Entry]) -> list[Entry]:
                     done.add(h.index)
                     answers.append(h)
         if len(answers) > 1:
-            answers.sort(key=place)
+            _order_answers(answers, pos, place, chain_pos, seq)
         end = _interrupted_until(group, pos, chain_pos, seq)
         if end is None:
             out.extend(answers)
@@ -743,6 +744,29 @@ def sent_entries(entries: list[Entry]) -> list[Entry]:
     for _end, answers in deferred:
         out.extend(answers)
     return out
+
+
+def _order_answers(answers: list[Entry], pos: int, place, chain_pos: dict, seq: list) -> None:
+    """The lines holding a response's results, in the order the client sends their results (judge fuzz seed 204, case
+    0006; 15 probes): the lines on the chain in chain order, each line off it put in by file position before the first
+    line of the chain after the response's first (``pos``) that comes after it in the file, as the client recovers a
+    parallel batch's lines (``_group``), whatever that chain line is. Results written in file order after their calls,
+    as the client writes them, come out in file order."""
+    if not chain_pos:
+        chain_pos.update((x.index, k) for k, x in enumerate(seq))
+    n = len(seq)
+
+    def key(h: Entry) -> tuple:
+        q = chain_pos.get(h.index)
+        if q is not None:
+            return (q, 1, 0)
+        at = place(h)
+        q = pos + 1
+        while q < n and place(seq[q]) < at:
+            q += 1
+        return (q, 0, at)
+
+    answers.sort(key=key)
 
 
 def _falsy_id(e: Entry) -> bool:
