@@ -1463,6 +1463,8 @@ static PyObject *Rows_rows(Rows *self, PyObject *const *args, Py_ssize_t nargs) 
             int r = PySet_Contains(bridged, ty);
             if (r < 0) goto fail;
             if (r && PyList_Append(odd, e) < 0) goto fail;
+            /* the client folds at a boundary whatever its uuid */
+            if (r && same_str(SLOT(e, self->e_kind), self->boundary) && PyList_Append(bounds, e) < 0) goto fail;
         }
     }
     return Py_BuildValue("nNNO", n, odd, bounds, checkpoints ? Py_True : Py_False);

@@ -131,6 +131,8 @@ def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict |
                 checkpoints = True
             elif i is None and e.type in _BRIDGED_TYPES:
                 odd.append(e)
+                if e.kind == BOUNDARY:  # the client folds at a boundary whatever its uuid (judge fuzz seed 205)
+                    bounds.append(e)
     bounds = [e for e in bounds if not (sided and _sidechain(e))]
     if bounds:
         last_b, listed = _last_boundaries(bounds, by_id, n != len(by_id))
@@ -231,11 +233,14 @@ def _fold(by_id: dict, last_b: Entry, listed: Entry | None, odd: list | None = N
     none), and whether kept messages were re-linked (the client then finds the leaf among the
     conversation's ends)."""
     keys = list(by_id)
-    b_pos = keys.index(last_b.id)
+    if last_b.id is not None:
+        b_pos = keys.index(last_b.id)
+    else:  # a boundary whose uuid is no string (an ``odd`` row): the rows written before it go
+        b_pos = sum(1 for u in keys if by_id[u].index < last_b.index)
     kept: list = []
     links: dict = {}
     anchor = None
-    if listed is not None and listed.id == last_b.id:
+    if listed is last_b or (listed is not None and last_b.id is not None and listed.id == last_b.id):
         kept = _kept(listed, by_id)
         if kept is None or any(u not in by_id for u in kept):
             return None, False
@@ -260,7 +265,7 @@ def _fold(by_id: dict, last_b: Entry, listed: Entry | None, odd: list | None = N
             return u in was and u not in survivors
     del keys
     if odd:  # rows whose uuid is no string are in the client's map too: those before the boundary go as well
-        odd[:] = [e for e in odd if e.index > last_b.index]
+        odd[:] = [e for e in odd if e.index > last_b.index or e is last_b]
     if kept:
         first, tail = kept[0], kept[-1]
         # (such a row is re-linked too, under itself: judge fuzz, seed 88)
