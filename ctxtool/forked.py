@@ -13,6 +13,7 @@ this process is flushed twice, no exit handler runs twice.
 from __future__ import annotations
 
 import os
+import select
 import subprocess
 import sys
 import time
@@ -59,11 +60,24 @@ class Child:
         """The exit code, once the child ended; ``timeout``: ``subprocess.TimeoutExpired`` after that many seconds."""
         if timeout is None:
             return self._reap(0)
+        if self.poll() is not None:
+            return self.returncode
+        fd = _pidfd(self.pid)
+        if fd is not None:  # woken as the child ends: a sleep between polls cost a pool's end 5 ms
+            try:
+                ready = select.select([fd], [], [], timeout)[0]
+            finally:
+                os.close(fd)
+            if not ready:
+                raise subprocess.TimeoutExpired(f"forked helper {self.pid}", timeout)
+            return self._reap(0)
         deadline = time.monotonic() + timeout
+        pause = 0.0002
         while self.poll() is None:
             if time.monotonic() >= deadline:
                 raise subprocess.TimeoutExpired(f"forked helper {self.pid}", timeout)
-            time.sleep(0.005)
+            time.sleep(pause)
+            pause = min(pause * 2, 0.005)
         return self.returncode
 
     def kill(self) -> None:
@@ -121,6 +135,17 @@ def child(run: Callable[[int, int], None], keep: tuple[int, ...] = (), stdin: bo
     out = os.fdopen(up_r, "rb", buffering=-1 if buffered else 0)
     inp = os.fdopen(down_w, "wb", buffering=0) if stdin else None
     return Child(pid, inp, out)
+
+
+def _pidfd(pid: int) -> int | None:
+    """A descriptor that is readable once the child ``pid`` ends (Linux 5.3 and later), or None."""
+    opener = getattr(os, "pidfd_open", None)
+    if opener is None:
+        return None
+    try:
+        return opener(pid)
+    except OSError:
+        return None
 
 
 def _open_fds() -> list[int]:

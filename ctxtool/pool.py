@@ -159,7 +159,14 @@ class _Workers:
                 w.proc.stdin.close()  # end of jobs: the worker exits
             except OSError:
                 pass
+        _reap_ended()
         for w in self.ws:
+            if exc[0] is None and not w.jobs and isinstance(w.proc, forked.Child):
+                # its stdin closed, it ends on its own: its end (2-3 ms of freeing memory) is not waited for here
+                # but reaped by the next pool, or by the system once this process ends
+                _ENDING.append(w.proc)
+                w.proc.stdout.close()
+                continue
             if exc[0] is not None or w.jobs:
                 w.proc.kill()
             try:
@@ -194,6 +201,14 @@ class _Workers:
             w.proc.stdout.close()
             out.extend((i, None) for i in w.jobs)
             w.jobs.clear()
+
+
+_ENDING: list = []  # forked workers told to end whose end was not waited for
+
+
+def _reap_ended() -> None:
+    """Reap the forked workers of earlier pools that have ended (none is left a zombie for long)."""
+    _ENDING[:] = [p for p in _ENDING if p.poll() is None]
 
 
 # The pipes are unbuffered: a buffered reader could hold an answer that select() then never reports.

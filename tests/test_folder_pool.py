@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 import pytest
 from click.testing import CliRunner
@@ -101,6 +102,36 @@ def test_results_come_in_input_order_with_errors_in_their_place(tmp_path):
     assert done[2][2] == "1"  # the largest went to the worker
     err = got[2][2]
     assert isinstance(err, InputError) and (err.reason, err.path, err.line) == ("refused", paths[2], 7)
+
+
+def _state(pid: int) -> str | None:
+    """The process's state letter from /proc (Z: ended, not reaped), None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
+
+
+@pytest.mark.skipif(not forked.possible() or not os.path.isdir("/proc/self"), reason="forked workers and /proc")
+def test_a_pools_forked_workers_end_on_their_own_and_the_next_pool_reaps_them(tmp_path, monkeypatch):
+    """The pool's end does not wait for its forked workers to exit (their stdin closed, they end on their own; it
+    cost each folder 2-5 ms), and leaves no zombie for long: the next pool reaps those that ended."""
+    monkeypatch.delenv(parallel.ENV, raising=False)
+    monkeypatch.setattr(pool, "_ENDING", [])
+    paths = _files(tmp_path, [f"f{k}" for k in range(6)])
+    assert all(r is not None for _, r, _ in pool.each(_ok, paths, "t", workers=2, min_bytes=0))
+    left = list(pool._ENDING)
+    assert left and all(isinstance(p, forked.Child) and p.returncode is None for p in left)
+    for p in left:  # it ends by itself: a zombie until reaped
+        for _ in range(500):
+            if _state(p.pid) in ("Z", None):
+                break
+            time.sleep(0.01)
+        assert _state(p.pid) == "Z"
+    assert all(r is not None for _, r, _ in pool.each(_ok, paths, "t", workers=2, min_bytes=0))
+    assert all(p.returncode == 0 and _state(p.pid) is None for p in left)
+    assert not set(pool._ENDING) & set(left)
 
 
 def test_a_worker_holds_small_files_ahead_up_to_a_size():
