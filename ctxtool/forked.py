@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import select
-import subprocess
 import sys
 import time
 from typing import Callable
@@ -69,13 +68,13 @@ class Child:
             finally:
                 os.close(fd)
             if not ready:
-                raise subprocess.TimeoutExpired(f"forked helper {self.pid}", timeout)
+                raise _timeout(self.pid, timeout)
             return self._reap(0)
         deadline = time.monotonic() + timeout
         pause = 0.0002
         while self.poll() is None:
             if time.monotonic() >= deadline:
-                raise subprocess.TimeoutExpired(f"forked helper {self.pid}", timeout)
+                raise _timeout(self.pid, timeout)
             time.sleep(pause)
             pause = min(pause * 2, 0.005)
         return self.returncode
@@ -135,6 +134,12 @@ def child(run: Callable[[int, int], None], keep: tuple[int, ...] = (), stdin: bo
     out = os.fdopen(up_r, "rb", buffering=-1 if buffered else 0)
     inp = os.fdopen(down_w, "wb", buffering=0) if stdin else None
     return Child(pid, inp, out)
+
+
+def _timeout(pid: int, timeout: float) -> Exception:
+    import subprocess  # (here: the module costs every command's start 4 ms, and only a helper that hangs needs it)
+
+    return subprocess.TimeoutExpired(f"forked helper {pid}", timeout)
 
 
 def _pidfd(pid: int) -> int | None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import marshal
 import os
 import struct
-import subprocess
 import sys
 
 import orjson
@@ -320,6 +319,8 @@ def _start(path: str, fmt_name: str, begin: int, end: int, stats: bool, lazy: bo
     # checkout or version) would scan the part instead of this one. The helper imports this copy.
     code = f"import sys; sys.path.insert(0, {root!r}); from ctxtool.parallel import part_main; part_main()"
     fds = (spool.fileno(),) if spool is not None else ()
+    import subprocess  # (the rare way: not imported at every command's start)
+
     try:
         return subprocess.Popen([sys.executable, "-c", code, path, fmt_name, str(begin), str(end), "1" if stats else "0",
                                  "1" if lazy else "0", str(fds[0]) if fds else "-"],

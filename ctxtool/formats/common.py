@@ -6,7 +6,6 @@ import json
 
 import re
 from datetime import datetime
-from decimal import Decimal
 
 import orjson
 
@@ -167,6 +166,8 @@ def js_number(f: float) -> str:
     if f == 0:
         return "0"
     sign = "-" if f < 0 else ""
+    from decimal import Decimal  # (here: not imported at every command's start)
+
     _, digits, exp = Decimal(repr(abs(f))).as_tuple()
     ds = "".join(map(str, digits)).rstrip("0") or "0"
     exp += len("".join(map(str, digits))) - len(ds)  # value = ds x 10^exp
