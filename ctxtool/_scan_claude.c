@@ -1,7 +1,8 @@
 /* ctxtool._scan, included by _scan.c: the lines of a Claude Code file that formats.claude.normalize reads whole,
  * read by the C part's Meta (given its ``claude`` argument) as normalize, share_strings and release make
- * their entry: attachments, prompts and responses (the line checked as bytes, its ``message`` value alone parsed by
- * orjson, a tool call's characters and problem asked of formats.common), system lines and checkpoints.
+ * their entry: attachments, prompts and responses (the line checked as bytes; a prompt's or results' ``message`` read
+ * from its bytes in its common shapes (``user_message_bytes``), a response's, or a prompt's of another shape, parsed
+ * alone by orjson, a tool call's characters and problem asked of formats.common), system lines and checkpoints.
  *
  * Attachment lines: checked as a metadata line is, with what _attachment reads gathered on the way (``Att``):
  * ``attachment.type``, the rendered texts (their length in UTF-16 code units, whether each is white space only),
@@ -612,6 +613,8 @@ static int blocks_facts(ClaudeParts *c, PyObject *shared, int stats, PyObject *c
     return CL_MADE;
 }
 
+static int message_tail(Meta *self, int assistant, PyObject *m, Att *a, CF *f, int no_content, int interrupt);
+
 /* normalize's reading of a prompt or response line whose message is the dict m */
 static int message_facts(Meta *self, int assistant, PyObject *ty, PyObject *m, Att *a, CF *f) {
     ClaudeParts *c = self->cl;
@@ -637,6 +640,26 @@ static int message_facts(Meta *self, int assistant, PyObject *ty, PyObject *m, A
     } else {
         f->empty = 1;
     }
+    int interrupt = 0;
+    if (!assistant && !f->results && content) {  /* _interrupt_marker */
+        PyObject *x = content;
+        if (PyList_Check(x) && PyList_GET_SIZE(x) == 1 && PyDict_Check(PyList_GET_ITEM(x, 0))
+            && is(get(PyList_GET_ITEM(x, 0), c->s[C_TYPE]), "text"))
+            x = get(PyList_GET_ITEM(x, 0), c->s[C_TEXT]);
+        if (x && PyUnicode_Check(x)) {
+            interrupt = PySequence_Contains(c->interrupts, x);
+            if (interrupt < 0) return CL_FAIL;
+        }
+    }
+    int no_content = assistant && content && PyList_CheckExact(content) && PyList_GET_SIZE(content) == 0;
+    return message_tail(self, assistant, m, a, f, no_content, interrupt);
+}
+
+/* what message_facts reads beyond the content: the line's flags, a response's stop, model, key and usage (from ``m``,
+ * its message; NULL for a prompt), a result's source; ``no_content``, ``interrupt``: told by the caller */
+static int message_tail(Meta *self, int assistant, PyObject *m, Att *a, CF *f, int no_content, int interrupt) {
+    ClaudeParts *c = self->cl;
+    int stats = self->stats;
     int summary = flag(a, A_COMPACT_SUMMARY), side = a->odd ? -1 : a->side, meta = flag(a, A_IS_META);
     if (summary < 0 || side < 0 || meta < 0) return CL_DECLINE;
     PyObject *keys[7], *vals[7];
@@ -644,21 +667,9 @@ static int message_facts(Meta *self, int assistant, PyObject *ty, PyObject *m, A
     if (summary) { keys[nx] = c->s[C_COMPACT_SUMMARY]; vals[nx++] = Py_True; }
     if (side) { keys[nx] = c->s[C_SIDECHAIN]; vals[nx++] = Py_True; }
     if (meta) { keys[nx] = c->s[C_IS_META]; vals[nx++] = Py_True; }
-    if (assistant && content && PyList_CheckExact(content) && PyList_GET_SIZE(content) == 0) {
-        keys[nx] = c->s[C_NO_CONTENT]; vals[nx++] = Py_True;
-    }
-    if (!assistant && !f->results && content) {  /* _interrupt_marker */
-        PyObject *x = content;
-        if (PyList_Check(x) && PyList_GET_SIZE(x) == 1 && PyDict_Check(PyList_GET_ITEM(x, 0))
-            && is(get(PyList_GET_ITEM(x, 0), c->s[C_TYPE]), "text"))
-            x = get(PyList_GET_ITEM(x, 0), c->s[C_TEXT]);
-        if (x && PyUnicode_Check(x)) {
-            int in = PySequence_Contains(c->interrupts, x);
-            if (in < 0) return CL_FAIL;
-            if (in) { keys[nx] = c->s[C_INTERRUPT]; vals[nx++] = Py_True; }
-        }
-    }
-    if (assistant) {
+    if (no_content) { keys[nx] = c->s[C_NO_CONTENT]; vals[nx++] = Py_True; }
+    if (interrupt) { keys[nx] = c->s[C_INTERRUPT]; vals[nx++] = Py_True; }
+    if (assistant && m) {
         PyObject *stop = get(m, c->s[C_STOP_REASON]), *model = get(m, c->s[C_MODEL]);
         if (stop && PyUnicode_Check(stop)) {
             PyObject *mapped = PyDict_GetItemWithError(c->stop_map, stop);
@@ -708,6 +719,222 @@ static int message_facts(Meta *self, int assistant, PyObject *ty, PyObject *m, A
     return nx && !f->extra ? CL_FAIL : CL_MADE;
 }
 
+/* --------------------------------------------------- a prompt's or results' message read from its bytes */
+
+#define CL_PARSE 2  /* not read from the bytes: orjson parses the message (the way every response goes) */
+
+/* An object's members, p just past its '{' (values at ``depth``): the value spans of the ``nn`` keys ``names`` (vs[k]
+ * at the value, ve[k] past it; vs[k] NULL when absent), every other value scanned. NULL when a key is escaped (it could
+ * spell one of them) or one of them is written twice (Python keeps the last), or the bytes are not JSON. */
+static cp spans(cp p, cp end, int depth, const char *const *names, int nn, cp *vs, cp *ve) {
+    for (int k = 0; k < nn; k++) vs[k] = ve[k] = NULL;
+    p = skip_ws(p, end);
+    if (p < end && *p == '}') return p + 1;
+    for (;;) {
+        int esc;
+        if (p >= end || *p != '"') return NULL;
+        cp ks = p + 1;
+        p = scan_string(ks, end, &esc);
+        if (!p || esc) return NULL;
+        Py_ssize_t kn = p - 1 - ks;
+        int which = -1;
+        for (int k = 0; k < nn; k++)
+            if ((Py_ssize_t)strlen(names[k]) == kn && memcmp(ks, names[k], (size_t)kn) == 0) { which = k; break; }
+        p = skip_ws(p, end);
+        if (p >= end || *p != ':') return NULL;
+        p = skip_ws(p + 1, end);
+        if (which >= 0 && vs[which]) return NULL;
+        cp v = p;
+        p = scan_value(p, end, depth);
+        if (!p) return NULL;
+        if (which >= 0) { vs[which] = v; ve[which] = p; }
+        p = skip_ws(p, end);
+        if (p >= end) return NULL;
+        if (*p == ',') { p = skip_ws(p + 1, end); continue; }
+        if (*p == '}') return p + 1;
+        return NULL;
+    }
+}
+
+/* whether the value at p is a string without escapes equal to the ASCII ``word`` */
+static int str_is(cp p, cp e, const char *word) {
+    Py_ssize_t n = (Py_ssize_t)strlen(word);
+    return p && *p == '"' && e - p == n + 2 && memcmp(p + 1, word, (size_t)n) == 0;
+}
+
+/* a value that is a string: its UTF-16 length and whether it is white space only (1), or 0 (no string), -1 (declined:
+ * a lone surrogate escape, which only the Python reads) */
+static int text_units(cp p, cp e, long long *units, int *white) {
+    *units = 0;
+    *white = 1;
+    if (!p || *p != '"') return 0;
+    return scan_text(p + 1, e, units, white) == e ? 1 : -1;
+}
+
+/* JSON true (1), false or null or absent (0); anything else -1 (its truth is Python's) */
+static int truth(cp p, cp e) {
+    if (!p) return 0;
+    Py_ssize_t n = e - p;
+    if (n == 4 && memcmp(p, "true", 4) == 0) return 1;
+    if ((n == 5 && memcmp(p, "false", 5) == 0) || (n == 4 && memcmp(p, "null", 4) == 0)) return 0;
+    return -1;
+}
+
+/* result_chars of a tool result's content from its bytes: 1, or CL_PARSE for what the bytes alone do not tell (a text
+ * that is a number, a lone surrogate) */
+static int result_units(cp p, cp e, long long *text, long long *images) {
+    static const char *const names[] = {"type", "text"};
+    long long n;
+    int white;
+    if (!p) return 1;
+    if (*p == '"') {
+        if (text_units(p, e, &n, &white) < 0) return CL_PARSE;
+        *text += n;
+        return 1;
+    }
+    if (*p != '[') return 1;
+    p = skip_ws(p + 1, e);
+    if (p < e && *p == ']') return 1;
+    for (;;) {
+        if (p >= e) return CL_PARSE;
+        cp q;
+        if (*p == '{') {
+            cp vs[2], ve[2];
+            if (!(q = spans(p + 1, e, 6, names, 2, vs, ve))) return CL_PARSE;
+            if (str_is(vs[0], ve[0], "text")) {
+                if (vs[1] && *vs[1] != '"' && *vs[1] != '{' && *vs[1] != '[' && *vs[1] != 't' && *vs[1] != 'f'
+                    && *vs[1] != 'n')
+                    return CL_PARSE;  /* a number: model.as_text's str() of it is Python's */
+                if (text_units(vs[1], ve[1], &n, &white) < 0) return CL_PARSE;
+                *text += n;
+            } else if (str_is(vs[0], ve[0], "image")) {
+                ++*images;
+            } else if (vs[0] && *vs[0] == '"' && memchr(vs[0], '\\', (size_t)(ve[0] - vs[0]))) {
+                return CL_PARSE;  /* an escaped type could spell one of those */
+            }
+        } else if (!(q = scan_value(p, e, 5))) {
+            return CL_PARSE;
+        }
+        p = skip_ws(q, e);
+        if (p >= e) return CL_PARSE;
+        if (*p == ',') { p = skip_ws(p + 1, e); continue; }
+        if (*p == ']') return 1;
+        return CL_PARSE;
+    }
+}
+
+/* whether the text at p (a string) is one of the interrupt markers: 1 or 0, CL_PARSE when it has an escape */
+static int interrupt_text(ClaudeParts *c, cp p, cp e) {
+    if (memchr(p, '\\', (size_t)(e - p))) return CL_PARSE;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(c->interrupts); i++) {
+        Py_ssize_t n;
+        const char *u = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(c->interrupts, i), &n);
+        if (!u) return CL_FAIL;
+        if (e - p == n + 2 && memcmp(p + 1, u, (size_t)n) == 0) return 1;
+    }
+    return 0;
+}
+
+/* message_facts of a prompt's or results' message read from its bytes (orjson made ~half of a folder's Claude Code
+ * scan's objects of them, to be counted and dropped): a content that is a string, or a list of text, tool_result and
+ * image blocks (any other type but thinking and calls) with the fields they read. CL_PARSE for any other shape, which
+ * the dict way reads (f as it was given); CL_MADE, or CL_DECLINE / CL_FAIL as message_facts. */
+static int user_message_bytes(Meta *self, PyObject *ty, Att *a, CF *f) {
+    static const char *const mnames[] = {"content"};
+    static const char *const bnames[] = {"type", "text", "tool_use_id", "content", "is_error"};
+    enum { B_TYPE, B_TEXT, B_ID, B_CONTENT, B_ERROR };
+    ClaudeParts *c = self->cl;
+    int stats = self->stats;
+    cp end = a->ve[A_MESSAGE], cv, ce;
+    if (!spans(a->vs[A_MESSAGE] + 1, end, 2, mnames, 1, &cv, &ce)) return CL_PARSE;
+    long long n, images = 0;
+    int white, role = 0;
+    Py_ssize_t visible = 0, nblocks = 0;
+    cp is_ = NULL, ie = NULL;  /* the text that may be an interrupt marker */
+    if (cv && *cv == '"') {
+        if (text_units(cv, ce, &n, &white) < 0) return CL_PARSE;
+        if (stats) { f->chars += n; f->k[0] += n; }
+        if (white) f->blank = 1; else visible++;
+        nblocks = 1;
+        is_ = cv, ie = ce;
+    } else if (cv && *cv == '[') {
+        cp p = skip_ws(cv + 1, ce), only_text = NULL, only_text_e = NULL;
+        if (p < ce && *p == ']') p = NULL;
+        while (p) {
+            if (p >= ce) return CL_PARSE;
+            cp q;
+            if (*p == '{') {
+                cp vs[5], ve[5];
+                if (!(q = spans(p + 1, ce, 4, bnames, 5, vs, ve))) return CL_PARSE;
+                cp t = vs[B_TYPE], te = ve[B_TYPE];
+                if (t && *t == '"' && memchr(t, '\\', (size_t)(te - t))) return CL_PARSE;
+                if (str_is(t, te, "text")) {
+                    int got = text_units(vs[B_TEXT], ve[B_TEXT], &n, &white);
+                    if (got < 0) return CL_PARSE;
+                    if (stats) { f->chars += n; f->k[0] += n; }
+                    if (got && !white) visible++; else f->blank = 1;
+                    if (nblocks == 0 && got) { only_text = vs[B_TEXT]; only_text_e = ve[B_TEXT]; }
+                } else if (str_is(t, te, "tool_result")) {
+                    role = 2;
+                    long long text = 0, imgs = 0;
+                    if (stats && result_units(vs[B_CONTENT], ve[B_CONTENT], &text, &imgs) != 1) return CL_PARSE;
+                    int err = truth(vs[B_ERROR], ve[B_ERROR]);
+                    if (err < 0) return CL_PARSE;
+                    PyObject *rid;
+                    cp r = vs[B_ID], re = ve[B_ID];
+                    if (r && *r == '"') {
+                        if (memchr(r, '\\', (size_t)(re - r))) return CL_PARSE;
+                        rid = shared_str(self, r + 1, re - r - 2);
+                    } else {
+                        rid = share(self->shared, c->s[C_EMPTY_STR]);
+                    }
+                    long long chars = text + imgs * c->image_chars;
+                    int ok = rid ? add_item(&f->results, nblocks, rid, Py_None, err ? Py_True : Py_False, chars) : -1;
+                    Py_XDECREF(rid);
+                    if (ok < 0) return CL_FAIL;
+                    f->chars += chars;
+                    f->k[3] += text;
+                    f->k[4] += imgs * c->image_chars;
+                    visible++;
+                } else if (str_is(t, te, "image")) {
+                    images++;
+                    visible++;
+                } else if (t && *t == '"' && (str_is(t, te, "thinking") || str_is(t, te, "redacted_thinking")
+                                              || str_is(t, te, "tool_use") || str_is(t, te, "toolCall")
+                                              || str_is(t, te, "toolUse") || str_is(t, te, "functionCall")
+                                              || str_is(t, te, "tool_call") || str_is(t, te, "function_call"))) {
+                    return CL_PARSE;
+                } else {
+                    visible++;
+                }
+            } else if (!(q = scan_value(p, ce, 3))) {
+                return CL_PARSE;
+            }
+            nblocks++;
+            p = skip_ws(q, ce);
+            if (p >= ce) return CL_PARSE;
+            if (*p == ',') { p = skip_ws(p + 1, ce); continue; }
+            if (*p != ']') return CL_PARSE;
+            break;
+        }
+        if (nblocks == 1 && only_text) is_ = only_text, ie = only_text_e;
+        if (role == 2 && stats) {  /* (images beside results count) */
+            f->chars += images * c->image_chars;
+            f->k[4] += images * c->image_chars;
+        }
+    } else {
+        visible = 0;
+    }
+    int interrupt = 0;
+    if (!f->results && is_ && *is_ == '"' && (interrupt = interrupt_text(c, is_, ie)) != 0 && interrupt != 1)
+        return interrupt;  /* CL_PARSE or CL_FAIL */
+    f->kind = self->message;
+    f->role = Py_NewRef(ty);
+    f->nblocks = nblocks;
+    f->empty = visible == 0;
+    return message_tail(self, 0, NULL, a, f, 0, interrupt);
+}
+
 /* the entry normalize makes of a prompt, response, system or last-prompt line (a new reference), None when declined */
 static PyObject *claude_entry(Meta *self, int lt, Att *a, PyObject *index, PyObject *no, PyObject *start, PyObject *size,
                               PyObject *ty, PyObject *uuid, PyObject *parent, PyObject *ts) {
@@ -740,7 +967,13 @@ static PyObject *claude_entry(Meta *self, int lt, Att *a, PyObject *index, PyObj
             }
             Py_XDECREF(leaf);
         }
-    } else if (a->vs[A_MESSAGE] && *a->vs[A_MESSAGE] == '{') {  /* a prompt or response: its message parsed alone */
+    } else if (a->vs[A_MESSAGE] && *a->vs[A_MESSAGE] == '{'
+               && (lt != LT_USER || (r = user_message_bytes(self, ty, a, &f)) == CL_PARSE)) {
+        /* a response, or a prompt the bytes did not tell: its message parsed alone */
+        cf_clear(&f);
+        f = (CF){0};
+        f.kind = self->meta;
+        r = CL_MADE;
         PyObject *view = PyMemoryView_FromMemory((char *)a->vs[A_MESSAGE], a->ve[A_MESSAGE] - a->vs[A_MESSAGE], PyBUF_READ);
         PyObject *m = view ? PyObject_CallOneArg(c->loads, view) : NULL;
         Py_XDECREF(view);

@@ -855,11 +855,54 @@ def test_prompt_and_response_fields_as_python_reads_them(line):
         assert c is not None and c == py_entry(line, 1, stats)
 
 
+def _result(**fields) -> list:
+    return [{"type": "tool_result", "tool_use_id": "t1", "content": "hello\nworld", "is_error": False, **fields}]
+
+
+# a prompt's or results' message is read from its bytes; the shapes the bytes do not tell (a text that is a number, a
+# truth of Python's, a key written twice, an escape in a marker or id, thinking or calls) go the dict way
+@pytest.mark.parametrize("line", [
+    _message_line("user", _result()),
+    _message_line("user", _result(big=1e300, huge=10 ** 30)),
+    _message_line("user", _result()).replace(b'"is_error": false', b'"is_error": false, "x": 1e999'),
+    _message_line("user", _result()).replace(b'"role": "user"', b'"role": "user", "x": -1e400'),
+    _message_line("user", _result(is_error=1)),
+    _message_line("user", _result(is_error="yes")),
+    _message_line("user", _result(is_error=None, tool_use_id=5)),
+    _message_line("user", _result(tool_use_id="t\u00e9")),
+    _message_line("user", _result(tool_use_id="tX")).replace(b'"tX"', b'"t\\u00e9"'),  # an escaped id
+    _message_line("user", _result(content=[{"type": "text", "text": "a\u00e9b"}, {"type": "image", "source": {}}])),
+    _message_line("user", _result(content=[{"type": "text", "text": 0}, {"type": "text", "text": None}, 3, "x"])),
+    _message_line("user", _result(content=[{"type": "text", "text": "E"}, 7, None, {"type": "T"}]))
+    .replace(b'"E"', b'"\\ud83d\\ude00"').replace(b'"T"', b'"t\\u0065xt"'),  # a pair, an escaped type
+    _message_line("user", _result(content={"type": "text", "text": "not a list"})),
+    _message_line("user", _result()).replace(b'"content": "hello', b'"content": 1, "content": "hello'),
+    _message_line("user", "[Request interrupted by user]").replace(b'user]"', b'user\\u005d"'),  # an escaped marker
+    _message_line("user", [{"type": "text", "text": "   "}, {"type": "image"}, {"type": 5}, {"text": "x"}, "s", 1]),
+    _message_line("user", [{"type": "text", "text": "\u2003\u00a0 "}]),
+    _message_line("user", [{"type": "text", "text": "[Request interrupted by user]"}, {"type": "text", "text": "x"}]),
+    _message_line("user", [{"type": "image"}] + _result() + [{"type": "image"}]),
+    _message_line("user", [{"type": "redacted_thinking", "data": "x"}] + _result()),
+    _message_line("user", [{"type": "tool_use", "id": "t", "name": "Bash", "input": {}}]),
+    _message_line("user", []),
+    _message_line("user", None),
+    _message_line("user", {"type": "text", "text": "x"}),
+    _message_line("user", "x").replace(b', "content": "x"', b""),
+    _message_line("user", "x", isSidechain=True, isCompactSummary=True, isMeta=False),
+], ids=lambda line: line[line.index(b'"message"'):][:60].decode())
+def test_a_prompts_message_read_from_its_bytes_is_pythons(line):
+    for stats in (True, False):
+        (c,) = c_entries([line], 1, stats)
+        assert c is not None and c == py_entry(line, 1, stats)
+
+
 def test_what_a_prompt_or_response_line_it_declines_holds():
     for line in (_message_line("user", RESULT, sourceToolUseID="t\\u0031"),  # an escape in a field read as bytes
                  _message_line("assistant", [], requestId="r\\u0031"),
                  _message_line("user", "x", isMeta=1),  # a truth of Python's
                  _message_line("assistant", [{"type": "thinking", "thinking": 5}]),  # str() of a number
+                 _message_line("user", _result(content=[{"type": "text", "text": 5}])),  # so in a result
+                 _message_line("user", _result(content=[{"type": "text", "text": "L"}])).replace(b'"L"', b'"\\ud800"'),
                  _message_line("assistant", "x").replace(b'"input_tokens": 3', b'"input_tokens": -3')):  # noted absurd
         assert c_entries([line]) == [None], line
 
