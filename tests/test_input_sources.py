@@ -164,3 +164,55 @@ def test_repair_output_of_a_missing_file_says_no_such_file(tmp_path):
 def test_repair_output_still_takes_one_input(tmp_path):
     r = run("repair", "-o", tmp_path / "out.jsonl", CLAUDE, CLAUDE)
     assert r.exit_code == 2 and "exactly one input file" in r.output
+
+
+# ---------------------------------------------------------------- a folder's files
+
+
+def _walked(top: str) -> tuple[list[str], list[tuple[str, str]]]:
+    """What expand gave a directory before it read the listing's types (os.walk, a realpath and a stat per file)."""
+    from ctxtool.paths import is_artifact, regular
+
+    files, problems, seen = [], [], {}
+    for root, dirs, names in os.walk(top):
+        dirs.sort()
+        for n in sorted(names):
+            p = os.path.join(root, n)
+            if not n.endswith(".jsonl") or is_artifact(n):
+                continue
+            if not regular(p):
+                problems.append((p, NOT_REGULAR))
+                continue
+            key = os.path.realpath(p)
+            if key not in seen:
+                seen[key] = len(files)
+                files.append(p)
+            elif os.path.islink(files[seen[key]]) and not os.path.islink(p):
+                files[seen[key]] = p
+    return files, problems
+
+
+def test_a_folder_gives_the_files_os_walk_gave_without_a_stat_each(tmp_path):
+    """Links to files (in the tree and outside it), a linked directory (not entered), broken links, a FIFO, artifacts,
+    nested and sorted directories: the same files, names, order and problems as the os.walk way."""
+    top = tmp_path / "projects"
+    (top / "b-proj" / "sub").mkdir(parents=True)
+    (top / "a-proj").mkdir()
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    for p in (top / "a-proj" / "2.jsonl", top / "a-proj" / "1.jsonl", top / "b-proj" / "sub" / "3.jsonl",
+              outside / "far.jsonl", top / "b-proj" / "x.jsonl.bak-1-2", top / "b-proj" / "notes.txt"):
+        p.write_text("{}\n")
+    os.symlink(top / "a-proj" / "1.jsonl", top / "b-proj" / "0-link-to-1.jsonl")  # met after its target: left out
+    os.symlink(top / "a-proj" / "2.jsonl", top / "a-proj" / "0-link.jsonl")  # met first: its place, the target's name
+    os.symlink(outside / "far.jsonl", top / "b-proj" / "far.jsonl")
+    os.symlink(outside, top / "c-linked-dir")
+    os.symlink(tmp_path / "gone.jsonl", top / "b-proj" / "broken.jsonl")
+    os.mkfifo(top / "b-proj" / "pipe.jsonl")
+    for target in (str(top), str(top) + "/", str(top / "b-proj")):
+        files, problems = expand([target])
+        assert (files, problems) == _walked(target)
+    files, problems = expand([str(top)])
+    assert [os.path.relpath(f, top) for f in files] == [
+        "a-proj/2.jsonl", "a-proj/1.jsonl", "b-proj/far.jsonl", "b-proj/sub/3.jsonl"]
+    assert sorted(os.path.basename(p) for p, _ in problems) == ["broken.jsonl", "pipe.jsonl"]
