@@ -543,11 +543,40 @@ static ClaudeParts *claude_parts(PyObject *d);
 static int slot_offsets(PyObject *cls, const char **names, int n, Py_ssize_t *off);
 
 /* dst[k] = the interned str of src[k], for k < n (the old values released): 0, or -1 with an error set */
+/* (the tables' strings interned once: a scan makes its Meta, Rows and the like a file, and interning ~40 strings each
+ * time was a few microseconds of every small file of a folder) */
+#define INTERNED_TABLES 16
+#define INTERNED_MAX 64
+static struct { const char *src[INTERNED_MAX]; int n; PyObject **strs; } interned_[INTERNED_TABLES];
+
+static int same_names(const char *const *a, const char *const *b, int n) {
+    for (int k = 0; k < n; k++)
+        if (a[k] != b[k] && strcmp(a[k], b[k]) != 0) return 0;
+    return 1;
+}
+
 static int intern_all(PyObject **dst, const char *const *src, int n) {
+    int slot = 0;
+    for (; slot < INTERNED_TABLES && interned_[slot].strs; slot++)
+        if (interned_[slot].n == n && same_names(interned_[slot].src, src, n)) {
+            for (int k = 0; k < n; k++) Py_XSETREF(dst[k], Py_NewRef(interned_[slot].strs[k]));
+            return 0;
+        }
     for (int k = 0; k < n; k++) {
         PyObject *u = PyUnicode_InternFromString(src[k]);
         if (!u) return -1;
         Py_XSETREF(dst[k], u);
+    }
+    if (slot < INTERNED_TABLES && n <= INTERNED_MAX) {  /* kept (the names' pointers copied) for the next time */
+        PyObject **strs = PyMem_Malloc(sizeof(PyObject *) * (size_t)(n ? n : 1));
+        if (strs) {
+            for (int k = 0; k < n; k++) {
+                strs[k] = Py_NewRef(dst[k]);
+                interned_[slot].src[k] = src[k];
+            }
+            interned_[slot].n = n;
+            interned_[slot].strs = strs;
+        }
     }
     return 0;
 }
@@ -1021,7 +1050,32 @@ static void Builder_dealloc(Builder *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+/* (each class's offsets found once: ~60 attribute lookups were made for every small file's scan) */
+#define SLOT_TABLES 32
+#define SLOT_NAMES_MAX 40
+static struct { PyObject *cls; const char *names[SLOT_NAMES_MAX]; int n; Py_ssize_t off[SLOT_NAMES_MAX]; } slots_[SLOT_TABLES];
+
+static int slot_offsets_found(PyObject *cls, const char **names, int n, Py_ssize_t *off);
+
 static int slot_offsets(PyObject *cls, const char **names, int n, Py_ssize_t *off) {
+    int slot = 0;
+    for (; slot < SLOT_TABLES && slots_[slot].cls; slot++)
+        if (slots_[slot].cls == cls && slots_[slot].n == n
+            && same_names(slots_[slot].names, (const char *const *)names, n)) {
+            memcpy(off, slots_[slot].off, sizeof(Py_ssize_t) * (size_t)n);
+            return 0;
+        }
+    if (slot_offsets_found(cls, names, n, off) < 0) return -1;
+    if (slot < SLOT_TABLES && n <= SLOT_NAMES_MAX) {  /* (the class held: its address stays its own) */
+        slots_[slot].cls = Py_NewRef(cls);
+        for (int k = 0; k < n; k++) slots_[slot].names[k] = names[k];  /* (copied: a caller's table may be its own) */
+        slots_[slot].n = n;
+        memcpy(slots_[slot].off, off, sizeof(Py_ssize_t) * (size_t)n);
+    }
+    return 0;
+}
+
+static int slot_offsets_found(PyObject *cls, const char **names, int n, Py_ssize_t *off) {
     for (int i = 0; i < n; i++) {
         PyObject *d = PyObject_GetAttrString(cls, names[i]);
         if (!d) return -1;

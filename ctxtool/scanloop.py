@@ -270,11 +270,16 @@ def native():
     itself, as the loop below makes them, and gives out only the others."""
     if os.environ.get(ENV_NATIVE, "1") == "0":
         return None
-    try:
-        from . import _scan
-    except ImportError:
-        return None
-    return _scan
+    if not _NATIVE:  # (imported once: the import statement cost each call, ~7 a file, a microsecond)
+        try:
+            from . import _scan
+        except ImportError:
+            _scan = None
+        _NATIVE.append(_scan)
+    return _NATIVE[0]
+
+
+_NATIVE: list = []
 
 
 _MADE: dict = {}
