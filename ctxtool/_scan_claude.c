@@ -739,7 +739,8 @@ static cp spans(cp p, cp end, int depth, const char *const *names, int nn, cp *v
         Py_ssize_t kn = p - 1 - ks;
         int which = -1;
         for (int k = 0; k < nn; k++)
-            if ((Py_ssize_t)strlen(names[k]) == kn && memcmp(ks, names[k], (size_t)kn) == 0) { which = k; break; }
+            if (kn && *ks == (unsigned char)names[k][0] && (Py_ssize_t)strlen(names[k]) == kn
+                && memcmp(ks, names[k], (size_t)kn) == 0) { which = k; break; }
         p = skip_ws(p, end);
         if (p >= end || *p != ':') return NULL;
         p = skip_ws(p + 1, end);

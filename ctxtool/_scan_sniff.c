@@ -21,8 +21,9 @@ enum { SK_TYPE, SK_UUID, SK_SESSION, SK_LEAF, SK_MESSAGE_ID, SK_MESSAGE, SK_PAYL
 static int sniff_key(cp s, Py_ssize_t n) {
     static const char *names[] = {"type", "uuid", "sessionId", "leafUuid", "messageId", "message", "payload", "role",
                                   "content"};
+    static const Py_ssize_t lens[] = {4, 4, 9, 8, 9, 7, 7, 4, 7};  /* (a strlen each, for every key, was 2% of a small file) */
     for (int k = 0; k < SK_OTHER; k++)
-        if ((Py_ssize_t)strlen(names[k]) == n && memcmp(s, names[k], n) == 0) return k;
+        if (lens[k] == n && *s == (unsigned char)names[k][0] && memcmp(s, names[k], n) == 0) return k;
     return SK_OTHER;
 }
 

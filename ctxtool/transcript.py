@@ -21,7 +21,7 @@ from .formats.codex_numbers import exact_numbers
 from .jsonl import BOM, loads, read_at
 from .model import Entry, full_entry
 from .paths import NOT_REGULAR, regular
-from .scanloop import CODEX, BadLine, hander, make_entry, meta_entry, native_entries, no_gc, scan_lines, share_strings
+from .scanloop import CODEX, BadLine, hander, make_entry, meta_entry, native, native_entries, no_gc, scan_lines, share_strings
 
 __all__ = ["BadLine", "Transcript", "make_entry", "no_gc", "scan"]
 
@@ -92,7 +92,8 @@ def _check_binary(path: str) -> None:
     for magic, name in COMPRESSED:
         if head.startswith(magic):
             raise InputError(f"{name}-compressed file: decompress it first", path=path)
-    nontext = len(head) - len(head.translate(None, _NONTEXT))
+    c = native()
+    nontext = c.nontext(head) if c is not None else len(head) - len(head.translate(None, _NONTEXT))
     if head and nontext > len(head) * 0.3:
         raise InputError("binary file, not a JSONL transcript", path=path)
 

@@ -1012,3 +1012,16 @@ def test_peek_scores_the_first_lines_and_gives_them_out_after(seed):
                     break
             assert got == want, (n, size)
             assert [(r.no, r.start, chunk) for chunk in r] == py_lines(data, 0, None)
+
+
+def test_nontext_counts_the_bytes_the_binary_check_counts():
+    """``_scan.nontext`` (transcript._check_binary's count, in C) against the Python's ``translate`` on every byte
+    value and on random heads."""
+    from ctxtool.transcript import _NONTEXT
+
+    rng = random.Random(5)
+    heads = [b"", b"{}\n", bytes(range(256)), b"\x7f\x00\t\n\r\x0b\x0c\x0e\x1f "]
+    heads += [bytes(rng.randrange(256) for _ in range(rng.randrange(1, 9000))) for _ in range(20)]
+    for h in heads:
+        assert _scan.nontext(h) == len(h) - len(h.translate(None, _NONTEXT))
+    assert _scan.nontext(bytes(range(256))) == 9 + 18 + 1
