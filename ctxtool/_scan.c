@@ -160,6 +160,41 @@ static inline Py_ssize_t plain_len(cp p, cp end) {
     return q - p;
 }
 
+/* One byte to look at (bit i of *m) in the block of ``w`` bytes at *pp, as a string's blocks are walked (the bytes to
+ * look at dealt with in order from one load; a simple escape's two bytes passed over by clearing their bits; a \u
+ * escape or a non-ASCII character moves *pp on, and the next block is loaded from there): 0 when the walk goes on in
+ * the block, 1 at the closing quote (*pp past it), 2 when *pp moved on, -1 when the string is invalid. */
+static inline int block_byte(cp *pp, cp end, int i, int w, uint32_t *m, int *esc) {
+    cp p = *pp;
+    unsigned char c = p[i];
+    if (c == '"') {
+        *pp = p + i + 1;
+        return 1;
+    }
+    if (c == '\\') {
+        *esc = 1;
+        if (p + i + 1 >= end) return -1;
+        unsigned char e = p[i + 1];
+        if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't') {
+            if (i == w - 1) {  /* the escaped byte is the next block's first */
+                *pp = p + w + 1;
+                return 2;
+            }
+            *m &= ~((2u << (i + 1)) - 1);  /* (bits 0 to i + 1; all of them at i = 30) */
+            return 0;
+        }
+        unsigned u;
+        if (e != 'u' || !(p = u_escape(p + i, end, &u))) return -1;
+        *pp = p;
+        return 2;
+    }
+    if (c < 0x20) return -1;
+    int n = utf8_seq(p + i, end);  /* (>= 0x80) */
+    if (!n) return -1;
+    *pp = p + i + n;
+    return 2;
+}
+
 /* A string, p just past its opening quote. Returns the position past the closing quote, or NULL
  * (invalid, or a lone surrogate escape: declined). *esc is set when it holds an escape. */
 static cp long_string_from(cp p, cp end, int *esc);
@@ -180,34 +215,11 @@ __attribute__((target("avx2"))) static cp scan_long_string_avx2(cp p, cp end, in
         __m256i c = _mm256_cmpeq_epi8(_mm256_and_si256(x, high3), zero);  /* < 0x20 */
         uint32_t m = (uint32_t)_mm256_movemask_epi8(_mm256_or_si256(_mm256_or_si256(q, b), c))
                      | (uint32_t)_mm256_movemask_epi8(x);  /* (| >= 0x80) */
-        while (m) {
-            int i = __builtin_ctz(m);
-            unsigned char ch = p[i];
-            if (ch == '"') return p + i + 1;
-            if (ch == '\\') {
-                *esc = 1;
-                if (p + i + 1 >= end) return NULL;
-                unsigned char e = p[i + 1];
-                if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't') {
-                    if (i == 31) {  /* the escaped byte is the next block's first */
-                        p += 33;
-                        goto next;
-                    }
-                    m &= ~((2u << (i + 1)) - 1);  /* (bits 0 to i + 1) */
-                    continue;
-                }
-                unsigned u;
-                if (e != 'u' || !(p = u_escape(p + i, end, &u))) return NULL;
-                goto next;
-            }
-            if (ch < 0x20) return NULL;
-            int n = utf8_seq(p + i, end);  /* (>= 0x80) */
-            if (!n) return NULL;
-            p += i + n;
-            goto next;
-        }
-        p += 32;
-    next:;
+        int r = 0;
+        while (m && !(r = block_byte(&p, end, __builtin_ctz(m), 32, &m, esc))) {}
+        if (r == 1) return p;
+        if (r < 0) return NULL;
+        if (r == 0) p += 32;  /* (else p moved on: the next block from there) */
     }
     int e2 = 0;
     cp r = long_string_from(p, end, &e2);
@@ -238,39 +250,14 @@ static inline cp scan_long_string(cp p, cp end, int *esc) {
 /* scan_long_string's walk from p, *esc set (never cleared) when an escape is met */
 static cp long_string_from(cp p, cp end, int *esc) {
 #if defined(__SSE2__) && defined(__GNUC__)
-    /* 16 bytes at a time: the bytes to look at in a block (special16) are dealt with in order from one load, a simple
-     * escape's two bytes passed over by clearing their bits; a \u escape or a non-ASCII character moves p on, and the
-     * next block is loaded from there. The last bytes (fewer than 16) go the way below. */
+    /* 16 bytes at a time (special16, block_byte); the last bytes (fewer than 16) go the way below */
     while (end - p >= 16) {
-        unsigned m = special16(p);
-        while (m) {
-            int i = __builtin_ctz(m);
-            unsigned char c = p[i];
-            if (c == '"') return p + i + 1;
-            if (c == '\\') {
-                *esc = 1;
-                if (p + i + 1 >= end) return NULL;
-                unsigned char e = p[i + 1];
-                if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't') {
-                    if (i == 15) {  /* the escaped byte is the next block's first */
-                        p += 17;
-                        goto next;
-                    }
-                    m &= ~((2u << (i + 1)) - 1);  /* (bits 0 to i + 1) */
-                    continue;
-                }
-                unsigned u;
-                if (e != 'u' || !(p = u_escape(p + i, end, &u))) return NULL;
-                goto next;
-            }
-            if (c < 0x20) return NULL;
-            int n = utf8_seq(p + i, end);  /* (>= 0x80) */
-            if (!n) return NULL;
-            p += i + n;
-            goto next;
-        }
-        p += 16;
-    next:;
+        uint32_t m = special16(p);
+        int r = 0;
+        while (m && !(r = block_byte(&p, end, __builtin_ctz(m), 16, &m, esc))) {}
+        if (r == 1) return p;
+        if (r < 0) return NULL;
+        if (r == 0) p += 16;  /* (else p moved on: the next block from there) */
     }
 #endif
     for (;;) {

@@ -92,21 +92,44 @@ static cp scan_text(cp p, cp end, long long *units, int *white) {
  * spell ``key``) or ``key`` is written twice (Python keeps the last): the line is declined. */
 typedef cp (*member_fn)(cp p, cp end, int depth, Att *a, void *state);
 
+/* an object's next member, p at its key's quote: the key's bytes (*ks, *kn) and the position of its value; NULL when
+ * invalid or the key is escaped (it could spell one a caller looks for) */
+static cp member_key(cp p, cp end, cp *ks, Py_ssize_t *kn) {
+    int esc;
+    if (p >= end || *p != '"') return NULL;
+    *ks = p + 1;
+    p = scan_string(*ks, end, &esc);
+    if (!p || esc) return NULL;
+    *kn = p - 1 - *ks;
+    p = skip_ws(p, end);
+    if (p >= end || *p != ':') return NULL;
+    return skip_ws(p + 1, end);
+}
+
+/* past a member's value (*pp): 1 with *pp at the next member, 0 with *pp past the object's '}', -1 when invalid */
+static int member_next(cp *pp, cp end) {
+    cp p = skip_ws(*pp, end);
+    if (p >= end) return -1;
+    if (*p == ',') {
+        *pp = skip_ws(p + 1, end);
+        return 1;
+    }
+    if (*p == '}') {
+        *pp = p + 1;
+        return 0;
+    }
+    return -1;
+}
+
 static cp members(cp p, cp end, int depth, const char *key, Py_ssize_t klen, member_fn on_key, Att *a, void *state) {
-    int seen = 0;
+    int seen = 0, r;
     p = skip_ws(p, end);
     if (p < end && *p == '}') return p + 1;
-    for (;;) {
-        int esc;
-        if (p >= end || *p != '"') return NULL;
-        cp ks = p + 1;
-        p = scan_string(ks, end, &esc);
-        if (!p || esc) return NULL;
-        int mine = p - 1 - ks == klen && memcmp(ks, key, (size_t)klen) == 0;
-        p = skip_ws(p, end);
-        if (p >= end || *p != ':') return NULL;
-        p = skip_ws(p + 1, end);
-        if (mine) {
+    do {
+        cp ks;
+        Py_ssize_t kn;
+        if (!(p = member_key(p, end, &ks, &kn))) return NULL;
+        if (kn == klen && memcmp(ks, key, (size_t)klen) == 0) {
             if (seen) return NULL;
             seen = 1;
             p = on_key(p, end, depth, a, state);
@@ -114,12 +137,8 @@ static cp members(cp p, cp end, int depth, const char *key, Py_ssize_t klen, mem
             p = scan_value(p, end, depth);
         }
         if (!p) return NULL;
-        p = skip_ws(p, end);
-        if (p >= end) return NULL;
-        if (*p == ',') { p = skip_ws(p + 1, end); continue; }
-        if (*p == '}') return p + 1;
-        return NULL;
-    }
+    } while ((r = member_next(&p, end)) > 0);
+    return r == 0 ? p : NULL;
 }
 
 /* attachment.type: its span when a string without escapes (an escaped one is declined) */
@@ -531,6 +550,16 @@ static PyObject *call_problem_(ClaudeParts *c, PyObject *b, PyObject *key, PyObj
     return PyObject_CallFunctionObjArgs(c->call_problem, b, key, NULL);
 }
 
+/* a tool result (block ``i``, its call's id ``rid``) and its characters: the text's, and its images' */
+static int add_result(ClaudeParts *c, CF *f, Py_ssize_t i, PyObject *rid, int is_error, long long text, long long images) {
+    long long chars = text + images * c->image_chars;
+    if (add_item(&f->results, i, rid, Py_None, is_error ? Py_True : Py_False, chars) < 0) return -1;
+    f->chars += chars;
+    f->k[3] += text;
+    f->k[4] += images * c->image_chars;
+    return 0;
+}
+
 /* scan_anthropic_blocks over a message's content list; role: 0 user (and any role but these), 1 assistant, 2 toolResult
  * or custom (whose images count); ``shared``: the string table (None: none) */
 static int blocks_facts(ClaudeParts *c, PyObject *shared, int stats, PyObject *content, int role, CF *f) {
@@ -586,17 +615,13 @@ static int blocks_facts(ClaudeParts *c, PyObject *shared, int stats, PyObject *c
             long long text = 0, images = 0;
             if (stats && !result_chars(get(b, c->s[C_CONTENT]), c->s[C_TYPE], c->s[C_TEXT], &text, &images))
                 return CL_DECLINE;
-            long long chars = text + images * c->image_chars;
             PyObject *err = get(b, c->s[C_IS_ERROR]);
             int is_error = err ? PyObject_IsTrue(err) : 0;
             if (is_error < 0) return CL_FAIL;
             PyObject *sid = share(shared, rid);
-            int r = sid ? add_item(&f->results, i, sid, Py_None, is_error ? Py_True : Py_False, chars) : -1;
+            int r = sid ? add_result(c, f, i, sid, is_error, text, images) : -1;
             Py_XDECREF(sid);
             if (r < 0) return CL_FAIL;
-            f->chars += chars;
-            f->k[3] += text;
-            f->k[4] += images * c->image_chars;
             visible++;
         } else if (is(t, "image")) {
             if (stats && role == 2) {
@@ -727,34 +752,24 @@ static int message_tail(Meta *self, int assistant, PyObject *m, Att *a, CF *f, i
  * at the value, ve[k] past it; vs[k] NULL when absent), every other value scanned. NULL when a key is escaped (it could
  * spell one of them) or one of them is written twice (Python keeps the last), or the bytes are not JSON. */
 static cp spans(cp p, cp end, int depth, const char *const *names, int nn, cp *vs, cp *ve) {
+    int r;
     for (int k = 0; k < nn; k++) vs[k] = ve[k] = NULL;
     p = skip_ws(p, end);
     if (p < end && *p == '}') return p + 1;
-    for (;;) {
-        int esc;
-        if (p >= end || *p != '"') return NULL;
-        cp ks = p + 1;
-        p = scan_string(ks, end, &esc);
-        if (!p || esc) return NULL;
-        Py_ssize_t kn = p - 1 - ks;
+    do {
+        cp ks;
+        Py_ssize_t kn;
+        if (!(p = member_key(p, end, &ks, &kn))) return NULL;
         int which = -1;
         for (int k = 0; k < nn; k++)
             if (kn && *ks == (unsigned char)names[k][0] && (Py_ssize_t)strlen(names[k]) == kn
                 && memcmp(ks, names[k], (size_t)kn) == 0) { which = k; break; }
-        p = skip_ws(p, end);
-        if (p >= end || *p != ':') return NULL;
-        p = skip_ws(p + 1, end);
         if (which >= 0 && vs[which]) return NULL;
         cp v = p;
-        p = scan_value(p, end, depth);
-        if (!p) return NULL;
+        if (!(p = scan_value(p, end, depth))) return NULL;
         if (which >= 0) { vs[which] = v; ve[which] = p; }
-        p = skip_ws(p, end);
-        if (p >= end) return NULL;
-        if (*p == ',') { p = skip_ws(p + 1, end); continue; }
-        if (*p == '}') return p + 1;
-        return NULL;
-    }
+    } while ((r = member_next(&p, end)) > 0);
+    return r == 0 ? p : NULL;
 }
 
 /* whether the value at p is a string without escapes equal to the ASCII ``word`` */
@@ -889,13 +904,9 @@ static int user_message_bytes(Meta *self, PyObject *ty, Att *a, CF *f) {
                     } else {
                         rid = share(self->shared, c->s[C_EMPTY_STR]);
                     }
-                    long long chars = text + imgs * c->image_chars;
-                    int ok = rid ? add_item(&f->results, nblocks, rid, Py_None, err ? Py_True : Py_False, chars) : -1;
+                    int ok = rid ? add_result(c, f, nblocks, rid, err, text, imgs) : -1;
                     Py_XDECREF(rid);
                     if (ok < 0) return CL_FAIL;
-                    f->chars += chars;
-                    f->k[3] += text;
-                    f->k[4] += imgs * c->image_chars;
                     visible++;
                 } else if (str_is(t, te, "image")) {
                     images++;
