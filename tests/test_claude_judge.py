@@ -1042,3 +1042,37 @@ def test_the_only_boundary_whose_uuid_is_no_string(tmp_path, raw):
     to it is lost, and the client bridges by time into the history before it (probed, 2026-11-28)."""
     path = _boundary_uuid(tmp_path, 31, raw, upto=55)
     assert conversation(sent_messages(scan(path))) == conversation(resume_payload(path)["messages"])
+
+
+def _falsy_leaf(tmp_path, name: str, needle: bytes, value, cut: str) -> str:
+    """``name`` with the response line holding ``needle`` given the uuid ``value`` ("(left out)": none), then the file
+    as it is ("whole"), cut after that line ("cut-after") or that line alone ("alone")."""
+    lines = (REC / name).read_bytes().splitlines(keepends=True)
+    k = line_with(lines, needle, _CALL)
+    o = json.loads(lines[k])
+    if value == "(left out)":
+        del o["uuid"]
+    else:
+        o["uuid"] = value
+    lines[k] = json.dumps(o, separators=(",", ":")).encode() + b"\n"
+    lines = {"whole": lines, "cut-after": lines[:k + 1], "alone": [lines[k]]}[cut]
+    path = tmp_path / name
+    path.write_bytes(b"".join(lines))
+    return str(path)
+
+
+@pytest.mark.parametrize("name,needle,value,cut", [
+    *[("interrupted.jsonl", b'"id":"toolu_rec_i1"', v, cut) for v in ("", 0, None) for cut in ("whole", "cut-after", "alone")],
+    *[("parallel.jsonl", needle, v, "cut-after") for v in ("", 0) for needle in (_P3, _P1)],
+], ids=str)
+def test_a_call_line_with_a_falsy_uuid_that_is_the_last_row(tmp_path, name, needle, value, cut):
+    """A response line of calls whose uuid is falsy, written last (judge fuzz seed 219, case 0019: the file was that
+    line alone; 13 probes with the client, 2026-11-28): with no checkpoint, the client resumes at it and sends it with
+    its response's other lines (rule 34 left it out); where a checkpoint was written before it, the client resumes at
+    the checkpoint (such a row never goes on from one), where ctxtool resumed at the line's parent."""
+    path = _falsy_leaf(tmp_path, name, needle, value, cut)
+    sent = conversation(resume_payload(path)["messages"])
+    assert conversation(sent_messages(scan(path))) == sent
+    calls = [b[1] for m in sent for b in m[1] if b[0] == "tool_use"]
+    if cut == "alone" or name == "parallel.jsonl":  # the falsy line is sent
+        assert any(c.endswith(needle.split(b'"')[-2].decode()) for c in calls), sent
