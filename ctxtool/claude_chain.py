@@ -761,17 +761,13 @@ def _order_answers(answers: list[Entry], pos: int, place, chain_pos: dict, seq: 
     as the client writes them, come out in file order."""
     if not chain_pos:
         chain_pos.update((x.index, k) for k, x in enumerate(seq))
-    n = len(seq)
 
     def key(h: Entry) -> tuple:
         q = chain_pos.get(h.index)
         if q is not None:
             return (q, 1, 0)
         at = place(h)
-        q = pos + 1
-        while q < n and place(seq[q]) < at:
-            q += 1
-        return (q, 0, at)
+        return (_later_chain_line(at, pos, seq, place), 0, at)
 
     answers.sort(key=key)
 
@@ -826,7 +822,8 @@ def _group(e: Entry, groups: dict, done: set, chain_pos: dict, seq: list) -> lis
     """The lines of ``e``'s response, as the client recovers a parallel batch: ``e`` (its first
     line on the chain), then its other lines on the chain in chain order, with the lines off the
     chain put in by file position before the first later chain line that comes after them in the
-    file; tool calls last."""
+    file, whatever that chain line is (a probe with an attachment on the chain between the batch's
+    call lines, 2026-11-28); tool calls last."""
     if e.msg_key is None:
         return [e]
     members = groups.get(e.msg_key) or [e]
@@ -834,20 +831,28 @@ def _group(e: Entry, groups: dict, done: set, chain_pos: dict, seq: list) -> lis
         return [e]
     if not chain_pos:
         chain_pos.update((x.index, k) for k, x in enumerate(seq))
-    on = sorted((g for g in members if g is not e and g.index in chain_pos and g.index not in done),
-                key=lambda g: chain_pos[g.index])
-    off = [g for g in members if g is not e and g.index not in chain_pos and g.index not in done]
-    group = [e]
-    k = 0
-    for c in on:
-        while k < len(off) and off[k].index < c.index:
-            group.append(off[k])
-            k += 1
-        group.append(c)
-    group += off[k:]
+    pos = chain_pos.get(e.index, -1)
+    keyed = []
+    for g in members:
+        if g is e or g.index in done:
+            continue
+        q = chain_pos.get(g.index)
+        keyed.append(((q, 1, 0) if q is not None else (_later_chain_line(g.index, pos, seq, _index), 0, g.index), g))
+    keyed.sort(key=lambda kg: kg[0])
+    group = [e] + [g for _, g in keyed]
     if any(not g.calls for g in group[1:]):
         group.sort(key=_calls_last)
     return group
+
+
+def _later_chain_line(at: int, pos: int, seq: list, where) -> int:
+    """The chain place of the first line after chain place ``pos`` whose file position (``where``) is after ``at``, or
+    the chain's length: where the client puts a response's line that is off the chain (``_group``), or a line holding
+    its results (``_order_answers``)."""
+    q, n = pos + 1, len(seq)
+    while q < n and where(seq[q]) < at:
+        q += 1
+    return q
 
 
 def _calls_last(e: Entry) -> int:

@@ -1076,3 +1076,31 @@ def test_a_call_line_with_a_falsy_uuid_that_is_the_last_row(tmp_path, name, need
     calls = [b[1] for m in sent for b in m[1] if b[0] == "tool_use"]
     if cut == "alone" or name == "parallel.jsonl":  # the falsy line is sent
         assert any(c.endswith(needle.split(b'"')[-2].decode()) for c in calls), sent
+
+
+# the chain re-linked through the attachment (line 30) inside the batch: {line: the line its parent becomes}
+_ATTACHMENT_IN_BATCH = {
+    "p3-off-the-chain": {30: 21, 22: 30, 29: 23, 32: 29},
+    "p2-off-the-chain": {30: 21, 22: 30, 24: 22, 29: 24, 32: 29},
+    "text-off-the-chain": {30: 20, 22: 30, 32: 29},
+}
+
+
+@pytest.mark.parametrize("name", list(_ATTACHMENT_IN_BATCH))
+def test_a_batchs_line_off_the_chain_goes_before_the_next_chain_line_after_it(tmp_path, name):
+    """A response's line off the chain is put before the first chain line after the response's first that comes after
+    it in the file, whatever that line is (three probes with the client, 2026-11-28, an attachment on the chain between
+    the batch's lines): p3's call then comes first. ctxtool put it before the next line of the response only."""
+    lines = (REC / "parallel.jsonl").read_bytes().splitlines(keepends=True)
+    uuid = {n: json.loads(lines[n - 1]).get("uuid") for n in range(1, len(lines) + 1)}
+    for n, parent in _ATTACHMENT_IN_BATCH[name].items():
+        o = json.loads(lines[n - 1])
+        o["parentUuid"] = uuid[parent]
+        lines[n - 1] = json.dumps(o, separators=(",", ":")).encode() + b"\n"
+    path = tmp_path / "parallel.jsonl"
+    path.write_bytes(b"".join(lines))
+    sent = conversation(resume_payload(path)["messages"])
+    assert conversation(sent_messages(scan(path))) == sent
+    calls = [b[1][-2:] for m in sent for b in m[1] if b[0] == "tool_use"][:3]
+    assert calls == {"p3-off-the-chain": ["p3", "p1", "p2"], "p2-off-the-chain": ["p2", "p1", "p3"],
+                     "text-off-the-chain": ["p1", "p2", "p3"]}[name]
