@@ -715,6 +715,7 @@ def sent_entries(entries: list[Entry]) -> list[Entry]:
     out: list[Entry] = []
     done: set[int] = set()
     chain_pos: dict = {}  # line -> its place in the chain (built by _group on first need)
+    later_index, later_place = _LaterLines(seq, _index), _LaterLines(seq, place)  # (_group's, _order_answers')
     deferred: list = []  # (chain place, results): a response's results held until the chain passes that place
     chained = None  # the call ids the chain's own lines answer (built on first need)
     for pos, e in enumerate(seq):
@@ -726,7 +727,7 @@ def sent_entries(entries: list[Entry]) -> list[Entry]:
             done.add(e.index)
             out.append(e)
             continue
-        group = _group(e, groups, done, chain_pos, seq)
+        group = _group(e, groups, done, chain_pos, seq, later_index)
         answers: list[Entry] = []
         for g in group:
             done.add(g.index)
@@ -741,7 +742,7 @@ def sent_entries(entries: list[Entry]) -> list[Entry]:
                     done.add(h.index)
                     answers.append(h)
         if len(answers) > 1:
-            _order_answers(answers, pos, place, chain_pos, seq)
+            _order_answers(answers, pos, place, chain_pos, later_place)
         end = _interrupted_until(group, pos, chain_pos, seq)
         if end is None:
             out.extend(answers)
@@ -753,21 +754,21 @@ def sent_entries(entries: list[Entry]) -> list[Entry]:
     return out
 
 
-def _order_answers(answers: list[Entry], pos: int, place, chain_pos: dict, seq: list) -> None:
+def _order_answers(answers: list[Entry], pos: int, place, chain_pos: dict, later: _LaterLines) -> None:
     """The lines holding a response's results, in the order the client sends their results (judge fuzz seed 204, case
     0006; 15 probes): the lines on the chain in chain order, each line off it put in by file position before the first
     line of the chain after the response's first (``pos``) that comes after it in the file, as the client recovers a
     parallel batch's lines (``_group``), whatever that chain line is. Results written in file order after their calls,
     as the client writes them, come out in file order."""
     if not chain_pos:
-        chain_pos.update((x.index, k) for k, x in enumerate(seq))
+        chain_pos.update((x.index, k) for k, x in enumerate(later.seq))
 
     def key(h: Entry) -> tuple:
         q = chain_pos.get(h.index)
         if q is not None:
             return (q, 1, 0)
         at = place(h)
-        return (_later_chain_line(at, pos, seq, place), 0, at)
+        return (later.after(at, pos), 0, at)
 
     answers.sort(key=key)
 
@@ -818,7 +819,7 @@ def _first_place(first: dict):
     return place
 
 
-def _group(e: Entry, groups: dict, done: set, chain_pos: dict, seq: list) -> list[Entry]:
+def _group(e: Entry, groups: dict, done: set, chain_pos: dict, seq: list, later: _LaterLines) -> list[Entry]:
     """The lines of ``e``'s response, as the client recovers a parallel batch: ``e`` (its first
     line on the chain), then its other lines on the chain in chain order, with the lines off the
     chain put in by file position before the first later chain line that comes after them in the
@@ -837,7 +838,7 @@ def _group(e: Entry, groups: dict, done: set, chain_pos: dict, seq: list) -> lis
         if g is e or g.index in done:
             continue
         q = chain_pos.get(g.index)
-        keyed.append(((q, 1, 0) if q is not None else (_later_chain_line(g.index, pos, seq, _index), 0, g.index), g))
+        keyed.append(((q, 1, 0) if q is not None else (later.after(g.index, pos), 0, g.index), g))
     keyed.sort(key=lambda kg: kg[0])
     group = [e] + [g for _, g in keyed]
     if any(not g.calls for g in group[1:]):
@@ -845,14 +846,42 @@ def _group(e: Entry, groups: dict, done: set, chain_pos: dict, seq: list) -> lis
     return group
 
 
-def _later_chain_line(at: int, pos: int, seq: list, where) -> int:
-    """The chain place of the first line after chain place ``pos`` whose file position (``where``) is after ``at``, or
-    the chain's length: where the client puts a response's line that is off the chain (``_group``), or a line holding
-    its results (``_order_answers``)."""
-    q, n = pos + 1, len(seq)
-    while q < n and where(seq[q]) < at:
-        q += 1
-    return q
+class _LaterLines:
+    """Where the client puts a response's line that is off the chain (``_group``), or a line holding its results
+    (``_order_answers``): ``after(at, pos)`` is the chain place of the first line after chain place ``pos`` whose file
+    position (``where``) is after ``at``, or the chain's length. A few lines are walked; past them a table of the
+    positions' maxima over spans of 2**k lines (built once, on first need) answers in log time, so that many lines far
+    from their response (a damaged file) do not each walk the rest of the chain."""
+
+    WALK = 64
+
+    def __init__(self, seq: list, where):
+        self.seq, self.where, self.levels = seq, where, None
+
+    def after(self, at: int, pos: int) -> int:
+        seq, where = self.seq, self.where
+        n, q = len(seq), pos + 1
+        stop = min(n, q + self.WALK)
+        while q < stop and where(seq[q]) < at:
+            q += 1
+        if q < stop or q == n:
+            return q
+        levels = self.levels or self._built()
+        for k in range(len(levels) - 1, -1, -1):  # (blocks of 2**k lines that all come before ``at``, skipped)
+            if q + (1 << k) <= n and levels[k][q] < at:
+                q += 1 << k
+        return q
+
+    def _built(self) -> list:
+        w = [self.where(e) for e in self.seq]
+        levels = [w]
+        k = 1
+        while (1 << k) <= len(w):
+            prev, half = levels[-1], 1 << (k - 1)
+            levels.append([max(prev[i], prev[i + half]) for i in range(len(w) - (1 << k) + 1)])
+            k += 1
+        self.levels = levels
+        return levels
 
 
 def _calls_last(e: Entry) -> int:
