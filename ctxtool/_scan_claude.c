@@ -560,6 +560,25 @@ static int add_result(ClaudeParts *c, CF *f, Py_ssize_t i, PyObject *rid, int is
     return 0;
 }
 
+/* the block types scan_anthropic_blocks reads as a tool call: one table for the dict way (call_type) and the bytes way
+ * (call_type_bytes, which leaves such a block to the dict way) */
+static const char *const CALL_TYPES[] = {"tool_use", "toolCall", "toolUse", "functionCall", "tool_call", "function_call"};
+#define NCALL_TYPES ((int)(sizeof CALL_TYPES / sizeof *CALL_TYPES))
+
+static int call_type(PyObject *t) {
+    for (int k = 0; k < NCALL_TYPES; k++)
+        if (is(t, CALL_TYPES[k])) return 1;
+    return 0;
+}
+
+static int str_is(cp p, cp e, const char *word);
+
+static int call_type_bytes(cp t, cp te) {
+    for (int k = 0; k < NCALL_TYPES; k++)
+        if (str_is(t, te, CALL_TYPES[k])) return 1;
+    return 0;
+}
+
 /* scan_anthropic_blocks over a message's content list; role: 0 user (and any role but these), 1 assistant, 2 toolResult
  * or custom (whose images count); ``shared``: the string table (None: none) */
 static int blocks_facts(ClaudeParts *c, PyObject *shared, int stats, PyObject *content, int role, CF *f) {
@@ -585,8 +604,7 @@ static int blocks_facts(ClaudeParts *c, PyObject *shared, int stats, PyObject *c
             if (s1 < 0 || s2 < 0) return CL_FAIL;
             if (s1 || s2 || redacted) f->signed_ = 1;
             visible++;
-        } else if (is(t, "tool_use") || is(t, "toolCall") || is(t, "toolUse") || is(t, "functionCall")
-                   || is(t, "tool_call") || is(t, "function_call")) {
+        } else if (call_type(t)) {
             int has = PyDict_Contains(b, c->s[C_INPUT]);
             if (has < 0) return CL_FAIL;
             PyObject *key = c->s[has ? C_INPUT : C_ARGUMENTS];
@@ -911,10 +929,7 @@ static int user_message_bytes(Meta *self, PyObject *ty, Att *a, CF *f) {
                 } else if (str_is(t, te, "image")) {
                     images++;
                     visible++;
-                } else if (t && *t == '"' && (str_is(t, te, "thinking") || str_is(t, te, "redacted_thinking")
-                                              || str_is(t, te, "tool_use") || str_is(t, te, "toolCall")
-                                              || str_is(t, te, "toolUse") || str_is(t, te, "functionCall")
-                                              || str_is(t, te, "tool_call") || str_is(t, te, "function_call"))) {
+                } else if (str_is(t, te, "thinking") || str_is(t, te, "redacted_thinking") || call_type_bytes(t, te)) {
                     return CL_PARSE;
                 } else {
                     visible++;
