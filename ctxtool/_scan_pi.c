@@ -251,6 +251,7 @@ static PyObject *pi_make(Whole *self, PyObject *obj, PyObject *index, PyObject *
     PyObject *t = get(obj, s[P_TYPE]), *id = get(obj, s[P_ID]), *pid = get(obj, s[P_PARENT]);
     if (!IS_STR(t) || !(NULLISH(pid) || PyUnicode_CheckExact(pid))) Py_RETURN_NONE;  /* parent_of's marks: Python's */
     if (id && !PyUnicode_CheckExact(id) && PyUnicode_Check(id)) Py_RETURN_NONE;
+    if (id == Py_None) Py_RETURN_NONE;  /* an id written null: the Python notes it (null_id) */
     CF f = {0};
     f.kind = self->meta;
     double when = 0;
@@ -487,6 +488,7 @@ static PyObject *pi_bytes_entry(Whole *self, cp p, Py_ssize_t len, PyObject *ind
     }
     cp ps = b.vs[PT_PARENT];
     if (ps && *ps != '"' && *ps != 'n') Py_RETURN_NONE;  /* parent_of's marks: Python's */
+    if (b.vs[PT_ID] && *b.vs[PT_ID] == 'n') Py_RETURN_NONE;  /* an id written null: the Python notes it (null_id) */
     PyObject *id = NULL, *pid = NULL, *call_id = NULL, *name = NULL, *out = NULL;
     int o1, o2, o3, o4 = 1, o5;
     CF f = {0};

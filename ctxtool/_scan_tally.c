@@ -515,8 +515,8 @@ static PyObject *Rows_linear(Rows *self, PyObject *body) {
 }
 
 /* pi_path(entries, header) -> the entries from the root to the leaf, or None: view.pi_path's walk for a file that
- * is not read as version 1 (the caller asks). The entries but those of kind ``header`` are the body; with no id
- * among them, or linked as one chain in file order (``linear_of``), the body is the path; else the leaf (the body's last entry) and each
+ * is not read as version 1 (the caller asks). The entries but those of kind ``header`` are the body; with no header
+ * and no id among them, or linked as one chain in file order (``linear_of``), the body is the path; else the leaf (the body's last entry) and each
  * entry's parent, looked up by id (a later entry of an id wins, as in pi's Map), up to an entry with no parent or
  * whose parent is no id. None when an entry is of another class, its kind, id or parent of another type, or the
  * links form a cycle (the Python finds where it closes). */
@@ -543,7 +543,7 @@ static PyObject *Rows_pi_path(Rows *self, PyObject *const *args, Py_ssize_t narg
         ids |= SLOT(e, self->e_id) != Py_None;
     }
     Py_ssize_t size = PyList_GET_SIZE(body);
-    if (!size || !ids) return body;  /* (no id: a linear list, in file order) */
+    if (!size || (!ids && size == n)) return body;  /* (no header and no id: a linear list, in file order) */
     int lin = linear_of(self, body);  /* (one chain in file order: the whole body, found without a map) */
     if (lin) {
         if (lin < 0) goto fail;

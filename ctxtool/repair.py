@@ -579,6 +579,7 @@ def plan_repair(t: Transcript, *, trim_trailing: bool = False, view: list[Entry]
     if p.name in ("pi", "claude"):
         p.fix_structure()
     if p.name == "pi":
+        p.name_the_leaf()
         p.remember_first_kept()
     if p.name == "codex":
         p.drop_meta_copies()

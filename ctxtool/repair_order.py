@@ -4,13 +4,21 @@ pi's compaction pointers and the leaf pi resumes at (a mixin of ``repair._Planne
 from __future__ import annotations
 
 import bisect
+import math
 
 from .formats import pi as pi_fmt
 from .formats.common import brief, js_to_number
-from .model import COMPACTION, HEADER, MESSAGE, Entry
+from .model import COMPACTION, HEADER, MESSAGE, Entry, js_false
 from .transcript import make_entry
 
 LEAF_MARKER = "ctxtool.repair-leaf"  # customType of the entry that keeps pi on the repaired branch
+
+
+def _lost_link(value) -> bool:
+    """Whether a line that pi writes after a line with this id finds no parent when the file is read again: pi writes
+    the id as the new line's ``parentId``, and a value JavaScript takes for false ends the walk, an object or array
+    comes back as another object (no key of the map), a number past a double's range is written as null."""
+    return js_false(value) or type(value) in (dict, list) or (type(value) is float and not math.isfinite(value))
 
 
 class Ordering:
@@ -211,6 +219,41 @@ class Ordering:
                     "next line of the conversation can link to it")
         self.edit(e)["set_id"] = new
         e.id = new
+
+    def name_the_leaf(self) -> None:
+        """pi resumes at the id of the last line that is no session header (``leafId``), and a new line's parent is
+        that id. In a file read as a tree (version 2 or later), a last line whose id is no string breaks both: written
+        null, pi resumes with no message at all (``buildSessionContext``); absent, empty or of another type, pi sends
+        the history but links its next line to nothing, and the history after that resume is the new line alone
+        (judged); a number or true links as well as a string in pi's map, and is left. Where no line has an id (a version
+        1 file whose header says otherwise), the header says version 1 again, and pi links the lines in file order as
+        it always did; else the last line gets an id of its own."""
+        order = self.ordered()
+        leaf = next((e for e in reversed(order) if e.kind != HEADER), None)
+        if leaf is None or leaf.id is not None or leaf.index < 0 or self._header_version(order) < 2:
+            return
+        obj = self.t.load(leaf)
+        was = obj.get("id")
+        if "id" in obj and not _lost_link(was):
+            return  # a number or true: pi's map finds the next line's parent by it (judged); no string, no change
+        body = [e for e in order if e.kind != HEADER]
+        header = next((e for e in order if e.kind == HEADER), None)
+        if header is not None and header.index >= 0 and all(e.id is None for e in body):
+            was = self.edits.get(header.index, {}).get("set_version", self.t.load(header).get("version"))
+            self.edit(header)["set_version"] = 1
+            header.extra = {**(header.extra or {}), "v1": True}  # read as the version written
+            self.change("header", "rewritten", header, header.id,
+                        f"session header version {brief(was)} makes pi walk the entries' links, and none has an id: "
+                        "pi would resume at the last line alone; version 1 (pi links every line to the one before it)")
+            return
+        new = self.fmt.new_id(self.taken_ids, self.rng)
+        self.change("invalid-id", "rewritten", leaf, None,
+                    f"id {brief(was) if 'id' in obj else '(none)'} of the file's last line is not a string: pi "
+                    + ("would resume with no message" if was is None and leaf.get("null_id") else
+                       "would link its next line to nothing")
+                    + f"; renamed {new}")
+        self.edit(leaf)["set_id"] = new
+        leaf.id = new
 
     def keep_leaf(self, order: list[Entry]) -> None:
         """pi resumes at the last line of the file that is no session header. When repair removed the old last line and

@@ -46,16 +46,24 @@ class ViewMessage:
 
 def pi_path(entries: list[Entry]) -> list[Entry]:
     """Entries from the root to the leaf (the last entry), as pi's tree walk finds them (the C part's walk,
-    ``_scan.Rows.pi_path``, where it is built)."""
+    ``_scan.Rows.pi_path``, where it is built). A file read as version 1 is a linear list (pi gives every entry an id
+    linked to the one before it), and so is one with no header whose entries have no id (what repair makes of it).
+    Else pi resumes at the last entry's id: written null, that is no entry (``buildSessionContext`` returns no
+    message); no string, the last entry all the same; and walks its parents by id, so that in a tree whose entries
+    lost their ids the path is the last entry alone (judged)."""
+    leaf = next((e for e in reversed(entries) if e.kind != HEADER), None)
+    if leaf is None:
+        return []
+    v1 = read_as_v1(entries)
+    if leaf.id is None and not v1 and leaf.extra and leaf.extra.get("null_id"):
+        return []
     passes = index_passes()
-    if passes is not None and type(entries) is list and not read_as_v1(entries):
+    if passes is not None and type(entries) is list and not v1:
         path = passes.pi_path(entries, HEADER)
         if path is not None:
             return path
     body = [e for e in entries if e.kind != HEADER]
-    if not body:
-        return []
-    if all(e.id is None for e in body) or read_as_v1(entries):
+    if v1 or (len(body) == len(entries) and all(e.id is None for e in body)):
         return body  # version 1: a linear list (pi links the entries in file order)
     if linear(body):
         return body

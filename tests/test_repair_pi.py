@@ -13,7 +13,7 @@ from ctxtool import synth
 from ctxtool.repair import repair_file
 from ctxtool.transcript import scan
 from ctxtool.view import context_entries
-from tests.support.pi_agent import load_with_pi
+from tests.support.pi_agent import load_with_pi, turn_with_pi
 
 pytestmark = pytest.mark.pi
 
@@ -159,3 +159,76 @@ def test_a_session_pi_wrote_is_read_by_its_header_version_as_pi_reads_it(tmp_pat
         assert [(c.kind, c.line) for c in r.changes] == [("header", 1)]
         result = load_with_pi(path)
         assert not result["rewritten"] and pi_roles(result) == our_roles(path) == ["user", "user", "assistant"]
+
+
+def _recorded_with_last_id(tmp_path, value: bytes | None) -> str:
+    """pi's own branched session with the last line's id written as ``value`` (None: no id at all)."""
+    lines = open(RECORDED, "rb").read().splitlines(keepends=True)
+    k = lines[-1].index(b'"id":"')
+    end = lines[-1].index(b'",', k) + 2
+    lines[-1] = lines[-1][:k] + (b'"id":' + value + b"," if value is not None else b"") + lines[-1][end:]
+    path = str(tmp_path / "branched.jsonl")
+    open(path, "wb").write(b"".join(lines))
+    return path
+
+
+def test_a_last_line_whose_id_is_null_makes_pi_resume_with_no_message_and_repair_names_it(tmp_path):
+    """pi resumes at the last line's id (``leafId``); written null, that is no entry and ``buildSessionContext``
+    returns no message at all (judge fuzz seed 234, case 0066). The view sends nothing too; repair gives the line an
+    id, and pi then sends its branch and keeps it across a turn."""
+    path = _recorded_with_last_id(tmp_path, b"null")
+    assert pi_roles(load_with_pi(path)) == our_roles(path) == []
+    r = repair_file(path, backup=False)
+    assert [(c.kind, c.action, c.line) for c in r.changes] == [("invalid-id", "rewritten", 7)]
+    assert "would resume with no message" in r.changes[0].detail
+    result = load_with_pi(path)
+    assert not result["rewritten"] and pi_roles(result) == our_roles(path) == ["user", "user", "assistant"]
+    assert turn_with_pi(path) == {"before": 3, "after": 5}
+    assert not repair_file(path, check=True).changed
+
+
+@pytest.mark.parametrize("value", [None, b'""', b"0", b"false", b"{}", b"[1]", b"1e400"])
+def test_a_last_line_with_an_id_of_no_string_keeps_its_history_only_until_the_next_turn(tmp_path, value):
+    """With the last line's id absent, empty or of another type pi resumes at that line all the same (as the view
+    does), but links the next line it writes to that id: the session opened again after a turn is that turn alone.
+    Repair gives the line an id; the history then outlives the turn."""
+    path = _recorded_with_last_id(tmp_path, value)
+    assert pi_roles(load_with_pi(path)) == our_roles(path) == ["user", "user", "assistant"]
+    assert turn_with_pi(path) == {"before": 3, "after": 2}  # the harm
+    r = repair_file(path, backup=False)
+    assert [(c.kind, c.action, c.line) for c in r.changes] == [("invalid-id", "rewritten", 7)]
+    assert pi_roles(load_with_pi(path)) == our_roles(path) == ["user", "user", "assistant"]
+    assert turn_with_pi(path) == {"before": 3, "after": 5}
+
+
+@pytest.mark.parametrize("value", [b"7", b"true", b"-2.5"])
+def test_a_last_line_whose_id_is_a_number_or_true_keeps_its_history_and_is_left_alone(tmp_path, value):
+    """pi's map finds the next line's parent by a number or true as by a string: the history outlives a turn, and
+    repair does not touch the file."""
+    path = _recorded_with_last_id(tmp_path, value)
+    assert pi_roles(load_with_pi(path)) == our_roles(path) == ["user", "user", "assistant"]
+    assert turn_with_pi(path) == {"before": 3, "after": 5}
+    assert not repair_file(path, check=True).changed
+
+
+@pytest.mark.parametrize("leaf", [b"absent", b"null"])
+def test_a_tree_whose_entries_lost_their_ids_is_read_as_pi_reads_it_and_repaired_to_file_order(tmp_path, leaf):
+    """A header of version 3 over entries with no id: pi walks the links from the last line and finds no parent,
+    so it sends the last line alone (or nothing, its id written null); the view did so in file order. Repair writes
+    version 1 back: pi links the lines in file order then (every line sent, both branches), as for any version 1 file."""
+    lines = open(RECORDED, "rb").read().splitlines(keepends=True)
+    body = []
+    for n, ln in enumerate(lines[1:], 2):
+        k = ln.index(b'"id":"')
+        gone = b'"id":null,' if leaf == b"null" and n == len(lines) else b""
+        body.append(ln[:k] + gone + ln[ln.index(b'",', k) + 2:])
+    path = str(tmp_path / "branched.jsonl")
+    open(path, "wb").write(lines[0] + b"".join(body))
+    assert pi_roles(load_with_pi(path)) == our_roles(path) == ([] if leaf == b"null" else ["assistant"])
+    r = repair_file(path, backup=False)
+    assert [(c.kind, c.action, c.line) for c in r.changes] == [("header", "rewritten", 1)]
+    assert open(path, "rb").readline().startswith(b'{"type":"session","version":1,')
+    result = load_with_pi(path)
+    assert result["rewritten"]  # pi migrates a version 1 file on open
+    assert pi_roles(result) == our_roles(path) == ["user", "assistant", "toolResult", "assistant", "user", "assistant"]
+    assert turn_with_pi(path) == {"before": 6, "after": 8}

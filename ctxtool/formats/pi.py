@@ -99,6 +99,8 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
     e.type = t if isinstance(t, str) else "?"
     eid = get("id")
     e.id = eid if isinstance(eid, str) and eid else None  # "" links nothing: JavaScript takes it for false
+    if eid is None and "id" in obj:
+        set_extra(e, {"null_id": True})  # written null: pi resumes at no entry when it is the leaf (view.pi_path)
     pid = get("parentId")
     e.parent = parent_of(pid)
     if t == "message":

@@ -151,6 +151,28 @@ def load_with_pi(path: str | os.PathLike[str], *, check: bool = True, timeout: f
     return result
 
 
+def turn_with_pi(path: str | os.PathLike[str], *, timeout: float = DEFAULT_TIMEOUT) -> dict:
+    """Resume a copy of ``path`` with pi's SessionManager, append one turn (a user message and a reply) as the
+    agent appends them, open the file again: ``{"before", "after"}``, the number of messages pi sends at each
+    open (``tests/pi_harness/append_turn.mjs``). A resumed session that keeps its history has ``after == before + 2``."""
+    reason = pi_unavailable_reason()
+    if reason is not None:
+        raise AssertionError(f"pi harness unavailable: {reason}")
+    src = Path(path)
+    with tempfile.TemporaryDirectory(prefix="ctxtool-pi-") as tmp:
+        copy = Path(tmp) / src.name
+        shutil.copyfile(src, copy)
+        home = Path(tmp) / "home"
+        home.mkdir()
+        env = dict(os.environ, HOME=str(home), USERPROFILE=str(home), PI_CODING_AGENT_DIR=str(home / ".pi" / "agent"))
+        proc = subprocess.run([_node() or "node", str(HARNESS_DIR / "append_turn.mjs"), str(copy)], cwd=tmp, env=env,
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.strip()]
+    if proc.returncode != 0 or not lines:
+        raise AssertionError(f"pi could not take a turn on {src} (exit {proc.returncode})\nstderr:\n{proc.stderr}")
+    return json.loads(lines[-1])
+
+
 def _text(data: bytes | str | None) -> str:
     if data is None:
         return ""
