@@ -114,8 +114,8 @@ static inline unsigned special16(cp p) {
     __m128i x = _mm_loadu_si128((const __m128i *)p);
     __m128i q = _mm_cmpeq_epi8(x, _mm_set1_epi8('"'));
     __m128i b = _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'));
-    __m128i c = _mm_cmpeq_epi8(_mm_and_si128(x, _mm_set1_epi8((char)0xE0)), _mm_setzero_si128());  /* < 0x20 */
-    return (unsigned)(_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(q, b), c)) | _mm_movemask_epi8(x));  /* (| >= 0x80) */
+    __m128i c = _mm_cmplt_epi8(x, _mm_set1_epi8(0x20));  /* < 0x20 or >= 0x80: below 0x20 as signed bytes */
+    return (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(q, b), c));
 }
 #endif
 
@@ -160,10 +160,15 @@ static inline Py_ssize_t plain_len(cp p, cp end) {
     return q - p;
 }
 
+/* the bytes a backslash escapes by itself in JSON: 1 */
+static const unsigned char SIMPLE_ESCAPE[256] = {['"'] = 1, ['\\'] = 1, ['/'] = 1, ['b'] = 1, ['f'] = 1, ['n'] = 1, ['r'] = 1,
+                                                 ['t'] = 1};
+
 /* One byte to look at (bit i of *m) in the block of ``w`` bytes at *pp, as a string's blocks are walked (the bytes to
- * look at dealt with in order from one load; a simple escape's two bytes passed over by clearing their bits; a \u
- * escape or a non-ASCII character moves *pp on, and the next block is loaded from there): 0 when the walk goes on in
- * the block, 1 at the closing quote (*pp past it), 2 when *pp moved on, -1 when the string is invalid. */
+ * look at dealt with in order from one load; a simple escape's two bytes, and a non-ASCII character's that ends in the
+ * block, passed over by clearing their bits; a \u escape, or a character that runs into the next block, moves *pp on,
+ * and the next block is loaded from there): 0 when the walk goes on in the block, 1 at the closing quote (*pp past
+ * it), 2 when *pp moved on, -1 when the string is invalid. */
 static inline int block_byte(cp *pp, cp end, int i, int w, uint32_t *m, int *esc) {
     cp p = *pp;
     unsigned char c = p[i];
@@ -174,8 +179,7 @@ static inline int block_byte(cp *pp, cp end, int i, int w, uint32_t *m, int *esc
     if (c == '\\') {
         *esc = 1;
         if (p + i + 1 >= end) return -1;
-        unsigned char e = p[i + 1];
-        if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't') {
+        if (SIMPLE_ESCAPE[p[i + 1]]) {
             if (i == w - 1) {  /* the escaped byte is the next block's first */
                 *pp = p + w + 1;
                 return 2;
@@ -184,13 +188,17 @@ static inline int block_byte(cp *pp, cp end, int i, int w, uint32_t *m, int *esc
             return 0;
         }
         unsigned u;
-        if (e != 'u' || !(p = u_escape(p + i, end, &u))) return -1;
+        if (p[i + 1] != 'u' || !(p = u_escape(p + i, end, &u))) return -1;
         *pp = p;
         return 2;
     }
     if (c < 0x20) return -1;
     int n = utf8_seq(p + i, end);  /* (>= 0x80) */
     if (!n) return -1;
+    if (i + n < w) {  /* the character ends in this block: on from the byte after it */
+        *m &= ~((2u << (i + n - 1)) - 1);  /* (bits 0 to i + n - 1) */
+        return 0;
+    }
     *pp = p + i + n;
     return 2;
 }
@@ -207,14 +215,13 @@ static cp long_string_from(cp p, cp end, int *esc);
 __attribute__((target("avx2"))) static cp scan_long_string_avx2(cp p, cp end, int *esc) {
     *esc = 0;
     const __m256i quote = _mm256_set1_epi8('"'), slash = _mm256_set1_epi8('\\');
-    const __m256i high3 = _mm256_set1_epi8((char)0xE0), zero = _mm256_setzero_si256();
+    const __m256i space = _mm256_set1_epi8(0x20);
     while (end - p >= 32) {
         __m256i x = _mm256_loadu_si256((const __m256i *)p);
         __m256i q = _mm256_cmpeq_epi8(x, quote);
         __m256i b = _mm256_cmpeq_epi8(x, slash);
-        __m256i c = _mm256_cmpeq_epi8(_mm256_and_si256(x, high3), zero);  /* < 0x20 */
-        uint32_t m = (uint32_t)_mm256_movemask_epi8(_mm256_or_si256(_mm256_or_si256(q, b), c))
-                     | (uint32_t)_mm256_movemask_epi8(x);  /* (| >= 0x80) */
+        __m256i c = _mm256_cmpgt_epi8(space, x);  /* < 0x20 or >= 0x80: below 0x20 as signed bytes */
+        uint32_t m = (uint32_t)_mm256_movemask_epi8(_mm256_or_si256(_mm256_or_si256(q, b), c));
         int r = 0;
         while (m && !(r = block_byte(&p, end, __builtin_ctz(m), 32, &m, esc))) {}
         if (r == 1) return p;
@@ -270,7 +277,7 @@ static cp long_string_from(cp p, cp end, int *esc) {
             *esc = 1;
             if (p + 1 >= end) return NULL;
             unsigned char e = p[1];
-            if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't') {
+            if (SIMPLE_ESCAPE[e]) {
                 p += 2;
                 continue;
             }
@@ -469,10 +476,39 @@ static const Py_ssize_t AKEYLEN[NAKEYS] = {10, 8, 12, 11, 7, 16, 6, 17, 9, 15, 7
 /* the keys meta_core looks for, by their length: KEYS' k as k, AKEYS' i as NKEYS + i, -1 after the last (at most
  * three a length; filled by index_keys at the module's start). A line's key is compared with those of its length
  * only: it was compared with all seventeen, most of meta_core's own 2,540 instructions on a 1 KB progress line. */
-#define MAXKEYLEN 17
+#define MAXKEYLEN 17  /* (key_is compares at most 24 bytes: three words) */
 static signed char BYLEN[MAXKEYLEN + 1][4];
 static unsigned char FIRST[MAXKEYLEN + 1][4];  /* their first bytes */
 static const char *NAMES[NKEYS + NAKEYS];  /* KEYS, then AKEYS */
+
+/* whether the n bytes at a are b's (n at most MAXKEYLEN): a few word loads, overlapping, never past either's n bytes;
+ * a call of memcmp cost more than the comparing on these short keys */
+static inline int key_is(cp a, const char *b, size_t n) {
+    if (n >= 8) {
+        uint64_t x, y;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        if (x != y) return 0;
+        if (n > 16) {
+            memcpy(&x, a + 8, 8);
+            memcpy(&y, b + 8, 8);
+            if (x != y) return 0;
+        }
+        memcpy(&x, a + n - 8, 8);
+        memcpy(&y, b + n - 8, 8);
+        return x == y;
+    }
+    if (n >= 4) {
+        uint32_t x, y;
+        memcpy(&x, a, 4);
+        memcpy(&y, b, 4);
+        if (x != y) return 0;
+        memcpy(&x, a + n - 4, 4);
+        memcpy(&y, b + n - 4, 4);
+        return x == y;
+    }
+    return memcmp(a, b, n) == 0;
+}
 
 static int index_keys(void) {
     memset(BYLEN, -1, sizeof BYLEN);
@@ -804,7 +840,7 @@ static int meta_core(Meta *self, cp base, Py_ssize_t len, PyObject *no, PyObject
             if (kn <= MAXKEYLEN) {
                 for (int j = 0; BYLEN[kn][j] >= 0; j++) {
                     int k = BYLEN[kn][j];
-                    if (*ks == FIRST[kn][j] && memcmp(ks, NAMES[k], (size_t)kn) == 0) {
+                    if (*ks == FIRST[kn][j] && key_is(ks, NAMES[k], (size_t)kn)) {
                         if (k < NKEYS) which = k;
                         else if (self->afull) awhich = k - NKEYS;
                         break;
