@@ -962,6 +962,307 @@ static int user_message_bytes(Meta *self, PyObject *ty, Att *a, CF *f) {
     return message_tail(self, 0, NULL, a, f, 0, interrupt);
 }
 
+/* --------------------------------------------------- a response's message read from its bytes */
+
+#define JU_PARSE (-2)  /* what json_units leaves to the dict way */
+
+/* the length in UTF-16 code units of a string as orjson.dumps (and JSON.stringify) writes it, from its bytes as the line
+ * holds it, p just past its opening quote: the quotes, each character once (two units past U+FFFF), '"' and '\\' and the
+ * control characters escaped (\b \t \n \f \r in two, the others in six), nothing else. Past its closing quote, or NULL
+ * (invalid, or JU_PARSE in *bad: a lone surrogate, which orjson does not write) */
+static cp ser_string(cp p, cp end, long long *units, int *bad) {
+    long long n = 2;
+    for (;;) {
+        Py_ssize_t k = plain_len(p, end);
+        p += k;
+        n += k;
+        if (p >= end) return NULL;
+        unsigned char c = *p;
+        if (c == '"') {
+            *units = n;
+            return p + 1;
+        }
+        if (c < 0x20) return NULL;
+        if (c == '\\') {
+            if (p + 1 >= end) return NULL;
+            unsigned char e = p[1];
+            if (e == '/') { n += 1; p += 2; continue; }
+            if (SIMPLE_ESCAPE[e]) { n += 2; p += 2; continue; }
+            unsigned u;
+            cp q = e == 'u' ? u_escape(p, end, &u) : NULL;
+            if (!q) {
+                if (e == 'u' && end - p >= 6) *bad = 1;  /* (a lone surrogate, or invalid: the dict way tells) */
+                return NULL;
+            }
+            p = q;
+            if (u >= 0x10000) n += 2;
+            else if (u == 8 || u == 9 || u == 10 || u == 12 || u == 13 || u == '"' || u == '\\') n += 2;
+            else if (u < 0x20) n += 6;
+            else n += 1;
+            continue;
+        }
+        if (c < 0x80) {  /* (a plain byte plain_len left: the last few of the bytes) */
+            n++;
+            p++;
+            continue;
+        }
+        int k2 = utf8_seq(p, end);
+        if (!k2) return NULL;
+        n += k2 == 4 ? 2 : 1;
+        p += k2;
+    }
+}
+
+/* formats.common.args_chars of the object or array at p, from its bytes: the UTF-16 length of orjson.dumps of what it
+ * holds (compact, each key once, strings as ser_string writes them), which JSON.stringify's is too. *after past it.
+ * JU_PARSE for what the bytes alone do not tell: a number but a plain integer of at most 18 digits (orjson and
+ * JavaScript write floats otherwise), a lone surrogate, an object with an escaped key or a key written twice (Python
+ * keeps one), more than 64 levels or 32 keys an object; -1 when the bytes are not JSON (the line is invalid). */
+static long long json_units(cp p, cp end, int depth, cp *after) {
+    if (depth > 64) return JU_PARSE;
+    long long n = 0;
+    int bad = 0;
+    p = skip_ws(p, end);
+    if (p >= end) return -1;
+    unsigned char c = *p;
+    if (c == '"') {
+        cp q = ser_string(p + 1, end, &n, &bad);
+        if (!q) return bad ? JU_PARSE : -1;
+        *after = q;
+        return n;
+    }
+    if (c == 't' || c == 'n') {
+        if (end - p < 4 || memcmp(p, c == 't' ? "true" : "null", 4) != 0) return -1;
+        *after = p + 4;
+        return 4;
+    }
+    if (c == 'f') {
+        if (end - p < 5 || memcmp(p, "false", 5) != 0) return -1;
+        *after = p + 5;
+        return 5;
+    }
+    if (c == '-' || (c >= '0' && c <= '9')) {
+        cp q = scan_number(p, end);
+        if (!q) return -1;
+        Py_ssize_t len = q - p;
+        for (cp x = p; x < q; x++)
+            if (*x == '.' || *x == 'e' || *x == 'E') return JU_PARSE;
+        if (len - (c == '-') > 18 || (c == '-' && len == 2 && p[1] == '0')) return JU_PARSE;  /* (-0 is written 0) */
+        *after = q;
+        return len;
+    }
+    if (c != '{' && c != '[') return -1;
+    unsigned char close = c == '{' ? '}' : ']';
+    cp ks[32];
+    Py_ssize_t kl[32];
+    int nk = 0;
+    n = 2;
+    p = skip_ws(p + 1, end);
+    if (p < end && *p == close) {
+        *after = p + 1;
+        return n;
+    }
+    for (;;) {
+        if (close == '}') {
+            if (p >= end || *p != '"') return -1;
+            long long u;
+            cp q = ser_string(p + 1, end, &u, &bad);
+            if (!q) return bad ? JU_PARSE : -1;
+            cp k0 = p + 1;
+            Py_ssize_t klen = q - 1 - k0;
+            if (memchr(k0, '\\', (size_t)klen) || nk == 32) return JU_PARSE;
+            for (int j = 0; j < nk; j++)
+                if (kl[j] == klen && memcmp(ks[j], k0, (size_t)klen) == 0) return JU_PARSE;
+            ks[nk] = k0;
+            kl[nk++] = klen;
+            n += u + 1;  /* (the colon) */
+            p = skip_ws(q, end);
+            if (p >= end || *p != ':') return -1;
+            p++;
+        }
+        cp q;
+        long long v = json_units(p, end, depth + 1, &q);
+        if (v < 0) return v;
+        n += v;
+        p = skip_ws(q, end);
+        if (p >= end) return -1;
+        if (*p == ',') {
+            n++;
+            p = skip_ws(p + 1, end);
+            continue;
+        }
+        if (*p != close) return -1;
+        *after = p + 1;
+        return n;
+    }
+}
+
+/* JSON's truth of a value as Python's bool() tells it: 1 or 0 (absent: 0), CL_PARSE for a number, object or array */
+static int truthy(cp p, cp e) {
+    if (!p) return 0;
+    if (*p == '"') return e - p > 2;
+    int t = truth(p, e);
+    return t < 0 ? CL_PARSE : t;
+}
+
+/* a small value of the message as a Python object (a new reference): a string without escapes decoded, null, else
+ * orjson's reading of its bytes; NULL with an error set */
+static PyObject *small_value(ClaudeParts *c, cp p, cp e) {
+    if (*p == '"' && !memchr(p, '\\', (size_t)(e - p))) return PyUnicode_DecodeUTF8((const char *)p + 1, e - p - 2, NULL);
+    if (e - p == 4 && memcmp(p, "null", 4) == 0) return Py_NewRef(Py_None);
+    PyObject *view = PyMemoryView_FromMemory((char *)p, e - p, PyBUF_READ);
+    PyObject *v = view ? PyObject_CallOneArg(c->loads, view) : NULL;
+    Py_XDECREF(view);
+    return v;
+}
+
+/* message_facts of a response's message read from its bytes (orjson parsed each to objects counted and dropped: 5.7% of
+ * a folder's instructions): a content that is a string, or a list of text, thinking, call and other blocks with the
+ * fields they read (a call's characters by json_units); its stop, model, id and usage into a small dict for
+ * message_tail. CL_PARSE for any other shape (a tool result, a call with a problem, a float in its arguments), which
+ * the dict way reads (f as it was given); CL_MADE, or CL_DECLINE / CL_FAIL as message_facts. */
+static int assistant_message_bytes(Meta *self, PyObject *ty, Att *a, CF *f) {
+    static const char *const mnames[] = {"content", "stop_reason", "model", "id", "usage"};
+    enum { M_CONTENT, M_STOP, M_MODEL, M_ID, M_USAGE, NM };
+    static const char *const bnames[] = {"type", "text", "thinking", "signature", "thinkingSignature", "id", "name",
+                                         "input", "arguments", "partialJson"};
+    enum { B_TYPE, B_TEXT, B_THINKING, B_SIG, B_TSIG, B_ID, B_NAME, B_INPUT, B_ARGS, B_PARTIAL, NB };
+    static const char *const unames[] = {"input_tokens", "output_tokens", "cache_read_input_tokens",
+                                         "cache_creation_input_tokens"};
+    static const int ukeys[4] = {C_IN_TOKENS, C_OUT_TOKENS, C_CACHE_READ, C_CACHE_CREATION};
+    ClaudeParts *c = self->cl;
+    int stats = self->stats;
+    cp end = a->ve[A_MESSAGE], mv[NM], me[NM];
+    if (!spans(a->vs[A_MESSAGE] + 1, end, 2, mnames, NM, mv, me)) return CL_PARSE;
+    cp cv = mv[M_CONTENT], ce = me[M_CONTENT];
+    long long n;
+    int white, no_content = 0;
+    Py_ssize_t visible = 0, nblocks = 0;
+    if (cv && *cv == '"') {
+        if (text_units(cv, ce, &n, &white) < 0) return CL_PARSE;
+        if (stats) { f->chars += n; f->k[0] += n; }
+        if (white) f->blank = 1; else visible++;
+        nblocks = 1;
+    } else if (cv && *cv == '[') {
+        cp p = skip_ws(cv + 1, ce);
+        if (p < ce && *p == ']') { p = NULL; no_content = 1; }
+        while (p) {
+            if (p >= ce) return CL_PARSE;
+            cp q;
+            if (*p == '{') {
+                cp vs[NB], ve[NB];
+                if (!(q = spans(p + 1, ce, 4, bnames, NB, vs, ve))) return CL_PARSE;
+                cp t = vs[B_TYPE], te = ve[B_TYPE];
+                if (t && *t == '"' && memchr(t, '\\', (size_t)(te - t))) return CL_PARSE;
+                if (str_is(t, te, "text")) {
+                    int got = text_units(vs[B_TEXT], ve[B_TEXT], &n, &white);
+                    if (got < 0) return CL_PARSE;
+                    if (stats) { f->chars += n; f->k[0] += n; }
+                    if (got && !white) visible++; else f->blank = 1;
+                } else if (str_is(t, te, "thinking") || str_is(t, te, "redacted_thinking")) {
+                    int redacted = t[1] == 'r';
+                    if (stats && !redacted) {
+                        cp x = vs[B_THINKING];
+                        if (x && (*x == '-' || (*x >= '0' && *x <= '9'))) return CL_PARSE;  /* (str() of a number) */
+                        if (text_units(x, ve[B_THINKING], &n, &white) < 0) return CL_PARSE;
+                        f->chars += n;
+                        f->k[1] += n;
+                    }
+                    int s1 = truthy(vs[B_SIG], ve[B_SIG]), s2 = s1 ? 0 : truthy(vs[B_TSIG], ve[B_TSIG]);
+                    if (s1 == CL_PARSE || s2 == CL_PARSE) return CL_PARSE;
+                    if (s1 || s2 || redacted) f->signed_ = 1;
+                    visible++;
+                } else if (call_type_bytes(t, te)) {
+                    cp id = vs[B_ID], ide = ve[B_ID], nm = vs[B_NAME], nme = ve[B_NAME];
+                    cp args = vs[B_INPUT] ? vs[B_INPUT] : vs[B_ARGS], argse = vs[B_INPUT] ? ve[B_INPUT] : ve[B_ARGS];
+                    /* call_problem's common call, as call_problem_ takes it: else the dict way */
+                    if (!id || *id != '"' || ide - id < 3 || id[1] == ' ' || !nm || *nm != '"' || nme - nm < 3
+                        || nme - nm > 66 || (vs[B_PARTIAL] && truth(vs[B_PARTIAL], ve[B_PARTIAL]) != 0)
+                        || (vs[B_PARTIAL] && *vs[B_PARTIAL] != 'n') || !args || (*args == 'n'))
+                        return CL_PARSE;
+                    for (cp x = id + 1; x < ide - 1; x++)
+                        if (*x >= 0x80 || *x == '\\') return CL_PARSE;
+                    for (cp x = nm + 1; x < nme - 1; x++) {
+                        unsigned char ch = *x;
+                        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_'
+                              || ch == ':' || ch == '.' || ch == '-'))
+                            return CL_PARSE;
+                    }
+                    long long chars = 0;
+                    if (stats) {
+                        if (*args == '{' || *args == '[') {
+                            cp after;
+                            chars = json_units(args, argse, 5, &after);
+                            if (chars < 0 || after != argse) return CL_PARSE;
+                        } else if (*args == '"') {
+                            if (text_units(args, argse, &chars, &white) < 0) return CL_PARSE;
+                        } else {
+                            return CL_PARSE;  /* (a number or truth: the Python's) */
+                        }
+                        chars += nme - nm - 2;
+                    }
+                    PyObject *sid = shared_str(self, id + 1, ide - id - 2);
+                    PyObject *sname = sid ? shared_str(self, nm + 1, nme - nm - 2) : NULL;
+                    int r = sname ? add_item(&f->calls, nblocks, sid, sname, Py_None, chars) : -1;
+                    Py_XDECREF(sid);
+                    Py_XDECREF(sname);
+                    if (r < 0) return CL_FAIL;
+                    f->chars += chars;
+                    f->k[2] += chars;
+                    visible++;
+                } else if (str_is(t, te, "tool_result")) {
+                    return CL_PARSE;
+                } else {
+                    visible++;  /* (an image, or another type) */
+                }
+            } else if (!(q = scan_value(p, ce, 3))) {
+                return CL_PARSE;
+            }
+            nblocks++;
+            p = skip_ws(q, ce);
+            if (p >= ce) return CL_PARSE;
+            if (*p == ',') { p = skip_ws(p + 1, ce); continue; }
+            if (*p != ']') return CL_PARSE;
+            break;
+        }
+    }
+    /* the message's other fields message_tail reads, as a small dict */
+    PyObject *m = PyDict_New();
+    if (!m) return CL_FAIL;
+    static const int mkeys[NM] = {C_CONTENT, C_STOP_REASON, C_MODEL, C_ID, C_USAGE};
+    int r = CL_MADE;
+    for (int k = M_STOP; k < NM && r == CL_MADE; k++) {
+        if (!mv[k]) continue;
+        PyObject *v;
+        if (k == M_USAGE && *mv[k] == '{') {
+            cp uv[4], ue[4];
+            if (!spans(mv[k] + 1, me[k], 3, unames, 4, uv, ue)) { r = CL_PARSE; break; }
+            if (!(v = PyDict_New())) { r = CL_FAIL; break; }
+            for (int u = 0; u < 4 && r == CL_MADE; u++) {
+                if (!uv[u]) continue;
+                PyObject *x = small_value(c, uv[u], ue[u]);
+                if (!x || PyDict_SetItem(v, c->s[ukeys[u]], x) < 0) r = PyErr_ExceptionMatches(PyExc_ValueError) ? CL_PARSE : CL_FAIL;
+                Py_XDECREF(x);
+            }
+        } else if (!(v = small_value(c, mv[k], me[k]))) {
+            r = PyErr_ExceptionMatches(PyExc_ValueError) ? CL_PARSE : CL_FAIL;
+            break;
+        }
+        if (r == CL_MADE && PyDict_SetItem(m, c->s[mkeys[k]], v) < 0) r = CL_FAIL;
+        Py_DECREF(v);
+    }
+    if (r == CL_PARSE) PyErr_Clear();
+    if (r == CL_MADE) {
+        f->kind = self->message;
+        f->role = Py_NewRef(ty);
+        f->nblocks = nblocks;
+        f->empty = visible == 0;
+        r = message_tail(self, 1, m, a, f, no_content, 0);
+    }
+    Py_DECREF(m);
+    return r;
+}
+
 /* the entry normalize makes of a prompt, response, system or last-prompt line (a new reference), None when declined */
 static PyObject *claude_entry(Meta *self, int lt, Att *a, PyObject *index, PyObject *no, PyObject *start, PyObject *size,
                               PyObject *ty, PyObject *uuid, PyObject *parent, PyObject *ts) {
@@ -995,7 +1296,8 @@ static PyObject *claude_entry(Meta *self, int lt, Att *a, PyObject *index, PyObj
             Py_XDECREF(leaf);
         }
     } else if (a->vs[A_MESSAGE] && *a->vs[A_MESSAGE] == '{'
-               && (lt != LT_USER || (r = user_message_bytes(self, ty, a, &f)) == CL_PARSE)) {
+               && (r = lt == LT_USER ? user_message_bytes(self, ty, a, &f) : assistant_message_bytes(self, ty, a, &f))
+                      == CL_PARSE) {
         /* a response, or a prompt the bytes did not tell: its message parsed alone */
         cf_clear(&f);
         f = (CF){0};

@@ -896,6 +896,91 @@ def test_a_prompts_message_read_from_its_bytes_is_pythons(line):
         assert c is not None and c == py_entry(line, 1, stats)
 
 
+def _call(**fields) -> list:
+    return [{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}, **fields}]
+
+
+def _with(line: bytes, old: str, new: str) -> bytes:
+    assert old.encode() in line, (old, line)
+    return line.replace(old.encode(), new.encode(), 1)
+
+
+# a response's message is read from its bytes too; its call's characters are JSON.stringify's length of the arguments
+# counted from the bytes, and the shapes the bytes do not tell (a float or a big integer in the arguments, a key written
+# twice or escaped, a lone surrogate, a call with a problem, a tool result) go the dict way
+@pytest.mark.parametrize("line", [
+    _message_line("assistant", [{"type": "text", "text": "hi"}] + _call()),
+    _message_line("assistant", _call(input={"a": [1, -2, 0, True, False, None, {}, []], "b": {"c": {"d": "e"}}})),
+    _message_line("assistant", _call(input={"s": "a\n\t\b\f\r\"\\/\u0001\u001f\u007f\u2028\u00e9\U0001f600"})),
+    _with(_message_line("assistant", _call(input={"s": "X"})), '"X"', '"\\u0041\\u00e9\\ud83d\\ude00\\/\\u0022\\u005c\\u000b\\u0008"'),
+    _with(_message_line("assistant", _call(input={"s": "X"})), '"X"', '"\\ud800"'),  # a lone surrogate
+    _with(_message_line("assistant", _call(input={"s": "X"})), '{"s": "X"}', '{"s": 1, "s": 2}'),  # a key twice
+    _with(_message_line("assistant", _call(input={"s": "X"})), '{"s": "X"}', '{"\\u0073": 1, "s": 2}'),  # escaped
+    _with(_message_line("assistant", _call(input={"s": "X"})), '"X"', '-0'),
+    _message_line("assistant", _call(input={"n": 1.5, "m": 1.0, "e": 1e21, "big": 10 ** 20, "int": 10 ** 18 - 1})),
+    _message_line("assistant", _call(input={"big": 10 ** 20})),  # (read as a float, written as JavaScript writes it)
+    _message_line("assistant", _call(input={"e21": 10 ** 21, "e23": 123456789012345678901234})),
+    _message_line("assistant", _call(input={"u64": 2 ** 64 - 1, "i64": -(2 ** 63), "d18": -(10 ** 18 - 1)})),
+    _message_line("assistant", _call(input={f"k{i}": i for i in range(40)})),
+    _message_line("assistant", _call(input=json.loads("[" * 70 + "]" * 70))),
+    _message_line("assistant", _call(input="raw \u00e9 text")),
+    _message_line("assistant", _call(input=5)),
+    _message_line("assistant", _call(input=None, arguments={"x": 1})),
+    _message_line("assistant", [{"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "a"}}]),
+    _message_line("assistant", [{"type": "function_call", "id": "c1", "name": "read", "arguments": "{}"}]),
+    _message_line("assistant", _call(partialJson=None)),
+    _message_line("assistant", _call(partialJson="{")),
+    _message_line("assistant", _call(id="")),
+    _message_line("assistant", _call(id=" x")),
+    _message_line("assistant", _call(id="t\u00e9")),
+    _message_line("assistant", _call(id=5)),
+    _message_line("assistant", _call(name="bad name")),
+    _message_line("assistant", _call(name="x" * 64)),
+    _message_line("assistant", _call(name="x" * 65)),
+    _message_line("assistant", _call() + _call(id="toolu_2", input={"é": "ü \U0001f600"})),
+    _message_line("assistant", [{"type": "thinking", "thinking": "hmm", "signature": "sig"}, {"type": "text", "text": " "}]),
+    _message_line("assistant", [{"type": "thinking", "thinking": None, "signature": 0}]),
+    _message_line("assistant", [{"type": "thinking", "thinking": "x", "signature": {}}]),
+    _message_line("assistant", [{"type": "redacted_thinking", "data": "x"}, {"type": "image"}, {"type": 5}, {"text": "x"}, "s", 1]),
+    _with(_message_line("assistant", [{"type": "T"}]), '"T"', '"t\\u0065xt"'),  # an escaped type
+    _message_line("assistant", [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]),
+    _message_line("assistant", []),
+    _message_line("assistant", None),
+    _message_line("assistant", "plain text"),
+    _message_line("assistant", "   "),
+    _with(_message_line("assistant", "x"), '"stop_reason": "end_turn"', '"stop_reason": null'),
+    _with(_message_line("assistant", "x"), '"stop_reason": "end_turn"', '"stop_reason": "tool_use"'),
+    _with(_message_line("assistant", "x"), '"stop_reason": "end_turn"', '"stop_reason": "end\\u005fturn"'),
+    _with(_message_line("assistant", "x"), '"stop_reason": "end_turn", ', ''),
+    _with(_message_line("assistant", "x"), '"model": "claude-x"', '"model": "<synthetic>"'),
+    _with(_message_line("assistant", "x", isApiErrorMessage=True), '"model": "claude-x"', '"model": "<synthetic>"'),
+    _with(_message_line("assistant", "x"), '"id": "m", ', ''),
+    _message_line("assistant", "x", requestId="req_1"),
+    _with(_message_line("assistant", "x"), '"input_tokens": 3', '"input_tokens": 3.5'),
+    _with(_message_line("assistant", "x"), '"input_tokens": 3', '"input_tokens": "3"'),
+    _with(_message_line("assistant", "x"), '"input_tokens": 3', '"input_tokens": true'),
+    _with(_message_line("assistant", "x"), '"input_tokens": 3', '"input_tokens": 1e999'),
+    _with(_message_line("assistant", "x"), '"input_tokens": 3', '"input_tokens": 3, "cache_read_input_tokens": 7, '
+          '"cache_creation_input_tokens": 11, "cache_creation": {"ephemeral_5m_input_tokens": 11}'),
+    _with(_message_line("assistant", "x"), '{"input_tokens": 3, "output_tokens": 2}', 'null'),
+    _with(_message_line("assistant", "x"), '{"input_tokens": 3, "output_tokens": 2}', '[1]'),
+    _with(_message_line("assistant", "x"), '"content": "x"', '"content": "x", "content": "y"'),
+], ids=lambda line: line[line.index(b'"message"'):][:70].decode(errors="replace"))
+def test_a_responses_message_read_from_its_bytes_is_pythons(line):
+    for stats in (True, False):
+        (c,) = c_entries([line], 1, stats)
+        assert c is None or c == py_entry(line, 1, stats)  # (declined: the Python reads the line)
+
+
+def test_the_common_responses_are_taken():
+    lines = [_message_line("assistant", [{"type": "text", "text": "hi"}] + _call()),
+             _message_line("assistant", [{"type": "thinking", "thinking": "x", "signature": "s"}] + _call(input={"n": 1.5})),
+             _message_line("assistant", _call(input={"s": "é \U0001f600 \n"}) + _call(id="toolu_2", input=[])),
+             _message_line("assistant", "x", requestId="req_1")]
+    got = c_entries(lines)
+    assert None not in got and got == [py_entry(line, k) for k, line in enumerate(lines, 1)]
+
+
 def test_what_a_prompt_or_response_line_it_declines_holds():
     for line in (_message_line("user", RESULT, sourceToolUseID="t\\u0031"),  # an escape in a field read as bytes
                  _message_line("assistant", [], requestId="r\\u0031"),
