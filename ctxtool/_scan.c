@@ -35,6 +35,19 @@ static inline cp skip_ws(cp p, cp end) {  /* (most calls meet no white space: on
     return p;
 }
 
+/* The walks between tokens, compact JSON (as the agents write it) first: white space is looked for only where a byte
+ * below '!' stands. next_token: the first byte at or after p that is no white space. colon_then: p past a key's
+ * closing quote; the value's first byte after the colon, NULL when no colon follows. */
+static inline cp next_token(cp p, cp end) {
+    return p < end && *p <= ' ' ? skip_ws(p, end) : p;
+}
+
+static inline cp colon_then(cp p, cp end) {
+    if (p < end && *p != ':') p = skip_ws(p, end);
+    if (p >= end || *p != ':') return NULL;
+    return next_token(p + 1, end);
+}
+
 static inline int hexval(unsigned char c) {
     if (c >= '0' && c <= '9') return c - '0';
     if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -352,16 +365,13 @@ static cp scan_container(cp p, cp end, int depth, unsigned char close) {
             int esc;
             if (p >= end || *p != '"') return NULL;
             p = scan_string(p + 1, end, &esc);
-            if (!p) return NULL;
-            p = skip_ws(p, end);
-            if (p >= end || *p != ':') return NULL;
-            p = skip_ws(p + 1, end);
+            if (!p || !(p = colon_then(p, end))) return NULL;
         }
         p = scan_value(p, end, depth + 1);
         if (!p) return NULL;
-        p = skip_ws(p, end);
+        p = next_token(p, end);
         if (p >= end) return NULL;
-        if (*p == ',') { p = skip_ws(p + 1, end); continue; }
+        if (*p == ',') { p = next_token(p + 1, end); continue; }
         if (*p == close) return p + 1;
         return NULL;
     }
@@ -847,10 +857,8 @@ static int meta_core(Meta *self, cp base, Py_ssize_t len, PyObject *no, PyObject
                     }
                 }
             }
-            p = skip_ws(p, end);
-            if (p >= end || *p != ':') DECLINE;
-            p = skip_ws(p + 1, end);
-            if (p >= end) DECLINE;
+            p = colon_then(p, end);
+            if (!p || p >= end) DECLINE;
             if (which >= 0) {
                 if (kind[which] != V_NONE) DECLINE;  /* written twice */
                 if (*p == '"') {
@@ -889,9 +897,9 @@ static int meta_core(Meta *self, cp base, Py_ssize_t len, PyObject *no, PyObject
                 p = scan_value(p, end, 1);
                 if (!p) DECLINE;
             }
-            p = skip_ws(p, end);
+            p = next_token(p, end);
             if (p >= end) DECLINE;
-            if (*p == ',') { p = skip_ws(p + 1, end); continue; }
+            if (*p == ',') { p = next_token(p + 1, end); continue; }
             if (*p == '}') { p++; break; }
             DECLINE;
         }

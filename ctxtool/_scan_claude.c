@@ -101,17 +101,15 @@ static cp member_key(cp p, cp end, cp *ks, Py_ssize_t *kn) {
     p = scan_string(*ks, end, &esc);
     if (!p || esc) return NULL;
     *kn = p - 1 - *ks;
-    p = skip_ws(p, end);
-    if (p >= end || *p != ':') return NULL;
-    return skip_ws(p + 1, end);
+    return colon_then(p, end);
 }
 
 /* past a member's value (*pp): 1 with *pp at the next member, 0 with *pp past the object's '}', -1 when invalid */
 static int member_next(cp *pp, cp end) {
-    cp p = skip_ws(*pp, end);
+    cp p = next_token(*pp, end);
     if (p >= end) return -1;
     if (*p == ',') {
-        *pp = skip_ws(p + 1, end);
+        *pp = next_token(p + 1, end);
         return 1;
     }
     if (*p == '}') {

@@ -781,6 +781,24 @@ def test_recorded_prompts_and_responses_are_taken_and_read_as_python_reads_them(
         assert taken > 0.9 * len(WHOLE)
 
 
+@pytest.mark.parametrize("separators", [(",", ":"), (", ", ": "), (" \t ,\t", "\t:  \r "), ("\r,", " :")])
+def test_white_space_between_tokens_is_read_as_python_reads_it(separators):
+    """Every recorded line written again with white space of each kind (and runs of it) around commas and colons:
+    taken and read as the Python reads it (the walks between tokens look for compact JSON first)."""
+    taken = 0
+    for no, raw in enumerate(CLAUDE_LINES, 1):
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            continue
+        line = (" \t" if separators[0] != "," else "") + json.dumps(obj, separators=separators, ensure_ascii=False) + "\n"
+        (c,) = c_entries([line.encode()], no)
+        if c is not None:
+            taken += 1
+            assert c == py_entry(line.encode(), no), line[:300]
+    assert taken > 0.9 * len(CLAUDE_LINES)
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_prompt_and_response_variants_are_declined_or_read_as_python_reads_them(seed):
     rng = random.Random(500 + seed)
