@@ -587,7 +587,6 @@ def plan_repair(t: Transcript, *, trim_trailing: bool = False, view: list[Entry]
     if p.name in ("pi", "claude"):
         p.fix_structure()
     if p.name == "pi":
-        p.name_the_leaf()
         p.remember_first_kept()
     if p.name == "codex":
         p.drop_meta_copies()
@@ -595,6 +594,8 @@ def plan_repair(t: Transcript, *, trim_trailing: bool = False, view: list[Entry]
         p.pair_codex()
     else:
         p.hygiene()
+        if p.name == "pi":
+            p.name_the_leaf()  # (after hygiene: a last line it drops needs no id)
         p.pair()
         if p.name == "pi":
             p.pair_again_if_path_gone()

@@ -232,3 +232,13 @@ def test_a_tree_whose_entries_lost_their_ids_is_read_as_pi_reads_it_and_repaired
     assert result["rewritten"]  # pi migrates a version 1 file on open
     assert pi_roles(result) == our_roles(path) == ["user", "assistant", "toolResult", "assistant", "user", "assistant"]
     assert turn_with_pi(path) == {"before": 6, "after": 8}
+
+
+def test_a_last_line_repair_drops_gets_no_id_first(tmp_path):
+    """A last line with no id that repair drops anyway (a message entry without a message: pi's buildSessionContext
+    throws on it) is only dropped; the line before it is the leaf then, and has its id."""
+    path = str(tmp_path / "branched.jsonl")
+    open(path, "wb").write(open(RECORDED, "rb").read() + b'{"type":"message"}\n')
+    r = repair_file(path, backup=False)
+    assert [(c.kind, c.action, c.line) for c in r.changes] == [("malformed-entry", "dropped", 8)]
+    assert pi_roles(load_with_pi(path)) == our_roles(path) == ["user", "user", "assistant"]
