@@ -23,7 +23,7 @@ import orjson
 from . import formats, forked
 from .jsonl import BOM, Line, parse
 from .model import EMPTY, META, PLAIN, Call, Entry, FullEntry, Kinds, Result, Usage, entry_from_tuple, entry_to_tuple, small_entry
-from .scanloop import (ENV_LAZY, MODES, BadLine, Part, hander, meta_entry, native, native_entries, native_made,
+from .scanloop import (ENV_LAZY, MODES, NOT_OBJECT, BadLine, Part, hander, meta_entry, native, native_entries, native_made,
                        released_entry, scan_lines)
 
 MIN_BYTES = 64 << 20  # below this, starting helpers costs more than it saves
@@ -186,7 +186,7 @@ def scan_part(path: str, fmt_name: str, begin: int, end: int, stats: bool = True
     def emit(where, obj):
         no, offset, length, eol = where
         if not isinstance(obj, dict):
-            t.bad.append(BadLine(no, offset, length, "not a JSON object"))
+            t.bad.append(BadLine(no, offset, length, NOT_OBJECT))
             return
         # (marshal keeps shared strings shared: smaller data, nothing to redo here)
         e = released_entry(module, made, obj, sent + len(out), no, offset, length, eol, stats, shared)
@@ -405,7 +405,7 @@ def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = Tr
             nonlocal count
             no, offset, length, eol = where
             if not isinstance(obj, dict):
-                t.bad.append(BadLine(no, offset, length, "not a JSON object"))
+                t.bad.append(BadLine(no, offset, length, NOT_OBJECT))
                 return
             if keep:
                 entries.append(released_entry(module, made, obj, len(entries), no, offset, length, eol, stats, shared))

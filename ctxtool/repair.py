@@ -200,6 +200,13 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
     def file_level(self):
         for b in self.t.bad:
             self.changes.append(Change("blank-line" if b.blank else "bad-line", "dropped", b.lineno, None, b.reason))
+        if self.name == "pi" and self.t.bad:
+            # a last line of JSON that is no object, pi's leaf (transcript._mark_value_leaf), goes with the bad lines:
+            # the repaired file's leaf is the entry before it
+            for e in reversed(self.entries):
+                if e.extra and "value_after" in e.extra:
+                    e.extra = {k: v for k, v in e.extra.items() if k != "value_after"} or None
+                    break
         if self.t.bom:
             self.changes.append(Change("bom", "removed", 1, None, "UTF-8 byte order mark before the first line"))
 

@@ -42,6 +42,8 @@ ENV_NATIVE = "CTXTOOL_NATIVE"
 # system lines, checkpoints) to Python, and takes only the metadata lines: for A/B measures
 ENV_NATIVE_MESSAGES = "CTXTOOL_NATIVE_MESSAGES"
 
+NOT_OBJECT = "not a JSON object"  # a bad line's reason: JSON, but a number, a string, an array, true, false or null
+
 
 @dataclass(slots=True)
 class BadLine:

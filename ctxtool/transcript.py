@@ -18,10 +18,11 @@ import orjson
 from . import formats, parallel
 from .errors import InputError, unexpected
 from .formats.codex_numbers import exact_numbers
+from .formats.common import set_extra
 from .jsonl import BOM, loads, read_at
-from .model import Entry, full_entry
+from .model import HEADER, Entry, full_entry
 from .paths import NOT_REGULAR, regular
-from .scanloop import CODEX, BadLine, hander, make_entry, meta_entry, native, native_entries, no_gc, scan_lines, share_strings
+from .scanloop import CODEX, NOT_OBJECT, BadLine, hander, make_entry, meta_entry, native, native_entries, no_gc, scan_lines, share_strings
 
 __all__ = ["BadLine", "Transcript", "make_entry", "no_gc", "scan"]
 
@@ -161,6 +162,7 @@ def scan(
                 parallel.scan(t, path, split[0], split[1], shared, stats, lazy is not False,
                               on_entry=on_entry if streaming else None, on_format=on_format if streaming else None,
                               plain=plain)
+            _mark_value_leaf(t)
             return t
 
     announce = on_format
@@ -178,7 +180,7 @@ def scan(
             announce = None
         no, offset, length, eol = where
         if not isinstance(obj, dict):
-            t.bad.append(BadLine(no, offset, length, "not a JSON object"))
+            t.bad.append(BadLine(no, offset, length, NOT_OBJECT))
             return
         if into is not None:  # the loop appends entries too
             n = len(into)
@@ -246,11 +248,35 @@ def scan(
             raise
     if len(t.bad) > 1:  # non-object lines read before the format was known are reported late: line order, as a parallel scan
         t.bad.sort(key=_lineno)
+    _mark_value_leaf(t)
     return t
 
 
 def _lineno(b: "BadLine") -> int:
     return b.lineno
+
+
+def _mark_value_leaf(t: "Transcript") -> None:
+    """pi keeps every line JSON.parse reads, objects or not: when the last of them is a number, a string, an array or
+    true, pi resumes at it (it has no id), finds no message on its way and sends none (judged). The index has no entry
+    for such a line (a bad line, which repair drops); the last entry before it is marked (``value_after``: the line's
+    number), and ``view.pi_path`` gives an empty path from it. Lines JSON.parse refuses (torn, control bytes) and blank
+    ones, which pi skips, do not count."""
+    if not t.bad or not t.entries or getattr(t.fmt, "NAME", None) != "pi":
+        return
+    last = t.entries[-1].lineno
+    value = None
+    for b in reversed(t.bad):
+        if b.lineno < last:
+            break
+        if b.reason == NOT_OBJECT:
+            value = b
+            break
+    if value is None:
+        return
+    leaf = next((e for e in reversed(t.entries) if e.kind != HEADER), None)
+    if leaf is not None:
+        set_extra(leaf, {"value_after": value.lineno})
 
 
 def _pretty_json(path: str) -> bool:

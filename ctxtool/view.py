@@ -50,13 +50,15 @@ def pi_path(entries: list[Entry]) -> list[Entry]:
     linked to the one before it), and so is one with no header whose entries have no id (what repair makes of it).
     Else pi resumes at the last entry's id: written null, that is no entry (``buildSessionContext`` returns no
     message); no string, the last entry all the same; and walks its parents by id, so that in a tree whose entries
-    lost their ids the path is the last entry alone (judged)."""
+    lost their ids the path is the last entry alone (judged). A last line of JSON that is no object is pi's leaf too,
+    and the path from it empty."""
     leaf = next((e for e in reversed(entries) if e.kind != HEADER), None)
     if leaf is None:
         return []
     v1 = read_as_v1(entries)
-    if leaf.id is None and not v1 and leaf.extra and leaf.extra.get("null_id"):
-        return []
+    x = leaf.extra
+    if x and ((leaf.id is None and not v1 and x.get("null_id")) or x.get("value_after")):
+        return []  # (a last line of JSON that is no object: transcript._mark_value_leaf)
     passes = index_passes()
     if passes is not None and type(entries) is list and not v1:
         path = passes.pi_path(entries, HEADER)

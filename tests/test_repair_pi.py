@@ -242,3 +242,32 @@ def test_a_last_line_repair_drops_gets_no_id_first(tmp_path):
     r = repair_file(path, backup=False)
     assert [(c.kind, c.action, c.line) for c in r.changes] == [("malformed-entry", "dropped", 8)]
     assert pi_roles(load_with_pi(path)) == our_roles(path) == ["user", "user", "assistant"]
+
+
+@pytest.mark.parametrize("tail", [b"5\n", b'"x"\n', b"[]\n", b"true\n", b"[1, 2]\n", b"7\n\n  \n", b'9\n{"type": "mess\n',
+                                  b'3\n{"type":"custom","id":"c0000001","parentId":"c5d5e0a9","customType":"x","data":{}}\n'])
+def test_a_last_line_of_json_that_is_no_object_is_where_pi_resumes(tmp_path, tail):
+    """pi keeps every line JSON.parse reads: when the last of them is a number, a string, an array or true, pi resumes
+    at it and sends no message (blank and torn lines after it are skipped; an object after it is the leaf again). The
+    view does the same; repair drops the line, and pi then resumes the branch before it."""
+    path = str(tmp_path / "branched.jsonl")
+    open(path, "wb").write(open(RECORDED, "rb").read() + tail)
+    ends_at_value = not tail.rstrip().endswith(b"}")
+    assert pi_roles(load_with_pi(path)) == our_roles(path) == ([] if ends_at_value else ["user", "user", "assistant"])
+    repair_file(path, backup=False)
+    assert pi_roles(load_with_pi(path)) == our_roles(path) == ["user", "user", "assistant"]
+
+
+def test_repair_pairs_the_branch_before_a_last_line_of_json_that_is_no_object(tmp_path):
+    """The line goes, and the branch before it is what pi resumes in the repaired file: its call with no result gets
+    one (repair read that branch, not the empty one the damaged file gives)."""
+    lines = open(RECORDED, "rb").read().splitlines(keepends=True)
+    call = json.loads(lines[2])
+    call.update(id="zz000001", parentId="aae95485")
+    call["message"]["content"][1]["id"] = "toolu_zz"
+    path = str(tmp_path / "branched.jsonl")
+    open(path, "wb").write(b"".join(lines[:6]) + json.dumps(call).encode() + b"\n5\n")
+    assert pi_roles(load_with_pi(path)) == our_roles(path) == []
+    r = repair_file(path, backup=False)
+    assert [(c.kind, c.action) for c in r.changes] == [("bad-line", "dropped"), ("missing-result", "inserted")]
+    assert pi_roles(load_with_pi(path)) == our_roles(path) == ["user", "user", "assistant", "toolResult"]
