@@ -726,15 +726,7 @@ static int message_tail(Meta *self, int assistant, PyObject *m, Att *a, CF *f, i
         }
         if (model && PyUnicode_Check(model) && !(f->model = share(self->shared, model))) return CL_FAIL;
         PyObject *mid = get(m, c->s[C_ID]);
-        if (mid && PyUnicode_Check(mid)) {
-            int other;
-            PyObject *rid = top_str(a, A_REQUEST_ID, &other);
-            if (!rid && other < 0) return other == -1 ? CL_DECLINE : CL_FAIL;
-            PyObject *parts[3] = {mid, c->s[C_BAR], rid ? rid : c->s[C_EMPTY_STR]};
-            f->msg_key = joined(parts, 3);
-            Py_XDECREF(rid);
-            if (!f->msg_key) return CL_FAIL;
-        }
+        if (mid && PyUnicode_Check(mid)) f->msg_key = Py_NewRef(mid);  /* (message.id alone: rule 4, judged) */
         PyObject *us = stats ? get(m, c->s[C_USAGE]) : NULL;
         if (us && PyDict_Check(us) && !synthetic) {
             static const int keys_[4] = {C_IN_TOKENS, C_OUT_TOKENS, C_CACHE_READ, C_CACHE_CREATION};

@@ -1008,6 +1008,24 @@ def test_a_parallel_batchs_results_are_sent_in_the_clients_order(tmp_path, name)
         assert [r[-2:] for r in results[:3]] == ["p2", "p1", "p3"], results
 
 
+@pytest.mark.parametrize("request_id", [b'"requestId":[]', b'"requestId":"req_other_1"', b'"requestId":null', b"", b'"requestId":7'])
+def test_a_responses_lines_are_one_message_whatever_their_request_id(tmp_path, request_id):
+    """One response (one ``message.id``) written as two call lines, the first with another ``requestId`` (an array,
+    another string, null, none, a number): the client merges them into one message all the same (judge fuzz seed 260,
+    case 0021: ctxtool keyed a response by its id and request id, and sent the second call as a response of its own).
+    Repair leaves the file alone."""
+    lines = (REC / "long_output.jsonl").read_bytes().split(b"\n")
+    old = b'"requestId":"req_fake_f4609c5b2c_00000002"'
+    assert old in lines[19] and b"toolu_rec_l1" in lines[19]
+    lines[19] = lines[19].replace(old + (b"," if not request_id else b""), request_id)
+    path = tmp_path / "long_output.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    sent = conversation(resume_payload(str(path))["messages"])
+    assert conversation(sent_messages(scan(str(path)))) == sent
+    assert [len(m[1]) for m in sent if m[0] == "assistant"][0] == 2  # both calls in one message
+    assert not repair_file(str(path), check=True).changed
+
+
 def _boundary_uuid(tmp_path, line: int, raw: bytes | None, upto: int | None = None) -> str:
     """auto_compacted.jsonl (two compactions: boundaries on lines 31 and 61) with one boundary's uuid written as ``raw``
     (None: left out), cut after line ``upto`` when given."""

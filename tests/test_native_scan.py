@@ -1001,13 +1001,21 @@ def test_the_common_responses_are_taken():
 
 def test_what_a_prompt_or_response_line_it_declines_holds():
     for line in (_message_line("user", RESULT, sourceToolUseID="t\\u0031"),  # an escape in a field read as bytes
-                 _message_line("assistant", [], requestId="r\\u0031"),
                  _message_line("user", "x", isMeta=1),  # a truth of Python's
                  _message_line("assistant", [{"type": "thinking", "thinking": 5}]),  # str() of a number
                  _message_line("user", _result(content=[{"type": "text", "text": 5}])),  # so in a result
                  _message_line("user", _result(content=[{"type": "text", "text": "L"}])).replace(b'"L"', b'"\\ud800"'),
                  _message_line("assistant", "x").replace(b'"input_tokens": 3', b'"input_tokens": -3')):  # noted absurd
         assert c_entries([line]) == [None], line
+
+
+def test_a_responses_request_id_is_not_read():
+    """A response is keyed by its message.id alone (the client merges its lines whatever their requestId): an escape,
+    or a value of another type, in the requestId is no reason to leave the line to the Python."""
+    for rid in ("r\\u0031", 7, None, [1]):
+        line = _message_line("assistant", [], requestId=rid)
+        (c,) = c_entries([line])
+        assert c is not None and c == py_entry(line, 1)
 
 
 def test_the_message_lines_can_be_left_to_python(monkeypatch):
