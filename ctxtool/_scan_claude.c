@@ -1285,6 +1285,8 @@ static PyObject *claude_entry(Meta *self, int lt, Att *a, PyObject *index, PyObj
             }
             Py_XDECREF(leaf);
         }
+    } else if (lt == LT_USER && a->vs[A_ORIGIN] && *a->vs[A_ORIGIN] == '{') {
+        r = CL_DECLINE;  /* a background task's notification, which the client frames: formats.claude_origin */
     } else if (a->vs[A_MESSAGE] && *a->vs[A_MESSAGE] == '{'
                && (r = lt == LT_USER ? user_message_bytes(self, ty, a, &f) : assistant_message_bytes(self, ty, a, &f))
                       == CL_PARSE) {

@@ -530,7 +530,7 @@ def _claude_user_run(t, group: list[Entry], f) -> list[dict]:
     out = []
     user = results + ctx_user + typed
     if user:
-        content = [b for _, bl in user for b in bl]
+        content = _joined([bl for _, bl in results], [bl for _, bl in ctx_user], [bl for _, bl in typed])
         msg = {"role": "user", "content": content, "lines": sorted(e.lineno for e, _ in user), "parts": len(user)}
         if len(typed) == 1 == len(user) and all(_blank_text(b) for b in content):
             # a lone prompt of blank text: the client sends it as written when its content is a string (claude_chain.heal)
@@ -547,6 +547,26 @@ def _claude_user_run(t, group: list[Entry], f) -> list[dict]:
                 texts.append(x)
         out.append({"role": "system", "content": "\n\n".join(texts), "lines": [e.lineno for e, _ in ctx_system]})
     return out
+
+
+def _joined(results: list[list], rendered: list[list], typed: list[list]) -> list[dict]:
+    """The blocks of one user turn's lines (each line's blocks a list), as the client joins its user messages: where a
+    message whose last block is text is followed by one whose first block is text, a newline ends the first one's text
+    (rendered context has its newline already, one a block). A block is copied where a newline is added."""
+    content: list[dict] = []
+    prev_rendered = False
+    for blocks, is_rendered in [*((b, False) for b in results), *((b, True) for b in rendered), *((b, False) for b in typed)]:
+        if not blocks:
+            continue
+        if content and not prev_rendered and _is_text(content[-1]) and _is_text(blocks[0]):
+            content[-1] = {**content[-1], "text": content[-1]["text"] + "\n"}
+        content.extend(blocks)
+        prev_rendered = is_rendered
+    return content
+
+
+def _is_text(b) -> bool:
+    return isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
 
 
 def _summary_text(t, e: Entry, f) -> str:

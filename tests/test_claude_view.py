@@ -35,7 +35,7 @@ def payload(name):
 def test_recordings_present():
     assert {m.removesuffix(".payload") for m in MAINS} == {
         "api_error", "auto_compacted", "compacted", "interrupted", "interrupted_resumed", "long_output", "parallel",
-        "rewound", "subagent"}
+        "rewound", "subagent", "task_notification"}
     assert any(".agent-" in n for n in ALL)  # the subagent's own file
 
 
@@ -43,6 +43,24 @@ def test_recordings_present():
 def test_view_equals_what_the_client_sent(name):
     t = scan(str(REC / f"{name.removesuffix('.payload')}.jsonl"))
     assert conversation(sent_messages(t)) == conversation(payload(name))
+
+
+def _texts(messages) -> list:
+    out = []
+    for m in messages:
+        if m["role"] != "system":
+            content = [{"type": "text", "text": m["content"]}] if isinstance(m["content"], str) else m["content"]
+            out.append((m["role"], [b.get("text") for b in content if b.get("type") == "text"]))
+    return out
+
+
+@pytest.mark.parametrize("name", [m for m in MAINS if m != "compacted.payload"])
+def test_every_text_is_what_the_client_sent_to_the_byte(name):
+    """Texts compared exactly, reminders and the newline the client ends a joined user message's text with included
+    (``conversation`` leaves both out). compacted.jsonl is left out: the client places a file attachment after
+    ``/compact`` in a user message of its own (docs/claude-code-rules.md, what ctxtool does not imitate)."""
+    t = scan(str(REC / f"{name.removesuffix('.payload')}.jsonl"))
+    assert _texts(sent_messages(t)) == _texts(payload(name))
 
 
 @pytest.mark.parametrize("name", ALL)

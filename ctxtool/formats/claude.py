@@ -12,6 +12,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from ..model import BOUNDARY, FALSY_ID, MESSAGE, META, Usage, js_false, parent_of
+from .claude_origin import framed
 from .common import REPAIR_TEXT, blank_user_fixed, count_field, error_turn_content, new_uuid, scan_anthropic_blocks, set_extra, ts_field
 
 NAME = "claude"
@@ -28,7 +29,8 @@ ENVELOPE = ("isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch
 # A change to ``normalize`` that reads another field must add it here (tests/test_lazy_decoding.py).
 READS = ("type", "uuid", "parentUuid", "timestamp", "subtype", "compactMetadata", "logicalParentUuid", "attachment",
          "rendered", "renderedRole", "isSidechain", "message", "isCompactSummary", "isMeta", "isApiErrorMessage",
-         "apiError", "requestId", "sourceToolUseID", "leafUuid", "explicit")
+         "apiError", "requestId", "sourceToolUseID", "leafUuid", "explicit", "origin", "hearthRelayMessageIds",
+         "hearthRelayThreadTs")
 NESTED = {"attachment": ("type",)}
 FULL_TYPES = frozenset({"user", "assistant", "system", "attachment", "last-prompt"})
 
@@ -91,6 +93,8 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
     e.kind = MESSAGE
     e.role = t
     content = m.get("content")
+    if t == "user" and "origin" in obj:  # a background task's notification is framed as the client frames it
+        content = framed(obj, content)
     blocks = [{"type": "text", "text": content}] if isinstance(content, str) else (content if isinstance(content, list) else [])
     e.blocks = blocks
     scan_anthropic_blocks(e, blocks, "assistant" if t == "assistant" else ("toolResult" if _has_results(blocks) else "user"), stats)
