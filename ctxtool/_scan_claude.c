@@ -1253,6 +1253,18 @@ static int assistant_message_bytes(Meta *self, PyObject *ty, Att *a, CF *f) {
     return r;
 }
 
+/* whether a user line's ``origin`` object (its bytes from p to e) may be a task notification's: it holds the kind's
+ * name, or an escape that could spell it; another origin (a typed prompt's) is no concern of formats.claude_origin */
+static int may_notify(cp p, cp e) {
+    static const char KIND[] = "task-notification";
+    const Py_ssize_t n = sizeof KIND - 1;
+    for (; p < e; p++) {
+        if (*p == '\\') return 1;
+        if (*p == 't' && e - p >= n && memcmp(p, KIND, (size_t)n) == 0) return 1;
+    }
+    return 0;
+}
+
 /* the entry normalize makes of a prompt, response, system or last-prompt line (a new reference), None when declined */
 static PyObject *claude_entry(Meta *self, int lt, Att *a, PyObject *index, PyObject *no, PyObject *start, PyObject *size,
                               PyObject *ty, PyObject *uuid, PyObject *parent, PyObject *ts) {
@@ -1285,7 +1297,7 @@ static PyObject *claude_entry(Meta *self, int lt, Att *a, PyObject *index, PyObj
             }
             Py_XDECREF(leaf);
         }
-    } else if (lt == LT_USER && a->vs[A_ORIGIN] && *a->vs[A_ORIGIN] == '{') {
+    } else if (lt == LT_USER && a->vs[A_ORIGIN] && *a->vs[A_ORIGIN] == '{' && may_notify(a->vs[A_ORIGIN], a->ve[A_ORIGIN])) {
         r = CL_DECLINE;  /* a background task's notification, which the client frames: formats.claude_origin */
     } else if (a->vs[A_MESSAGE] && *a->vs[A_MESSAGE] == '{'
                && (r = lt == LT_USER ? user_message_bytes(self, ty, a, &f) : assistant_message_bytes(self, ty, a, &f))

@@ -4,6 +4,8 @@ judges the same shapes in ``tests/test_claude_judge.py``; these are the pure fun
 
 from __future__ import annotations
 
+import os
+
 from ctxtool.formats.claude_origin import CLOSE, NOTICE, OPEN, SCHEDULED, framed
 
 NOTE = {"kind": "task-notification", "producer": "session-task"}
@@ -65,3 +67,52 @@ def test_a_relay_with_its_thread_is_left_as_written():
 def test_content_that_is_neither_a_string_nor_a_list_is_left_as_it_is():
     for content in (None, 5, {"a": 1}):
         assert framed({"origin": NOTE}, content) == content
+
+
+def test_the_c_part_leaves_a_notification_to_the_python_and_reads_other_origins_itself(tmp_path, monkeypatch):
+    """The C part reads prompt lines from their bytes; one whose ``origin`` may be a task notification's (its kind's
+    name in it, or an escape that could spell it) it leaves to ``normalize``, which frames it; another origin (a typed
+    prompt's) it reads itself. The index is the Python's either way."""
+    import hashlib
+
+    from ctxtool import transcript
+    from ctxtool.formats import claude
+    from ctxtool.model import entry_to_tuple
+    from ctxtool.view import sent_messages
+
+    rec = os.path.join(os.path.dirname(__file__), "..", "fixtures", "claude-recorded", "task_notification.jsonl")
+    lines = open(rec, "rb").read().splitlines(keepends=True)
+    k = next(i for i, x in enumerate(lines) if b'"type":"user"' in x and b'"origin":{"kind":"task-notification"' in x)
+    variants = {
+        "as-recorded": lines[k],
+        "escaped-kind": lines[k].replace(b'"kind":"task-notification"', b'"kind":"task\\u002dnotification"'),
+        "another-kind": lines[k].replace(b'"kind":"task-notification"', b'"kind":"human"'),
+        "no-object": lines[k].replace(b'"origin":{"kind":"task-notification"', b'"origin":"task-notification","o":{"k":1'),
+    }
+    real = claude.normalize
+    seen: list[int] = []
+
+    def counted(obj, e, *a, **kw):
+        seen.append(e.lineno)
+        return real(obj, e, *a, **kw)
+
+    monkeypatch.setattr(claude, "normalize", counted)
+    for name, line in variants.items():
+        path = tmp_path / f"{name}.jsonl"
+        path.write_bytes(b"".join(lines[:k] + [line] + lines[k + 1:]))
+        no = k + 1
+
+        def index() -> str:
+            h = hashlib.md5()
+            for e in transcript.scan(str(path), workers=1).entries:
+                h.update(repr(entry_to_tuple(e)).encode())
+            return h.hexdigest()
+
+        monkeypatch.delenv("CTXTOOL_NATIVE", raising=False)
+        seen.clear()
+        got = index()
+        assert (no in seen) is (name in ("as-recorded", "escaped-kind")), name
+        monkeypatch.setenv("CTXTOOL_NATIVE", "0")
+        assert index() == got, name
+        sent = str(sent_messages(transcript.scan(str(path), workers=1)))
+        assert ("[SYSTEM NOTIFICATION - NOT USER INPUT]" in sent) is (name in ("as-recorded", "escaped-kind")), name
