@@ -1186,3 +1186,26 @@ def test_a_task_notification_is_framed_as_the_client_frames_it(tmp_path, name):
     sent = resume_payload(str(path))["messages"]
     assert _exact(sent_messages(scan(str(path)))) == _exact(sent)
     assert conversation(sent_messages(scan(str(path)))) == conversation(sent)
+
+
+@pytest.mark.parametrize("name", ["ends-with-it", "without-the-meta-line-before-it", "written-twice-in-a-row"])
+def test_a_history_that_ends_with_a_task_notification(tmp_path, name):
+    """The file cut after the notification (the session closed before the model answered it), without the meta line
+    the client writes before it, or with a second notification after it: framed and closed as the client does."""
+    lines = (REC / "task_notification.jsonl").read_bytes().split(b"\n")
+    k = next(i for i, x in enumerate(lines) if b'"type":"user"' in x and b'"origin":{"kind":"task-notification"' in x)
+    if name == "ends-with-it":
+        lines = lines[:k + 1] + [b""]
+    elif name == "without-the-meta-line-before-it":  # (hung off the meta line's parent)
+        it = json.loads(lines[k])
+        it["parentUuid"] = json.loads(lines[k - 1])["parentUuid"]
+        lines = lines[:k - 1] + [json.dumps(it, separators=(",", ":"), ensure_ascii=False).encode(), b""]
+    else:
+        again = json.loads(lines[k])
+        again.update(uuid="aaaaaaaa-0000-4000-8000-000000000001", parentUuid=json.loads(lines[k])["uuid"])
+        lines = lines[:k + 1] + [json.dumps(again, separators=(",", ":")).encode(), b""]
+    path = tmp_path / "task_notification.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    sent = resume_payload(str(path))["messages"]
+    assert _exact(sent_messages(scan(str(path)))) == _exact(sent)
+    assert "[SYSTEM NOTIFICATION - NOT USER INPUT]" in json.dumps(sent)
