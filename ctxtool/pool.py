@@ -20,8 +20,6 @@ or dies has its jobs done here.
 from __future__ import annotations
 
 import os
-import pickle
-import selectors
 import struct
 import sys
 from collections import deque
@@ -104,6 +102,8 @@ class _Worker:
         self.ahead = 0  # their sum
 
     def send(self, i: int, fn, path: str, args: tuple, size: int = 0) -> bool:
+        import pickle  # (here and below: imported where workers start, not at every command's start)
+
         try:
             data = pickle.dumps((fn, path, args), pickle.HIGHEST_PROTOCOL)
             _write_all(self.proc.stdin, _HEAD.pack(len(data)) + data)
@@ -122,6 +122,8 @@ class _Worker:
     def receive(self):
         """The oldest job's (result, error), or None when the worker died or answered nonsense
         (an exception other than a CtxError is raised here)."""
+        import pickle
+
         answer = None
         try:
             head = _read_exact(self.proc.stdout, _HEAD.size)
@@ -143,6 +145,8 @@ class _Workers:
     """This process's workers (some may fail to start: then fewer, or none)."""
 
     def __init__(self, n: int):
+        import selectors
+
         self.ws = [w for w in (_start() for _ in range(max(n, 0))) if w is not None]
         self.sel = selectors.DefaultSelector()
         for w in self.ws:
@@ -262,6 +266,8 @@ def _forked_worker(read_fd: int, write_fd: int) -> None:
 
 def worker_loop(inp, out) -> None:
     """A worker's work: run jobs from ``inp`` until it closes, each answer a pickled (kind, value) frame on ``out``."""
+    import pickle
+
     while True:
         head = inp.read(_HEAD.size)
         if len(head) < _HEAD.size:
