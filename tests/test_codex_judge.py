@@ -875,3 +875,20 @@ def test_an_output_without_a_call_id_that_answers_no_call_is_dropped_by_repair(t
     assert [(c.kind, c.action, c.line) for c in report.changes] == [("missing-call-id", "dropped", k + 2)]
     fixed, recorded = judge(path), judge(os.path.join(FIX, "parallel.jsonl"))
     assert compare(view(path), fixed) == [] and compare(fixed, recorded) == []
+
+
+@pytest.mark.parametrize("agents_md", [b"1.5", b"null", b"[]", b'"x"', b'{"x":1}'])
+def test_a_world_state_naming_agents_md_the_new_turn_does_not_find(tmp_path, agents_md):
+    """A recorded ``world_state`` whose ``agents_md`` is not the empty object the client wrote: the resumed turn adds its
+    own context saying the AGENTS.md instructions "no longer apply" (or renders them afresh), after the history and
+    before the prompt, as it adds its ``<environment_context>``; the history sent is the file's all the same. Judge fuzz
+    seed 274, case 0068, where the judge took that turn context for history."""
+    lines = open(os.path.join(FIX, "long_output.jsonl"), "rb").read().split(b"\n")
+    k = next(i for i, x in enumerate(lines) if b'"type":"world_state"' in x)
+    assert b'"agents_md":{}' in lines[k]
+    lines[k] = lines[k].replace(b'"agents_md":{}', b'"agents_md":' + agents_md)
+    path = tmp_path / "long_output.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    r = resume_payload(str(path))
+    assert compare(view(str(path)), r["history"]) == []
+    assert len(r["history"]) == len(view(str(path)))

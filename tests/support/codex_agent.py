@@ -212,7 +212,12 @@ def _turn_context_item(item: dict) -> bool:
     if item.get("role") == "developer":
         return True
     texts = [c.get("text", "") for c in item.get("content") or []]
-    return item.get("role") == "user" and bool(texts) and all(t.startswith("<environment_context>") for t in texts)
+    return item.get("role") == "user" and bool(texts) and all(t.startswith(TURN_CONTEXT) for t in texts)
+
+
+# the user messages of context Codex renders for a turn: its environment, and its AGENTS.md instructions (or, where the
+# recorded world state named some the turn no longer finds, that they no longer apply: judge fuzz seed 274, case 0068)
+TURN_CONTEXT = ("<environment_context>", "# AGENTS.md instructions")
 
 
 def resume_payload(path: str, *, timeout: float = DEFAULT_TIMEOUT, config: str = "",
