@@ -73,12 +73,9 @@ def test_the_c_part_leaves_a_notification_to_the_python_and_reads_other_origins_
     """The C part reads prompt lines from their bytes; one whose ``origin`` may be a task notification's (its kind's
     name in it, or an escape that could spell it) it leaves to ``normalize``, which frames it; another origin (a typed
     prompt's) it reads itself. The index is the Python's either way."""
-    import hashlib
-
     from ctxtool import transcript
-    from ctxtool.formats import claude
-    from ctxtool.model import entry_to_tuple
     from ctxtool.view import sent_messages
+    from tests.support.native_reads import count_normalized, index_digest
 
     rec = os.path.join(os.path.dirname(__file__), "..", "fixtures", "claude-recorded", "task_notification.jsonl")
     lines = open(rec, "rb").read().splitlines(keepends=True)
@@ -89,30 +86,16 @@ def test_the_c_part_leaves_a_notification_to_the_python_and_reads_other_origins_
         "another-kind": lines[k].replace(b'"kind":"task-notification"', b'"kind":"human"'),
         "no-object": lines[k].replace(b'"origin":{"kind":"task-notification"', b'"origin":"task-notification","o":{"k":1'),
     }
-    real = claude.normalize
-    seen: list[int] = []
-
-    def counted(obj, e, *a, **kw):
-        seen.append(e.lineno)
-        return real(obj, e, *a, **kw)
-
-    monkeypatch.setattr(claude, "normalize", counted)
+    seen = count_normalized(monkeypatch)
     for name, line in variants.items():
         path = tmp_path / f"{name}.jsonl"
         path.write_bytes(b"".join(lines[:k] + [line] + lines[k + 1:]))
         no = k + 1
-
-        def index() -> str:
-            h = hashlib.md5()
-            for e in transcript.scan(str(path), workers=1).entries:
-                h.update(repr(entry_to_tuple(e)).encode())
-            return h.hexdigest()
-
         monkeypatch.delenv("CTXTOOL_NATIVE", raising=False)
         seen.clear()
-        got = index()
+        got = index_digest(path)
         assert (no in seen) is (name in ("as-recorded", "escaped-kind")), name
         monkeypatch.setenv("CTXTOOL_NATIVE", "0")
-        assert index() == got, name
+        assert index_digest(path) == got, name
         sent = str(sent_messages(transcript.scan(str(path), workers=1)))
         assert ("[SYSTEM NOTIFICATION - NOT USER INPUT]" in sent) is (name in ("as-recorded", "escaped-kind")), name

@@ -1029,37 +1029,19 @@ def test_the_message_lines_can_be_left_to_python(monkeypatch):
 def test_the_lines_read_to_tell_the_format_are_taken_too(tmp_path, monkeypatch):
     """The first lines of a Claude Code file (read whole to tell its format) go into the index through the C part as
     the rest of the file does: normalize reads only those it declines, and the index is the Python's."""
-    import hashlib
-
-    from ctxtool import transcript
-    from ctxtool.formats import claude
-    from ctxtool.model import entry_to_tuple
+    from tests.support.native_reads import count_normalized, index_digest
 
     lines = [l for p in sorted(glob.glob(os.path.join(ROOT, "fixtures", "claude-recorded", "*.jsonl")))
              for l in open(p, "rb") if l.strip()]
     path = tmp_path / "s.jsonl"
     path.write_bytes(b"".join(lines[:120]))
-    real = claude.normalize
-    seen: list[int] = []
-
-    def counted(obj, e, *a, **kw):
-        seen.append(e.lineno)
-        return real(obj, e, *a, **kw)
-
-    monkeypatch.setattr(claude, "normalize", counted)
-
-    def index() -> str:
-        h = hashlib.md5()
-        for e in transcript.scan(str(path), workers=1).entries:
-            h.update(repr(entry_to_tuple(e)).encode())
-        return h.hexdigest()
-
-    got = index()
+    seen = count_normalized(monkeypatch)
+    got = index_digest(path)
     first = [n for n in seen if n <= formats.SNIFF_LINES]
     assert len(first) < formats.SNIFF_LINES // 5, first  # (the compact boundaries and lines with escapes)
     seen.clear()
     monkeypatch.setenv("CTXTOOL_NATIVE", "0")
-    assert index() == got
+    assert index_digest(path) == got
     assert len([n for n in seen if n <= formats.SNIFF_LINES]) == formats.SNIFF_LINES
 
 
