@@ -45,3 +45,21 @@ def test_only_a_codex_line_nested_past_serde_jsons_limit_goes_unjudged(tmp_path)
     assert not case("codex", b'{"a":"' + b"[" * 300 + b'"}')
     assert case("codex", b'{"payload":{"content":[{"type":0,"text":"x"}]}}') and not case("claude", b'{"type":0}')
     assert not case("codex", b'{"payload":{"type":"message","text":"\\"type\\": zero"}}')
+
+
+@pytest.mark.claude
+def test_the_judge_compares_the_reminder_text_it_does_not_place(tmp_path, monkeypatch):
+    """The comparison of messages leaves ``<system-reminder>`` text out (ctxtool does not imitate where the client puts
+    some of it); its text is compared all the same, sorted: a task notification sent without the client's framing is
+    found (it was not, until a recording by a newer client showed it)."""
+    import shutil
+
+    from ctxtool.formats import claude
+
+    src = os.path.join(judge_fuzz.FIXTURES, "claude-recorded", "task_notification.jsonl")
+    path = str(tmp_path / "task_notification.jsonl")
+    shutil.copy(src, path)
+    assert judge_fuzz.problems("claude", path, str(tmp_path / "a")) == []
+    monkeypatch.setattr(claude, "framed", lambda obj, content: content)
+    found = judge_fuzz.problems("claude", path, str(tmp_path / "b"))
+    assert any(f.startswith("damaged file: reminder text:") and "SYSTEM NOTIFICATION" in f for f in found), found

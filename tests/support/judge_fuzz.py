@@ -109,6 +109,26 @@ def _pi_results(sent) -> set:
     return {rid for role, rid, _, _ in sent if role == "toolResult" and rid in calls}
 
 
+class _Conversation(list):
+    """``claude_agent.conversation``'s messages, and the ``<system-reminder>`` texts it leaves out, sorted (their
+    placement is not imitated, their text is: a task notification's framing, judge finding of 2026-11-28), or None
+    where they are not compared (a compaction request)."""
+
+    reminders: list | None = None
+
+
+def _reminders(messages: list) -> list:
+    from .claude_agent import REMINDER
+
+    out = []
+    for m in messages:
+        if m["role"] != "system":
+            content = [{"type": "text", "text": m["content"]}] if isinstance(m["content"], str) else m["content"]
+            out += [b["text"].rstrip("\n") for b in content
+                    if b.get("type") == "text" and isinstance(b.get("text"), str) and b["text"].startswith(REMINDER)]
+    return sorted(out)
+
+
 def _claude_judge(path: str):
     from .claude_agent import conversation, resume_payload
 
@@ -116,18 +136,22 @@ def _claude_judge(path: str):
         r = resume_payload(path)
     except (AssertionError, RecursionError):
         return REFUSED
-    conv = conversation(r["messages"])
+    conv = _Conversation(conversation(r["messages"]))
     if r["compacting"] and conv and conv[-1][0] == "user":
         # a file past the auto-compact threshold: the client's first request summarizes it, with its
         # instruction in place of the reply "No response requested." it sends on an ordinary resume
         conv.append(["assistant", [("text", "No response requested.")]])
+    conv.reminders = None if r["compacting"] else _reminders(r["messages"])
     return conv
 
 
 def _claude_view(path: str):
     from .claude_agent import conversation
 
-    return conversation(sent_messages(scan(path)))
+    sent = sent_messages(scan(path))
+    conv = _Conversation(conversation(sent))
+    conv.reminders = _reminders(sent)
+    return conv
 
 
 def _claude_results(sent) -> set:
@@ -178,10 +202,14 @@ def _differ(agent: str, view, sent) -> list[str]:
         while end > 0 and _turn_context_item(view[end - 1]):
             end -= 1
         return compare(view[:end], sent)
-    if view == sent:
-        return []
-    k = next((k for k, (a, b) in enumerate(zip(view, sent)) if a != b), min(len(view), len(sent)))
-    return [f"message {k}: view {str(view[k:k + 1])[:300]} != sent {str(sent[k:k + 1])[:300]}"]
+    out = []
+    if agent == "claude" and sent.reminders is not None and view.reminders != sent.reminders:
+        ours, theirs = set(view.reminders), set(sent.reminders)
+        out.append(f"reminder text: view only {sorted(ours - theirs)[:1]!s:.300} != sent only {sorted(theirs - ours)[:1]!s:.300}")
+    if view != sent:
+        k = next((k for k, (a, b) in enumerate(zip(view, sent)) if a != b), min(len(view), len(sent)))
+        out.append(f"message {k}: view {str(view[k:k + 1])[:300]} != sent {str(sent[k:k + 1])[:300]}")
+    return out
 
 
 def _paired(agent: str, sent) -> list:
