@@ -25,7 +25,7 @@ from ctxtool.formats.common import js_stringify
 from ctxtool.transcript import scan
 from ctxtool.validate import validate_file, validate_messages
 from ctxtool.view import context_entries, on_the_wire, sent_context, sent_messages
-from tests.support.claude_agent import conversation, resume_payload, well_paired
+from tests.support.claude_agent import conversation, reminder_texts, resume_payload, well_paired
 
 pytestmark = pytest.mark.claude
 
@@ -53,6 +53,8 @@ def ours(path) -> list:
 def test_view_equals_what_the_client_sends(path):
     judge = resume_payload(str(path))
     assert ours(path) == conversation(judge["messages"])
+    if not judge["compacting"]:  # (the reminder text, which the comparison above leaves out)
+        assert reminder_texts(sent_messages(scan(str(path)))) == reminder_texts(judge["messages"])
 
 
 # ------------------------------------------------------------------ corruptions of recorded files

@@ -274,6 +274,18 @@ def conversation(messages: list) -> list:
     return [[role, blocks] for role, blocks in out]
 
 
+def reminder_texts(messages: list) -> list[str]:
+    """The ``<system-reminder>`` texts of ``messages``' user and assistant messages, sorted, less a trailing newline:
+    what ``conversation`` leaves out, compared on its own (where the client puts some of it is not imitated)."""
+    out = []
+    for m in messages:
+        if m["role"] != "system":
+            content = [{"type": "text", "text": m["content"]}] if isinstance(m["content"], str) else m["content"]
+            out += [b["text"].rstrip("\n") for b in content
+                    if b.get("type") == "text" and isinstance(b.get("text"), str) and b["text"].startswith(REMINDER)]
+    return sorted(out)
+
+
 def well_paired(messages: list) -> list[str]:
     """Pairing faults in a request's messages (empty when the API accepts its pairing)."""
     conv = conversation(messages)

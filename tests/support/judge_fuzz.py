@@ -117,20 +117,8 @@ class _Conversation(list):
     reminders: list | None = None
 
 
-def _reminders(messages: list) -> list:
-    from .claude_agent import REMINDER
-
-    out = []
-    for m in messages:
-        if m["role"] != "system":
-            content = [{"type": "text", "text": m["content"]}] if isinstance(m["content"], str) else m["content"]
-            out += [b["text"].rstrip("\n") for b in content
-                    if b.get("type") == "text" and isinstance(b.get("text"), str) and b["text"].startswith(REMINDER)]
-    return sorted(out)
-
-
 def _claude_judge(path: str):
-    from .claude_agent import conversation, resume_payload
+    from .claude_agent import conversation, reminder_texts, resume_payload
 
     try:
         r = resume_payload(path)
@@ -141,16 +129,16 @@ def _claude_judge(path: str):
         # a file past the auto-compact threshold: the client's first request summarizes it, with its
         # instruction in place of the reply "No response requested." it sends on an ordinary resume
         conv.append(["assistant", [("text", "No response requested.")]])
-    conv.reminders = None if r["compacting"] else _reminders(r["messages"])
+    conv.reminders = None if r["compacting"] else reminder_texts(r["messages"])
     return conv
 
 
 def _claude_view(path: str):
-    from .claude_agent import conversation
+    from .claude_agent import conversation, reminder_texts
 
     sent = sent_messages(scan(path))
     conv = _Conversation(conversation(sent))
-    conv.reminders = _reminders(sent)
+    conv.reminders = reminder_texts(sent)
     return conv
 
 
