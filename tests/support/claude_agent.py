@@ -274,9 +274,14 @@ def conversation(messages: list) -> list:
     return [[role, blocks] for role, blocks in out]
 
 
-def reminder_texts(messages: list) -> list[str]:
+def reminder_texts(messages: list) -> list[str] | None:
     """The ``<system-reminder>`` texts of ``messages``' user and assistant messages, sorted, less a trailing newline:
-    what ``conversation`` leaves out, compared on its own (where the client puts some of it is not imitated)."""
+    what ``conversation`` leaves out, compared on its own (where the client puts some of it is not imitated). None
+    when the history ends with a user message: the new turn's prompt, and the reminders the client renders for it,
+    are merged into it, placed before that message's typed text, and cannot be told from the file's."""
+    said = [m for m in messages if m["role"] != "system"]
+    if said and said[-1]["role"] == "user":
+        return None
     out = []
     for m in messages:
         if m["role"] != "system":

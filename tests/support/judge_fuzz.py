@@ -112,7 +112,7 @@ def _pi_results(sent) -> set:
 class _Conversation(list):
     """``claude_agent.conversation``'s messages, and the ``<system-reminder>`` texts it leaves out, sorted (their
     placement is not imitated, their text is: a task notification's framing, judge finding of 2026-11-28), or None
-    where they are not compared (a compaction request)."""
+    where they are not compared (a compaction request; a history ending with a user message: ``reminder_texts``)."""
 
     reminders: list | None = None
 
@@ -192,7 +192,7 @@ def _differ(agent: str, view, sent) -> list[str]:
         return compare(view[:end], sent)
     out = []
     if agent == "claude" and sent.reminders is not None and view.reminders != sent.reminders:
-        ours, theirs = set(view.reminders), set(sent.reminders)
+        ours, theirs = set(view.reminders or ()), set(sent.reminders)
         out.append(f"reminder text: view only {sorted(ours - theirs)[:1]!s:.300} != sent only {sorted(theirs - ours)[:1]!s:.300}")
     if view != sent:
         k = next((k for k, (a, b) in enumerate(zip(view, sent)) if a != b), min(len(view), len(sent)))
