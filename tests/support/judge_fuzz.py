@@ -129,8 +129,26 @@ def _claude_judge(path: str):
         # a file past the auto-compact threshold: the client's first request summarizes it, with its
         # instruction in place of the reply "No response requested." it sends on an ordinary resume
         conv.append(["assistant", [("text", "No response requested.")]])
-    conv.reminders = None if r["compacting"] else reminder_texts(r["messages"])
+    conv.reminders = None if r["compacting"] or _rendered_otherwise(path) else reminder_texts(r["messages"])
     return conv
+
+
+def _rendered_otherwise(path: str) -> bool:
+    """An attachment line whose recorded rendering is there but no list of objects with a string ``content``: the
+    client renders such an attachment from its data, which ctxtool does not imitate (docs/claude-code-rules.md)."""
+    with open(path, "rb") as f:
+        for line in f:
+            if b'"rendered"' not in line:
+                continue
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                continue
+            r = obj.get("rendered") if isinstance(obj, dict) and obj.get("type") == "attachment" else None
+            if r is not None and not (isinstance(r, list) and all(isinstance(x, dict) and isinstance(x.get("content"), str)
+                                                                    for x in r)):
+                return True
+    return False
 
 
 def _claude_view(path: str):
