@@ -330,12 +330,20 @@ def resume_leaf(main: list[Entry], by_id: dict, links: dict | None = None, folde
             chosen = row
         m = _up_to_message(chosen, by_id, links, strict=True)
         if m is not None:
-            return m
+            return _with_tail(m, chosen)
     if sided:  # the ends of the main side (a subagent's rows are in the map too)
         by_id = {u: e for u, e in by_id.items() if not _sidechain(e)}
         odd = [e for e in odd if not _sidechain(e)]
     # failing those, the last line with a uuid; with none, the last row (one whose uuid is no string)
     return _end_leaf(by_id, links, row, c, explicit, not ever_explicit, snapshots_after, odd) or last or row
+
+
+def _with_tail(m: Entry, row: Entry) -> Entry:
+    """The leaf for ``row`` whose first user or assistant line at or above it is ``m``: ``m``, but for a prompt's
+    attachments written below it, which are its turn's, answered or not: a turn cut before its response sends them
+    with the prompt (probed: a first turn never answered, a turn after a compaction), so the walk starts at ``row``.
+    After a response they are the next turn's, which the new prompt takes: the walk starts at the response."""
+    return row if m.type == "user" and row is not m and row.type == "attachment" else m
 
 
 def _leafed(main: list[Entry], checkpoints: bool) -> bool:
@@ -458,14 +466,17 @@ def _end_leaf(by_id: dict, links: dict | None, row: Entry | None, cp: Entry | No
             if e.type in ("user", "assistant"):
                 message_parents.add(p)
     ends: dict = {}
+    tails: dict = {}  # the row each end was reached from
     for u, e in (chain_rows(by_id.items(), ((e, e) for e in odd)) if odd else by_id.items()):
         if u in parents or e.type == "progress":
             continue
         m = _up_to_message(e, by_id, links, strict=True)
         if m is not None and m.id not in message_parents:
             ends[_row_key(m)] = m
+            tails[_row_key(m)] = e  # (the last such row, in the rows' order)
     if len(ends) == 1:
-        return next(iter(ends.values()))
+        k, m = next(iter(ends.items()))
+        return _with_tail(m, tails[k])
     if len(ends) > 1:
         if cp is not None and cp.id in ends and (explicit or row is None
                                                  or not _continues(row, cp, by_id, through_batch, links, direct=False)):
@@ -475,12 +486,12 @@ def _end_leaf(by_id: dict, links: dict | None, row: Entry | None, cp: Entry | No
         if pick is not None:
             m = _up_to_message(pick, by_id, links, strict=True)
             if m is not None:
-                return m
+                return _with_tail(m, pick)
     best = None
-    for m in ends.values():
+    for k, m in ends.items():
         if m.ts is not None and (best is None or best.ts is None or m.ts > best.ts):
-            best = m
-    return best
+            best, tail = m, tails[k]
+    return best if best is None else _with_tail(best, tail)
 
 
 def _file_snapshot(e: Entry) -> bool:

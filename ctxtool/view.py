@@ -444,14 +444,15 @@ def _closes_turn(t, entries: list[Entry], context: list[Entry], f) -> bool:
         return _rows_but_nothing_sent(entries)
     if all(_gives_nothing(t, e, f) for e in context):
         return False  # responses of empty or unreadable text alone, prompts of unreadable text: nothing to close (judged)
-    last = context[-1]
+    said = [e for e in context if e.type != "attachment"] or context  # (a turn's attachments below its prompt)
+    last = said[-1]
     if last.role == "assistant":
         return last.stop != "error"
     if last.get("is_meta"):
         return False
     if last.get("compact_summary") and any(e.type == "attachment" for e in islice(t.entries, last.index + 1, None)):
         return False  # attachments written after the summary (the client sends them in places of its own): left open (judged)
-    return not _local_command_run(t, context, f)
+    return not _local_command_run(t, said, f)
 
 
 def _command_kind(t, e: Entry, f) -> str | None:

@@ -1212,3 +1212,48 @@ def test_a_history_that_ends_with_a_task_notification(tmp_path, name):
     sent = resume_payload(str(path))["messages"]
     assert _exact(sent_messages(scan(str(path)))) == _exact(sent)
     assert "[SYSTEM NOTIFICATION - NOT USER INPUT]" in json.dumps(sent)
+
+
+def _probe_attachment(line: bytes, text: str, uuid: str, parent: str, ts: str) -> bytes:
+    obj = json.loads(line)
+    obj.update(uuid=uuid, parentUuid=parent, timestamp=ts, rendered=[{"content": f"<system-reminder>\n{text}\n</system-reminder>"}])
+    return json.dumps(obj, separators=(",", ":")).encode()
+
+
+@pytest.mark.parametrize("name", ["first-turn-cut-after-its-attachments", "first-turn-cut-after-its-snapshot",
+                                  "first-turn-with-one-more-attachment", "turn-after-a-compaction-cut-before-its-response",
+                                  "a-rendered-attachment-after-the-last-response"])
+def test_a_turn_cut_before_its_response_sends_its_attachments(tmp_path, name):
+    """A prompt's attachments are written below it (environment, date, attribution, a file it mentions...). When the
+    file ends before the response (the client killed, the line lost), the client still sends them with the prompt:
+    ctxtool walked up from the last row to the prompt and left them out (found when the judge came to compare reminder
+    text). After a response, an attachment below it is the next turn's: the new prompt takes it, not the history."""
+    src = "compacted.jsonl" if "compaction" in name else "parallel.jsonl"
+    lines = (REC / src).read_bytes().split(b"\n")[:-1]
+    if name == "first-turn-cut-after-its-attachments":
+        lines = lines[:13]
+    elif name == "first-turn-cut-after-its-snapshot":
+        lines = lines[:14]
+    elif name == "first-turn-with-one-more-attachment":
+        lines = lines[:13] + [_probe_attachment(lines[12], "PROBE-A", "bbbbbbbb-0000-4000-8000-000000000013",
+                                                json.loads(lines[12])["uuid"], "2026-11-23T17:58:00.000Z")]
+    elif name == "turn-after-a-compaction-cut-before-its-response":
+        k = next(i for i, x in enumerate(lines) if b"What was the line count?" in x and b'"type":"user"' in x)
+        end = max(i for i, x in enumerate(lines) if b'"type":"attachment"' in x and i < next(
+            j for j, y in enumerate(lines) if j > k and b'"type":"assistant"' in y))
+        lines = lines[:end + 1]
+    else:
+        last = next(x for x in reversed(lines) if b'"type":"assistant"' in x)
+        lines = lines[:lines.index(last) + 1] + [_probe_attachment(
+            lines[12], "PROBE-B", "bbbbbbbb-0000-4000-8000-000000000014", json.loads(last)["uuid"], "2026-11-23T18:30:00.000Z")]
+    path = tmp_path / src
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    judge = resume_payload(str(path))
+    ours = sent_messages(scan(str(path)))
+    assert conversation(ours) == conversation(judge["messages"])
+    theirs = reminder_texts(judge["messages"])
+    assert theirs is not None and reminder_texts(ours) == theirs
+    if name == "first-turn-with-one-more-attachment":
+        assert "PROBE-A" in json.dumps(ours)
+    if name == "a-rendered-attachment-after-the-last-response":
+        assert "PROBE-B" not in json.dumps(judge["messages"]) and "PROBE-B" not in json.dumps(ours)

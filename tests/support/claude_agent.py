@@ -278,13 +278,17 @@ def reminder_texts(messages: list) -> list[str] | None:
     """The ``<system-reminder>`` texts of ``messages``' user and assistant messages, sorted, less a trailing newline:
     what ``conversation`` leaves out, compared on its own (where the client puts some of it is not imitated). None
     when the history ends with a user message: the new turn's prompt, and the reminders the client renders for it,
-    are merged into it, placed before that message's typed text, and cannot be told from the file's; and when no
-    response of the file's is sent (a first turn never answered), whose attachments the client places otherwise."""
+    are merged into it, placed before that message's typed text, and cannot be told from the file's; and for a
+    history of attachments alone (no prompt, no response), whose renderings the client places otherwise."""
     said = [m for m in messages if m["role"] != "system"]
     if said and said[-1]["role"] == "user":
         return None
-    if not any(m["role"] == "assistant" and m["content"] != [{"type": "text", "text": "No response requested."}] for m in said):
-        return None  # a first turn never answered: where its attachments go is not imitated (docs/claude-code-rules.md)
+    if not any(m["role"] == "assistant" and m["content"] != [{"type": "text", "text": "No response requested."}]
+               or m["role"] == "user" and any(not (b.get("type") == "text" and str(b.get("text")).startswith(REMINDER))
+                                              for b in ([{"type": "text", "text": m["content"]}] if isinstance(m["content"], str)
+                                                        else m["content"]))
+               for m in said):
+        return None  # a history of attachments alone: where the client puts them is not imitated (docs/claude-code-rules.md)
     out = []
     for m in messages:
         if m["role"] != "system":
