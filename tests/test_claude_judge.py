@@ -1222,15 +1222,18 @@ def _probe_attachment(line: bytes, text: str, uuid: str, parent: str, ts: str) -
 
 @pytest.mark.parametrize("name", ["first-turn-cut-after-its-attachments", "first-turn-cut-after-its-snapshot",
                                   "first-turn-with-one-more-attachment", "turn-after-a-compaction-cut-before-its-response",
-                                  "a-rendered-attachment-after-the-last-response"])
+                                  "a-rendered-attachment-after-the-last-response",
+                                  "results-then-a-queued-notification-cut-before-the-response"])
 def test_a_turn_cut_before_its_response_sends_its_attachments(tmp_path, name):
     """A prompt's attachments are written below it (environment, date, attribution, a file it mentions...). When the
     file ends before the response (the client killed, the line lost), the client still sends them with the prompt:
     ctxtool walked up from the last row to the prompt and left them out (found when the judge came to compare reminder
     text). After a response, an attachment below it is the next turn's: the new prompt takes it, not the history."""
-    src = "compacted.jsonl" if "compaction" in name else "parallel.jsonl"
+    src = "compacted.jsonl" if "compaction" in name else "subagent.jsonl" if "queued" in name else "parallel.jsonl"
     lines = (REC / src).read_bytes().split(b"\n")[:-1]
-    if name == "first-turn-cut-after-its-attachments":
+    if "queued" in name:  # (a task notification delivered within the turn, after the results: a system message)
+        lines = lines[:1 + next(i for i, x in enumerate(lines) if b'"type":"queued_command"' in x)]
+    elif name == "first-turn-cut-after-its-attachments":
         lines = lines[:13]
     elif name == "first-turn-cut-after-its-snapshot":
         lines = lines[:14]
