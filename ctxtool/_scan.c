@@ -803,14 +803,14 @@ static PyObject *the_size(Meta *self, Py_ssize_t n) {
  * while the line is checked: ``attachment.type`` when a string; of ``rendered`` (a list), the contents that are
  * non-empty strings (``texts``), their length as JavaScript counts it (``units``: UTF-16 code units, js_len), and
  * whether one is white space only as Python's str.isspace tells (``blank``) or not (``visible``);
- * ``renderedRole`` ("system", else "user") and ``isSidechain``. ``odd``: a value read otherwise than here
+ * ``renderedRole`` ("user", else "system": judged) and ``isSidechain``. ``odd``: a value read otherwise than here
  * (an escaped role, an isSidechain of another kind): such an attachment line is declined. */
 typedef struct {
     int kind_set;
     cp kind_s, kind_e;
     Py_ssize_t texts;
     long long units;
-    int visible, blank, system, side, odd;
+    int visible, blank, user, side, odd;
     cp vs[NAKEYS], ve[NAKEYS];  /* the other fields' values (vs NULL: absent) */
 } Att;
 static cp att_field(cp p, cp end, int which, Att *a);

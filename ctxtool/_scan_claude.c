@@ -213,10 +213,10 @@ static cp att_field(cp p, cp end, int which, Att *a) {
             p = scan_string(s, end, &esc);
             if (!p) return NULL;
             if (esc) a->odd = 1;
-            else a->system = p - 1 - s == 6 && memcmp(s, "system", 6) == 0;
+            else a->user = p - 1 - s == 4 && memcmp(s, "user", 4) == 0;
             return p;
         }
-        return scan_value(p, end, 1);  /* any other value: "user" */
+        return scan_value(p, end, 1);  /* any other value: "system" */
     case A_SIDE:  /* isSidechain: true, false or null; any other value is declined (its truth is Python's) */
         if (end - p >= 4 && memcmp(p, "true", 4) == 0) { a->side = 1; return p + 4; }
         if (end - p >= 5 && memcmp(p, "false", 5) == 0) return p + 5;
@@ -349,7 +349,7 @@ static PyObject *att_entry(Meta *self, Att *a, PyObject *index, PyObject *no, Py
     }
     if (!(f.extra = PyDict_New()) || PyDict_SetItem(f.extra, self->s[AS_ATTACHMENT], kind) < 0) goto done;
     if (message) {
-        if (PyDict_SetItem(f.extra, self->s[AS_CONTEXT], self->s[a->system ? AS_SYSTEM : AS_USER]) < 0) goto done;
+        if (PyDict_SetItem(f.extra, self->s[AS_CONTEXT], self->s[a->user ? AS_USER : AS_SYSTEM]) < 0) goto done;
         if (a->side && PyDict_SetItem(f.extra, self->s[AS_SIDECHAIN], Py_True) < 0) goto done;
         if (!(f.role = shared_str(self, (cp)"user", 4))) goto done;
         f.nblocks = a->texts;

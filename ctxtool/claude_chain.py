@@ -1070,10 +1070,12 @@ def _thought(b: dict) -> bool:
 
 def _unreadable_text(b: dict) -> bool:
     """A text block whose text is no string (null, a number, an array, missing)."""
-    return b.get("type") == "text" and type(b.get("text")) is not str
+    return type(b) is dict and b.get("type") == "text" and type(b.get("text")) is not str
 
 
 def _blank_text(b: dict) -> bool:
+    if type(b) is not dict:  # (a block that is no object: 1, "x", null in a content list)
+        return False
     t = b.get("text")
     return b.get("type") == "text" and isinstance(t, str) and not t.strip()
 

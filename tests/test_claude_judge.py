@@ -1260,3 +1260,41 @@ def test_a_turn_cut_before_its_response_sends_its_attachments(tmp_path, name):
         assert "PROBE-A" in json.dumps(ours)
     if name == "a-rendered-attachment-after-the-last-response":
         assert "PROBE-B" not in json.dumps(judge["messages"]) and "PROBE-B" not in json.dumps(ours)
+
+
+@pytest.mark.parametrize("content", ['[1,"x",null]', '[null]', '["x",{"type":"text","text":" "}]'])
+def test_a_prompt_whose_blocks_are_no_objects(tmp_path, content):
+    """A prompt whose content list holds values that are no objects (judge fuzz seed 511, case 0052: ``[1,"x",null]``):
+    ctxtool's view raised AttributeError asking whether the blocks were blank text; it is read as the client reads it."""
+    lines = (REC / "rewound.jsonl").read_bytes().split(b"\n")
+    k = next(i for i, x in enumerate(lines) if b'"content":"Second question, asked differently."' in x and b'"type":"user"' in x)
+    lines[k] = lines[k].replace(b'"content":"Second question, asked differently."', b'"content":' + content.encode())
+    path = tmp_path / "rewound.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    judge = resume_payload(str(path))
+    assert conversation(sent_messages(scan(str(path)))) == conversation(judge["messages"])
+
+
+def _rendered_in(messages: list, needle: str) -> list:
+    return [(i, m["role"]) for i, m in enumerate(messages)
+            for b in ([{"type": "text", "text": m["content"]}] if isinstance(m["content"], str) else m["content"])
+            if isinstance(b, dict) and needle in str(b.get("text"))]
+
+
+@pytest.mark.parametrize("raw", [b'"user"', b'"system"', b'{"type":{}}', b"null", b'"assistant"', b"5", b'"User"', None],
+                         ids=lambda r: "left out" if r is None else r.decode())
+def test_an_attachment_is_rendered_for_the_user_only_when_its_role_says_user(tmp_path, raw):
+    """``renderedRole``: the client puts an attachment's rendering in the user turn only when it is the string "user";
+    any other value, or none, makes it system text (judge fuzz seed 510, case 0035: ``{"type":{}}``, which ctxtool sent as
+    user text; the comparison of messages leaves both out, the reminder comparison found it)."""
+    lines = (REC / "task_notification.jsonl").read_bytes().split(b"\n")
+    k = next(i for i, x in enumerate(lines) if b'"type":"auto_mode"' in x)
+    assert b'"renderedRole":"system"' in lines[k]
+    lines[k] = lines[k].replace(b'"renderedRole":"system"', b'"renderedRole":' + raw if raw is not None else b'"x":1')
+    path = tmp_path / "task_notification.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    sent = resume_payload(str(path))["raw"]["messages"]
+    ours = sent_messages(scan(str(path)))
+    where = _rendered_in(ours, "While bypass permissions mode is active")
+    assert [r for _, r in where] == [r for _, r in _rendered_in(sent, "While bypass permissions mode is active")[:1]]
+    assert [r for _, r in where] == (["user"] if raw == b'"user"' else ["system"])

@@ -157,8 +157,9 @@ def _attachment(obj: dict, e, stats: bool) -> None:
     blocks = [{"type": "text", "text": x} for x in texts]
     e.blocks = blocks
     scan_anthropic_blocks(e, blocks, "user", stats)
-    role = obj.get("renderedRole")
-    set_extra(e, {"attachment": kind, "context": role if role in ("system", "user") else "user"})
+    # the client renders it for the user only when renderedRole is "user"; any other value, or none, is system text
+    # (judged: null, a number, an object, "assistant", "User", left out; judge fuzz seed 510, case 0035)
+    set_extra(e, {"attachment": kind, "context": "user" if obj.get("renderedRole") == "user" else "system"})
     if obj.get("isSidechain"):
         e.extra["sidechain"] = True
 

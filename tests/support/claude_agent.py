@@ -284,7 +284,8 @@ def reminder_texts(messages: list) -> list[str] | None:
     if said and said[-1]["role"] == "user":
         return None
     if not any(m["role"] == "assistant" and m["content"] != [{"type": "text", "text": "No response requested."}]
-               or m["role"] == "user" and any(not (b.get("type") == "text" and str(b.get("text")).startswith(REMINDER))
+               or m["role"] == "user" and any(not (isinstance(b, dict) and b.get("type") == "text"
+                                                   and str(b.get("text")).startswith(REMINDER))
                                               for b in ([{"type": "text", "text": m["content"]}] if isinstance(m["content"], str)
                                                         else m["content"]))
                for m in said):
@@ -293,8 +294,8 @@ def reminder_texts(messages: list) -> list[str] | None:
     for m in messages:
         if m["role"] != "system":
             content = [{"type": "text", "text": m["content"]}] if isinstance(m["content"], str) else m["content"]
-            out += [b["text"].rstrip("\n") for b in content
-                    if b.get("type") == "text" and isinstance(b.get("text"), str) and b["text"].startswith(REMINDER)]
+            out += [b["text"].rstrip("\n") for b in content if isinstance(b, dict)
+                    and b.get("type") == "text" and isinstance(b.get("text"), str) and b["text"].startswith(REMINDER)]
     return sorted(out)
 
 

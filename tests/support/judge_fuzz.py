@@ -142,7 +142,7 @@ def _rendered_otherwise(path: str) -> bool:
                 continue
             try:
                 obj = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):  # (a line nested past the stack: no rendering to read)
                 continue
             r = obj.get("rendered") if isinstance(obj, dict) and obj.get("type") == "attachment" else None
             if r is not None and not (isinstance(r, list) and all(isinstance(x, dict) and isinstance(x.get("content"), str)
