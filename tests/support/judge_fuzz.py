@@ -142,8 +142,10 @@ def _rendered_otherwise(path: str) -> bool:
                 continue
             try:
                 obj = json.loads(line)
-            except (ValueError, RecursionError):  # (a line nested past the stack: no rendering to read)
+            except ValueError:
                 continue
+            except RecursionError:  # (nested past the stack: a rendering nested so deep is no string, judge fuzz seed 286)
+                return True
             r = obj.get("rendered") if isinstance(obj, dict) and obj.get("type") == "attachment" else None
             if r is not None and not (isinstance(r, list) and all(isinstance(x, dict) and isinstance(x.get("content"), str)
                                                                     for x in r)):
