@@ -465,18 +465,15 @@ def _end_leaf(by_id: dict, links: dict | None, row: Entry | None, cp: Entry | No
             parents.add(p)
             if e.type in ("user", "assistant"):
                 message_parents.add(p)
-    ends: dict = {}
-    tails: dict = {}  # the row each end was reached from
+    ends: dict = {}  # end message -> (it, the row it was reached from: the last such row, in the rows' order)
     for u, e in (chain_rows(by_id.items(), ((e, e) for e in odd)) if odd else by_id.items()):
         if u in parents or e.type == "progress":
             continue
         m = _up_to_message(e, by_id, links, strict=True)
         if m is not None and m.id not in message_parents:
-            ends[_row_key(m)] = m
-            tails[_row_key(m)] = e  # (the last such row, in the rows' order)
+            ends[_row_key(m)] = (m, e)
     if len(ends) == 1:
-        k, m = next(iter(ends.items()))
-        return _with_tail(m, tails[k])
+        return _with_tail(*next(iter(ends.values())))
     if len(ends) > 1:
         if cp is not None and cp.id in ends and (explicit or row is None
                                                  or not _continues(row, cp, by_id, through_batch, links, direct=False)):
@@ -488,10 +485,10 @@ def _end_leaf(by_id: dict, links: dict | None, row: Entry | None, cp: Entry | No
             if m is not None:
                 return _with_tail(m, pick)
     best = None
-    for k, m in ends.items():
-        if m.ts is not None and (best is None or best.ts is None or m.ts > best.ts):
-            best, tail = m, tails[k]
-    return best if best is None else _with_tail(best, tail)
+    for m, tail in ends.values():
+        if m.ts is not None and (best is None or best[0].ts is None or m.ts > best[0].ts):
+            best = (m, tail)
+    return None if best is None else _with_tail(*best)
 
 
 def _file_snapshot(e: Entry) -> bool:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 
+from ..utf16 import JS_SPACE
 from .common import js_number
 
 KIND = "task-notification"
@@ -45,7 +46,7 @@ SCHEDULED = (
 )
 OPEN, CLOSE = "<system-reminder>\n", "\n</system-reminder>"
 # JavaScript's /<\s*\/\s*system-reminder\s*>/gi: its \s, and case folded in ASCII only
-_JS_SPACE = "[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]"
+_JS_SPACE = f"[{JS_SPACE}]"
 _CLOSING_TAG = re.compile(f"<{_JS_SPACE}*/{_JS_SPACE}*system-reminder{_JS_SPACE}*>", re.IGNORECASE | re.ASCII)
 
 

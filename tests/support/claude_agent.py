@@ -283,20 +283,20 @@ def reminder_texts(messages: list) -> list[str] | None:
     said = [m for m in messages if m["role"] != "system"]
     if said and said[-1]["role"] == "user":
         return None
-    if not any(m["role"] == "assistant" and m["content"] != [{"type": "text", "text": "No response requested."}]
-               or m["role"] == "user" and any(not (isinstance(b, dict) and b.get("type") == "text"
-                                                   and str(b.get("text")).startswith(REMINDER))
-                                              for b in ([{"type": "text", "text": m["content"]}] if isinstance(m["content"], str)
-                                                        else m["content"]))
-               for m in said):
+    reminders = {id(m): [b["text"] for b in _blocks(m) if _reminder(b)] for m in said}
+    if not any(m["content"] != [{"type": "text", "text": "No response requested."}] if m["role"] == "assistant"
+               else len(reminders[id(m)]) < len(_blocks(m)) for m in said):
         return None  # a history of attachments alone: where the client puts them is not imitated (docs/claude-code-rules.md)
-    out = []
-    for m in messages:
-        if m["role"] != "system":
-            content = [{"type": "text", "text": m["content"]}] if isinstance(m["content"], str) else m["content"]
-            out += [b["text"].rstrip("\n") for b in content if isinstance(b, dict)
-                    and b.get("type") == "text" and isinstance(b.get("text"), str) and b["text"].startswith(REMINDER)]
-    return sorted(out)
+    return sorted(t.rstrip("\n") for m in said for t in reminders[id(m)])
+
+
+def _blocks(m: dict) -> list:
+    """A message's content as a list of blocks (a string is one text block)."""
+    return [{"type": "text", "text": m["content"]}] if isinstance(m["content"], str) else m["content"]
+
+
+def _reminder(b) -> bool:
+    return isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str) and b["text"].startswith(REMINDER)
 
 
 def well_paired(messages: list) -> list[str]:
