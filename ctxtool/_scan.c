@@ -539,8 +539,8 @@ static int index_keys(void) {
 enum { LT_NONE, LT_ATTACHMENT, LT_USER, LT_ASSISTANT, LT_SYSTEM, LT_LAST_PROMPT };
 typedef struct ClaudeParts ClaudeParts;
 typedef struct PiParts PiParts;
-enum { AS_ATTACHMENT, AS_CONTEXT, AS_SIDECHAIN, AS_USER, AS_SYSTEM, NAS };
-static const char *ASTR[NAS] = {"attachment", "context", "sidechain", "user", "system"};
+enum { AS_ATTACHMENT, AS_CONTEXT, AS_SIDECHAIN, AS_USER, AS_SYSTEM, AS_SIDE, NAS };
+static const char *ASTR[NAS] = {"attachment", "context", "sidechain", "user", "system", "side"};
 
 #define RECENT 64  /* shared_str's slots (a power of two) */
 #define RECENT_MAX 128  /* the longest string kept there */
@@ -803,14 +803,15 @@ static PyObject *the_size(Meta *self, Py_ssize_t n) {
  * while the line is checked: ``attachment.type`` when a string; of ``rendered`` (a list), the contents that are
  * non-empty strings (``texts``), their length as JavaScript counts it (``units``: UTF-16 code units, js_len), and
  * whether one is white space only as Python's str.isspace tells (``blank``) or not (``visible``);
- * ``renderedRole`` ("user", else "system": judged) and ``isSidechain``. ``odd``: a value read otherwise than here
- * (an escaped role, an isSidechain of another kind): such an attachment line is declined. */
+ * ``renderedRole`` ("user", else "system": judged) and ``isSidechain`` (``side_seen``: written, true or false).
+ * ``odd``: a value read otherwise than here (an escaped role, an isSidechain other than true or false): such a line
+ * is declined. */
 typedef struct {
     int kind_set;
     cp kind_s, kind_e;
     Py_ssize_t texts;
     long long units;
-    int visible, blank, user, side, odd;
+    int visible, blank, user, side, side_seen, odd;
     cp vs[NAKEYS], ve[NAKEYS];  /* the other fields' values (vs NULL: absent) */
 } Att;
 static cp att_field(cp p, cp end, int which, Att *a);
@@ -907,6 +908,10 @@ static int meta_core(Meta *self, cp base, Py_ssize_t len, PyObject *no, PyObject
     if (skip_ws(p, end) != end) DECLINE;
     if (kind[K_TYPE] != V_STRING) DECLINE;
     if (att == LT_ATTACHMENT && a.odd) DECLINE;
+    /* a row the client may bridge a lost parent to, whose isSidechain is not true or false (null, absent, another
+     * value: a key of its own, formats.claude.side_key) */
+    if ((att == LT_USER || att == LT_ASSISTANT || att == LT_SYSTEM) && (a.odd || !a.side_seen)) DECLINE;
+    if (att == LT_ATTACHMENT && !a.side_seen) DECLINE;
     if (att == LT_ASSISTANT && kind[K_UUID] != V_STRING) DECLINE;  /* (a falsy uuid is noted: claude_chain.sent_entries) */
 
     /* the line is valid and a metadata line: its entry */

@@ -8,7 +8,7 @@
  * ``attachment.type``, the rendered texts (their length in UTF-16 code units, whether each is white space only),
  * ``renderedRole`` and ``isSidechain``. Declined, as Meta declines a line: an escaped key, one of those keys written
  * twice (at the top, ``type`` in ``attachment``, ``content`` in a rendered item), an escaped kind or role, an
- * ``isSidechain`` other than true, false or null. tests/test_native_scan.py compares every recorded line and
+ * ``isSidechain`` other than true or false, or none (its key for the time bridge is the Python's: side_key). tests/test_native_scan.py compares every recorded line and
  * thousands of variants with the Python. */
 
 
@@ -217,10 +217,9 @@ static cp att_field(cp p, cp end, int which, Att *a) {
             return p;
         }
         return scan_value(p, end, 1);  /* any other value: "system" */
-    case A_SIDE:  /* isSidechain: true, false or null; any other value is declined (its truth is Python's) */
-        if (end - p >= 4 && memcmp(p, "true", 4) == 0) { a->side = 1; return p + 4; }
-        if (end - p >= 5 && memcmp(p, "false", 5) == 0) return p + 5;
-        if (end - p >= 4 && memcmp(p, "null", 4) == 0) return p + 4;
+    case A_SIDE:  /* isSidechain: true or false; any other value is declined (its key is Python's: side_key) */
+        if (end - p >= 4 && memcmp(p, "true", 4) == 0) { a->side = a->side_seen = 1; return p + 4; }
+        if (end - p >= 5 && memcmp(p, "false", 5) == 0) { a->side_seen = 1; return p + 5; }
         a->odd = 1;
         return scan_value(p, end, 1);
     default:  /* the others: where the value is (read once the line's type is known) */
@@ -357,6 +356,7 @@ static PyObject *att_entry(Meta *self, Att *a, PyObject *index, PyObject *no, Py
         f.empty = !a->visible;
         f.blank = a->blank;
     }
+    if (!message && a->side && PyDict_SetItem(f.extra, self->s[AS_SIDE], Py_True) < 0) goto done;  /* side_key */
     out = cf_entry(self, &f, index, no, start, size, ty, uuid, parent, ts);
 done:
     Py_XDECREF(kind);
@@ -1322,6 +1322,12 @@ static PyObject *claude_entry(Meta *self, int lt, Att *a, PyObject *index, PyObj
             Py_DECREF(m);
         }
     }  /* (else: a prompt or response without a message object: a metadata entry) */
+    if (r == CL_MADE && a->side && lt != LT_LAST_PROMPT) {  /* a row marked true but not as a subagent's: side_key */
+        int has = f.extra ? PyDict_Contains(f.extra, c->s[C_SIDECHAIN]) : 0;
+        if (has < 0 || (!has && ((!f.extra && !(f.extra = PyDict_New()))
+                                 || PyDict_SetItem(f.extra, self->s[AS_SIDE], Py_True) < 0)))
+            r = CL_FAIL;
+    }
     PyObject *out = r == CL_MADE ? cf_entry(self, &f, index, no, start, size, ty, uuid, parent, ts)
                                  : r == CL_DECLINE ? Py_NewRef(Py_None) : NULL;
     cf_clear(&f);

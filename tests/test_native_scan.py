@@ -235,8 +235,8 @@ def _meta_line(**fields) -> bytes:
     (_meta_line(timestamp="2025-06-01T10:00:00+02:00"), True),  # parse_ts reads it
     (_meta_line(timestamp="2024-02-30T10:00:00.000Z"), True),  # no such day: parse_ts says None
     (_meta_line(timestamp="yesterday"), True),
-    (_meta_line(type="user"), True),  # a prompt line without a message: a metadata entry
-    (_meta_line(type="attachment"), True),  # an attachment line (read below)
+    (_meta_line(type="user", isSidechain=False), True),  # a prompt line without a message: a metadata entry
+    (_meta_line(type="attachment", isSidechain=False), True),  # an attachment line (read below)
     (_meta_line(type=None), False),
     (_meta_line(type=...), False),
     (_meta_line(parentUuid=0), False),
@@ -629,7 +629,7 @@ CONTENTS = ["", " ", "\t\n", "\u00a0", "\u3000 \u2028", "\x1c\x1f", "\u200b", "\
 RENDERED = [NOTHING, None, [], "text", 7, {"content": "a"}]
 KINDS = ["environment", "file", "", "é", "a\"b", None, 5, {}, [], NOTHING]
 ROLES = ["system", "user", "assistant", "", None, 5, ["system"], "Syst\u00e9m", NOTHING]
-SIDES = [True, False, None, NOTHING, 1, 0, "", "yes", []]
+SIDES = [True, False] * 3 + [None, NOTHING, 1, 0, "", "yes", []]  # (only true and false are the C part's: side_key)
 
 
 def _attachment_line(rng: random.Random) -> bytes:
@@ -684,7 +684,7 @@ def test_attachment_variants_are_declined_or_read_as_python_reads_them(seed):
                 want = py_entry(raw, no, stats)
                 assert c == want, raw[:400]
                 kinds.add((want[1 + FIELDS.index("kind")], want[1 + FIELDS.index("empty")], want[1 + FIELDS.index("blank_text")]))
-    assert taken > 2000  # most are the C part's (declined: escapes in the role or kind, an odd isSidechain)
+    assert taken > 2000  # most are the C part's (declined: escapes in the role or kind, an isSidechain not true or false)
     assert {("message", False, False), ("message", True, True), ("message", False, True), ("meta", False, False)} <= kinds
 
 
@@ -711,7 +711,8 @@ def test_attachment_lines_it_leaves_to_python(line):
     ("abcdefgh", 8, False, False), (" " * 8 + "abcdefgh", 16, False, False), (" " * 16, 16, True, True),
 ])
 def test_attachment_text_lengths_and_white_space(content, chars, empty, blank):
-    line = ('{"type":"attachment","uuid":"u","attachment":{"type":"k"},"rendered":[{"content":"%s"}]}\n' % content).encode()
+    line = ('{"type":"attachment","uuid":"u","attachment":{"type":"k"},"rendered":[{"content":"%s"}],"isSidechain":false}\n'
+            % content).encode()
     (c,) = c_entries([line])
     assert c == py_entry(line, 1)
     e = dict(zip(("cls",) + FIELDS, c))
@@ -842,7 +843,7 @@ def test_a_helpers_tuples_and_a_streaming_pass_entries_are_pythons():
 
 
 def _message_line(ty: str, content, **top) -> bytes:
-    line = {"parentUuid": "p", "type": ty, "uuid": "u", "timestamp": "2026-01-01T00:00:00.000Z",
+    line = {"parentUuid": "p", "isSidechain": False, "type": ty, "uuid": "u", "timestamp": "2026-01-01T00:00:00.000Z",
             "message": {"role": ty, "content": content, **({"id": "m", "model": "claude-x", "stop_reason": "end_turn",
                                                              "usage": {"input_tokens": 3, "output_tokens": 2}}
                                                             if ty == "assistant" else {})}, **top}
@@ -1118,3 +1119,48 @@ def test_nontext_counts_the_bytes_the_binary_check_counts():
     for h in heads:
         assert _scan.nontext(h) == len(h) - len(h.translate(None, _NONTEXT))
     assert _scan.nontext(bytes(range(256))) == 9 + 18 + 1
+
+
+# ------------------------------------------------------------- isSidechain: the key a lost parent is bridged by
+
+_SIDE_LINES = [_message_line("user", "x"), _message_line("assistant", [{"type": "text", "text": "hi"}]),
+               _meta_line(type="system", subtype="informational", isSidechain=False),
+               _meta_line(type="user", isSidechain=False),  # a prompt line without a message
+               b'{"type":"attachment","uuid":"u","attachment":{"type":"k"},"rendered":[{"content":"x"}],"isSidechain":false}\n',
+               b'{"type":"attachment","uuid":"u","attachment":{"type":"k"},"isSidechain":false}\n']  # not rendered
+
+
+@pytest.mark.parametrize("k", range(len(_SIDE_LINES)))
+@pytest.mark.parametrize("raw", [b"true", b"null", None, b'""', b'"x"', b"0", b"1", b"{}", b"[]"],
+                         ids=lambda r: "left out" if r is None else r.decode())
+def test_a_row_whose_side_is_no_boolean_is_left_to_python(k, raw):
+    """``isSidechain`` true is the C part's on every row (a subagent's message, or ``side`` on a row that is no message,
+    as the Python keys it); null, a value of another type, or none are the Python's (formats.claude.side_key)."""
+    line = _SIDE_LINES[k]
+    assert b'"isSidechain": false' in line or b'"isSidechain":false' in line
+    other = line.replace(b'"isSidechain": false, ', b"").replace(b', "isSidechain": false', b"").replace(
+        b',"isSidechain":false', b"") if raw is None else \
+        line.replace(b'"isSidechain": false', b'"isSidechain": ' + raw).replace(b'"isSidechain":false', b'"isSidechain":' + raw)
+    assert other != line
+    for stats in (True, False):
+        (c,) = c_entries([line], 1, stats)
+        assert c is not None and c == py_entry(line, 1, stats)  # false: the C part's
+        (c,) = c_entries([other], 1, stats)
+        if raw == b"true":
+            assert c is not None and c == py_entry(other, 1, stats)
+        else:
+            assert c is None
+
+
+def test_side_keys_are_javascript_map_keys():
+    from ctxtool.formats.claude import _ABSENT, side_key
+
+    same = [(None, None), ("", ""), (0, -0.0), (0, 0.0), (1, 1.0), (2 ** 70, float(2 ** 70)), (10 ** 400, 10 ** 401),
+            (True, True), (_ABSENT, _ABSENT)]
+    for a, b in same:
+        assert side_key(a, 1) == side_key(b, 2), (a, b)
+    differ = [(None, _ABSENT), (True, 1), (False, 0), ("", 0), ("0", 0), ("1", True), ({}, {}), ([], []), (None, False),
+              ("absent", _ABSENT)]
+    for a, b in differ:
+        assert side_key(a, 1) != side_key(b, 2), (a, b)
+    assert side_key({}, 7) == side_key([], 7)  # (one line holds one value: its offset is its own)

@@ -50,6 +50,36 @@ def sniff(obj: dict) -> int:
 
 
 def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
+    _read(obj, e, stats)
+    if e.type in BRIDGED_TYPES:
+        v = obj.get("isSidechain", _ABSENT)
+        if v is not False and not (v is True and e.extra is not None and e.extra.get("sidechain")):
+            set_extra(e, {"side": side_key(v, e.offset)})
+
+
+_ABSENT = ("absent",)  # (a tuple: it pickles to an equal value, as the pool's workers hand entries back)
+BRIDGED_TYPES = frozenset(("user", "assistant", "attachment", "system"))  # the client's rows a lost parent is bridged to
+
+
+def side_key(v, where: int = -1):
+    """The key the client groups its rows by to bridge a lost parent: a line's ``isSidechain`` as a JavaScript Map
+    key (SameValueZero: ``null`` and an absent flag are two keys, ``true`` is not 1, ``0`` is ``-0`` and ``0.0``;
+    an object or array is a key of its own: ``where``, the line's offset). Only lines of the same key are bridged to (judged: judge fuzz seed 287,
+    case 0058). ``false`` is False; an entry stores any other key as ``extra["side"]`` (claude_chain.side_of)."""
+    if v is True or v is False or v is _ABSENT or v is None:
+        return v
+    t = type(v)
+    if t is str:
+        return ("s", v)
+    if t is int or t is float:
+        try:
+            return ("n", float(v))
+        except OverflowError:  # an integer past a double's range: JavaScript's Infinity
+            return ("n", float("inf") if v > 0 else float("-inf"))
+    return ("o", where)  # (an object is equal to no other line's)
+
+
+def _read(obj: dict, e, stats: bool) -> None:
     t = obj.get("type")
     e.type = t if isinstance(t, str) else "?"
     u = obj.get("uuid")
@@ -101,7 +131,7 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
     extra = {}
     if obj.get("isCompactSummary"):
         extra["compact_summary"] = True
-    if obj.get("isSidechain"):
+    if not js_false(obj.get("isSidechain")):  # (as JavaScript tests it: an empty object or array is true)
         extra["sidechain"] = True
     if obj.get("isMeta"):
         extra["is_meta"] = True
@@ -160,7 +190,7 @@ def _attachment(obj: dict, e, stats: bool) -> None:
     # the client renders it for the user only when renderedRole is "user"; any other value, or none, is system text
     # (judged: null, a number, an object, "assistant", "User", left out; judge fuzz seed 510, case 0035)
     set_extra(e, {"attachment": kind, "context": "user" if obj.get("renderedRole") == "user" else "system"})
-    if obj.get("isSidechain"):
+    if not js_false(obj.get("isSidechain")):
         e.extra["sidechain"] = True
 
 
