@@ -438,8 +438,9 @@ def _closes_turn(t, entries: list[Entry], context: list[Entry], f) -> bool:
     """Whether the client closes a history that ends with a user message with its reply "No
     response requested." (``claude_chain.heal`` adds it): it does after a prompt that got no answer
     (one whose content it cannot read too), after a compact summary that nothing follows, and after
-    rows that give no message (judged); not after a meta line or a local command's lines, nor when the
-    turn's answer was an API error (not sent)."""
+    rows that give no message, and after a meta line (judged: judge fuzz seed 532, case 0017); not after a local
+    command's lines that its caveat leaves open (the client's ``qY``), nor when the turn's answer was an API error
+    (not sent)."""
     if not context:
         return _rows_but_nothing_sent(entries)
     if all(_gives_nothing(t, e, f) for e in context):
@@ -459,8 +460,6 @@ def _closes_turn(t, entries: list[Entry], context: list[Entry], f) -> bool:
     last = said[-1]
     if last.role == "assistant":
         return last.stop != "error"
-    if last.get("is_meta"):
-        return False
     if last.get("compact_summary") and any(e.type == "attachment" for e in islice(t.entries, last.index + 1, None)):
         return False  # attachments written after the summary (the client sends them in places of its own): left open (judged)
     return not _local_command_run(t, said, f)

@@ -1324,6 +1324,41 @@ def test_a_response_the_client_makes_nothing_of_leaves_the_turn_before_it_last(t
     assert closed == (not attachments and block != b'{"type":"text","text":"fine"}')
 
 
+_TN = REC / "task_notification.jsonl"
+_CP = REC / "compacted.jsonl"
+
+
+def _meta_histories() -> dict:
+    tn = _TN.read_bytes().split(b"\n")
+    cp = _CP.read_bytes().split(b"\n")
+    m = next(i for i, x in enumerate(tn) if b'"turnCompanion":true' in x)
+    cav = next(i for i, x in enumerate(cp) if b"local-command-caveat" in x and b'"type":"user"' in x)
+    plain = re.sub(rb'"content":"<system-reminder>[^"]*"', b'"content":"hello"', tn[m])
+    return {
+        "meta-reminder-alone": ([tn[m]], True),
+        "meta-reminder-after-a-response": (tn[:m + 1], True),
+        "meta-reminder-no-turn-companion": (tn[:m] + [tn[m].replace(b'"turnCompanion":true,', b"")], True),
+        "meta-plain-text-after-a-response": (tn[:m] + [plain], True),
+        "meta-plain-text-alone": ([plain], True),
+        "caveat-after-a-summary": (cp[:cav + 1], False),
+        "caveat-alone": ([cp[cav]], False),
+    }
+
+
+@pytest.mark.parametrize("name", list(_meta_histories()))
+def test_a_history_that_ends_with_a_meta_line_is_closed_unless_a_command_caveat(tmp_path, name):
+    """A history whose last line is a meta user line (``isMeta: true``) is closed with "No response requested." as
+    any turn without an answer (judge fuzz seed 532, case 0017: a meta reminder line alone; ctxtool left every meta
+    line open); only a local command's caveat leaves it open (rule 13, the client's ``qY``)."""
+    lines, closed = _meta_histories()[name]
+    path = tmp_path / "meta.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    judge = resume_payload(str(path))["messages"]
+    ours = sent_messages(scan(str(path)))
+    assert conversation(ours) == conversation(judge)
+    assert any(m["role"] == "assistant" and NO_RESPONSE in json.dumps(m["content"]) for m in ours) == closed
+
+
 def _rendered_in(messages: list, needle: str) -> list:
     return [(i, m["role"]) for i, m in enumerate(messages)
             for b in ([{"type": "text", "text": m["content"]}] if isinstance(m["content"], str) else m["content"])
