@@ -63,3 +63,35 @@ def test_the_judge_compares_the_reminder_text_it_does_not_place(tmp_path, monkey
     monkeypatch.setattr(claude, "framed", lambda obj, content: content)
     found = judge_fuzz.problems("claude", path, str(tmp_path / "b"))
     assert any(f.startswith("damaged file: reminder text:") and "SYSTEM NOTIFICATION" in f for f in found), found
+
+
+def test_an_attribution_rendered_from_its_data_goes_unjudged_and_nothing_else(tmp_path):
+    """The client renders a ``remote_session_change`` attachment (the attribution reminder) from its data when the
+    recorded rendering gives no text (judge fuzz seed 562, case 0070: its content made ""), which ctxtool does not
+    imitate: the reminder comparison leaves that file out; the other kinds (probed: the client leaves them out as
+    ctxtool does) and the recorded rendering stay judged."""
+    import json
+    from pathlib import Path
+
+    src = (Path(__file__).parent.parent / "fixtures" / "claude-recorded" / "rewound.jsonl").read_bytes().split(b"\n")
+
+    def with_rendering(kind: str, rendered) -> str:
+        k = next(i for i, x in enumerate(src) if b'"attachment":{"type":"%s"' % kind.encode() in x)
+        obj = json.loads(src[k])
+        if rendered is None:
+            obj.pop("rendered")
+        else:
+            obj["rendered"] = rendered
+        lines = list(src)
+        lines[k] = json.dumps(obj).encode()
+        p = tmp_path / f"{kind}.jsonl"
+        p.write_bytes(b"\n".join(lines))
+        return str(p)
+
+    for rendered in ([{"content": ""}], [], None):
+        assert judge_fuzz._rendered_otherwise(with_rendering("remote_session_change", rendered))
+        assert not judge_fuzz._rendered_otherwise(with_rendering("date", rendered))
+    assert not judge_fuzz._rendered_otherwise(with_rendering("remote_session_change", [{"content": "x"}]))
+    p = tmp_path / "as-recorded.jsonl"
+    p.write_bytes(b"\n".join(src))
+    assert not judge_fuzz._rendered_otherwise(str(p))

@@ -133,12 +133,18 @@ def _claude_judge(path: str):
     return conv
 
 
+# the attachment kinds the client renders from their data when the recorded rendering gives no text (probed on every
+# kind recorded, each rendering made []: only this one; judge fuzz seed 562, case 0070: its content made "")
+RENDERED_FROM_DATA = frozenset({"remote_session_change"})
+
+
 def _rendered_otherwise(path: str) -> bool:
-    """An attachment line whose recorded rendering is there but no list of objects with a string ``content``: the
-    client renders such an attachment from its data, which ctxtool does not imitate (docs/claude-code-rules.md)."""
+    """An attachment line whose recorded rendering is there but no list of objects with a string ``content``, or one
+    of ``RENDERED_FROM_DATA`` whose rendering gives no text: the client renders such an attachment from its data,
+    which ctxtool does not imitate (docs/claude-code-rules.md)."""
     with open(path, "rb") as f:
         for line in f:
-            if b'"rendered"' not in line:
+            if b'"rendered"' not in line and b'"remote_session_change"' not in line:
                 continue
             try:
                 obj = json.loads(line)
@@ -146,9 +152,15 @@ def _rendered_otherwise(path: str) -> bool:
                 continue
             except RecursionError:  # (nested past the stack: a rendering nested so deep is no string, judge fuzz seed 286)
                 return True
-            r = obj.get("rendered") if isinstance(obj, dict) and obj.get("type") == "attachment" else None
+            if not isinstance(obj, dict) or obj.get("type") != "attachment":
+                continue
+            r = obj.get("rendered")
             if r is not None and not (isinstance(r, list) and all(isinstance(x, dict) and isinstance(x.get("content"), str)
                                                                     for x in r)):
+                return True
+            att = obj.get("attachment")
+            if isinstance(att, dict) and att.get("type") in RENDERED_FROM_DATA and \
+                    not (isinstance(r, list) and any(x["content"] for x in r)):
                 return True
     return False
 
