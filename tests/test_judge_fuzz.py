@@ -92,6 +92,9 @@ def test_an_attribution_rendered_from_its_data_goes_unjudged_and_nothing_else(tm
         assert judge_fuzz._rendered_otherwise(with_rendering("remote_session_change", rendered))
         assert not judge_fuzz._rendered_otherwise(with_rendering("date", rendered))
     assert not judge_fuzz._rendered_otherwise(with_rendering("remote_session_change", [{"content": "x"}]))
+    p = tmp_path / "kind-a-list.jsonl"  # (an attachment's type of another kind: judge fuzz seed 570 raised TypeError)
+    p.write_bytes(b'{"type":"attachment","attachment":{"type":["remote_session_change"]},"rendered":[]}\n')
+    assert not judge_fuzz._rendered_otherwise(str(p))
     p = tmp_path / "as-recorded.jsonl"
     p.write_bytes(b"\n".join(src))
     assert not judge_fuzz._rendered_otherwise(str(p))

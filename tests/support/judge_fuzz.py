@@ -159,7 +159,7 @@ def _rendered_otherwise(path: str) -> bool:
                                                                     for x in r)):
                 return True
             att = obj.get("attachment")
-            if isinstance(att, dict) and att.get("type") in RENDERED_FROM_DATA and \
+            if isinstance(att, dict) and isinstance(att.get("type"), str) and att["type"] in RENDERED_FROM_DATA and \
                     not (isinstance(r, list) and any(x["content"] for x in r)):
                 return True
     return False
