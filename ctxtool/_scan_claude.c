@@ -8,8 +8,8 @@
  * ``attachment.type``, the rendered texts (their length in UTF-16 code units, whether each is white space only),
  * ``renderedRole`` and ``isSidechain``. Declined, as Meta declines a line: an escaped key, one of those keys written
  * twice (at the top, ``type`` in ``attachment``, ``content`` in a rendered item), an escaped kind or role, an
- * ``isSidechain`` other than true or false, or none (its key for the time bridge is the Python's: side_key). tests/test_native_scan.py compares every recorded line and
- * thousands of variants with the Python. */
+ * ``isSidechain`` other than true or false, or none (its key for the time bridge is the Python's: side_key).
+ * tests/test_native_scan.py compares every recorded line and thousands of variants with the Python. */
 
 
 

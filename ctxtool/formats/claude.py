@@ -64,8 +64,9 @@ BRIDGED_TYPES = frozenset(("user", "assistant", "attachment", "system"))  # the 
 def side_key(v, where: int = -1):
     """The key the client groups its rows by to bridge a lost parent: a line's ``isSidechain`` as a JavaScript Map
     key (SameValueZero: ``null`` and an absent flag are two keys, ``true`` is not 1, ``0`` is ``-0`` and ``0.0``;
-    an object or array is a key of its own: ``where``, the line's offset). Only lines of the same key are bridged to (judged: judge fuzz seed 287,
-    case 0058). ``false`` is False; an entry stores any other key as ``extra["side"]`` (claude_chain.side_of)."""
+    an object or array is a key of its own: ``where``, the line's offset). Only lines of the same key are bridged
+    to (judged: judge fuzz seed 287, case 0058). ``false`` is False; an entry stores any other key as
+    ``extra["side"]`` (claude_chain.side_of)."""
     if v is True or v is False or v is _ABSENT or v is None:
         return v
     t = type(v)
