@@ -1359,6 +1359,30 @@ def test_a_history_that_ends_with_a_meta_line_is_closed_unless_a_command_caveat(
     assert any(m["role"] == "assistant" and NO_RESPONSE in json.dumps(m["content"]) for m in ours) == closed
 
 
+_TAIL_SIDES = {"12 true": {12: b"true"}, '12 " "': {12: b'" "'}, '12 "x"': {12: b'"x"'}, "12 1": {12: b"1"},
+               "12 {}": {12: b"{}"}, "12 null": {12: b"null"}, "11 and 12 true": {11: b"true", 12: b"true"},
+               "11 true": {11: b"true"}, "8 true": {8: b"true"}, "12 true, 11 null": {12: b"true", 11: b"null"}}
+
+
+@pytest.mark.parametrize("torn", [False, True], ids=["cut", "torn"])
+@pytest.mark.parametrize("name", list(_TAIL_SIDES))
+def test_a_cut_turns_attachments_marked_as_a_subagents_are_sent(tmp_path, name, torn):
+    """A turn cut before its response (rule 38), its last attachments marked ``isSidechain`` (judge fuzz seed 701,
+    case 0000: the attribution attachment written ``" "``, then a torn line): the last row skips them, but the client
+    sends their renderings with the prompt all the same; ctxtool walked from the last row and left them out."""
+    lines = (REC / "api_error.jsonl").read_bytes().split(b"\n")[:13]
+    assert b'"type":"remote_session_change"' in lines[12] and b'"type":"date"' in lines[11]
+    for i, raw in _TAIL_SIDES[name].items():
+        lines[i] = lines[i].replace(b'"isSidechain":false', b'"isSidechain":' + raw, 1)
+    path = tmp_path / "api_error.jsonl"
+    path.write_bytes(b"\n".join(lines) + (b'\n{"parentUuid":"x","isSid' if torn else b"\n"))
+    judge = resume_payload(str(path))["messages"]
+    ours = sent_messages(scan(str(path)))
+    assert conversation(ours) == conversation(judge)
+    assert reminder_texts(ours) == reminder_texts(judge)
+    assert "Attribution for git commits" in json.dumps(ours) and "Today's date" in json.dumps(ours)
+
+
 def _rendered_in(messages: list, needle: str) -> list:
     return [(i, m["role"]) for i, m in enumerate(messages)
             for b in ([{"type": "text", "text": m["content"]}] if isinstance(m["content"], str) else m["content"])
