@@ -726,7 +726,10 @@ static int message_tail(Meta *self, int assistant, PyObject *m, Att *a, CF *f, i
         }
         if (model && PyUnicode_Check(model) && !(f->model = share(self->shared, model))) return CL_FAIL;
         PyObject *mid = get(m, c->s[C_ID]);
-        if (mid && PyUnicode_Check(mid)) f->msg_key = Py_NewRef(mid);  /* (message.id alone: rule 4, judged) */
+        if (mid && PyUnicode_Check(mid) && PyUnicode_GET_LENGTH(mid) > 0)
+            f->msg_key = Py_NewRef(mid);  /* (message.id alone: rule 4, judged) */
+        else if (!mid || !(PyList_Check(mid) || PyDict_Check(mid) || PyObject_IsTrue(mid) == 1))
+            return CL_DECLINE;  /* an id JavaScript reads as false: the Python marks it (FALSY_MESSAGE_ID) */
         PyObject *us = stats ? get(m, c->s[C_USAGE]) : NULL;
         if (us && PyDict_Check(us) && !synthetic) {
             static const int keys_[4] = {C_IN_TOKENS, C_OUT_TOKENS, C_CACHE_READ, C_CACHE_CREATION};

@@ -49,7 +49,7 @@ from itertools import chain as chain_rows
 from itertools import islice
 
 from .formats.common import js_stringify
-from .model import BOUNDARY, FALSY_ID, FALSY_PARENT, MESSAGE, Entry, as_list
+from .model import BOUNDARY, FALSY_ID, FALSY_MESSAGE_ID, FALSY_PARENT, MESSAGE, Entry, as_list
 from .scanloop import index_passes
 
 INTERRUPTED_RESULT = ("[Tool call interrupted: the session ended before this call's result was recorded, "
@@ -772,11 +772,11 @@ def sent_entries(entries: list[Entry]) -> list[Entry]:
         answers: list[Entry] = []
         for g in group:
             done.add(g.index)
-            if g.calls and _falsy_id(g) and g is not seq[-1]:  # (the leaf itself is sent: judge fuzz seed 219)
+            if g.calls and (_falsy_id(g) or g.get(FALSY_MESSAGE_ID)) and g is not seq[-1]:  # (the leaf is sent: seed 219)
                 if chained is None:
                     chained = {r.id for x in seq for r in x.results}
                 if not any(c.id in chained for c in g.calls):
-                    continue  # the client leaves it out, and its results with it (rule 34)
+                    continue  # the client leaves it out, and its results with it (rule 34; a falsy message.id too)
             out.append(g)
             for h in holders.get(g.index, ()):
                 if h.index not in done:

@@ -169,6 +169,7 @@ BAD_PARENT = "(not a string)"
 # at a root (judged), pi's lookup finds nothing (a lost parent, as above)
 FALSY_PARENT = "(not a string, false)"
 FALSY_ID = "falsy_id"  # a response line's extra: its uuid is no string and JavaScript reads it as false (0, null, none)
+FALSY_MESSAGE_ID = "falsy_message_id"  # a response line's extra: its message.id JavaScript reads as false ("", 0, null, none)
 
 
 NOT_STRINGS = (int, float, bool, dict, list)  # JSON values that are neither a string nor null

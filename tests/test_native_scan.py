@@ -1164,3 +1164,22 @@ def test_side_keys_are_javascript_map_keys():
     for a, b in differ:
         assert side_key(a, 1) != side_key(b, 2), (a, b)
     assert side_key({}, 7) == side_key([], 7)  # (one line holds one value: its offset is its own)
+
+
+@pytest.mark.parametrize("mid", ['""', "0", "null", "false", None, "0.0", '"m"', "1", "[]", "{}"],
+                         ids=lambda m: "left out" if m is None else m)
+def test_a_response_whose_message_id_is_falsy_is_left_to_python(mid):
+    """A response's ``message.id`` that JavaScript reads as false is marked by the Python (``FALSY_MESSAGE_ID``:
+    claude_chain.sent_entries leaves such a line of calls out); the C part leaves the line to it and takes the rest."""
+    from ctxtool.model import FALSY_MESSAGE_ID
+
+    line = _message_line("assistant", _call())
+    line = line.replace(b'"id": "m", ', b"") if mid is None else line.replace(b'"id": "m"', b'"id": ' + mid.encode())
+    falsy = mid in ('""', "0", "null", "false", None, "0.0")
+    for stats in (True, False):
+        (c,) = c_entries([line], 1, stats)
+        assert (c is None) == falsy
+        if c is not None:
+            assert c == py_entry(line, 1, stats)
+    e = dict(zip(("cls",) + FIELDS, py_entry(line, 1)))
+    assert bool((e["extra"] or {}).get(FALSY_MESSAGE_ID)) == falsy

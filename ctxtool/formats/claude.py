@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from ..model import BOUNDARY, FALSY_ID, MESSAGE, META, Usage, js_false, parent_of
+from ..model import BOUNDARY, FALSY_ID, FALSY_MESSAGE_ID, MESSAGE, META, Usage, js_false, parent_of
 from .claude_origin import framed
 from .common import REPAIR_TEXT, blank_user_fixed, count_field, error_turn_content, new_uuid, scan_anthropic_blocks, set_extra, ts_field
 
@@ -153,6 +153,8 @@ def _read(obj: dict, e, stats: bool) -> None:
         # one response is one message.id, whatever its lines' requestId says (another string, none, null, an array:
         # the client merges them all; judged, judge fuzz seed 260)
         e.msg_key = mid if isinstance(mid, str) else None
+        if js_false(mid):  # (see claude_chain.sent_entries: such a line of calls is left out as a falsy uuid's is)
+            extra[FALSY_MESSAGE_ID] = True
         us = m.get("usage") if stats else None
         if isinstance(us, dict) and e.model != "<synthetic>":
             e.usage = Usage(
