@@ -198,10 +198,8 @@ def side_of(e: Entry):
     """The key the client groups rows by to bridge a lost parent: the line's ``isSidechain`` as a JavaScript Map key
     (formats.claude.side_key; False for ``false``)."""
     x = e.extra
-    if x is None:
-        return False
-    k = x.get("side", _NO_SIDE)
-    return bool(x.get("sidechain")) if k is _NO_SIDE else k
+    k = _NO_SIDE if x is None else x.get("side", _NO_SIDE)
+    return _sidechain(e) if k is _NO_SIDE else k
 
 
 _NO_SIDE = object()
@@ -992,6 +990,7 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False) -> 
         sent_ids.update(calls)
         nxt = msgs[k + 1] if k + 1 < len(msgs) and msgs[k + 1]["role"] == "user" else None
         answered: set = set()
+        emptied = False  # the next turn held only results this response does not answer
         if nxt is not None:
             kept = []
             for b in nxt["content"]:
@@ -1001,15 +1000,15 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False) -> 
                         continue  # no call before it, or a second result
                     answered.add(tid)
                 kept.append(b)
-            if not kept and nxt["content"]:
-                # the client keeps the turn, emptied, unless a call of the response gets a result in it: one whose
-                # result stands elsewhere, or any open call of the last response; a call with no result anywhere
-                # is dropped before (judged: judge fuzz seed 524, case 0071, the Agent call's result id made [])
-                open_ = [c for c in calls if c not in answered]
-                if not open_ or not (k == last_assistant and k + 2 == len(msgs)) and all(c not in present for c in open_):
-                    kept = [{"type": "text", "text": NO_CONTENT}]
+            emptied = not kept and bool(nxt["content"])
             nxt["content"] = kept
         missing = [c for c in calls if c not in answered]
+        if emptied and (not missing or not (k == last_assistant and k + 2 == len(msgs))
+                        and all(c not in present for c in missing)):
+            # the client keeps the turn, emptied, unless a call of the response gets a result in it: one whose
+            # result stands elsewhere, or any open call of the last response; a call with no result anywhere
+            # is dropped before (judged: judge fuzz seed 524, case 0071, the Agent call's result id made [])
+            nxt["content"] = [{"type": "text", "text": NO_CONTENT}]
         if not missing:
             continue
         if k == last_assistant and (nxt is None or (k + 2 == len(msgs) and all(b.get("type") == "tool_result" for b in nxt["content"]))):
