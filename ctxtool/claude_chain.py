@@ -46,6 +46,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from itertools import chain as chain_rows
+from functools import cmp_to_key
 from itertools import islice
 
 from .formats.common import js_stringify
@@ -92,7 +93,7 @@ def main_entries(entries: list[Entry]) -> list[Entry]:
 
 
 def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict | None = None,
-          rows: dict | None = None, mend=None, counts: list | None = None) -> list[Entry]:
+          rows: dict | None = None, mend=None, counts: list | None = None, tail: list | None = None) -> list[Entry]:
     """The leaf's chain, root first (rule 1): every linked line, messages or not.
     ``main``: ``main_entries(entries)`` when the caller has it. ``bridges``, when given, gets
     each line of the chain whose parent was lost (or a cycle) and the line it was bridged to:
@@ -101,7 +102,8 @@ def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict |
     a line the walk has passed already is skipped (``mend`` is asked again, for the one before it).
     ``rows``, when given (empty), gets the client's rows: {uuid: the last line with that uuid};
     ``counts``, when given, gets the number of lines with a uuid appended, then the number of distinct
-    uuids among them (before a fold)."""
+    uuids among them (before a fold). The rows below an unanswered user leaf (``_turn_tail``) follow the
+    chain, or go to ``tail`` when it is given (the client puts them after its recovery of parallel batches)."""
     if main is None:
         main = main_entries(entries)
     by_id: dict[str, Entry] = {} if rows is None else rows
@@ -173,6 +175,12 @@ def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict |
                 bridges[cur.index] = nxt
         cur = nxt
     out.reverse()
+    if leaf is not None and leaf.type == "user":
+        below = _turn_tail(leaf, by_id, links, odd, seen)
+        if tail is None:
+            out += below
+        else:
+            tail += below
     return out
 
 
@@ -341,7 +349,7 @@ def resume_leaf(main: list[Entry], by_id: dict, links: dict | None = None, folde
             chosen = row
         m = _up_to_message(chosen, by_id, links, strict=True)
         if m is not None:
-            return _with_tail(m, chosen, by_id, links)
+            return m
     if sided:  # the ends of the main side (a subagent's rows are in the map too)
         by_id = {u: e for u, e in by_id.items() if not _sidechain(e)}
         odd = [e for e in odd if not _sidechain(e)]
@@ -349,32 +357,65 @@ def resume_leaf(main: list[Entry], by_id: dict, links: dict | None = None, folde
     return _end_leaf(by_id, links, row, c, explicit, not ever_explicit, snapshots_after, odd) or last or row
 
 
-def _with_tail(m: Entry, row: Entry, by_id: dict | None = None, links: dict | None = None) -> Entry:
-    """The leaf for ``row`` whose first user or assistant line at or above it is ``m``: ``m``, but for a prompt's
-    attachments written below it, which are its turn's, answered or not: a turn cut before its response sends them
-    with the prompt (probed: a first turn never answered, a turn after a compaction), so the walk starts at ``row``,
-    or at the attachments marked as a subagent's that hang below it (the last row skips them, the turn does not:
-    judge fuzz seed 701, case 0000; ``by_id`` given).
-    After a response they are the next turn's, which the new prompt takes: the walk starts at the response."""
-    if not (m.type == "user" and row is not m and row.type == "attachment"):
-        return m
-    return _side_tail(row, by_id, links) if by_id is not None else row
+def _turn_tail(m: Entry, by_id: dict, links: dict | None, odd: list, seen: set) -> list[Entry]:
+    """The rows the client puts after the chain of an unanswered user line ``m``: every row that is no message
+    hanging below it, through rows that are no messages, depth first, the children of a row in time order (the
+    client's ``P_r`` after its chain walk, read in its code: ``win`` maps each parent to its children that are no
+    user or assistant lines, sorted by ``timestamp``). So a prompt's attachments are its turn's, answered or not,
+    whichever of them the last row is, on every branch (judge fuzz seed 712, case 0118: a line of them written
+    again at the end; seed 701, case 0000: attachments marked as a subagent's, which the last row skips).
+    A progress line is read out of the links, as the client reads it; rows already on the chain are not
+    taken again. A response's rows below it are the next turn's, which the new prompt takes: none here."""
+    kids: dict = {}
+    for e in chain_rows(by_id.values(), odd) if odd else by_id.values():
+        t = e.type
+        if t == "user" or t == "assistant" or t == "progress":
+            continue
+        p = links.get(_row_key(e), e.parent) if links else e.parent
+        hops = 0
+        while p is not None and hops < 64:  # through progress lines (read out of the links)
+            o = by_id.get(p)
+            if o is None or o.type != "progress":
+                break
+            p = links.get(p, o.parent) if links else o.parent
+            hops += 1
+        if p is not None and p != "":
+            kids.setdefault(p, []).append(e)
+    if m.id not in kids:
+        return []
+    out: list[Entry] = []
+    stack = [m]
+    while stack:
+        h = stack.pop()
+        if h is not m:
+            k = _row_key(h)
+            if k in seen:
+                continue
+            seen.add(k)
+            out.append(h)
+        if h.id is None:
+            continue
+        cs = kids.get(h.id)
+        if not cs:
+            continue
+        if len(cs) > 1:
+            cs = sorted(cs, key=_TS_ORDER)
+        for c in reversed(cs):
+            if _row_key(c) not in seen:
+                stack.append(c)
+    return out
 
 
-def _side_tail(row: Entry, by_id: dict, links: dict | None) -> Entry:
-    """``row``, or the last of the attachment lines marked as a subagent's (``isSidechain`` true as JavaScript tests
-    it) that hang below it, one below the other (of two such children, the later in the file)."""
-    below: dict = {}
-    for u, e in by_id.items():
-        if e.type == "attachment" and _sidechain(e):
-            p = links.get(u, e.parent) if links else e.parent
-            if p is not None:
-                below[p] = e  # (by_id is in the rows' order: the later child wins)
-    seen = set()
-    while row.id is not None and row.id in below and row.id not in seen:
-        seen.add(row.id)
-        row = below[row.id]
-    return row
+def _ts_cmp(a: Entry, b: Entry) -> int:
+    """The client's order of a row's children: by ``timestamp`` (``<`` and ``>`` in JavaScript; a row without a
+    time is equal to every other, the sort stable)."""
+    x, y = a.ts, b.ts
+    if x is None or y is None:
+        return 0
+    return -1 if x < y else (1 if x > y else 0)
+
+
+_TS_ORDER = cmp_to_key(_ts_cmp)
 
 
 def _leafed(main: list[Entry], checkpoints: bool) -> bool:
@@ -496,15 +537,15 @@ def _end_leaf(by_id: dict, links: dict | None, row: Entry | None, cp: Entry | No
             parents.add(p)
             if e.type in ("user", "assistant"):
                 message_parents.add(p)
-    ends: dict = {}  # end message -> (it, the row it was reached from: the last such row, in the rows' order)
+    ends: dict = {}  # end message key -> the message
     for u, e in (chain_rows(by_id.items(), ((e, e) for e in odd)) if odd else by_id.items()):
         if u in parents or e.type == "progress":
             continue
         m = _up_to_message(e, by_id, links, strict=True)
         if m is not None and m.id not in message_parents:
-            ends[_row_key(m)] = (m, e)
+            ends[_row_key(m)] = m
     if len(ends) == 1:
-        return _with_tail(*next(iter(ends.values())))
+        return next(iter(ends.values()))
     if len(ends) > 1:
         if cp is not None and cp.id in ends and (explicit or row is None
                                                  or not _continues(row, cp, by_id, through_batch, links, direct=False)):
@@ -514,12 +555,12 @@ def _end_leaf(by_id: dict, links: dict | None, row: Entry | None, cp: Entry | No
         if pick is not None:
             m = _up_to_message(pick, by_id, links, strict=True)
             if m is not None:
-                return _with_tail(m, pick)
+                return m
     best = None
-    for m, tail in ends.values():
-        if m.ts is not None and (best is None or best[0].ts is None or m.ts > best[0].ts):
-            best = (m, tail)
-    return None if best is None else _with_tail(*best)
+    for m in ends.values():
+        if m.ts is not None and (best is None or best.ts is None or m.ts > best.ts):
+            best = m
+    return best
 
 
 def _file_snapshot(e: Entry) -> bool:
@@ -692,7 +733,8 @@ def sent_entries(entries: list[Entry]) -> list[Entry]:
     main = main_entries(entries)
     rows: dict[str, Entry] = {}
     counts: list = []
-    seq = chain(entries, main, rows=rows, counts=counts)
+    below: list[Entry] = []  # the rows below an unanswered leaf: after everything else, as the client puts them
+    seq = chain(entries, main, rows=rows, counts=counts, tail=below)
     if not seq:
         return []
     if main is not entries:
@@ -790,6 +832,8 @@ def sent_entries(entries: list[Entry]) -> list[Entry]:
             deferred.sort(key=lambda d: d[0])
     for _end, answers in deferred:
         out.extend(answers)
+    if below:
+        out += [e for e in below if e.kind == MESSAGE and e.index not in done]
     return out
 
 

@@ -98,3 +98,11 @@ def test_an_attribution_rendered_from_its_data_goes_unjudged_and_nothing_else(tm
     p = tmp_path / "as-recorded.jsonl"
     p.write_bytes(b"\n".join(src))
     assert not judge_fuzz._rendered_otherwise(str(p))
+
+
+def test_the_judge_reads_a_tool_id_written_as_an_object():
+    """A call and its result whose id is an object or a list (judge fuzz seed 720) are paired by their JSON, not
+    refused as unhashable; a result of another id is no result of the call."""
+    sent = [("assistant", [("tool_use", {"a": 1}, "Read", "{}"), ("tool_use", ["x"], "Read", "{}")]),
+            ("user", [("tool_result", {"a": 1}, '"ok"', False), ("tool_result", ["y"], '"no"', False)])]
+    assert judge_fuzz._claude_results(sent) == {('{"a": 1}', '"ok"')}

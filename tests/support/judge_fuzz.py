@@ -175,8 +175,14 @@ def _claude_view(path: str):
 
 
 def _claude_results(sent) -> set:
-    calls = {b[1] for _, blocks in sent for b in blocks if b[0] == "tool_use"}
-    return {(b[1], b[2]) for _, blocks in sent for b in blocks if b[0] == "tool_result" and b[1] in calls}
+    calls = {_hashable(b[1]) for _, blocks in sent for b in blocks if b[0] == "tool_use"}
+    return {(_hashable(b[1]), b[2]) for _, blocks in sent for b in blocks
+            if b[0] == "tool_result" and _hashable(b[1]) in calls}
+
+
+def _hashable(v):
+    """A tool id as a set member: an id written as an object or a list (judge fuzz seed 720) by its JSON."""
+    return json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else v
 
 
 def _claude_paired(sent) -> list:
