@@ -5,6 +5,7 @@ CI runs ``JUDGE_FUZZ_CASES`` cases per agent with a fixed seed; ``CTXTOOL_JUDGE_
 runs more (``CTXTOOL_JUDGE_FUZZ_SEED`` picks another seed). Each case starts the agent twice.
 """
 
+import json
 import os
 
 import pytest
@@ -106,3 +107,20 @@ def test_the_judge_reads_a_tool_id_written_as_an_object():
     sent = [("assistant", [("tool_use", {"a": 1}, "Read", "{}"), ("tool_use", ["x"], "Read", "{}")]),
             ("user", [("tool_result", {"a": 1}, '"ok"', False), ("tool_result", ["y"], '"no"', False)])]
     assert judge_fuzz._claude_results(sent) == {('{"a": 1}', '"ok"')}
+
+
+def test_a_pi_line_linked_by_a_number_goes_unjudged_and_nothing_else(tmp_path):
+    """pi links a parentId that is a number or true to the line whose id is that value; ctxtool does not (documented):
+    only such a pair makes a pi case a known difference, not a number id no line names, nor a string of its digits."""
+    def case(name, lines):
+        p = tmp_path / name
+        p.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+        return judge_fuzz.known_difference("pi", str(p))
+
+    head = {"type": "session", "version": 3, "id": "s"}
+    assert case("big.jsonl", [head, {"type": "message", "id": 10 ** 39}, {"type": "message", "id": "b", "parentId": 10 ** 39}])
+    assert case("float.jsonl", [head, {"type": "message", "id": 5}, {"type": "message", "id": "b", "parentId": 5.0}])
+    assert case("true.jsonl", [head, {"type": "message", "id": True}, {"type": "message", "id": "b", "parentId": True}])
+    assert not case("unnamed.jsonl", [head, {"type": "message", "id": 5}, {"type": "message", "id": "b", "parentId": "a"}])
+    assert not case("string.jsonl", [head, {"type": "message", "id": 5}, {"type": "message", "id": "b", "parentId": "5"}])
+    assert not case("zero.jsonl", [head, {"type": "message", "id": 0}, {"type": "message", "id": "b", "parentId": 0}])
