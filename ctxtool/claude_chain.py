@@ -1030,7 +1030,8 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False) -> 
                 nxt["content"] = [b for b in nxt["content"]
                                   if not (b.get("type") == "tool_result" and _tid(b, "tool_use_id") in reused)] \
                     or [{"type": "text", "text": NO_CONTENT}]
-        calls = [_tid(b, "id") for b in m["content"] if b.get("type") == "tool_use"]
+        blocks = [b for b in m["content"] if b.get("type") == "tool_use"]
+        calls = [_tid(b, "id") for b in blocks]
         sent_ids.update(calls)
         nxt = msgs[k + 1] if k + 1 < len(msgs) and msgs[k + 1]["role"] == "user" else None
         answered: set = set()
@@ -1057,8 +1058,9 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False) -> 
             continue
         if k == last_assistant and (nxt is None or (k + 2 == len(msgs) and all(b.get("type") == "tool_result" for b in nxt["content"]))):
             # the session ended in the last response's tool runs: its open calls get the client's "interrupted" result
-            results = [{"type": "tool_result", "content": INTERRUPTED_RESULT, "is_error": True, "tool_use_id": c}
-                       for c in missing]
+            # (the call's own id, not its key: an id written as an object is sent as that object, judge fuzz seed 720)
+            results = [{"type": "tool_result", "content": INTERRUPTED_RESULT, "is_error": True, "tool_use_id": b.get("id")}
+                       for b, c in zip(blocks, calls) if c in missing]
             if nxt is None:
                 tail = [_lined({"role": "user", "content": results}, {}, lines),
                         _lined({"role": "assistant", "content": [{"type": "text", "text": NO_RESPONSE}]}, {}, lines)]
@@ -1068,8 +1070,8 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False) -> 
             gone = {c for c in missing if c not in present}
             if gone:
                 m["content"] = [b for b in m["content"] if not (b.get("type") == "tool_use" and _tid(b, "id") in gone)]
-            lost = [{"type": "tool_result", "tool_use_id": c, "content": MISSING_RESULT, "is_error": True}
-                    for c in missing if c not in gone]
+            lost = [{"type": "tool_result", "tool_use_id": b.get("id"), "content": MISSING_RESULT, "is_error": True}
+                    for b, c in zip(blocks, calls) if c in missing and c not in gone]
             if lost:
                 if nxt is not None:
                     nxt["content"] = lost + nxt["content"]

@@ -1546,3 +1546,20 @@ def test_two_branches_of_attachments_below_a_prompt_are_sent_in_time_order(tmp_p
     order = _reminders_in_order(ours)
     assert order == _reminders_in_order(judge)
     assert len(order) == 3 and ("Attribution for git commits" in order[0]) == earlier
+
+
+@pytest.mark.parametrize("raw", [b'{"type":{}}', b"{}", b"[]", b'["x"]', b"5", b"true"])
+def test_an_open_calls_interrupted_result_carries_the_calls_own_id(tmp_path, raw):
+    """The session ended in the last response's tool run, one open call's id written as another value than a string
+    (judge fuzz seed 720, case 0057: an object): the client's "interrupted" result carries that very value as its
+    ``tool_use_id``; ctxtool sent its own key for the object in its place."""
+    lines = (REC / "interrupted.jsonl").read_bytes().split(b"\n")
+    assert b'"id":"toolu_rec_i2"' in lines[30]
+    lines[30] = lines[30].replace(b'"id":"toolu_rec_i2"', b'"id":' + raw, 1)
+    path = tmp_path / "interrupted.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    judge = resume_payload(str(path))["messages"]
+    ours = sent_messages(scan(str(path)))
+    assert conversation(ours) == conversation(judge)
+    assert json.loads(raw) in [b.get("tool_use_id") for m in ours if isinstance(m["content"], list) for b in m["content"]
+                               if b.get("type") == "tool_result"]

@@ -106,7 +106,7 @@ def test_the_judge_reads_a_tool_id_written_as_an_object():
     refused as unhashable; a result of another id is no result of the call."""
     sent = [("assistant", [("tool_use", {"a": 1}, "Read", "{}"), ("tool_use", ["x"], "Read", "{}")]),
             ("user", [("tool_result", {"a": 1}, '"ok"', False), ("tool_result", ["y"], '"no"', False)])]
-    assert judge_fuzz._claude_results(sent) == {('{"a": 1}', '"ok"')}
+    assert judge_fuzz._claude_results(sent) == {(("json", '{"a": 1}'), '"ok"')}
 
 
 def test_a_pi_line_linked_by_a_number_goes_unjudged_and_nothing_else(tmp_path):
