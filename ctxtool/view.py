@@ -292,7 +292,13 @@ def sent_messages(t, entries: list[Entry] | None = None) -> list[dict]:
                 out.append({"role": role, "content": blocks, "lines": [e.lineno for e in part]})
     if fmt != "claude":
         return out
-    return [dict(m, content=on_the_wire(m["content"])) for m in heal(out, close_turn=close, lines=True)]
+    out = [dict(m, content=on_the_wire(m["content"])) for m in heal(out, close_turn=close, lines=True)]
+    if out and out[0]["role"] == "system":
+        # a history that starts with context the client renders for the system (no prompt before it: a first turn's
+        # prompt lost, a file cut after its first attachments): the client sends it as a user message, its text
+        # wrapped as a reminder again (judge fuzz seed 716, case 0150; 6 probes)
+        out[0] = dict(out[0], role="user", content=_REMINDER_OPEN + out[0]["content"] + _REMINDER_CLOSE)
+    return out
 
 
 def on_the_wire(v):

@@ -1563,3 +1563,41 @@ def test_an_open_calls_interrupted_result_carries_the_calls_own_id(tmp_path, raw
     assert conversation(ours) == conversation(judge)
     assert json.loads(raw) in [b.get("tool_use_id") for m in ours if isinstance(m["content"], list) for b in m["content"]
                                if b.get("type") == "tool_result"]
+
+
+def _first_turn_shapes() -> dict:
+    """parallel.jsonl edited so that the history starts with context the client renders for the system: its prompt
+    (line 2) lost, cut after some of its attachments (3: environment ... 12: attribution) or not cut; and judge fuzz
+    seed 716, case 0150 (the environment line's type made an array, the attribution line deleted)."""
+    src = (REC / "parallel.jsonl").read_bytes().split(b"\n")
+    assert b'"type":"user"' in src[2] and b'"type":"environment"' in src[3] and b'"remote_session_change"' in src[12]
+    no_prompt = src[:2] + src[3:]
+    seed716 = list(src)
+    seed716[3] = seed716[3].replace(b'}},"type":"attachment","uuid"', b'}},"type":[{"type":[]}],"uuid"', 1)
+    assert seed716[3] != src[3]
+    del seed716[12]
+    return {"no prompt, cut at 5": no_prompt[:5], "no prompt, cut at 9": no_prompt[:9],
+            "no prompt, cut at 11": no_prompt[:11], "no prompt": no_prompt, "seed 716": seed716,
+            "as recorded": src}
+
+
+_FIRST_TURNS = _first_turn_shapes()
+
+
+@pytest.mark.parametrize("shape", list(_FIRST_TURNS))
+def test_a_history_that_starts_with_system_context_sends_it_as_a_user_reminder(tmp_path, shape):
+    """A history whose first message would be the context the client renders for the system: the client sends it as a
+    user message, the renderings joined as in its ``system`` message and wrapped as one reminder (judge fuzz seed 716,
+    case 0150; ctxtool sent a ``system`` message). Compared as sent, the first message exactly; the client's empty
+    ``system`` message after it (attachments alone) is not imitated."""
+    path = tmp_path / "parallel.jsonl"
+    path.write_bytes(b"\n".join(_FIRST_TURNS[shape]) + b"\n")
+    judge = resume_payload(str(path))["messages"]
+    ours = sent_messages(scan(str(path)))
+    assert conversation(ours) == conversation(judge)
+    first = [b.get("text") for b in judge[0]["content"]] if isinstance(judge[0]["content"], list) else [judge[0]["content"]]
+    mine = [b.get("text") for b in ours[0]["content"]] if isinstance(ours[0]["content"], list) else [ours[0]["content"]]
+    # (less a trailing newline: ctxtool ends each rendered reminder with the one the client adds where it joins it to
+    # a prompt, also when no prompt follows; the comparison of messages leaves it out alike)
+    assert (ours[0]["role"], [t.rstrip("\n") for t in mine]) == (judge[0]["role"], [t.rstrip("\n") for t in first])
+    assert ours[0]["role"] == "user"
