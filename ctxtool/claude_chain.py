@@ -365,9 +365,13 @@ def _turn_tail(m: Entry, by_id: dict, links: dict | None, odd: list, seen: set) 
     whichever of them the last row is, on every branch (judge fuzz seed 712, case 0118: a line of them written
     again at the end; seed 701, case 0000: attachments marked as a subagent's, which the last row skips).
     A progress line is read out of the links, as the client reads it; rows already on the chain are not
-    taken again. A response's rows below it are the next turn's, which the new prompt takes: none here."""
+    taken again. A response's rows below it are the next turn's, which the new prompt takes: none here.
+    Not imitated: the client compares the ``timestamp`` values as written (strings character by character), ctxtool
+    their times (the same order for the client's own ISO times); where a row's uuid is no string, the rows are taken in
+    the order of their lines (the client's map keeps a uuid written twice at its first line's place, ctxtool at its
+    last's), and nothing hangs below such a row."""
     kids: dict = {}
-    for e in chain_rows(by_id.values(), odd) if odd else by_id.values():
+    for e in sorted(chain_rows(by_id.values(), odd), key=_index) if odd else by_id.values():
         t = e.type
         if t == "user" or t == "assistant" or t == "progress":
             continue

@@ -1501,28 +1501,31 @@ def test_an_unanswered_prompts_attachments_are_sent_whichever_of_them_is_the_las
     assert any("Attribution for git commits" in t for t in reminder_texts(ours))
 
 
-def test_attachments_hanging_off_a_prompt_but_not_below_the_last_row_are_not_sent(tmp_path):
-    """The same file, the first turn's attachments below the model's re-linked to the environment's: they no longer hang
-    below the last row's prompt through the model line, but still below the prompt, and are sent; detached from the
-    prompt (the environment's parent made a line of another turn), nothing but the prompt is."""
+@pytest.mark.parametrize("detached", [False, True], ids=["beside", "detached"])
+def test_attachments_below_the_prompt_but_not_below_the_last_row_are_sent_by_their_links(tmp_path, detached):
+    """The same file (the model attachment written again at the end), the first turn's attachments below the model's
+    re-linked to the environment's ("beside"): no longer below the last row, but still below the prompt, and sent; the
+    environment's re-linked to a line of another turn ("detached"): the first turn's attachments follow that line, not
+    the prompt. Compared in order, reminders included (the detached history ends with a user message, which the
+    reminder comparison cannot read)."""
     src = (REC / "auto_compacted.jsonl").read_bytes().split(b"\n")
     env = re.search(rb'"uuid":"([^"]+)"', src[3]).group(1)
     model = re.search(rb'"uuid":"([^"]+)"', src[4]).group(1)
-    for detached in (False, True):
-        lines = src[:35] + [src[4]]
-        if detached:
-            lines[3] = lines[3].replace(re.search(rb'"parentUuid":"[^"]+"', src[3]).group(0),
-                                        b'"parentUuid":"' + re.search(rb'"uuid":"([^"]+)"', src[33]).group(1) + b'"', 1)
-        else:
-            lines[5] = lines[5].replace(b'"parentUuid":"' + model + b'"', b'"parentUuid":"' + env + b'"', 1)
-        assert lines[3] != src[3] or lines[5] != src[5]
-        path = tmp_path / f"detached-{detached}" / "auto_compacted.jsonl"
-        path.parent.mkdir()
-        path.write_bytes(b"\n".join(lines) + b"\n")
-        judge = resume_payload(str(path))["messages"]
-        ours = sent_messages(scan(str(path)))
-        assert conversation(ours) == conversation(judge)
-        assert reminder_texts(ours) == reminder_texts(judge)
+    lines = src[:35] + [src[4]]
+    if detached:
+        lines[3] = lines[3].replace(re.search(rb'"parentUuid":"[^"]+"', src[3]).group(0),
+                                    b'"parentUuid":"' + re.search(rb'"uuid":"([^"]+)"', src[33]).group(1) + b'"', 1)
+        assert lines[3] != src[3]
+    else:
+        lines[5] = lines[5].replace(b'"parentUuid":"' + model + b'"', b'"parentUuid":"' + env + b'"', 1)
+        assert lines[5] != src[5]
+    path = tmp_path / "auto_compacted.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    judge = resume_payload(str(path))["messages"]
+    ours = sent_messages(scan(str(path)))
+    assert conversation(ours) == conversation(judge)
+    assert _reminders_in_order(ours) == _reminders_in_order(judge)
+    assert any("Attribution for git commits" in t for t in _reminders_in_order(ours))
 
 
 @pytest.mark.parametrize("earlier", [False, True], ids=["attribution later", "attribution earlier"])
