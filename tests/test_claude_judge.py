@@ -1604,3 +1604,23 @@ def test_a_history_that_starts_with_system_context_sends_it_as_a_user_reminder(t
     # a prompt, also when no prompt follows; the comparison of messages leaves it out alike)
     assert (ours[0]["role"], [t.rstrip("\n") for t in mine]) == (judge[0]["role"], [t.rstrip("\n") for t in first])
     assert ours[0]["role"] == "user"
+
+
+def test_every_prefix_of_a_session_the_client_rewound_is_read_as_the_client_resumes_it(tmp_path):
+    """rewound_sdk.jsonl: the client's own rewind (the SDK's ``rewind_conversation``, as Esc Esc), twice, each leaving a
+    checkpoint with ``rewound``, ``cutUuid`` and ``explicit``. Cut after each of its lines (a session read while the
+    client writes it, or killed there), every prefix is resumed by the client and compared: messages and reminders."""
+    lines = (REC / "rewound_sdk.jsonl").read_bytes().split(b"\n")
+    assert sum(b'"rewound":true' in x and b'"cutUuid"' in x for x in lines) == 2
+    differ = []
+    for k in range(3, len(lines)):
+        if not lines[k - 1]:
+            continue
+        path = tmp_path / f"{k}" / "rewound_sdk.jsonl"
+        path.parent.mkdir()
+        path.write_bytes(b"\n".join(lines[:k]) + b"\n")
+        judge = resume_payload(str(path))["messages"]
+        ours = sent_messages(scan(str(path)))
+        if conversation(ours) != conversation(judge) or reminder_texts(ours) != reminder_texts(judge):
+            differ.append(k)
+    assert not differ

@@ -35,14 +35,20 @@ AGENTS = ("pi", "claude", "codex")
 REFUSED = "refused"
 
 
-def sources(agent: str) -> list[str]:
+# recordings added after the judge fuzz began, with the first seed whose cases draw on them: a seed always gives
+# the same cases (the seeds and cases named in the docs and commits stay reproducible)
+JOINED_AT = {"rewound_sdk.jsonl": 800}
+
+
+def sources(agent: str, seed: int | None = None) -> list[str]:
     """The agent's own files: recorded by the real client (Claude Code, Codex; pi's own SessionManager),
     and for pi the repair cases and what repair made of them (each judged by the real pi in
-    ``test_repair_pi.py``)."""
+    ``test_repair_pi.py``). ``seed``: those the judge fuzz draws on at that seed (``JOINED_AT``; None: all)."""
     if agent == "claude":
         d = os.path.join(FIXTURES, "claude-recorded")
         return [os.path.join(d, n) for n in sorted(os.listdir(d))
-                if n.endswith(".jsonl") and ".agent-" not in n and not n.startswith("subagent")]
+                if n.endswith(".jsonl") and ".agent-" not in n and not n.startswith("subagent")
+                and (seed is None or seed >= JOINED_AT.get(n, 0))]
     if agent == "codex":
         d = os.path.join(FIXTURES, "codex-recorded")
         return [os.path.join(d, n) for n in sorted(os.listdir(d)) if n.endswith(".jsonl") and not n.startswith("forked")]
@@ -54,7 +60,7 @@ def sources(agent: str) -> list[str]:
 
 def cases(agent: str, seed: int, n: int):
     """``(name, source file name, bytes)``: the same seed always gives the same cases."""
-    srcs = sources(agent)
+    srcs = sources(agent, seed)
     data = [open(p, "rb").read() for p in srcs]
     r = random.Random(seed)
     for i in range(n):
