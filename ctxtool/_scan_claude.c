@@ -678,6 +678,8 @@ static int message_facts(Meta *self, int assistant, PyObject *ty, PyObject *m, A
             }
         }
         if ((r = blocks_facts(c, self->shared, stats, content, role, f)) != CL_MADE) return r;
+    } else if (!assistant) {
+        return CL_DECLINE;  /* a prompt's content no string and no list: the Python marks it (UNREADABLE_CONTENT) */
     } else {
         f->empty = 1;
     }
@@ -943,7 +945,7 @@ static int user_message_bytes(Meta *self, PyObject *ty, Att *a, CF *f) {
             f->k[4] += images * c->image_chars;
         }
     } else {
-        visible = 0;
+        return CL_DECLINE;  /* content no string and no list: the Python marks it (UNREADABLE_CONTENT, claude_chain._fold) */
     }
     int interrupt = 0;
     if (!f->results && is_ && *is_ == '"' && (interrupt = interrupt_text(c, is_, ie)) != 0 && interrupt != 1)
@@ -1302,6 +1304,8 @@ static PyObject *claude_entry(Meta *self, int lt, Att *a, PyObject *index, PyObj
         }
     } else if (lt == LT_USER && a->vs[A_ORIGIN] && *a->vs[A_ORIGIN] == '{' && may_notify(a->vs[A_ORIGIN], a->ve[A_ORIGIN])) {
         r = CL_DECLINE;  /* a background task's notification, which the client frames: formats.claude_origin */
+    } else if (lt == LT_USER && !(a->vs[A_MESSAGE] && *a->vs[A_MESSAGE] == '{')) {
+        r = CL_DECLINE;  /* a prompt line whose message is no object: the Python marks it (UNREADABLE_CONTENT) */
     } else if (a->vs[A_MESSAGE] && *a->vs[A_MESSAGE] == '{'
                && (r = lt == LT_USER ? user_message_bytes(self, ty, a, &f) : assistant_message_bytes(self, ty, a, &f))
                       == CL_PARSE) {

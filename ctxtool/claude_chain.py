@@ -50,7 +50,7 @@ from functools import cmp_to_key
 from itertools import islice
 
 from .formats.common import js_stringify
-from .model import BOUNDARY, FALSY_ID, FALSY_MESSAGE_ID, FALSY_PARENT, MESSAGE, Entry, as_list
+from .model import BOUNDARY, FALSY_ID, FALSY_MESSAGE_ID, FALSY_PARENT, MESSAGE, UNREADABLE_CONTENT, Entry, as_list
 from .scanloop import index_passes
 
 INTERRUPTED_RESULT = ("[Tool call interrupted: the session ended before this call's result was recorded, "
@@ -263,6 +263,12 @@ def _fold(by_id: dict, last_b: Entry, listed: Entry | None, odd: list | None = N
         kept = _kept(listed, by_id)
         if kept is None or any(u not in by_id for u in kept):
             return None, False
+        a = by_id.get(listed.get("anchor"))
+        if kept and a is not None and a.type == "user" and a.extra is not None and a.extra.get(UNREADABLE_CONTENT):
+            # the anchor (the compact summary) written with content that is no string and no list: the client keeps
+            # none of the kept messages, and drops them with the rows before the boundary (judge fuzz seeds 531 and
+            # 800; probed: a number, null, an object, none, a message that is no object; a list or a string keeps them)
+            kept = []
         if kept:
             prev = anchor = listed.get("anchor")
             for u in kept:

@@ -170,6 +170,7 @@ BAD_PARENT = "(not a string)"
 FALSY_PARENT = "(not a string, false)"
 FALSY_ID = "falsy_id"  # a response line's extra: its uuid is no string and JavaScript reads it as false (0, null, none)
 FALSY_MESSAGE_ID = "falsy_message_id"  # a response line's extra: its message.id JavaScript reads as false ("", 0, null, none)
+UNREADABLE_CONTENT = "unreadable_content"  # a user line's extra: its message is no object, or its content no string or list
 
 
 NOT_STRINGS = (int, float, bool, dict, list)  # JSON values that are neither a string nor null

@@ -1624,3 +1624,30 @@ def test_every_prefix_of_a_session_the_client_rewound_is_read_as_the_client_resu
         if conversation(ours) != conversation(judge) or reminder_texts(ours) != reminder_texts(judge):
             differ.append(k)
     assert not differ
+
+
+_SUMMARY_MESSAGES = {"content 5": b'{"role":"user","content":5}', "content null": b'{"role":"user","content":null}',
+                     "content an object": b'{"role":"user","content":{"a":1}}', "no content": b'{"role":"user"}',
+                     "message {}": b"{}", "message 5": b"5", "content a list": b'{"role":"user","content":[]}',
+                     "content a string, no role": b'{"content":"x"}'}
+
+
+@pytest.mark.parametrize("name,line", [("auto_compacted.jsonl", 63), ("compacted.jsonl", 48)], ids=["auto", "manual"])
+@pytest.mark.parametrize("message", list(_SUMMARY_MESSAGES))
+def test_a_compact_summary_of_unreadable_content_keeps_none_of_the_kept_messages(tmp_path, name, line, message):
+    """The compact summary a boundary's kept messages follow (its ``anchorUuid``), its message written with content
+    that is no string and no list, or no message object at all: the client sends none of the kept messages (judge fuzz
+    seed 531, case 0074, ``compacted.jsonl``; seed 800, case 0001, ``auto_compacted.jsonl``: ``"message":{}``); a
+    list or a string keeps them. ctxtool sent them."""
+    lines = (REC / name).read_bytes().split(b"\n")
+    assert b'"isCompactSummary":true' in lines[line] and b'"preservedMessages"' in lines[line - 1 if name == "compacted.jsonl" else line - 3]
+    edited = re.sub(rb'"message":\{"role":"user","content":"This session is being continued.*?"\}',
+                    b'"message":' + _SUMMARY_MESSAGES[message], lines[line], count=1)
+    assert edited != lines[line]
+    lines[line] = edited
+    path = tmp_path / name
+    path.write_bytes(b"\n".join(lines))
+    judge = resume_payload(str(path))["messages"]
+    ours = sent_messages(scan(str(path)))
+    assert conversation(ours) == conversation(judge)
+    assert reminder_texts(ours) == reminder_texts(judge)

@@ -235,7 +235,7 @@ def _meta_line(**fields) -> bytes:
     (_meta_line(timestamp="2025-06-01T10:00:00+02:00"), True),  # parse_ts reads it
     (_meta_line(timestamp="2024-02-30T10:00:00.000Z"), True),  # no such day: parse_ts says None
     (_meta_line(timestamp="yesterday"), True),
-    (_meta_line(type="user", isSidechain=False), True),  # a prompt line without a message: a metadata entry
+    (_meta_line(type="user", isSidechain=False), False),  # a prompt line without a message: the Python's (marked)
     (_meta_line(type="attachment", isSidechain=False), True),  # an attachment line (read below)
     (_meta_line(type=None), False),
     (_meta_line(type=...), False),
@@ -904,15 +904,35 @@ def _result(**fields) -> list:
     _message_line("user", [{"type": "redacted_thinking", "data": "x"}] + _result()),
     _message_line("user", [{"type": "tool_use", "id": "t", "name": "Bash", "input": {}}]),
     _message_line("user", []),
-    _message_line("user", None),
-    _message_line("user", {"type": "text", "text": "x"}),
-    _message_line("user", "x").replace(b', "content": "x"', b""),
     _message_line("user", "x", isSidechain=True, isCompactSummary=True, isMeta=False),
 ], ids=lambda line: line[line.index(b'"message"'):][:60].decode())
 def test_a_prompts_message_read_from_its_bytes_is_pythons(line):
     for stats in (True, False):
         (c,) = c_entries([line], 1, stats)
         assert c is not None and c == py_entry(line, 1, stats)
+
+
+@pytest.mark.parametrize("line", [
+    _message_line("user", None),
+    _message_line("user", 5),
+    _message_line("user", {"type": "text", "text": "x"}),
+    _message_line("user", "x").replace(b', "content": "x"', b""),
+    _message_line("user", "x", isCompactSummary=True).replace(b'"message": {"role": "user", "content": "x"}', b'"message": {}'),
+    _message_line("user", "x").replace(b'"message": {"role": "user", "content": "x"}', b'"message": 5'),
+    _meta_line(type="user", isSidechain=False),  # no message at all
+], ids=lambda line: line[line.index(b'"type"'):][:70].decode())
+def test_a_prompt_whose_content_is_no_string_or_list_is_left_to_python(line):
+    """A prompt line whose content is no string and no list, or whose message is no object: the C part leaves it to the
+    Python, which marks it (``UNREADABLE_CONTENT``: as the anchor of a compaction's kept messages, the client keeps
+    none of them: claude_chain._fold); and no other prompt line is so marked."""
+    for stats in (True, False):
+        (c,) = c_entries([line], 1, stats)
+        assert c is None
+        extra = py_entry(line, 1, stats)[1 + FIELDS.index("extra")]
+        assert extra is not None and extra.get("unreadable_content") is True
+    for ok in (_message_line("user", "x"), _message_line("user", []), _message_line("user", [{"type": "text", "text": "x"}])):
+        extra = py_entry(ok, 1, True)[1 + FIELDS.index("extra")]
+        assert not (extra or {}).get("unreadable_content")
 
 
 def _call(**fields) -> list:
@@ -1125,7 +1145,6 @@ def test_nontext_counts_the_bytes_the_binary_check_counts():
 
 _SIDE_LINES = [_message_line("user", "x"), _message_line("assistant", [{"type": "text", "text": "hi"}]),
                _meta_line(type="system", subtype="informational", isSidechain=False),
-               _meta_line(type="user", isSidechain=False),  # a prompt line without a message
                b'{"type":"attachment","uuid":"u","attachment":{"type":"k"},"rendered":[{"content":"x"}],"isSidechain":false}\n',
                b'{"type":"attachment","uuid":"u","attachment":{"type":"k"},"isSidechain":false}\n']  # not rendered
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from ..model import BOUNDARY, FALSY_ID, FALSY_MESSAGE_ID, MESSAGE, META, Usage, js_false, parent_of
+from ..model import BOUNDARY, FALSY_ID, FALSY_MESSAGE_ID, MESSAGE, META, UNREADABLE_CONTENT, Usage, js_false, parent_of
 from .claude_origin import framed
 from .common import REPAIR_TEXT, blank_user_fixed, count_field, error_turn_content, new_uuid, scan_anthropic_blocks, set_extra, ts_field
 
@@ -120,6 +120,8 @@ def _read(obj: dict, e, stats: bool) -> None:
         e.kind = META
         if t == "system":
             set_extra(e, {"subtype": obj.get("subtype")})
+        elif t == "user":
+            set_extra(e, {UNREADABLE_CONTENT: True})  # (see claude_chain._fold)
         return
     e.kind = MESSAGE
     e.role = t
@@ -130,6 +132,10 @@ def _read(obj: dict, e, stats: bool) -> None:
     e.blocks = blocks
     scan_anthropic_blocks(e, blocks, "assistant" if t == "assistant" else ("toolResult" if _has_results(blocks) else "user"), stats)
     extra = {}
+    if t == "user" and not isinstance(content, (str, list)):
+        # a prompt whose content is no string and no list (a number, null, an object, none): sent as nothing; as the
+        # anchor a compaction's kept messages follow, the client keeps none of them (claude_chain._fold)
+        extra[UNREADABLE_CONTENT] = True
     if obj.get("isCompactSummary"):
         extra["compact_summary"] = True
     if not js_false(obj.get("isSidechain")):  # (as JavaScript tests it: an empty object or array is true)
