@@ -1651,3 +1651,28 @@ def test_a_compact_summary_of_unreadable_content_keeps_none_of_the_kept_messages
     ours = sent_messages(scan(str(path)))
     assert conversation(ours) == conversation(judge)
     assert reminder_texts(ours) == reminder_texts(judge)
+
+
+@pytest.mark.parametrize("with_text", [False, True], ids=["call alone", "text and call"])
+@pytest.mark.parametrize("raw", [b"1e400", b"5", b'"zzz"', b"[]", b"{}", b"null"])
+def test_an_emptied_turn_after_a_response_left_with_nothing_joins_the_turn_before(tmp_path, raw, with_text):
+    """parallel.jsonl's last call answered by a result whose id names no call (judge fuzz seed 800, case 0146: 1e400):
+    the call has no result anywhere and is dropped; a response of that call alone goes with it, and the emptied turn
+    of its result then meets the prompt before it: one turn, with no "(no content)" (ctxtool sent one). A response
+    with a text line before the call's (as the client writes a response, a line a block) stays, and so does the emptied
+    turn, as "(no content)" (judge fuzz seed 524)."""
+    lines = (REC / "parallel.jsonl").read_bytes().split(b"\n")
+    assert b'"tool_use_id":"toolu_rec_p4"' in lines[41] and b'"content":[{"type":"tool_use","id":"toolu_rec_p4"' in lines[40]
+    lines[41] = lines[41].replace(b'"tool_use_id":"toolu_rec_p4"', b'"tool_use_id":' + raw, 1)
+    if with_text:
+        call = json.loads(lines[40])
+        text = dict(call, uuid="11111111-2222-4333-8444-555555555555",
+                    message=dict(call["message"], content=[{"type": "text", "text": "Running it."}]))
+        call["parentUuid"] = text["uuid"]
+        lines[40:41] = [json.dumps(text, separators=(",", ":")).encode(), json.dumps(call, separators=(",", ":")).encode()]
+    path = tmp_path / "parallel.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    judge = resume_payload(str(path))["messages"]
+    ours = sent_messages(scan(str(path)))
+    assert conversation(ours) == conversation(judge)
+    assert ("(no content)" in json.dumps(conversation(ours))) == with_text
