@@ -56,6 +56,7 @@ from .scanloop import index_passes
 INTERRUPTED_RESULT = ("[Tool call interrupted: the session ended before this call's result was recorded, "
                       "so its outcome is unknown. Check whether it took effect before relying on it or running it again.]")
 NO_RESPONSE = "No response requested."
+RENDERED = "_rendered"  # the mark of a block of rendered context among a user turn's blocks (view._claude_user_run)
 TOOL_USE_INTERRUPTED = "[Tool use interrupted]"
 NO_CONTENT = "(no content)"
 TOOL_REFERENCES_REMOVED = "[Tool references removed - tools no longer available]"
@@ -1019,7 +1020,9 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False) -> 
         # a turn's text that is only white space is left out, and a turn left with nothing is sent as "(no content)";
         # a turn of one line whose content is a string is sent as written, blank or empty (judged: judge fuzz seed 100)
         if m["role"] == "user" and not m.pop("_alone"):
-            m["content"] = [b for b in m["content"] if not _blank_text(b)] or [{"type": "text", "text": NO_CONTENT}]
+            # (rendered context is kept, white space or not: judge fuzz seed 806, case 0032, a rendering of " ")
+            m["content"] = [b for b in m["content"] if not (_blank_text(b) and RENDERED not in b)] \
+                or [{"type": "text", "text": NO_CONTENT}]
     last_assistant = max((k for k, m in enumerate(msgs) if m["role"] == "assistant"), default=-1)
     # results present somewhere: a call whose result stands elsewhere (not in the next message) keeps
     # its place with the client's "missing" result; a call with no result anywhere is dropped

@@ -18,7 +18,7 @@ from itertools import islice
 from operator import attrgetter, eq
 
 from . import codex_rules
-from .claude_chain import _blank_text, _unreadable_text, chain, gives_nothing, sent_entries
+from .claude_chain import RENDERED, _blank_text, _unreadable_text, chain, gives_nothing, sent_entries
 from .formats.common import DOUBLE_EXACT, LONE_SURROGATE
 from .model import BOUNDARY, COMPACTION, HEADER, MESSAGE, Entry
 from .scanloop import index_passes
@@ -292,7 +292,7 @@ def sent_messages(t, entries: list[Entry] | None = None) -> list[dict]:
                 out.append({"role": role, "content": blocks, "lines": [e.lineno for e in part]})
     if fmt != "claude":
         return out
-    out = [dict(m, content=on_the_wire(m["content"])) for m in heal(out, close_turn=close, lines=True)]
+    out = [dict(m, content=on_the_wire(_unmarked(m["content"]))) for m in heal(out, close_turn=close, lines=True)]
     if out and out[0]["role"] == "system":
         # a history that starts with context the client renders for the system (no prompt before it: a first turn's
         # prompt lost, a file cut after its first attachments): the client sends it as a user message, its text
@@ -528,6 +528,13 @@ def _local_command_run(t, context: list[Entry], f) -> bool:
 _REMINDER_OPEN, _REMINDER_CLOSE = "<system-reminder>\n", "\n</system-reminder>"
 
 
+def _unmarked(content):
+    """A message's content without the marks ``_claude_user_run`` puts on rendered context (``RENDERED``)."""
+    if type(content) is not list:
+        return content
+    return [{k: v for k, v in b.items() if k != RENDERED} if type(b) is dict and RENDERED in b else b for b in content]
+
+
 def _claude_user_run(t, group: list[Entry], f) -> list[dict]:
     """One user turn as Claude Code lays it out: tool results first, then the context it renders
     for the user (reminder text), then what was typed; the context it renders for the system goes
@@ -539,7 +546,8 @@ def _claude_user_run(t, group: list[Entry], f) -> list[dict]:
         if ctx == "system":
             ctx_system.append((e, blocks))
         elif ctx is not None:
-            ctx_user.append((e, [{"type": "text", "text": b.get("text", "") + "\n"} for b in blocks]))
+            # (marked: the client keeps a rendering of white space alone, which it leaves out of typed text: heal)
+            ctx_user.append((e, [{"type": "text", "text": b.get("text", "") + "\n", RENDERED: True} for b in blocks]))
         elif e.results:
             results.append((e, blocks))
         else:

@@ -1676,3 +1676,21 @@ def test_an_emptied_turn_after_a_response_left_with_nothing_joins_the_turn_befor
     ours = sent_messages(scan(str(path)))
     assert conversation(ours) == conversation(judge)
     assert ("(no content)" in json.dumps(conversation(ours))) == with_text
+
+
+@pytest.mark.parametrize("raw", [b'" "', b'"   \\n"', b'"\\t"', b'""'])
+def test_a_rendering_of_white_space_alone_is_sent_as_the_client_sends_it(tmp_path, raw):
+    """A user-role attachment's rendering written as white space alone beside its reminder (judge fuzz seed 806, case
+    0032, compacted.jsonl's file attachment): the client sends it, where it leaves typed text of white space out;
+    ctxtool left it out as typed text. An empty one is sent by neither."""
+    lines = (REC / "compacted.jsonl").read_bytes().split(b"\n")
+    old = b'"rendered":[{"content":"<system-reminder>\\nCalled'
+    assert old in lines[52]
+    lines[52] = lines[52].replace(old, b'"rendered":[{"content":' + raw + b'},{"content":"<system-reminder>\\nCalled', 1)
+    path = tmp_path / "compacted.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    judge = resume_payload(str(path))["messages"]
+    ours = sent_messages(scan(str(path)))
+    assert conversation(ours) == conversation(judge)
+    assert reminder_texts(ours) == reminder_texts(judge)
+    assert not any("_rendered" in b for m in ours if isinstance(m["content"], list) for b in m["content"])
