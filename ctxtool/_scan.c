@@ -811,7 +811,7 @@ typedef struct {
     cp kind_s, kind_e;
     Py_ssize_t texts;
     long long units;
-    int visible, blank, user, side, side_seen, odd;
+    int visible, blank, user, role_system, side, side_seen, odd;
     cp vs[NAKEYS], ve[NAKEYS];  /* the other fields' values (vs NULL: absent) */
 } Att;
 static cp att_field(cp p, cp end, int which, Att *a);

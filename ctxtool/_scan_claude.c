@@ -213,7 +213,10 @@ static cp att_field(cp p, cp end, int which, Att *a) {
             p = scan_string(s, end, &esc);
             if (!p) return NULL;
             if (esc) a->odd = 1;
-            else a->user = p - 1 - s == 4 && memcmp(s, "user", 4) == 0;
+            else {
+                a->user = p - 1 - s == 4 && memcmp(s, "user", 4) == 0;
+                a->role_system = p - 1 - s == 6 && memcmp(s, "system", 6) == 0;
+            }
             return p;
         }
         return scan_value(p, end, 1);  /* any other value: "system" */
@@ -348,7 +351,11 @@ static PyObject *att_entry(Meta *self, Att *a, PyObject *index, PyObject *no, Py
     }
     if (!(f.extra = PyDict_New()) || PyDict_SetItem(f.extra, self->s[AS_ATTACHMENT], kind) < 0) goto done;
     if (message) {
-        if (PyDict_SetItem(f.extra, self->s[AS_CONTEXT], self->s[a->user ? AS_USER : AS_SYSTEM]) < 0) goto done;
+        /* the attribution attachment whose role is neither "user" nor "system" is rendered from its data, for the
+         * user (formats.claude.USER_UNLESS_SYSTEM; judge fuzz seed 807) */
+        int user = a->user || (!a->role_system && a->kind_e - a->kind_s == 21
+                               && memcmp(a->kind_s, "remote_session_change", 21) == 0);
+        if (PyDict_SetItem(f.extra, self->s[AS_CONTEXT], self->s[user ? AS_USER : AS_SYSTEM]) < 0) goto done;
         if (a->side && PyDict_SetItem(f.extra, self->s[AS_SIDECHAIN], Py_True) < 0) goto done;
         if (!(f.role = shared_str(self, (cp)"user", 4))) goto done;
         f.nblocks = a->texts;

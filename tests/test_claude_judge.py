@@ -1694,3 +1694,24 @@ def test_a_rendering_of_white_space_alone_is_sent_as_the_client_sends_it(tmp_pat
     assert conversation(ours) == conversation(judge)
     assert reminder_texts(ours) == reminder_texts(judge)
     assert not any("_rendered" in b for m in ours if isinstance(m["content"], list) for b in m["content"])
+
+
+@pytest.mark.parametrize("kind,name,needle", [("remote_session_change", "api_error.jsonl", "Attribution for git commits"),
+                                              ("file", "compacted.jsonl", "Called the Read tool")])
+@pytest.mark.parametrize("raw", [b'"user"', b'"system"', b"{}", b"null", b"5", b'"User"', None],
+                         ids=lambda r: "left out" if r is None else r.decode())
+def test_the_attributions_role_when_it_is_neither_user_nor_system(tmp_path, kind, name, needle, raw):
+    """``renderedRole`` of the attribution attachment written as anything but "user" or "system" (judge fuzz seed 807,
+    case 0160: ``{}``): the client renders it from its data, for the user; ctxtool made it system text, as every other
+    kind is (a file attachment so written: the control)."""
+    lines = (REC / name).read_bytes().split(b"\n")
+    k = next(i for i, x in enumerate(lines) if b'"type":"%s"' % kind.encode() in x and b'"renderedRole":"user"' in x)
+    lines[k] = lines[k].replace(b'"renderedRole":"user"', b'"renderedRole":' + raw if raw is not None else b'"x":1', 1)
+    path = tmp_path / name
+    path.write_bytes(b"\n".join(lines))
+    sent = resume_payload(str(path))["raw"]["messages"]
+    ours = sent_messages(scan(str(path)))
+    mine = sorted({r for _, r in _rendered_in(ours, needle)})
+    assert mine == sorted({r for _, r in _rendered_in(sent, needle)})
+    user = raw == b'"user"' or (kind == "remote_session_change" and raw != b'"system"')
+    assert mine == (["user"] if user else ["system"])

@@ -627,7 +627,7 @@ NOTHING = object()
 CONTENTS = ["", " ", "\t\n", "\u00a0", "\u3000 \u2028", "\x1c\x1f", "\u200b", "\u0085", "a", " a ", "é", "😀", "x😀é\n",
             "\u2009" * 9 + "z", " " * 17, "abcdefgh", " " * 8 + "abcdefgh" + " " * 8, "\\", "\"q\"", "\b", "\x7f", None, 5, 0, [], {}, True, ["a"], NOTHING]
 RENDERED = [NOTHING, None, [], "text", 7, {"content": "a"}]
-KINDS = ["environment", "file", "", "é", "a\"b", None, 5, {}, [], NOTHING]
+KINDS = ["environment", "file", "remote_session_change", "", "é", "a\"b", None, 5, {}, [], NOTHING]
 ROLES = ["system", "user", "assistant", "", None, 5, ["system"], "Syst\u00e9m", NOTHING]
 SIDES = [True, False] * 3 + [None, NOTHING, 1, 0, "", "yes", []]  # (only true and false are the C part's: side_key)
 

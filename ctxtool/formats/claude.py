@@ -176,6 +176,11 @@ def _read(obj: dict, e, stats: bool) -> None:
         set_extra(e, extra)
 
 
+# attachment kinds the client renders from their data for the user when the recorded renderedRole is neither "user"
+# nor "system" (probed on the recorded kinds: only the attribution; a file attachment so written is system text)
+USER_UNLESS_SYSTEM = frozenset({"remote_session_change"})
+
+
 def _attachment(obj: dict, e, stats: bool) -> None:
     """An attachment the client recorded a rendering of is context it sends (a ``<system-reminder>``
     in a user or system message); one without a rendering is never read here (the client renders
@@ -197,8 +202,11 @@ def _attachment(obj: dict, e, stats: bool) -> None:
     e.blocks = blocks
     scan_anthropic_blocks(e, blocks, "user", stats)
     # the client renders it for the user only when renderedRole is "user"; any other value, or none, is system text
-    # (judged: null, a number, an object, "assistant", "User", left out; judge fuzz seed 510, case 0035)
-    set_extra(e, {"attachment": kind, "context": "user" if obj.get("renderedRole") == "user" else "system"})
+    # (judged: null, a number, an object, "assistant", "User", left out; judge fuzz seed 510, case 0035); but for the
+    # attribution, which it renders from its data for the user unless the role is "system" (judge fuzz seed 807)
+    role = obj.get("renderedRole")
+    user = role == "user" or (kind in USER_UNLESS_SYSTEM and role != "system")
+    set_extra(e, {"attachment": kind, "context": "user" if user else "system"})
     if not js_false(obj.get("isSidechain")):
         e.extra["sidechain"] = True
 
