@@ -45,8 +45,8 @@ The chain is built from the index (ids, links, message keys, tool ids): no secon
 from __future__ import annotations
 
 from bisect import bisect_right
-from itertools import chain as chain_rows
 from functools import cmp_to_key
+from itertools import chain as chain_rows
 from itertools import islice
 
 from .formats.common import js_stringify

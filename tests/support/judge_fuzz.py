@@ -303,7 +303,7 @@ def known_difference(agent: str, path: str) -> str | None:
 def _pi_links_by_a_value(path: str) -> bool:
     """A line whose ``parentId`` is a number (not 0) or ``true`` that another line has as its ``id``: pi's map of ids
     links them (SameValueZero: ``5`` is ``5.0``); ctxtool reads an id that is no string as none, so that line's parent
-    as lost (README, "What it reads"; judge fuzz seed 723, case 0007)."""
+    as lost (README, repair's "Structure"; judge fuzz seed 723, case 0007)."""
     ids, parents = set(), set()
     with open(path, "rb") as f:
         for line in f:
