@@ -382,13 +382,13 @@ def _turn_tail(m: Entry, by_id: dict, links: dict | None, odd: list, seen: set) 
         t = e.type
         if t == "user" or t == "assistant" or t == "progress":
             continue
-        p = links.get(_row_key(e), e.parent) if links else e.parent
+        p = _parent(e, links)
         hops = 0
         while p is not None and hops < 64:  # through progress lines (read out of the links)
             o = by_id.get(p)
             if o is None or o.type != "progress":
                 break
-            p = links.get(p, o.parent) if links else o.parent
+            p = _parent(o, links)
             hops += 1
         if p is not None and p != "":
             kids.setdefault(p, []).append(e)
