@@ -1359,6 +1359,12 @@ def test_a_history_that_ends_with_a_meta_line_is_closed_unless_a_command_caveat(
     assert any(m["role"] == "assistant" and NO_RESPONSE in json.dumps(m["content"]) for m in ours) == closed
 
 
+def _judged(path, data: bytes) -> tuple[list, list]:
+    """``data`` written at ``path`` and resumed: what the client sent (less the new prompt) and ctxtool's view."""
+    path.write_bytes(data)
+    return resume_payload(str(path))["messages"], sent_messages(scan(str(path)))
+
+
 _TAIL_SIDES = {"12 true": {12: b"true"}, '12 " "': {12: b'" "'}, '12 "x"': {12: b'"x"'}, "12 1": {12: b"1"},
                "12 {}": {12: b"{}"}, "12 null": {12: b"null"}, "11 and 12 true": {11: b"true", 12: b"true"},
                "11 true": {11: b"true"}, "8 true": {8: b"true"}, "12 true, 11 null": {12: b"true", 11: b"null"}}
@@ -1374,10 +1380,7 @@ def test_a_cut_turns_attachments_marked_as_a_subagents_are_sent(tmp_path, name, 
     assert b'"type":"remote_session_change"' in lines[12] and b'"type":"date"' in lines[11]
     for i, raw in _TAIL_SIDES[name].items():
         lines[i] = lines[i].replace(b'"isSidechain":false', b'"isSidechain":' + raw, 1)
-    path = tmp_path / "api_error.jsonl"
-    path.write_bytes(b"\n".join(lines) + (b'\n{"parentUuid":"x","isSid' if torn else b"\n"))
-    judge = resume_payload(str(path))["messages"]
-    ours = sent_messages(scan(str(path)))
+    judge, ours = _judged(tmp_path / "api_error.jsonl", b"\n".join(lines) + (b'\n{"parentUuid":"x","isSid' if torn else b"\n"))
     assert conversation(ours) == conversation(judge)
     assert reminder_texts(ours) == reminder_texts(judge)
     assert "Attribution for git commits" in json.dumps(ours) and "Today's date" in json.dumps(ours)
@@ -1398,10 +1401,7 @@ def test_a_response_line_whose_message_id_is_falsy(tmp_path, line, raw):
     else:
         lines[line] = re.sub(rb'"message":\{"id":"[^"]*"', b'"message":{"id":' + raw.encode(), lines[line], count=1)
     assert lines[line] != src[line]
-    path = tmp_path / "interrupted_resumed.jsonl"
-    path.write_bytes(b"\n".join(lines))
-    judge = resume_payload(str(path))["messages"]
-    ours = sent_messages(scan(str(path)))
+    judge, ours = _judged(tmp_path / "interrupted_resumed.jsonl", b"\n".join(lines))
     assert conversation(ours) == conversation(judge)
     if line == 29:
         assert ("toolu_rec_i1" in json.dumps(ours)) == (raw in ("1", '"other"', "[]", "{}"))
@@ -1492,10 +1492,7 @@ def test_an_unanswered_prompts_attachments_are_sent_whichever_of_them_is_the_las
     lines = (REC / "auto_compacted.jsonl").read_bytes().split(b"\n")
     assert b'"subtype":"compact_boundary"' in lines[30] and b'"type":"remote_session_change"' in lines[12]
     lines = lines[:35] + [lines[_FIRST_TURN[again]]]
-    path = tmp_path / "auto_compacted.jsonl"
-    path.write_bytes(b"\n".join(lines) + (b'\n{"parentUuid":"x","isSid' if torn else b"\n"))
-    judge = resume_payload(str(path))["messages"]
-    ours = sent_messages(scan(str(path)))
+    judge, ours = _judged(tmp_path / "auto_compacted.jsonl", b"\n".join(lines) + (b'\n{"parentUuid":"x","isSid' if torn else b"\n"))
     assert conversation(ours) == conversation(judge)
     assert reminder_texts(ours) == reminder_texts(judge)
     assert any("Attribution for git commits" in t for t in reminder_texts(ours))
@@ -1519,10 +1516,7 @@ def test_attachments_below_the_prompt_but_not_below_the_last_row_are_sent_by_the
     else:
         lines[5] = lines[5].replace(b'"parentUuid":"' + model + b'"', b'"parentUuid":"' + env + b'"', 1)
         assert lines[5] != src[5]
-    path = tmp_path / "auto_compacted.jsonl"
-    path.write_bytes(b"\n".join(lines) + b"\n")
-    judge = resume_payload(str(path))["messages"]
-    ours = sent_messages(scan(str(path)))
+    judge, ours = _judged(tmp_path / "auto_compacted.jsonl", b"\n".join(lines) + b"\n")
     assert conversation(ours) == conversation(judge)
     assert _reminders_in_order(ours) == _reminders_in_order(judge)
     assert any("Attribution for git commits" in t for t in _reminders_in_order(ours))
@@ -1541,10 +1535,7 @@ def test_two_branches_of_attachments_below_a_prompt_are_sent_in_time_order(tmp_p
     lines[40] = re.sub(rb'"parentUuid":"[^"]+"', b'"parentUuid":"' + summary + b'"', lines[40], count=1)
     if earlier:
         lines[40] = re.sub(rb'"timestamp":"[^"]+"', b'"timestamp":"2026-11-23T18:26:25.550Z"', lines[40], count=1)
-    path = tmp_path / "auto_compacted.jsonl"
-    path.write_bytes(b"\n".join(lines) + b"\n")
-    judge = resume_payload(str(path))["messages"]
-    ours = sent_messages(scan(str(path)))
+    judge, ours = _judged(tmp_path / "auto_compacted.jsonl", b"\n".join(lines) + b"\n")
     assert conversation(ours) == conversation(judge)
     order = _reminders_in_order(ours)
     assert order == _reminders_in_order(judge)
@@ -1559,10 +1550,7 @@ def test_an_open_calls_interrupted_result_carries_the_calls_own_id(tmp_path, raw
     lines = (REC / "interrupted.jsonl").read_bytes().split(b"\n")
     assert b'"id":"toolu_rec_i2"' in lines[30]
     lines[30] = lines[30].replace(b'"id":"toolu_rec_i2"', b'"id":' + raw, 1)
-    path = tmp_path / "interrupted.jsonl"
-    path.write_bytes(b"\n".join(lines))
-    judge = resume_payload(str(path))["messages"]
-    ours = sent_messages(scan(str(path)))
+    judge, ours = _judged(tmp_path / "interrupted.jsonl", b"\n".join(lines))
     assert conversation(ours) == conversation(judge)
     assert json.loads(raw) in [b.get("tool_use_id") for m in ours if isinstance(m["content"], list) for b in m["content"]
                                if b.get("type") == "tool_result"]
@@ -1593,10 +1581,7 @@ def test_a_history_that_starts_with_system_context_sends_it_as_a_user_reminder(t
     user message, the renderings joined as in its ``system`` message and wrapped as one reminder (judge fuzz seed 716,
     case 0150; ctxtool sent a ``system`` message). Compared as sent, the first message exactly; the client's empty
     ``system`` message after it (attachments alone) is not imitated."""
-    path = tmp_path / "parallel.jsonl"
-    path.write_bytes(b"\n".join(_FIRST_TURNS[shape]) + b"\n")
-    judge = resume_payload(str(path))["messages"]
-    ours = sent_messages(scan(str(path)))
+    judge, ours = _judged(tmp_path / "parallel.jsonl", b"\n".join(_FIRST_TURNS[shape]) + b"\n")
     assert conversation(ours) == conversation(judge)
     first = [b.get("text") for b in judge[0]["content"]] if isinstance(judge[0]["content"], list) else [judge[0]["content"]]
     mine = [b.get("text") for b in ours[0]["content"]] if isinstance(ours[0]["content"], list) else [ours[0]["content"]]
@@ -1645,10 +1630,7 @@ def test_a_compact_summary_of_unreadable_content_keeps_none_of_the_kept_messages
                     b'"message":' + _SUMMARY_MESSAGES[message], lines[line], count=1)
     assert edited != lines[line]
     lines[line] = edited
-    path = tmp_path / name
-    path.write_bytes(b"\n".join(lines))
-    judge = resume_payload(str(path))["messages"]
-    ours = sent_messages(scan(str(path)))
+    judge, ours = _judged(tmp_path / name, b"\n".join(lines))
     assert conversation(ours) == conversation(judge)
     assert reminder_texts(ours) == reminder_texts(judge)
 
@@ -1670,10 +1652,7 @@ def test_an_emptied_turn_after_a_response_left_with_nothing_joins_the_turn_befor
                     message=dict(call["message"], content=[{"type": "text", "text": "Running it."}]))
         call["parentUuid"] = text["uuid"]
         lines[40:41] = [json.dumps(text, separators=(",", ":")).encode(), json.dumps(call, separators=(",", ":")).encode()]
-    path = tmp_path / "parallel.jsonl"
-    path.write_bytes(b"\n".join(lines))
-    judge = resume_payload(str(path))["messages"]
-    ours = sent_messages(scan(str(path)))
+    judge, ours = _judged(tmp_path / "parallel.jsonl", b"\n".join(lines))
     assert conversation(ours) == conversation(judge)
     assert ("(no content)" in json.dumps(conversation(ours))) == with_text
 
@@ -1687,10 +1666,7 @@ def test_a_rendering_of_white_space_alone_is_sent_as_the_client_sends_it(tmp_pat
     old = b'"rendered":[{"content":"<system-reminder>\\nCalled'
     assert old in lines[52]
     lines[52] = lines[52].replace(old, b'"rendered":[{"content":' + raw + b'},{"content":"<system-reminder>\\nCalled', 1)
-    path = tmp_path / "compacted.jsonl"
-    path.write_bytes(b"\n".join(lines))
-    judge = resume_payload(str(path))["messages"]
-    ours = sent_messages(scan(str(path)))
+    judge, ours = _judged(tmp_path / "compacted.jsonl", b"\n".join(lines))
     assert conversation(ours) == conversation(judge)
     assert reminder_texts(ours) == reminder_texts(judge)
     assert not any("_rendered" in b for m in ours if isinstance(m["content"], list) for b in m["content"])
