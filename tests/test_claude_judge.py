@@ -1591,17 +1591,31 @@ def test_a_history_that_starts_with_system_context_sends_it_as_a_user_reminder(t
     assert ours[0]["role"] == "user"
 
 
-def test_every_prefix_of_a_session_the_client_rewound_is_read_as_the_client_resumes_it(tmp_path):
-    """rewound_sdk.jsonl: the client's own rewind (the SDK's ``rewind_conversation``, as Esc Esc), twice, each leaving a
-    checkpoint with ``rewound``, ``cutUuid`` and ``explicit``. Cut after each of its lines (a session read while the
-    client writes it, or killed there), every prefix is resumed by the client and compared: messages and reminders."""
-    lines = (REC / "rewound_sdk.jsonl").read_bytes().split(b"\n")
-    assert sum(b'"rewound":true' in x and b'"cutUuid"' in x for x in lines) == 2
+# recordings every prefix of which is judged, each with what makes it worth it (checked first)
+_PREFIXED = {
+    # the client's own rewind (the SDK's ``rewind_conversation``, as Esc Esc), twice, each leaving a checkpoint with
+    # ``rewound``, ``cutUuid`` and ``explicit``
+    "rewound_sdk.jsonl": lambda lines: sum(b'"rewound":true' in x and b'"cutUuid"' in x for x in lines) == 2,
+    # a working session's lines: a call of a tool the session lacks, an Edit and a Write, a pasted image (and the
+    # client's meta line naming its file), a prompt queued while a call ran (a ``queued_command`` attachment within
+    # the turn, queue operations around it), a turn in plan mode (its ``plan_mode`` attachment)
+    "workday.jsonl": lambda lines: all(any(k in x for x in lines) for k in (
+        b"No such tool available", b'"name":"Edit"', b'"name":"Write"', b'"type":"image"', b"[Image: source:",
+        b'"type":"queued_command"', b'"operation":"remove"', b'"type":"plan_mode"')),
+}
+
+
+@pytest.mark.parametrize("name", list(_PREFIXED))
+def test_every_prefix_of_a_recording_is_read_as_the_client_resumes_it(tmp_path, name):
+    """A recording cut after each of its lines (a session read while the client writes it, or killed there): every
+    prefix is resumed by the client and compared, messages and reminders."""
+    lines = (REC / name).read_bytes().split(b"\n")
+    assert _PREFIXED[name](lines)
     differ = []
     for k in range(3, len(lines)):
         if not lines[k - 1]:
             continue
-        path = tmp_path / f"{k}" / "rewound_sdk.jsonl"
+        path = tmp_path / f"{k}" / name
         path.parent.mkdir()
         path.write_bytes(b"\n".join(lines[:k]) + b"\n")
         judge = resume_payload(str(path))["messages"]
