@@ -1016,13 +1016,16 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False) -> 
             msgs.append(_lined({"role": "user", "content": blocks, "_alone": m.get("parts", 1) == 1 and m.get("string", False)}, m, lines))
         else:
             msgs.append(_lined({"role": m["role"], "content": blocks}, m, lines))
+    blank_turns: set[int] = set()  # ids of the turns sent as "(no content)" for want of anything else
     for m in msgs:
         # a turn's text that is only white space is left out, and a turn left with nothing is sent as "(no content)";
         # a turn of one line whose content is a string is sent as written, blank or empty (judged: judge fuzz seed 100)
         if m["role"] == "user" and not m.pop("_alone"):
             # (rendered context is kept, white space or not: judge fuzz seed 806, case 0032, a rendering of " ")
-            m["content"] = [b for b in m["content"] if not (_blank_text(b) and RENDERED not in b)] \
-                or [{"type": "text", "text": NO_CONTENT}]
+            m["content"] = [b for b in m["content"] if not (_blank_text(b) and RENDERED not in b)]
+            if not m["content"]:
+                m["content"] = [{"type": "text", "text": NO_CONTENT}]
+                blank_turns.add(id(m))
     last_assistant = max((k for k, m in enumerate(msgs) if m["role"] == "assistant"), default=-1)
     # results present somewhere: a call whose result stands elsewhere (not in the next message) keeps
     # its place with the client's "missing" result; a call with no result anywhere is dropped
@@ -1083,10 +1086,13 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False) -> 
             gone = {c for c in missing if c not in present}
             if gone:
                 m["content"] = [b for b in m["content"] if not (b.get("type") == "tool_use" and _tid(b, "id") in gone)]
-                if not m["content"] and emptied and k > 0 and msgs[k - 1]["role"] == "user":
-                    # the response gone with its calls, the emptied turn after it meets the turn before: one turn, and
-                    # no "(no content)" (judge fuzz seed 800, case 0146: the only call's result id made 1e400)
-                    nxt["content"] = []
+                if not m["content"] and k > 0 and msgs[k - 1]["role"] == "user" and nxt is not None:
+                    # the response gone with its calls, the turn after it meets the turn before: one turn, so no
+                    # "(no content)" for an emptied one (judge fuzz seed 800, case 0146: the only call's result id made
+                    # 1e400), and its text of white space left out as in any joined turn, even where the line's
+                    # content was a string (seed 832, case 0032: the Edit's result written "")
+                    nxt["content"] = [] if emptied or id(nxt) in blank_turns else \
+                        [b for b in nxt["content"] if not (_blank_text(b) and RENDERED not in b)]
             lost = [{"type": "tool_result", "tool_use_id": b.get("id"), "content": MISSING_RESULT, "is_error": True}
                     for b, c in zip(blocks, calls) if c in missing and c not in gone]
             if lost:

@@ -293,11 +293,14 @@ def sent_messages(t, entries: list[Entry] | None = None) -> list[dict]:
     if fmt != "claude":
         return out
     out = [dict(m, content=on_the_wire(_unmarked(m["content"]))) for m in heal(out, close_turn=close, lines=True)]
-    if out and out[0]["role"] == "system":
-        # a history that starts with context the client renders for the system (no prompt before it: a first turn's
-        # prompt lost, a file cut after its first attachments): the client sends it as a user message, its text
-        # wrapped as a reminder again (judge fuzz seed 716, case 0150; 6 probes)
-        out[0] = dict(out[0], role="user", content=_REMINDER_OPEN + out[0]["content"] + _REMINDER_CLOSE)
+    for i, m in enumerate(out):
+        if m["role"] == "system" and (i == 0 or (out[i - 1]["role"] != "user" and i + 1 < len(out))):
+            # context the client renders for the system with no user message before it (a history that starts so: a
+            # first turn's prompt lost, a file cut after its first attachments; or a later turn's prompt lost, its
+            # attachments then between two responses): the client sends it as a user message, its text wrapped as a
+            # reminder again (judge fuzz seed 716, case 0150; seeds 830 and 836, a plan-mode turn). At the history's
+            # end, after a response, it stays a system message: the client sends it after the next prompt (probed)
+            out[i] = dict(m, role="user", content=_REMINDER_OPEN + m["content"] + _REMINDER_CLOSE)
     return out
 
 

@@ -1591,6 +1591,89 @@ def test_a_history_that_starts_with_system_context_sends_it_as_a_user_reminder(t
     assert ours[0]["role"] == "user"
 
 
+def _plan_turn(change: dict, cut: int | None = None) -> bytes:
+    """workday.jsonl with lines changed (``{line number: bytes in place of the line's message, or None: the line
+    deleted}``), cut after line ``cut`` when given. Line 62 is the plan-mode prompt, 63 its ``plan_mode`` attachment
+    (rendered for the system), 54 the result of the call before the queued prompt, 56 that prompt's attachment."""
+    lines = (REC / "workday.jsonl").read_bytes().split(b"\n")
+    assert b'"content":"Plan the next step."' in lines[61] and b'"type":"plan_mode"' in lines[62]
+    assert b'"tool_use_id":"toolu_rec_d7"' in lines[53] and b'"type":"queued_command"' in lines[55]
+    for no, message in change.items():
+        if message is None:
+            lines[no - 1] = None
+        else:
+            lines[no - 1] = _with_message(lines[no - 1], message)
+    kept = [x for x in lines[:cut] if x is not None]
+    return b"\n".join(kept) + (b"\n" if kept[-1] else b"")
+
+
+def _with_message(line: bytes, message: bytes) -> bytes:
+    """The line with its ``message`` value written as ``message`` (the rest of the line as it was)."""
+    obj = json.loads(line)
+    marker = b"\x00message\x00"
+    obj["message"] = marker.decode()
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode().replace(
+        json.dumps(marker.decode()).encode(), message)
+
+
+_PLAN_TURNS = {
+    "prompt {}": ({62: b"{}"}, None), "prompt 5": ({62: b"5"}, None),
+    "prompt content null": ({62: b'{"role":"user","content":null}'}, None),
+    "prompt deleted": ({62: None}, None),
+    "prompt {}, cut after the attachment": ({62: b"{}"}, 63), "prompt 5, cut after it": ({62: b"5"}, 63),
+    "prompt deleted, cut after it": ({62: None}, 63), "prompt kept, cut after it": ({}, 63),
+    "prompt {}, cut before the attachment": ({62: b"{}"}, 62),
+    "queued prompt's result {}": ({54: b"{}"}, None),
+}
+
+
+@pytest.mark.parametrize("shape", list(_PLAN_TURNS))
+def test_system_context_after_a_response_is_sent_as_a_user_reminder(tmp_path, shape):
+    """A later turn's context rendered for the system with no user message before it (its prompt unreadable or lost:
+    judge fuzz seeds 830, case 0164, and 836, case 0153, the plan-mode turn of workday.jsonl): the client sends it as a
+    user message wrapped as one reminder, as at a history's start (rule 39); ctxtool sent a ``system`` message after
+    the response. At the history's end (cut after the attachment) it stays a system message, which the client sends
+    after the next prompt. Compared: messages, reminders, and the role of every message that carries the plan-mode
+    text (the new prompt's own trailing system messages left out of the client's)."""
+    change, cut = _PLAN_TURNS[shape]
+    path = tmp_path / "workday.jsonl"
+    path.write_bytes(_plan_turn(change, cut))
+    sent = resume_payload(str(path))
+    judge, ours = sent["messages"], sent_messages(scan(str(path)))
+    assert conversation(ours) == conversation(judge)
+    assert reminder_texts(ours) == reminder_texts(judge)
+
+    def plan_roles(messages):
+        return [m["role"] for m in messages if "Plan mode is active" in json.dumps(m["content"])]
+
+    # (the whole request: at the history's end the client puts the text after the new prompt; the new run is in no
+    # plan mode, so the text is the file's; cut before the attachment, or its prompt deleted and the file cut after
+    # it, which leaves the attachment off the chain, there is none)
+    assert plan_roles(ours) == plan_roles(sent["raw"]["messages"])
+    assert bool(plan_roles(ours)) == (shape not in ("prompt deleted, cut after it", "prompt {}, cut before the attachment"))
+
+
+_EDIT_RESULTS = {"''": b'""', "' '": b'" "', "tab and newline": b'"\\t\\n"', "'x'": b'"x"', "[]": b"[]",
+                 "one empty text": b'[{"type":"text","text":""}]', "a space and an empty text":
+                 b'[{"type":"text","text":" "},{"type":"text","text":""}]', "a newline, then y":
+                 b'[{"type":"text","text":"\\n"},{"type":"text","text":"y"}]', "'(no content)'": b'"(no content)"'}
+
+
+@pytest.mark.parametrize("content", list(_EDIT_RESULTS))
+def test_a_blank_turn_after_a_dropped_response_joins_the_turn_before(tmp_path, content):
+    """The Edit's result line of workday.jsonl written with other content (judge fuzz seed 832, case 0032: ``""``): the
+    call then has no result anywhere and the client drops it, the response with it; the turn after meets the turn
+    before (the Reads' results) and is one turn with it, so its blank text is left out as in any joined turn, and a
+    turn left with nothing adds no "(no content)". ctxtool kept the blank text (or "(no content)") after the results."""
+    lines = (REC / "workday.jsonl").read_bytes().split(b"\n")
+    assert b'"tool_use_id":"toolu_rec_d4"' in lines[33] and b'"name":"Edit"' in lines[32]
+    lines[33] = _with_message(lines[33], b'{"role":"user","content":' + _EDIT_RESULTS[content] + b"}")
+    judge, ours = _judged(tmp_path / "workday.jsonl", b"\n".join(lines))
+    assert conversation(ours) == conversation(judge)
+    assert not any(b.get("type") == "tool_use" and b.get("name") == "Edit" for m in ours if m["role"] == "assistant"
+                   for b in m["content"])
+
+
 # recordings every prefix of which is judged, each with what makes it worth it (checked first)
 _PREFIXED = {
     # the client's own rewind (the SDK's ``rewind_conversation``, as Esc Esc), twice, each leaving a checkpoint with

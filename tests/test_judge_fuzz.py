@@ -109,6 +109,26 @@ def test_the_judge_reads_a_tool_id_written_as_an_object():
     assert judge_fuzz._claude_results(sent) == {(("json", '{"a": 1}'), '"ok"')}
 
 
+def test_a_claude_line_linked_by_a_number_goes_unjudged_and_nothing_else(tmp_path):
+    """The client links a parentUuid that is a number (not 0) or true to the row whose uuid is that value (probed:
+    judge fuzz seed 835, case 0028); ctxtool does not (documented): only such a pair makes a case a known difference."""
+    def case(name, lines):
+        p = tmp_path / name
+        p.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+        return judge_fuzz.known_difference("claude", str(p))
+
+    def user(uuid, parent):
+        return {"type": "user", "uuid": uuid, "parentUuid": parent, "message": {"role": "user", "content": "hi"}}
+
+    assert case("big.jsonl", [user(10 ** 39 - 1, None), user("b", 1e39)])
+    assert case("float.jsonl", [user(5, None), user("b", 5.0)])
+    assert case("true.jsonl", [user(True, None), user("b", True)])
+    assert not case("unnamed.jsonl", [user(5, None), user("b", "a")])
+    assert not case("string.jsonl", [user(5, None), user("b", "5")])
+    assert not case("zero.jsonl", [user(0, None), user("b", 0)])
+    assert not case("pi-keys.jsonl", [{"type": "message", "id": 5}, {"type": "message", "id": "b", "parentId": 5}])
+
+
 def test_a_pi_line_linked_by_a_number_goes_unjudged_and_nothing_else(tmp_path):
     """pi links a parentId that is a number or true to the line whose id is that value; ctxtool does not (documented):
     only such a pair makes a pi case a known difference, not a number id no line names, nor a string of its digits."""

@@ -37,7 +37,7 @@ REFUSED = "refused"
 
 # recordings added after the judge fuzz began, with the first seed whose cases draw on them: a seed always gives
 # the same cases (the seeds and cases named in the docs and commits stay reproducible)
-JOINED_AT = {"rewound_sdk.jsonl": 800, "workday.jsonl": 827}
+JOINED_AT = {"rewound_sdk.jsonl": 800, "workday.jsonl": 827, "interrupted_by_user.jsonl": 837}
 
 
 def sources(agent: str, seed: int | None = None) -> list[str]:
@@ -295,15 +295,19 @@ def known_difference(agent: str, path: str) -> str | None:
                     return "a line nested 128 levels deep, which Codex skips"
                 if _INT_TAG.search(line):
                     return "a tag written as a number, which serde reads as the variant of that index"
-    if agent == "pi" and _pi_links_by_a_value(path):
+    if agent == "pi" and _links_by_a_value(path, "id", "parentId"):
         return "a parentId naming another line's id written as a number or true, which pi's Map links"
+    if agent == "claude" and _links_by_a_value(path, "uuid", "parentUuid"):
+        return "a parentUuid naming another line's uuid written as a number or true, which the client's Map links"
     return None
 
 
-def _pi_links_by_a_value(path: str) -> bool:
-    """A line whose ``parentId`` is a number (not 0) or ``true`` that another line has as its ``id``: pi's map of ids
-    links them (SameValueZero: ``5`` is ``5.0``); ctxtool reads an id that is no string as none, so that line's parent
-    as lost (README, repair's "Structure"; judge fuzz seed 723, case 0007)."""
+def _links_by_a_value(path: str, id_key: str, parent_key: str) -> bool:
+    """A line whose parent (``parent_key``) is a number (not 0) or ``true`` that another line has as its id
+    (``id_key``): the agent's map of ids links them (SameValueZero: ``5`` is ``5.0``, 39 nines are ``1e39``; 0 is
+    no parent, an array only itself); ctxtool reads an id that is no string as none, so that line's parent as lost
+    (pi: README, repair's "Structure", judge fuzz seed 723, case 0007; Claude Code: docs/claude-code-rules.md,
+    not imitated, seed 835, case 0028; both probed with the agent)."""
     ids, parents = set(), set()
     with open(path, "rb") as f:
         for line in f:
@@ -312,7 +316,7 @@ def _pi_links_by_a_value(path: str) -> bool:
             except (ValueError, RecursionError):
                 continue
             if isinstance(obj, dict):
-                for field, into in (("id", ids), ("parentId", parents)):
+                for field, into in ((id_key, ids), (parent_key, parents)):
                     v = obj.get(field)
                     if v is True or (type(v) in (int, float) and v != 0):
                         into.add(True if v is True else _js_number(v))
