@@ -1685,6 +1685,12 @@ _PREFIXED = {
     "workday.jsonl": lambda lines: all(any(k in x for x in lines) for k in (
         b"No such tool available", b'"name":"Edit"', b'"name":"Write"', b'"type":"image"', b"[Image: source:",
         b'"type":"queued_command"', b'"operation":"remove"', b'"type":"plan_mode"')),
+    # the user stopping the agent (the SDK's ``interrupt``, as Esc): during a slow call beside a finished one (the
+    # client's rejection results and "[Request interrupted by user for tool use]"), and while the answer is awaited
+    # ("[Request interrupted by user]"), a prompt after each
+    "interrupted_by_user.jsonl": lambda lines: sum(b"doesn't want to proceed with this tool use" in x for x in lines) >= 2
+    and any(b"[Request interrupted by user for tool use]" in x for x in lines)
+    and any(b'"text":"[Request interrupted by user]"' in x for x in lines),
 }
 
 
