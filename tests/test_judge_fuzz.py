@@ -109,6 +109,22 @@ def test_the_judge_reads_a_tool_id_written_as_an_object():
     assert judge_fuzz._claude_results(sent) == {(("json", '{"a": 1}'), '"ok"')}
 
 
+@pytest.mark.claude
+@pytest.mark.parametrize("tool_id", [b"-1", b"7", b"true"])
+def test_a_call_repair_drops_for_its_id_takes_the_clients_interrupted_result_with_it(tmp_path, tool_id):
+    """The open Read call of interrupted.jsonl (the client killed during its tools) with an id that is no string: the
+    client sends the call and its own "interrupted" result; repair drops the call (no usable id), and the judge counts
+    that result as going with it, as it does for an id written as an object (judge fuzz seed 828, case 0014: the id
+    -1; the judge reported the result as lost)."""
+    src = os.path.join(judge_fuzz.FIXTURES, "claude-recorded", "interrupted.jsonl")
+    lines = open(src, "rb").read().split(b"\n")
+    assert b'"id":"toolu_rec_i2"' in lines[30]
+    lines[30] = lines[30].replace(b'"id":"toolu_rec_i2"', b'"id":' + tool_id)
+    p = tmp_path / "interrupted.jsonl"
+    p.write_bytes(b"\n".join(lines))
+    assert judge_fuzz.problems("claude", str(p), str(tmp_path / "work")) == []
+
+
 def test_a_claude_line_linked_by_a_number_goes_unjudged_and_nothing_else(tmp_path):
     """The client links a parentUuid that is a number (not 0) or true to the row whose uuid is that value (probed:
     judge fuzz seed 835, case 0028); ctxtool does not (documented): only such a pair makes a case a known difference."""
