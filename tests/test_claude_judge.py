@@ -1674,6 +1674,38 @@ def test_a_blank_turn_after_a_dropped_response_joins_the_turn_before(tmp_path, c
                    for b in m["content"])
 
 
+# (recording, cut after line, lines written again after it, a torn line after them)
+_BATCH_LINES_AGAIN = {
+    "interrupted_resumed: cut 38, +30": ("interrupted_resumed.jsonl", 38, [30], False),
+    "interrupted_resumed: cut 38, +30, torn": ("interrupted_resumed.jsonl", 38, [30], True),
+    "interrupted_resumed: cut 38, +29": ("interrupted_resumed.jsonl", 38, [29], False),
+    "interrupted_resumed: cut 38, +31": ("interrupted_resumed.jsonl", 38, [31], False),
+    "interrupted_resumed: cut 38, +30 +29": ("interrupted_resumed.jsonl", 38, [30, 29], False),
+    "parallel: cut 26, +22": ("parallel.jsonl", 26, [22], False),
+    "parallel: cut 26, +23": ("parallel.jsonl", 26, [23], False),
+    "parallel: cut 29, +22": ("parallel.jsonl", 29, [22], False),
+    "parallel: cut 29, +21": ("parallel.jsonl", 29, [21], False),
+    "parallel: cut 44, +22": ("parallel.jsonl", 44, [22], False),
+    "interrupted: cut 31, +30": ("interrupted.jsonl", 31, [30], False),
+}
+
+
+@pytest.mark.parametrize("shape", list(_BATCH_LINES_AGAIN))
+def test_a_parallel_batchs_line_written_again_keeps_its_first_place(tmp_path, shape):
+    """A response's call line written again at the file's end (one uuid: one row, the last line at the first one's
+    place), the file cut there (judge fuzz seed 842, case 0125: interrupted_resumed.jsonl's Bash call line after the
+    next prompt, then a torn line): the client recovers the batch's other lines around that row by its first place,
+    so the calls keep their order; ctxtool placed them around the later line (Read before Bash)."""
+    name, cut, again, torn = _BATCH_LINES_AGAIN[shape]
+    lines = (REC / name).read_bytes().split(b"\n")
+    data = b"\n".join(lines[:cut] + [lines[k - 1] for k in again]) + b"\n"
+    if torn:
+        data += lines[cut][: len(lines[cut]) // 2]
+    judge, ours = _judged(tmp_path / name, data)
+    assert conversation(ours) == conversation(judge)
+    assert reminder_texts(ours) == reminder_texts(judge)
+
+
 # recordings every prefix of which is judged, each with what makes it worth it (checked first)
 _PREFIXED = {
     # the client's own rewind (the SDK's ``rewind_conversation``, as Esc Esc), twice, each leaving a checkpoint with
