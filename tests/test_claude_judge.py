@@ -1723,6 +1723,11 @@ _PREFIXED = {
     "interrupted_by_user.jsonl": lambda lines: sum(b"doesn't want to proceed with this tool use" in x for x in lines) >= 2
     and any(b"[Request interrupted by user for tool use]" in x for x in lines)
     and any(b'"text":"[Request interrupted by user]"' in x for x in lines),
+    # hooks of the user's settings: SessionStart and UserPromptSubmit output (``hook_success`` attachments, the first
+    # written before the first prompt), a PostToolUse hook's ``additionalContext``, a PreToolUse hook blocking a call
+    "hooks.jsonl": lambda lines: all(any(k in x for x in lines) for k in (
+        b'"hookName":"SessionStart:startup"', b'"hookName":"UserPromptSubmit"', b'"type":"hook_additional_context"',
+        b"PreToolUse:Read hook error")),
 }
 
 
