@@ -1728,6 +1728,10 @@ _PREFIXED = {
     "hooks.jsonl": lambda lines: all(any(k in x for x in lines) for k in (
         b'"hookName":"SessionStart:startup"', b'"hookName":"UserPromptSubmit"', b'"type":"hook_additional_context"',
         b"PreToolUse:Read hook error")),
+    # images: a Read of a PNG (a result of an image block), a prompt of two pasted images, the Read again in parallel
+    "media.jsonl": lambda lines: sum(b'"tool_result","content":[{"type":"image"' in x or
+                                     b'"type":"tool_result","content":[{"type":"image"' in x for x in lines) == 2
+    and any(x.count(b'"type":"image"') == 2 and b"And these two?" in x for x in lines),
 }
 
 

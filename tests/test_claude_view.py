@@ -35,7 +35,7 @@ def payload(name):
 def test_recordings_present():
     assert {m.removesuffix(".payload") for m in MAINS} == {
         "api_error", "auto_compacted", "compacted", "interrupted", "interrupted_resumed", "long_output", "parallel",
-        "rewound", "rewound_sdk", "subagent", "task_notification", "workday", "interrupted_by_user", "hooks"}
+        "rewound", "rewound_sdk", "subagent", "task_notification", "workday", "interrupted_by_user", "hooks", "media"}
     assert any(".agent-" in n for n in ALL)  # the subagent's own file
 
 
@@ -192,7 +192,10 @@ def test_heal_is_the_clients_pairing_fix():
 
 
 def _payload_chars(messages) -> int:
-    """Characters of what was sent: text, thinking, tool names and JSON arguments, result text."""
+    """Characters of what was sent, as pi's chars/4 rule counts them: text, thinking, tool names and JSON arguments,
+    result text, and 4,800 for an image in a result (an image in a prompt counts nothing, as in pi)."""
+    from ctxtool.model import IMAGE_CHARS
+
     n = 0
     for m in messages:
         c = m["content"]
@@ -209,7 +212,8 @@ def _payload_chars(messages) -> int:
                 n += len(b["name"]) + len(json.dumps(b.get("input"), separators=(",", ":"), ensure_ascii=False))
             elif t == "tool_result":
                 r = b.get("content")
-                n += len(r) if isinstance(r, str) else sum(len(x.get("text", "")) for x in r or [] if isinstance(x, dict))
+                n += len(r) if isinstance(r, str) else sum(
+                    IMAGE_CHARS if x.get("type") == "image" else len(x.get("text", "")) for x in r or [] if isinstance(x, dict))
     return n
 
 
