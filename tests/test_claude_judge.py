@@ -1706,6 +1706,30 @@ def test_a_parallel_batchs_line_written_again_keeps_its_first_place(tmp_path, sh
     assert reminder_texts(ours) == reminder_texts(judge)
 
 
+# the first copy of a result line written again whole at the file's end: its message (None: as recorded)
+_FIRST_COPIES = {"content null": b'{"role":"user","content":null}', "content 5": b'{"role":"user","content":5}',
+                 "no content": b'{"role":"user"}', "content []": b'{"role":"user","content":[]}',
+                 "content 'x'": b'{"role":"user","content":"x"}', "message 5": b"5", "message {}": b"{}",
+                 "as recorded": None}
+
+
+@pytest.mark.parametrize("name,no", [("interrupted_resumed.jsonl", 35), ("parallel.jsonl", 28)], ids=["interrupted", "parallel"])
+@pytest.mark.parametrize("first", list(_FIRST_COPIES))
+def test_a_result_line_whose_first_copy_is_unreadable_stands_at_its_later_copy(tmp_path, name, no, first):
+    """A line of results written again whole at the file's end (one uuid: one row, the last line): at the first
+    line's place (rule 18), unless the client cannot read that first line's content (no string, no list, or no
+    message object): then the row stands at the later line, and its results come after the other results of the
+    batch (judge fuzz seed 854, case 0185: interrupted_resumed.jsonl's first result, its content made null)."""
+    lines = (REC / name).read_bytes().split(b"\n")
+    orig = lines[no - 1]
+    assert b'"type":"tool_result"' in orig
+    if _FIRST_COPIES[first] is not None:
+        lines[no - 1] = _with_message(orig, _FIRST_COPIES[first])
+    judge, ours = _judged(tmp_path / name, b"\n".join([x for x in lines if x] + [orig]) + b"\n")
+    assert conversation(ours) == conversation(judge)
+    assert reminder_texts(ours) == reminder_texts(judge)
+
+
 # recordings every prefix of which is judged, each with what makes it worth it (checked first)
 _PREFIXED = {
     # the client's own rewind (the SDK's ``rewind_conversation``, as Esc Esc), twice, each leaving a checkpoint with
