@@ -764,10 +764,13 @@ def sent_entries(entries: list[Entry]) -> list[Entry]:
         # one's place (judged: a result line written again is gathered in its first place); rows before a
         # compact boundary that lists its kept messages are gone (_fold)
         if counts[1] != counts[0]:  # a uuid on two lines (not only rows a fold dropped)
+            # a user line whose content the client cannot read gives its uuid no place while a later line of that
+            # uuid can (judge fuzz seed 854, case 0185: a result line's first copy damaged, written again whole at the
+            # end, is gathered at the later line)
             first: dict = {}
-            unread: dict = {}  # a user line whose content the client cannot read gives its uuid no place while a
-            for e in main:  # later line of that uuid can (judge fuzz seed 854, case 0185: a result line's first copy
-                if e.id is not None:  # damaged, written again whole at the end, is gathered at the later line)
+            unread: dict = {}
+            for e in main:
+                if e.id is not None:
                     if e.extra is not None and e.extra.get(UNREADABLE_CONTENT):
                         unread.setdefault(e.id, e.index)
                     else:
