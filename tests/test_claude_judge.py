@@ -1608,7 +1608,8 @@ def _plan_turn(change: dict, cut: int | None = None) -> bytes:
 
 
 def _with_message(line: bytes, message: bytes) -> bytes:
-    """The line with its ``message`` value written as ``message`` (the rest of the line as it was)."""
+    """The line with its ``message`` value written as ``message`` (raw JSON text), the rest of the line written again
+    by ``json`` in its key order."""
     obj = json.loads(line)
     marker = b"\x00message\x00"
     obj["message"] = marker.decode()
@@ -1634,7 +1635,7 @@ def test_system_context_after_a_response_is_sent_as_a_user_reminder(tmp_path, sh
     user message wrapped as one reminder, as at a history's start (rule 39); ctxtool sent a ``system`` message after
     the response. At the history's end (cut after the attachment) it stays a system message, which the client sends
     after the next prompt. Compared: messages, reminders, and the role of every message that carries the plan-mode
-    text (the new prompt's own trailing system messages left out of the client's)."""
+    text, in the client's whole request."""
     change, cut = _PLAN_TURNS[shape]
     path = tmp_path / "workday.jsonl"
     path.write_bytes(_plan_turn(change, cut))
