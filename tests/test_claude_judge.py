@@ -1757,6 +1757,9 @@ _PREFIXED = {
     "media.jsonl": lambda lines: sum(b'"tool_result","content":[{"type":"image"' in x or
                                      b'"type":"tool_result","content":[{"type":"image"' in x for x in lines) == 2
     and any(x.count(b'"type":"image"') == 2 and b"And these two?" in x for x in lines),
+    # a long session's shape: tool turns, /compact, more turns with a parallel batch, /compact again, a last turn
+    "compacted_twice.jsonl": lambda lines: sum(b'"subtype":"compact_boundary"' in x for x in lines) == 2
+    and sum(b'"isCompactSummary":true' in x for x in lines) == 2,
 }
 
 
