@@ -1731,6 +1731,29 @@ def test_a_result_line_whose_first_copy_is_unreadable_stands_at_its_later_copy(t
     assert reminder_texts(ours) == reminder_texts(judge)
 
 
+_EMPTY_UUIDS = [("media.jsonl", 29), ("media.jsonl", 3), ("parallel.jsonl", 3), ("parallel.jsonl", 21),
+                ("parallel.jsonl", 28), ("workday.jsonl", 43), ("interrupted_resumed.jsonl", 38), ("compacted.jsonl", 4),
+                ("hooks.jsonl", 38)]
+
+
+@pytest.mark.parametrize("name,no", _EMPTY_UUIDS, ids=[f"{n}:{k}" for n, k in _EMPTY_UUIDS])
+def test_repair_gives_a_row_of_an_empty_uuid_the_uuid_its_child_names(tmp_path, name, no):
+    """A row whose uuid is written "" (judge fuzz seed 864, case 0176: media.jsonl's prompt of two images): the client
+    bridges its child's lost parent to it by time, and sends the whole history. repair re-linked the child to the row's
+    id, "", which the client reads as no parent: the history was cut there, every turn before it lost. Now the row gets
+    the uuid its child names, as a row whose uuid is no string does (rule 23). Judged as the fuzz judges: the damaged
+    file and the repaired one each read as the client reads it, and every result it sent before repair sent after."""
+    from tests.support import judge_fuzz
+
+    lines = (REC / name).read_bytes().split(b"\n")
+    uuid = json.loads(lines[no - 1])["uuid"]
+    lines[no - 1] = lines[no - 1].replace(f'"uuid":"{uuid}"'.encode(), b'"uuid":""')
+    assert b'"uuid":""' in lines[no - 1]
+    path = tmp_path / name
+    path.write_bytes(b"\n".join(lines))
+    assert judge_fuzz.problems("claude", str(path), str(tmp_path / "work")) == []
+
+
 # recordings every prefix of which is judged, each with what makes it worth it (checked first)
 _PREFIXED = {
     # the client's own rewind (the SDK's ``rewind_conversation``, as Esc Esc), twice, each leaving a checkpoint with
