@@ -922,7 +922,7 @@ def _first_place(first: dict):
     return place
 
 
-def _group(e: Entry, groups: dict, done: set, chain_pos: dict, seq: list, later: _LaterLines, place=_index) -> list[Entry]:
+def _group(e: Entry, groups: dict, done: set, chain_pos: dict, seq: list, later: _LaterLines, place) -> list[Entry]:
     """The lines of ``e``'s response, as the client recovers a parallel batch: ``e`` (its first
     line on the chain), then its other lines on the chain in chain order, with the lines off the
     chain put in by file position before the first later chain line that comes after them in the
@@ -1033,7 +1033,7 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False) -> 
         # a turn of one line whose content is a string is sent as written, blank or empty (judged: judge fuzz seed 100)
         if m["role"] == "user" and not m.pop("_alone"):
             # (rendered context is kept, white space or not: judge fuzz seed 806, case 0032, a rendering of " ")
-            m["content"] = [b for b in m["content"] if not (_blank_text(b) and RENDERED not in b)]
+            m["content"] = _unblanked(m["content"])
             if not m["content"]:
                 m["content"] = [{"type": "text", "text": NO_CONTENT}]
                 blank_turns.add(id(m))
@@ -1102,8 +1102,7 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False) -> 
                     # "(no content)" for an emptied one (judge fuzz seed 800, case 0146: the only call's result id made
                     # 1e400), and its text of white space left out as in any joined turn, even where the line's
                     # content was a string (seed 832, case 0032: the Edit's result written "")
-                    nxt["content"] = [] if emptied or id(nxt) in blank_turns else \
-                        [b for b in nxt["content"] if not (_blank_text(b) and RENDERED not in b)]
+                    nxt["content"] = [] if emptied or id(nxt) in blank_turns else _unblanked(nxt["content"])
             lost = [{"type": "tool_result", "tool_use_id": b.get("id"), "content": MISSING_RESULT, "is_error": True}
                     for b, c in zip(blocks, calls) if c in missing and c not in gone]
             if lost:
@@ -1185,6 +1184,11 @@ def _thought(b: dict) -> bool:
 def _unreadable_text(b: dict) -> bool:
     """A text block whose text is no string (null, a number, an array, missing)."""
     return type(b) is dict and b.get("type") == "text" and type(b.get("text")) is not str
+
+
+def _unblanked(blocks: list[dict]) -> list[dict]:
+    """A joined turn's blocks less its text of white space alone (rendered context kept, white space or not)."""
+    return [b for b in blocks if not (_blank_text(b) and RENDERED not in b)]
 
 
 def _blank_text(b: dict) -> bool:
