@@ -22,6 +22,7 @@ import pytest
 
 from ctxtool import formats, scanloop
 from ctxtool.jsonl import Line, parse
+from ctxtool.formats.claude import USER_UNLESS_SYSTEM
 from ctxtool.model import FIELDS
 from tests.test_lazy_decoding import _mutations
 
@@ -627,7 +628,9 @@ NOTHING = object()
 CONTENTS = ["", " ", "\t\n", "\u00a0", "\u3000 \u2028", "\x1c\x1f", "\u200b", "\u0085", "a", " a ", "é", "😀", "x😀é\n",
             "\u2009" * 9 + "z", " " * 17, "abcdefgh", " " * 8 + "abcdefgh" + " " * 8, "\\", "\"q\"", "\b", "\x7f", None, 5, 0, [], {}, True, ["a"], NOTHING]
 RENDERED = [NOTHING, None, [], "text", 7, {"content": "a"}]
-KINDS = ["environment", "file", "remote_session_change", "", "é", "a\"b", None, 5, {}, [], NOTHING]
+# every kind the client renders for the user unless its role says system (formats.claude.USER_UNLESS_SYSTEM: the C
+# part has it as a literal, _scan_claude.c att_entry), so a kind added there is compared here too
+KINDS = ["environment", "file", *sorted(USER_UNLESS_SYSTEM), "", "é", "a\"b", None, 5, {}, [], NOTHING]
 ROLES = ["system", "user", "assistant", "", None, 5, ["system"], "Syst\u00e9m", NOTHING]
 SIDES = [True, False] * 3 + [None, NOTHING, 1, 0, "", "yes", []]  # (only true and false are the C part's: side_key)
 
@@ -686,6 +689,23 @@ def test_attachment_variants_are_declined_or_read_as_python_reads_them(seed):
                 kinds.add((want[1 + FIELDS.index("kind")], want[1 + FIELDS.index("empty")], want[1 + FIELDS.index("blank_text")]))
     assert taken > 2000  # most are the C part's (declined: escapes in the role or kind, an isSidechain not true or false)
     assert {("message", False, False), ("message", True, True), ("message", False, True), ("meta", False, False)} <= kinds
+
+
+@pytest.mark.parametrize("kind", sorted(USER_UNLESS_SYSTEM) + ["environment"])
+@pytest.mark.parametrize("role", ["system", "user", "assistant", "", None])
+def test_an_attachment_is_for_the_user_unless_its_role_says_system_as_python_reads_it(kind, role):
+    """The kinds rendered for the user unless the role says system are a literal in the C part: each is read as the
+    Python reads it, whatever the role (None: no renderedRole written)."""
+    obj = {"type": "attachment", "uuid": "u", "attachment": {"type": kind}, "rendered": [{"content": "x"}],
+           "isSidechain": False}
+    if role is not None:
+        obj["renderedRole"] = role
+    line = json.dumps(obj).encode() + b"\n"
+    (c,) = c_entries([line])
+    assert c is not None and c == py_entry(line, 1)
+    extra = c[1 + FIELDS.index("extra")]
+    user = role == "user" or (kind in USER_UNLESS_SYSTEM and role != "system")
+    assert extra["context"] == ("user" if user else "system")
 
 
 @pytest.mark.parametrize("line", [
