@@ -18,7 +18,7 @@ from itertools import islice
 from operator import attrgetter, eq
 
 from . import codex_rules
-from .claude_chain import RENDERED, _blank_text, _unreadable_text, chain, gives_nothing, sent_entries
+from .claude_chain import LAST, RENDERED, _blank_text, _unreadable_text, chain, gives_nothing, sent_entries
 from .formats.common import DOUBLE_EXACT, LONE_SURROGATE
 from .model import BOUNDARY, COMPACTION, HEADER, MESSAGE, Entry
 from .scanloop import index_passes
@@ -549,8 +549,10 @@ def _claude_user_run(t, group: list[Entry], f) -> list[dict]:
         if ctx == "system":
             ctx_system.append((e, blocks))
         elif ctx is not None:
-            # (marked: the client keeps a rendering of white space alone, which it leaves out of typed text: heal)
-            ctx_user.append((e, [{"type": "text", "text": b.get("text", "") + "\n", RENDERED: True} for b in blocks]))
+            # (marked: the client sends each rendering but the last as a message of its own, kept as written when it
+            # is white space alone; the last joins the turn, where white space alone is left out as typed text is: heal)
+            ctx_user.append((e, [{"type": "text", "text": b.get("text", "") + "\n", RENDERED: k < len(blocks) - 1 or LAST}
+                                 for k, b in enumerate(blocks)]))
         elif e.results:
             results.append((e, blocks))
         else:

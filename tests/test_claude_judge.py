@@ -1921,6 +1921,43 @@ def test_a_rendering_of_white_space_alone_is_sent_as_the_client_sends_it(tmp_pat
     assert not any("_rendered" in b for m in ours if isinstance(m["content"], list) for b in m["content"])
 
 
+# (recording, which attribution attachment of it, its renderings, whether the file is cut after that line)
+_BLANK_RENDERINGS = {
+    "attribution ' ', first turn": ("api_error.jsonl", 0, [" "], False),
+    "attribution tab and newline": ("api_error.jsonl", 0, ["\t\n"], False),
+    "attribution ' ' twice": ("api_error.jsonl", 0, [" ", " "], False),
+    "attribution 'x', ' '": ("api_error.jsonl", 0, ["x", " "], False),
+    "attribution ' ', 'x', ' '": ("api_error.jsonl", 0, [" ", "x", " "], False),
+    "attribution 'a ', 'b '": ("api_error.jsonl", 0, ["a ", "b "], False),
+    "attribution ' ' twice, cut after it": ("api_error.jsonl", 0, [" ", " "], True),
+    "attribution ' ', after the second /compact": ("compacted_twice.jsonl", 2, [" "], False),
+    "attribution ' ', 'x', after the second /compact": ("compacted_twice.jsonl", 2, [" ", "x"], False),
+    "attribution ' ' twice, after the first /compact, cut after it": ("compacted_twice.jsonl", 1, [" ", " "], True),
+    "attribution ' ', 'x', after the first /compact, cut after it": ("compacted_twice.jsonl", 1, [" ", "x"], True),
+    "attribution ' ' twice, before the first /compact, cut after it": ("compacted_twice.jsonl", 0, [" ", " "], True),
+}
+
+
+@pytest.mark.parametrize("shape", list(_BLANK_RENDERINGS))
+def test_an_attachments_renderings_of_white_space_are_sent_as_the_client_sends_them(tmp_path, shape):
+    """The attribution attachment's renderings written as white space (judge fuzz seed 875, case 0033,
+    compacted_twice.jsonl: its one rendering made " "): the client sends an attachment's renderings but the last as
+    messages of their own and joins the last with what follows it in the turn, leaving out white space alone there as
+    in typed text; the renderings before the turn's first join are sent as written. ctxtool kept every rendering of
+    white space (the rule came from a rendering of " " before the file attachment's two, which the client keeps: the
+    test above)."""
+    name, which, contents, cut = _BLANK_RENDERINGS[shape]
+    lines = (REC / name).read_bytes().split(b"\n")
+    k = [i for i, x in enumerate(lines) if b'"type":"remote_session_change"' in x][which]
+    obj = json.loads(lines[k])
+    obj["rendered"] = [{"content": c} for c in contents]
+    lines[k] = json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+    data = b"\n".join(lines[:k + 1]) + b"\n" if cut else b"\n".join(lines)
+    judge, ours = _judged(tmp_path / name, data)
+    assert conversation(ours) == conversation(judge)
+    assert reminder_texts(ours) == reminder_texts(judge)
+
+
 @pytest.mark.parametrize("kind,name,needle", [("remote_session_change", "api_error.jsonl", "Attribution for git commits"),
                                               ("file", "compacted.jsonl", "Called the Read tool")])
 @pytest.mark.parametrize("raw", [b'"user"', b'"system"', b"{}", b"null", b"5", b'"User"', None],
