@@ -1118,7 +1118,8 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False) -> 
             if not kept and m["content"] and k == 0:  # the client's note where a resumed history began
                 kept = [{"type": "text", "text": ORPHAN_REMOVED}]
             m["content"] = kept
-    out.extend(lead)
+    for m in lead:
+        _add_system(out, m)
     last = None
     for m in msgs + tail:
         if m["content"]:
@@ -1128,12 +1129,28 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False) -> 
         if extra is not None:
             out.append(extra)
             last = "user"
-        out.extend(after.get(id(m), ()))
+        for x in after.get(id(m), ()):
+            _add_system(out, x)
     # a turn that got no reply: the client closes it; so it does a history of context alone (attachments
     # it renders as system text, judged)
     if close_turn and (last == "user" or (last is None and (lead or ended_user))):
         out.append(_lined({"role": "assistant", "content": [{"type": "text", "text": NO_RESPONSE}]}, {}, lines))
     return out
+
+
+def _add_system(out: list[dict], m: dict) -> None:
+    """A system message appended to ``out``, joined by a blank line to a system message just before it: the client
+    sends the context rendered for the system between two other messages as one message, also where it came from two
+    turns the client joined (a response between them left out: judge fuzz seed 876, case 0124, a tool result's
+    message made null, and seed 879, case 0044, a response's block type made an array; ctxtool sent the second as a
+    user reminder, rule 39)."""
+    if out and out[-1]["role"] == "system" == m["role"] and type(out[-1]["content"]) is str and type(m["content"]) is str:
+        prev = out[-1]
+        out[-1] = dict(prev, content=prev["content"] + "\n\n" + m["content"])
+        if "lines" in prev:
+            out[-1]["lines"] = sorted(prev["lines"] + list(m.get("lines", ())))
+        return
+    out.append(m)
 
 
 def kept_blocks(role: str, blocks: list[dict]) -> list[dict] | None:

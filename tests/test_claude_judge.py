@@ -1708,6 +1708,56 @@ def test_two_system_contexts_in_a_row_after_a_response_are_sent_as_the_client_se
     assert plan_roles(ours) == plan_roles(sent["raw"]["messages"])
 
 
+def _dropped_between(name: str) -> bytes:
+    """A recording in which a response between two turns that carry context for the system gives no message, so the
+    client joins the turns: hooks.jsonl with the Bash call's result line made ``"message":null`` (judge fuzz seed 876,
+    case 0124: the call then has no result, its response goes; the PostToolUse hook's context follows the result),
+    workday.jsonl with the response to the queued prompt of a block whose type is an array (seed 879, case 0044: the
+    queued prompt's context, then the plan-mode prompt's), and the same less one of the two contexts."""
+    if name.startswith("hooks"):
+        lines = (REC / "hooks.jsonl").read_bytes().split(b"\n")
+        assert b'"tool_use_id":"toolu_rec_h1"' in lines[24] and b'"type":"hook_additional_context"' in lines[26]
+        lines[24] = _with_message(lines[24], b"null")
+        return b"\n".join(lines)
+    lines = (REC / "workday.jsonl").read_bytes().split(b"\n")
+    assert b"It slept;" in lines[58] and b'"type":"queued_command"' in lines[55] and b'"type":"plan_mode"' in lines[62]
+    response = json.loads(lines[58])
+    response["message"]["content"][0]["type"] = [1, "x", None]
+    if name.endswith("no queued prompt's context"):
+        response["parentUuid"] = json.loads(lines[53])["uuid"]
+        lines[55] = None
+    if name.endswith("no plan mode's context"):
+        later = json.loads(lines[65])
+        later["parentUuid"] = json.loads(lines[61])["uuid"]
+        lines[65] = json.dumps(later, separators=(",", ":"), ensure_ascii=False).encode()
+        lines[62] = None
+    lines[58] = json.dumps(response, separators=(",", ":"), ensure_ascii=False).encode()
+    return b"\n".join(x for x in lines if x is not None)
+
+
+@pytest.mark.parametrize("name", ["hooks, the result's message null", "workday, both contexts",
+                                  "workday, no queued prompt's context", "workday, no plan mode's context"])
+def test_context_for_the_system_of_two_joined_turns_is_one_system_message(tmp_path, name):
+    """Two turns the client joins (the response between them gives no message), each with context rendered for the
+    system: the client sends one system message after the joined turn, the contexts joined by a blank line. ctxtool
+    sent two, and the second, after a system message, as a user reminder (rule 39)."""
+    path = tmp_path / "joined.jsonl"
+    path.write_bytes(_dropped_between(name))
+    sent = resume_payload(str(path))
+    judge, ours = sent["messages"], sent_messages(scan(str(path)))
+    assert conversation(ours) == conversation(judge)
+    assert reminder_texts(ours) == reminder_texts(judge)
+    needles = ("Post-tool note", "Session note from a hook", "Plan mode is active", "The user sent a new message")
+
+    def holders(messages):  # for each needle: the role of the message that holds it, and which needles share it
+        found = {n: i for i, m in enumerate(messages) for n in needles if n in json.dumps(m["content"])}
+        return {n: (messages[i]["role"], sorted(x for x, j in found.items() if j == i)) for n, i in found.items()}
+
+    assert holders(ours) == holders(sent["raw"]["messages"])
+    assert any(len(shared) == 2 for _, shared in holders(ours).values()) == (name != "workday, no queued prompt's context"
+                                                                            and name != "workday, no plan mode's context")
+
+
 _EDIT_RESULTS = {"''": b'""', "' '": b'" "', "tab and newline": b'"\\t\\n"', "'x'": b'"x"', "[]": b"[]",
                  "one empty text": b'[{"type":"text","text":""}]', "a space and an empty text":
                  b'[{"type":"text","text":" "},{"type":"text","text":""}]', "a newline, then y":
