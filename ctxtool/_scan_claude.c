@@ -673,6 +673,8 @@ static int message_facts(Meta *self, int assistant, PyObject *ty, PyObject *m, A
     int r;
     int role = assistant ? 1 : 0;
     if (content && PyUnicode_Check(content)) {
+        if (assistant) return CL_DECLINE;  /* a response's content a string: the Python tells white space as JavaScript
+                                            * trims it (SILENT_RESPONSE); the client writes a list */
         Py_ssize_t visible = 0;
         text_fact(f, content, stats, &visible);
         f->nblocks = 1;
@@ -685,10 +687,10 @@ static int message_facts(Meta *self, int assistant, PyObject *ty, PyObject *m, A
             }
         }
         if ((r = blocks_facts(c, self->shared, stats, content, role, f)) != CL_MADE) return r;
-    } else if (!assistant) {
-        return CL_DECLINE;  /* a prompt's content no string and no list: the Python marks it (UNREADABLE_CONTENT) */
     } else {
-        f->empty = 1;
+        /* a prompt's content no string and no list: the Python marks it (UNREADABLE_CONTENT); a response's too
+         * (SILENT_RESPONSE) */
+        return CL_DECLINE;
     }
     int interrupt = 0;
     if (!assistant && !f->results && content) {  /* _interrupt_marker */
@@ -1140,12 +1142,10 @@ static int assistant_message_bytes(Meta *self, PyObject *ty, Att *a, CF *f) {
     long long n;
     int white, no_content = 0;
     Py_ssize_t visible = 0, nblocks = 0;
-    if (cv && *cv == '"') {
-        if (text_units(cv, ce, &n, &white) < 0) return CL_PARSE;
-        if (stats) { f->chars += n; f->k[0] += n; }
-        if (white) f->blank = 1; else visible++;
-        nblocks = 1;
-    } else if (cv && *cv == '[') {
+    if (!cv || *cv != '[') {
+        return CL_DECLINE;  /* no list (the client writes one): the Python's, which tells white space as JavaScript
+                             * trims it (SILENT_RESPONSE); message_facts declines it too */
+    } else {
         cp p = skip_ws(cv + 1, ce);
         if (p < ce && *p == ']') { p = NULL; no_content = 1; }
         while (p) {

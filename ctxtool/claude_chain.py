@@ -50,7 +50,7 @@ from itertools import chain as chain_rows
 from itertools import islice
 
 from .formats.common import js_stringify
-from .model import BOUNDARY, FALSY_ID, FALSY_MESSAGE_ID, FALSY_PARENT, MESSAGE, UNREADABLE_CONTENT, Entry, as_list
+from .model import BOUNDARY, FALSY_ID, FALSY_MESSAGE_ID, FALSY_PARENT, MESSAGE, SILENT_RESPONSE, UNREADABLE_CONTENT, Entry, as_list
 from .scanloop import index_passes
 
 INTERRUPTED_RESULT = ("[Tool call interrupted: the session ended before this call's result was recorded, "
@@ -381,7 +381,7 @@ def _turn_tail(m: Entry, by_id: dict, links: dict | None, odd: list, seen: set) 
     kids: dict = {}
     for e in sorted(chain_rows(by_id.values(), odd), key=_index) if odd else by_id.values():
         t = e.type
-        if t == "user" or t == "assistant" or t == "progress":
+        if t == "user" or (t == "assistant" and not _silent(e)) or t == "progress":
             continue
         p = _parent(e, links)
         hops = 0
@@ -581,15 +581,23 @@ def _file_snapshot(e: Entry) -> bool:
 
 def _up_to_message(e: Entry | None, by_id: dict, links: dict | None = None, strict: bool = False) -> Entry | None:
     """The first user or assistant line at or above ``e`` (``e`` itself when there is none, or
-    None when ``strict``)."""
+    None when ``strict``). A response line whose content is white space alone, or no string and no list, is passed as
+    the client passes it (judged: judge fuzz seed 882, case 0151, ``auto_compacted.jsonl``'s last response made " "
+    below a lost parent: the client resumed at the compact summary above it, and sent the rows hanging below the
+    summary, not those bridged to it)."""
     cur, seen = e, set()
     while cur is not None and _row_key(cur) not in seen:
-        if cur.type in ("user", "assistant"):
+        if cur.type == "user" or (cur.type == "assistant" and not _silent(cur)):
             return cur
         seen.add(_row_key(cur))
         p = _parent(cur, links)
         cur = by_id.get(p) if p is not None else None
     return None if strict else e
+
+
+def _silent(e: Entry) -> bool:
+    """A response line the client's walk to a message passes (formats.claude: ``SILENT_RESPONSE``)."""
+    return e.extra is not None and e.extra.get(SILENT_RESPONSE, False)
 
 
 def _parent(e: Entry, links: dict | None) -> str | None:

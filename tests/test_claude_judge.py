@@ -1758,6 +1758,32 @@ def test_context_for_the_system_of_two_joined_turns_is_one_system_message(tmp_pa
                                                                             and name != "workday, no plan mode's context")
 
 
+_SILENT_CONTENTS = [b'" "', b'""', b'"\\t \\n"', b'"\\u3000"', b"null", b"{}", b"5", b'" x "', b"[]",
+                    b'[{"type":"text","text":" "}]']
+
+
+@pytest.mark.parametrize("lost", [False, True], ids=["linked", "a lost parent above"])
+@pytest.mark.parametrize("content", _SILENT_CONTENTS, ids=lambda c: c.decode())
+def test_a_response_of_white_space_is_passed_on_the_way_to_the_resumed_message(tmp_path, content, lost):
+    """auto_compacted.jsonl's last response ("Done.", below the attachments after the compact summary) written with
+    other content (judge fuzz seed 882, case 0151: " ", and the first attachment's uuid 1e400, so the next one's parent
+    is lost). A response whose content is white space alone (as JavaScript trims it), or no string and no list, is
+    passed by the client's walk from the row it resumes at to the first message, as an attachment is: the walk goes on
+    to the compact summary, and the rows sent after it are those hanging below it, not those bridged to it by time.
+    ctxtool stopped at the response and sent every attachment. A list, even of blank text, and text that is not all
+    white space stop the walk as before."""
+    lines = (REC / "auto_compacted.jsonl").read_bytes().split(b"\n")
+    assert b'"text":"Done."' in lines[75] and b'"type":"agent_listing_delta"' in lines[65]
+    lines[75] = lines[75].replace(b'"content":[{"type":"text","text":"Done."}]', b'"content":' + content, 1)
+    if lost:
+        lines[65] = re.sub(rb'"parentUuid":"[^"]+"', b'"parentUuid":"lost"', lines[65], count=1)
+    judge, ours = _judged(tmp_path / "auto_compacted.jsonl", b"\n".join(lines))
+    assert conversation(ours) == conversation(judge)
+    assert reminder_texts(ours) == reminder_texts(judge)
+    silent = content not in (b'" x "', b"[]", b'[{"type":"text","text":" "}]')
+    assert ("Available agent types" in json.dumps(ours)) == (not (lost and silent))
+
+
 _EDIT_RESULTS = {"''": b'""', "' '": b'" "', "tab and newline": b'"\\t\\n"', "'x'": b'"x"', "[]": b"[]",
                  "one empty text": b'[{"type":"text","text":""}]', "a space and an empty text":
                  b'[{"type":"text","text":" "},{"type":"text","text":""}]', "a newline, then y":

@@ -1035,7 +1035,7 @@ def test_the_common_responses_are_taken():
     lines = [_message_line("assistant", [{"type": "text", "text": "hi"}] + _call()),
              _message_line("assistant", [{"type": "thinking", "thinking": "x", "signature": "s"}] + _call(input={"n": 1.5})),
              _message_line("assistant", _call(input={"s": "é \U0001f600 \n"}) + _call(id="toolu_2", input=[])),
-             _message_line("assistant", "x", requestId="req_1")]
+             _message_line("assistant", [{"type": "text", "text": "x"}], requestId="req_1")]
     got = c_entries(lines)
     assert None not in got and got == [py_entry(line, k) for k, line in enumerate(lines, 1)]
 
@@ -1046,7 +1046,11 @@ def test_what_a_prompt_or_response_line_it_declines_holds():
                  _message_line("assistant", [{"type": "thinking", "thinking": 5}]),  # str() of a number
                  _message_line("user", _result(content=[{"type": "text", "text": 5}])),  # so in a result
                  _message_line("user", _result(content=[{"type": "text", "text": "L"}])).replace(b'"L"', b'"\\ud800"'),
-                 _message_line("assistant", "x").replace(b'"input_tokens": 3', b'"input_tokens": -3')):  # noted absurd
+                 _message_line("assistant", [{"type": "text", "text": "x"}]).replace(b'"input_tokens": 3', b'"input_tokens": -3'),  # noted absurd
+                 # a response whose content is no list (the client writes one): the Python tells white space as
+                 # JavaScript trims it (SILENT_RESPONSE)
+                 _message_line("assistant", "x"), _message_line("assistant", " "), _message_line("assistant", "\ufeff"),
+                 _message_line("assistant", None), _message_line("assistant", {"a": 1})):
         assert c_entries([line]) == [None], line
 
 

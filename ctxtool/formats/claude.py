@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from ..model import BOUNDARY, FALSY_ID, FALSY_MESSAGE_ID, MESSAGE, META, UNREADABLE_CONTENT, Usage, js_false, parent_of
+from ..model import BOUNDARY, FALSY_ID, FALSY_MESSAGE_ID, MESSAGE, META, SILENT_RESPONSE, UNREADABLE_CONTENT, Usage, js_false, parent_of
+from ..utf16 import JS_SPACE
 from .claude_origin import framed
 from .common import REPAIR_TEXT, blank_user_fixed, count_field, error_turn_content, new_uuid, scan_anthropic_blocks, set_extra, ts_field
 
@@ -144,6 +145,8 @@ def _read(obj: dict, e, stats: bool) -> None:
         extra["is_meta"] = True
     if t == "assistant" and type(content) is list and not content:
         extra["no_content"] = True  # the client sends it as "(no content)" (judged); blank text it leaves out
+    if t == "assistant" and not (isinstance(content, list) or (isinstance(content, str) and content.strip(JS_SPACE))):
+        extra[SILENT_RESPONSE] = True  # (judged: judge fuzz seed 882; claude_chain._up_to_message)
     if t == "user" and not e.results and _interrupt_marker(content):
         extra["interrupt"] = True
     if t == "assistant":
