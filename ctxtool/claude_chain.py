@@ -747,9 +747,10 @@ class _Bridge:
         return rows[h]
 
 
-def sent_entries(entries: list[Entry]) -> list[Entry]:
+def sent_entries(entries: list[Entry], leaf: list | None = None) -> list[Entry]:
     """The message entries Claude Code sends, in its order (rules 1–4): chain order, each
-    assistant message's lines together, its results gathered right after it."""
+    assistant message's lines together, its results gathered right after it. ``leaf``, when given, gets the row the
+    client resumes at (the chain's last) appended, and the function that tells a line's place in the client's rows."""
     main = main_entries(entries)
     rows: dict[str, Entry] = {}
     counts: list = []
@@ -863,6 +864,8 @@ def sent_entries(entries: list[Entry]) -> list[Entry]:
         out.extend(answers)
     if below:
         out += [e for e in below if e.kind == MESSAGE and e.index not in done]
+    if leaf is not None:
+        leaf.extend((seq[-1], place))
     return out
 
 

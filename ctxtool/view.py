@@ -277,9 +277,10 @@ def sent_messages(t, entries: list[Entry] | None = None) -> list[dict]:
     fmt = t.format_name
     entries = t.entries if entries is None else entries
     out: list[dict] = []
-    context = context_entries(fmt, entries)
+    resumed: list = []  # (Claude Code: the row the client resumes at)
+    context = sent_entries(entries, leaf=resumed) if fmt == "claude" else context_entries(fmt, entries)
     with open(t.path, "rb") as f:
-        close = fmt == "claude" and _closes_turn(t, entries, context, f)
+        close = fmt == "claude" and _closes_turn(t, entries, context, f, *resumed)
         for role, group in message_groups(fmt, entries, context=context):
             if fmt == "claude" and role == "user":
                 out += _claude_user_run(t, group, f)
@@ -443,7 +444,7 @@ LOCAL_COMMAND = (("<command-name>", "record"), ("<local-command-stdout>", "outpu
                  ("<local-command-caveat>", "caveat"))
 
 
-def _closes_turn(t, entries: list[Entry], context: list[Entry], f) -> bool:
+def _closes_turn(t, entries: list[Entry], context: list[Entry], f, resumed: Entry | None = None, place=None) -> bool:
     """Whether the client closes a history that ends with a user message with its reply "No
     response requested." (``claude_chain.heal`` adds it): it does after a prompt that got no answer
     (one whose content it cannot read too), after a compact summary that nothing follows, and after
@@ -469,9 +470,35 @@ def _closes_turn(t, entries: list[Entry], context: list[Entry], f) -> bool:
     last = said[-1]
     if last.role == "assistant":
         return last.stop != "error"
+    if resumed is not None and _ends_at_a_later_call_line(said, resumed, place):
+        return False
     if last.get("compact_summary") and any(e.type == "attachment" for e in islice(t.entries, last.index + 1, None)):
         return False  # attachments written after the summary (the client sends them in places of its own): left open (judged)
     return not _local_command_run(t, said, f)
+
+
+def _ends_at_a_later_call_line(said: list[Entry], resumed: Entry, place) -> bool:
+    """Whether the client's rows end with the line it resumes at, a response's line that is not the response's first
+    on the chain, written after the results the history ends with: the client puts a parallel batch's results before
+    the first later line of the chain written after them, so its last row is that response line and it adds no "No
+    response requested." (the new prompt joins the results). Judged: judge fuzz seed 885, case 0027 (``rewound_sdk.jsonl``:
+    the batch's second call line moved to the file's end); a batch's first line so moved is closed, and so is a batch
+    with a call left without a result (8 shapes)."""
+    if resumed.role != "assistant" or not said[-1].results:
+        return False
+    j = len(said)
+    while j and said[j - 1].role == "user" and said[j - 1].results:
+        j -= 1
+    i = j
+    while i and said[i - 1].role == "assistant":
+        i -= 1
+    response = said[i:j]
+    if len(response) < 2 or resumed is response[0] or not any(e is resumed for e in response):
+        return False
+    # (a call with no result gets the client's "interrupted" one after its rows, which it then closes: judged)
+    answered = {r.id for e in said[j:] for r in e.results}
+    # (places in the client's rows: a line written twice stands at its first line, rule 18)
+    return all(place(r) < place(resumed) for r in said[j:]) and all(c.id in answered for e in response for c in e.calls)
 
 
 def _command_kind(t, e: Entry, f) -> str | None:

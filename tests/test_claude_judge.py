@@ -1784,6 +1784,35 @@ def test_a_response_of_white_space_is_passed_on_the_way_to_the_resumed_message(t
     assert ("Available agent types" in json.dumps(ours)) == (not (lost and silent))
 
 
+# (recording, its lines kept, the call line moved to the end, whether the client closes the history)
+_MOVED_CALLS = {
+    "rewound_sdk, second call": ("rewound_sdk.jsonl", 41, 39, False), "rewound_sdk, first call": ("rewound_sdk.jsonl", 41, 38, True),
+    "parallel, third call": ("parallel.jsonl", 29, 24, False), "parallel, second call": ("parallel.jsonl", 29, 23, False),
+    "parallel, first call after the response's text": ("parallel.jsonl", 29, 22, False),
+    "parallel, third call, two results missing": ("parallel.jsonl", 27, 24, True),
+    "compacted_twice, second call": ("compacted_twice.jsonl", 70, 65, False),
+    "compacted_twice, first call after the response's text": ("compacted_twice.jsonl", 70, 64, False),
+}
+
+
+@pytest.mark.parametrize("shape", list(_MOVED_CALLS))
+def test_a_call_line_written_after_its_batchs_results_leaves_the_history_open(tmp_path, shape):
+    """A file that ends with a parallel batch's results, one of the batch's call lines moved after them (judge fuzz
+    seed 885, case 0027: rewound_sdk.jsonl's second call line swapped with the last checkpoint). The client resumes at
+    that line, puts the batch's results before it (before the first later chain line written after them) and, its rows
+    ending with a response, adds no "No response requested." (the new prompt joins the results); ctxtool closed the
+    history. Where the moved line is the response's first on the chain, or a call is left without a result, the
+    client closes it."""
+    name, cut, moved, closes = _MOVED_CALLS[shape]
+    lines = (REC / name).read_bytes().split(b"\n")[:cut]
+    assert b'"type":"tool_use"' in lines[moved - 1] and b'"tool_result"' in lines[-1]
+    lines.append(lines.pop(moved - 1))
+    judge, ours = _judged(tmp_path / name, b"\n".join(lines) + b"\n")
+    assert conversation(ours) == conversation(judge)
+    assert reminder_texts(ours) == reminder_texts(judge)
+    assert (conversation(ours)[-1] == ["assistant", [("text", NO_RESPONSE)]]) == closes
+
+
 _EDIT_RESULTS = {"''": b'""', "' '": b'" "', "tab and newline": b'"\\t\\n"', "'x'": b'"x"', "[]": b"[]",
                  "one empty text": b'[{"type":"text","text":""}]', "a space and an empty text":
                  b'[{"type":"text","text":" "},{"type":"text","text":""}]', "a newline, then y":
