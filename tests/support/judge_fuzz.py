@@ -153,7 +153,7 @@ def _rendered_otherwise(path: str) -> bool:
             if b'"rendered"' not in line and b'"remote_session_change"' not in line:
                 continue
             try:
-                obj = json.loads(line)
+                obj = json.loads(line.decode("utf-8", "replace"))  # (as Node reads the file: judge fuzz seed 896, a key's byte flipped)
             except ValueError:
                 continue
             except RecursionError:  # (nested past the stack: a rendering nested so deep is no string, judge fuzz seed 286)
@@ -161,8 +161,10 @@ def _rendered_otherwise(path: str) -> bool:
             if not isinstance(obj, dict) or obj.get("type") != "attachment":
                 continue
             r = obj.get("rendered")
+            # (the client's check of a rendering also wants each content non-empty: one that fails it is rendered from
+            # the attachment's data where the client can, a file attachment's too, probed 2026-11-29)
             if r is not None and not (isinstance(r, list) and all(isinstance(x, dict) and isinstance(x.get("content"), str)
-                                                                    for x in r)):
+                                                                    and x["content"] for x in r)):
                 return True
             att = obj.get("attachment")
             if isinstance(att, dict) and isinstance(att.get("type"), str) and att["type"] in RENDERED_FROM_DATA and \
