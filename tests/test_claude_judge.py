@@ -1591,6 +1591,22 @@ def test_a_history_that_starts_with_system_context_sends_it_as_a_user_reminder(t
     assert ours[0]["role"] == "user"
 
 
+def _plan_roles(messages: list) -> list[str]:
+    """The role of every message that carries workday.jsonl's plan-mode text."""
+    return [m["role"] for m in messages if "Plan mode is active" in json.dumps(m["content"])]
+
+
+def _sent_alike(path, data: bytes) -> tuple[dict, list]:
+    """``data`` written at ``path`` and resumed by the client, its messages and reminders compared with ctxtool's view:
+    what the client sent (``resume_payload``) and the view."""
+    path.write_bytes(data)
+    sent = resume_payload(str(path))
+    ours = sent_messages(scan(str(path)))
+    assert conversation(ours) == conversation(sent["messages"])
+    assert reminder_texts(ours) == reminder_texts(sent["messages"])
+    return sent, ours
+
+
 def _plan_turn(change: dict, cut: int | None = None) -> bytes:
     """workday.jsonl with lines changed (``{line number: bytes in place of the line's message, or None: the line
     deleted}``), cut after line ``cut`` when given. Line 62 is the plan-mode prompt, 63 its ``plan_mode`` attachment
@@ -1637,21 +1653,13 @@ def test_system_context_after_a_response_is_sent_as_a_user_reminder(tmp_path, sh
     after the next prompt. Compared: messages, reminders, and the role of every message that carries the plan-mode
     text, in the client's whole request."""
     change, cut = _PLAN_TURNS[shape]
-    path = tmp_path / "workday.jsonl"
-    path.write_bytes(_plan_turn(change, cut))
-    sent = resume_payload(str(path))
-    judge, ours = sent["messages"], sent_messages(scan(str(path)))
-    assert conversation(ours) == conversation(judge)
-    assert reminder_texts(ours) == reminder_texts(judge)
-
-    def plan_roles(messages):
-        return [m["role"] for m in messages if "Plan mode is active" in json.dumps(m["content"])]
+    sent, ours = _sent_alike(tmp_path / "workday.jsonl", _plan_turn(change, cut))
 
     # (the whole request: at the history's end the client puts the text after the new prompt; the new run is in no
     # plan mode, so the text is the file's; cut before the attachment, or its prompt deleted and the file cut after
     # it, which leaves the attachment off the chain, there is none)
-    assert plan_roles(ours) == plan_roles(sent["raw"]["messages"])
-    assert bool(plan_roles(ours)) == (shape not in ("prompt deleted, cut after it", "prompt {}, cut before the attachment"))
+    assert _plan_roles(ours) == _plan_roles(sent["raw"]["messages"])
+    assert bool(_plan_roles(ours)) == (shape not in ("prompt deleted, cut after it", "prompt {}, cut before the attachment"))
 
 
 def _two_contexts(first_copy: int, prompt: bytes | None, cut: int | None = None) -> bytes:
@@ -1695,17 +1703,9 @@ def test_two_system_contexts_in_a_row_after_a_response_are_sent_as_the_client_se
     """Rule 39 with two contexts for the system after a response and no prompt before them (left open in the last
     note: only one had been probed). Probed: the client sends them as ctxtool does, one user reminder after the
     response or, at the history's end, system text after the next prompt; kept as judged cases."""
-    path = tmp_path / "workday.jsonl"
-    path.write_bytes(_two_contexts(*_TWO_CONTEXTS[shape]))
-    sent = resume_payload(str(path))
-    judge, ours = sent["messages"], sent_messages(scan(str(path)))
-    assert conversation(ours) == conversation(judge)
-    assert reminder_texts(ours) == reminder_texts(judge)
+    sent, ours = _sent_alike(tmp_path / "workday.jsonl", _two_contexts(*_TWO_CONTEXTS[shape]))
 
-    def plan_roles(messages):
-        return [m["role"] for m in messages if "Plan mode is active" in json.dumps(m["content"])]
-
-    assert plan_roles(ours) == plan_roles(sent["raw"]["messages"])
+    assert _plan_roles(ours) == _plan_roles(sent["raw"]["messages"])
 
 
 def _dropped_between(name: str) -> bytes:
