@@ -279,7 +279,6 @@ def sent_messages(t, entries: list[Entry] | None = None) -> list[dict]:
     out: list[dict] = []
     resumed: list = []  # (Claude Code: the row the client resumes at)
     context = sent_entries(entries, leaf=resumed) if fmt == "claude" else context_entries(fmt, entries)
-    model = request_model(context) if fmt == "claude" else None
     with open(t.path, "rb") as f:
         close = fmt == "claude" and _closes_turn(t, entries, context, f, *resumed)
         for role, group in message_groups(fmt, entries, context=context):
@@ -288,12 +287,12 @@ def sent_messages(t, entries: list[Entry] | None = None) -> list[dict]:
                 continue
             for part in (_responses(group) if fmt == "claude" else (group,)):
                 blocks: list = []
-                kept: list = []  # (less the thinking of lines another model wrote)
+                kept: list = []  # (less the thinking of lines written with no model)
                 for e in part:
                     b = t.reload(e, f).blocks if e.kind != COMPACTION else None
                     b = b if b is not None else [{"type": "text", "text": _summary_text(t, e, f)}]
                     blocks += b
-                    kept += _unthought(b) if model is not None and e.model != model and e.model != SYNTHETIC_MODEL else b
+                    kept += b if fmt != "claude" or e.role != "assistant" or e.model else _unthought(b)
                 if kept:  # (a response left with nothing keeps its blocks: thinking alone is left out all the same, heal)
                     blocks = kept
                 out.append({"role": role, "content": blocks, "lines": [e.lineno for e in part]})
@@ -429,24 +428,11 @@ def _rows_but_nothing_sent(entries: list[Entry]) -> bool:
         not any(e.kind == BOUNDARY for e in islice(entries, 0, seq[-1].index + 1))
 
 
-SYNTHETIC_MODEL = "<synthetic>"  # the model the client writes on its own lines (an API error's)
-
-
-def request_model(context: list[Entry]) -> str | None:
-    """Claude Code: the model a resumed session's request is taken to go to: that of its last response line written
-    with one (a non-empty string other than the client's own ``<synthetic>``); None when no line names one. The client
-    sends its configured model, which ctxtool cannot see offline; a session is resumed with the model it ended with
-    unless the user changes it."""
-    for e in reversed(context):
-        if e.role == "assistant" and isinstance(e.model, str) and e.model and e.model != SYNTHETIC_MODEL:
-            return e.model
-    return None
-
-
 def _unthought(blocks: list) -> list:
-    """A response line's blocks less their thinking: the client drops thinking that other models signed before it sends
-    (judged: judge fuzz seed 894, case 0190, ``parallel.jsonl``'s thinking line written with ``"model": {}``; probed with
-    eight values, and with the other lines written by another model: the request's own model decides)."""
+    """The blocks of a response line written with no model (none a string, or an empty one) less their thinking: the
+    client drops thinking that a model other than the request's signed, and such a line's is (judged: judge fuzz seed
+    894, case 0190, ``parallel.jsonl``'s thinking line written with ``"model": {}``). A line another model named wrote
+    keeps its thinking here: the request's model, which decides (probed), is the client's setting, not in the file."""
     return [b for b in blocks if not (isinstance(b, dict) and b.get("type") in ("thinking", "redacted_thinking"))]
 
 

@@ -139,9 +139,10 @@ def _claude_judge(path: str):
     return conv
 
 
-# the attachment kinds the client renders from their data when the recorded rendering gives no text (probed on every
-# kind recorded, each rendering made []: only this one; judge fuzz seed 562, case 0070: its content made "")
-RENDERED_FROM_DATA = frozenset({"remote_session_change"})
+# the attachment kinds the client renders from their data when the recorded rendering fails its check (probed on every
+# kind recorded, each rendering made []: the attribution, judge fuzz seed 562, case 0070: its content made ""; the file
+# attachment, recorded later, with [], [""], ["", ""] and ["x", ""], 2026-11-29)
+RENDERED_FROM_DATA = frozenset({"remote_session_change", "file"})
 
 
 def _rendered_otherwise(path: str) -> bool:
@@ -161,14 +162,14 @@ def _rendered_otherwise(path: str) -> bool:
             if not isinstance(obj, dict) or obj.get("type") != "attachment":
                 continue
             r = obj.get("rendered")
-            # (the client's check of a rendering also wants each content non-empty: one that fails it is rendered from
-            # the attachment's data where the client can, a file attachment's too, probed 2026-11-29)
             if r is not None and not (isinstance(r, list) and all(isinstance(x, dict) and isinstance(x.get("content"), str)
-                                                                    and x["content"] for x in r)):
+                                                                    for x in r)):
                 return True
             att = obj.get("attachment")
+            # (the client's check of a rendering wants a list of one or more, each content non-empty: one that fails it
+            # is rendered from the data of these kinds)
             if isinstance(att, dict) and isinstance(att.get("type"), str) and att["type"] in RENDERED_FROM_DATA and \
-                    not (isinstance(r, list) and any(x["content"] for x in r)):
+                    not (isinstance(r, list) and r and all(x["content"] for x in r)):
                 return True
     return False
 
