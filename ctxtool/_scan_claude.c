@@ -672,9 +672,10 @@ static int message_facts(Meta *self, int assistant, PyObject *ty, PyObject *m, A
     f->role = Py_NewRef(ty);  /* (the line's type, shared) */
     int r;
     int role = assistant ? 1 : 0;
+    if (assistant && !(content && PyList_Check(content)))
+        return CL_DECLINE;  /* a response whose content is no list (the client writes one): the Python tells white space
+                             * as JavaScript trims it (SILENT_RESPONSE) */
     if (content && PyUnicode_Check(content)) {
-        if (assistant) return CL_DECLINE;  /* a response's content a string: the Python tells white space as JavaScript
-                                            * trims it (SILENT_RESPONSE); the client writes a list */
         Py_ssize_t visible = 0;
         text_fact(f, content, stats, &visible);
         f->nblocks = 1;
@@ -688,9 +689,7 @@ static int message_facts(Meta *self, int assistant, PyObject *ty, PyObject *m, A
         }
         if ((r = blocks_facts(c, self->shared, stats, content, role, f)) != CL_MADE) return r;
     } else {
-        /* a prompt's content no string and no list: the Python marks it (UNREADABLE_CONTENT); a response's too
-         * (SILENT_RESPONSE) */
-        return CL_DECLINE;
+        return CL_DECLINE;  /* a prompt's content no string and no list: the Python marks it (UNREADABLE_CONTENT) */
     }
     int interrupt = 0;
     if (!assistant && !f->results && content) {  /* _interrupt_marker */

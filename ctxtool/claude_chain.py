@@ -49,7 +49,7 @@ from functools import cmp_to_key
 from itertools import chain as chain_rows
 from itertools import islice
 
-from .formats.common import js_stringify
+from .formats.common import THINKING_TYPES, js_stringify
 from .model import BOUNDARY, FALSY_ID, FALSY_MESSAGE_ID, FALSY_PARENT, MESSAGE, SILENT_RESPONSE, UNREADABLE_CONTENT, Entry, as_list
 from .scanloop import index_passes
 
@@ -1207,7 +1207,7 @@ def _tid(b: dict, key: str):
 
 def _thought(b: dict) -> bool:
     t = b.get("type")
-    return t == "thinking" or t == "redacted_thinking" or _blank_text(b)
+    return t in THINKING_TYPES or _blank_text(b)
 
 
 def _unreadable_text(b: dict) -> bool:

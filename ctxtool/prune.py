@@ -42,7 +42,7 @@ import orjson
 from . import config
 from . import window as window_rule
 from .errors import ConfigError, InputError, SummarizerError, TokenizerUnavailable
-from .formats.common import args_chars, ms_to_seconds, new_uuid, scan_anthropic_blocks
+from .formats.common import THINKING_TYPES, args_chars, ms_to_seconds, new_uuid, scan_anthropic_blocks, without_thinking
 from .model import Entry, IMAGE_CHARS, as_list, as_text, js_len
 from .view import context_entries, merges, sent_context
 
@@ -908,8 +908,8 @@ def aceclaw_prune(units: list[Unit], s: dict) -> tuple[list[Unit], list[dict], d
                 out.append(new)
                 actions.append(_action("stubbed", new, f"{stub_n}-char stub of {js_len(text)} chars", _unit_chars(u), _unit_chars(new)))
                 continue
-        elif u.role == "assistant" and any(isinstance(b, dict) and b.get("type") in ("thinking", "redacted_thinking") for b in u.blocks):
-            kept = [b for b in u.blocks if not (isinstance(b, dict) and b.get("type") in ("thinking", "redacted_thinking"))]
+        elif u.role == "assistant" and any(isinstance(b, dict) and b.get("type") in THINKING_TYPES for b in u.blocks):
+            kept = without_thinking(u.blocks)
             new = Unit(u.role, u.src, kept, list(u.lines), list(u.entries), u.errored, u.tool_id, u.tool_name, True, u.merges)
             if kept:
                 out.append(new)

@@ -19,7 +19,7 @@ from operator import attrgetter, eq
 
 from . import codex_rules
 from .claude_chain import LAST, RENDERED, _blank_text, _unreadable_text, chain, gives_nothing, sent_entries
-from .formats.common import DOUBLE_EXACT, LONE_SURROGATE
+from .formats.common import DOUBLE_EXACT, LONE_SURROGATE, without_thinking
 from .model import BOUNDARY, COMPACTION, HEADER, MESSAGE, Entry
 from .scanloop import index_passes
 
@@ -287,12 +287,16 @@ def sent_messages(t, entries: list[Entry] | None = None) -> list[dict]:
                 continue
             for part in (_responses(group) if fmt == "claude" else (group,)):
                 blocks: list = []
-                kept: list = []  # (less the thinking of lines written with no model)
+                # (less the thinking of lines written with no model, none a string or an empty one: the client drops
+                # thinking a model other than the request's signed, and such a line's is, judge fuzz seed 894, case
+                # 0190; a line another model named wrote keeps it: the request's model, which decides, is the
+                # client's setting, not in the file)
+                kept: list = []
                 for e in part:
                     b = t.reload(e, f).blocks if e.kind != COMPACTION else None
                     b = b if b is not None else [{"type": "text", "text": _summary_text(t, e, f)}]
                     blocks += b
-                    kept += b if fmt != "claude" or e.role != "assistant" or e.model else _unthought(b)
+                    kept += b if fmt != "claude" or e.role != "assistant" or e.model else without_thinking(b)
                 if kept:  # (a response left with nothing keeps its blocks: thinking alone is left out all the same, heal)
                     blocks = kept
                 out.append({"role": role, "content": blocks, "lines": [e.lineno for e in part]})
@@ -426,14 +430,6 @@ def _rows_but_nothing_sent(entries: list[Entry]) -> bool:
     seq = chain(entries)
     return any(e.type != "system" and (e.type != "attachment" or e.get("attachment") is not None) for e in seq) and \
         not any(e.kind == BOUNDARY for e in islice(entries, 0, seq[-1].index + 1))
-
-
-def _unthought(blocks: list) -> list:
-    """The blocks of a response line written with no model (none a string, or an empty one) less their thinking: the
-    client drops thinking that a model other than the request's signed, and such a line's is (judged: judge fuzz seed
-    894, case 0190, ``parallel.jsonl``'s thinking line written with ``"model": {}``). A line another model named wrote
-    keeps its thinking here: the request's model, which decides (probed), is the client's setting, not in the file."""
-    return [b for b in blocks if not (isinstance(b, dict) and b.get("type") in ("thinking", "redacted_thinking"))]
 
 
 def _responses(group: list[Entry]) -> list[list[Entry]]:

@@ -185,6 +185,12 @@ def js_number(f: float) -> str:
 
 
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # in a str read from JSON, a surrogate is a lone one (a pair is one character)
+THINKING_TYPES = ("thinking", "redacted_thinking")
+
+
+def without_thinking(blocks: list) -> list:
+    """Message blocks less their thinking (redacted thinking too)."""
+    return [b for b in blocks if not (isinstance(b, dict) and b.get("type") in THINKING_TYPES)]
 DOUBLE_EXACT = 2 ** 53  # JavaScript's numbers hold every integer up to this exactly
 _INDEX_MAX = 2 ** 32 - 2
 
@@ -358,7 +364,7 @@ def scan_anthropic_blocks(entry, blocks: list, role: str, stats: bool = True) ->
                 visible += 1
             else:
                 entry.blank_text = True
-        elif t in ("thinking", "redacted_thinking"):
+        elif t in THINKING_TYPES:
             if stats and role == "assistant":
                 n = js_len(as_text(b.get("thinking"))) if t == "thinking" else 0
                 chars += n
