@@ -479,7 +479,12 @@ def _latest_below(row: Entry, main: list[Entry], by_id: dict, links: dict | None
 def _leaf_marks(main: list[Entry], checkpoints: bool = True) -> tuple:
     """Read from the end: the last line with a uuid, the last row, whether file snapshots follow
     it, the last checkpoint's leaf since the last compact boundary, whether it is explicit (a row
-    after it takes that back) and whether one of the run of checkpoints naming that leaf was."""
+    after it takes that back) and whether one of the run of checkpoints naming that leaf was.
+    Where a checkpoint is read, the last row is the last that is no silent response (``_silent``):
+    the client resumes at the row before one, or at the checkpoint when that row does not go on from
+    it (judged: judge fuzz seed 899, case 0080, ``interrupted.jsonl``'s last response given an object
+    for its content after a row moved from the first turn); with no checkpoint, a silent last row is
+    resumed and passed on the walk to its message (rule 42)."""
     last = row = None
     snapshots_after = False
     cp = None
@@ -497,7 +502,7 @@ def _leaf_marks(main: list[Entry], checkpoints: bool = True) -> tuple:
                     if row is None:
                         snapshots_after = True
                 else:
-                    if row is None:
+                    if row is None and not _silent(e):  # (read beside a checkpoint, a silent response is no last row)
                         row = e
                     rows_after = True
         elif e.type == "last-prompt":

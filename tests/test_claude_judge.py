@@ -2098,3 +2098,69 @@ def test_the_attributions_role_when_it_is_neither_user_nor_system(tmp_path, kind
     assert mine == sorted({r for _, r in _rendered_in(sent, needle)})
     user = raw == b'"user"' or (kind == "remote_session_change" and raw != b'"system"')
     assert mine == (["user"] if user else ["system"])
+
+
+# interrupted.jsonl's lines: 4 the first prompt's environment attachment, 21 the last checkpoint (naming line 20),
+# 26 the second prompt, 29 the response's text, 30 and 31 its call lines. Each shape: the changes, made in this
+# order ("swap" the environment attachment and the first call line; "content X" the last call line's content; "env
+# under N": the moved attachment's parent the uuid of line N; "drop N"; "move N after M"), and the turns the client
+# sends (2: the first alone, resumed at the checkpoint).
+_SILENT_LAST = {
+    "swapped, {}": (["swap", "content {}"], 2), 'swapped, " "': (["swap", 'content " "'], 2),
+    "swapped, deep": (["swap", "content deep"], 2),
+    "swapped, a text": (["swap", "content text"], 6),
+    "swapped, {}, no checkpoint": (["swap", "content {}", "drop 21"], 6),
+    'swapped, " ", no checkpoint': (["swap", 'content " "', "drop 21"], 6),
+    "swapped, {}, attachment under the second prompt": (["swap", "content {}", "env under 26"], 3),
+    "swapped, {}, attachment under the second prompt, no checkpoint": (["swap", "content {}", "env under 26", "drop 21"], 5),
+    "swapped, {}, attachment last": (["swap", "content {}", "move 30 after 31"], 2),
+    "swapped, {}, call after the checkpoint": (["swap", "content {}", "move 4 after 21"], 2),
+    "in place, {}": (["content {}"], 6),
+    "in place, {}, call before the checkpoint": (["content {}", "move 30 after 17"], 6),
+}
+
+
+def _silent_last(changes: list[str]) -> bytes:
+    lines = (REC / "interrupted.jsonl").read_bytes().split(b"\n")
+    assert b'"type":"environment"' in lines[3] and b'"leafUuid"' in lines[20] and b'"toolu_rec_i1"' in lines[29]
+    assert b'"toolu_rec_i2"' in lines[30] and b'"content":"Run the slow job."' in lines[25] and len(lines) == 32
+    at = {no: lines[no - 1] for no in range(1, 32)}  # each line by its number in the recording
+    order = list(range(1, 32))
+    for change in changes:
+        verb, _, arg = change.partition(" ")
+        if verb == "swap":
+            at[4], at[30] = at[30], at[4]
+        elif verb == "content":
+            value = {"{}": b"{}", '" "': b'" "', "text": b'[{"type":"text","text":"Also this."}]',
+                     "deep": b'{"a":' * 1001 + b"[]" + b"}" * 1001}[arg]
+            at[31] = re.sub(rb'"content":\[.*?\}\],"stop_reason"', b'"content":' + value.replace(b"\\", b"\\\\") + b',"stop_reason"',
+                            at[31], count=1)
+            assert value in at[31]
+        elif verb == "env":
+            parent = json.loads(at[int(arg.split()[-1])])["uuid"]
+            env = 30 if b'"type":"environment"' in at[30] else 4
+            at[env] = re.sub(rb'"parentUuid":"[^"]+"', b'"parentUuid":"' + parent.encode() + b'"', at[env], count=1)
+        elif verb == "drop":
+            order.remove(int(arg))
+        else:  # move N after M
+            n, m = int(arg.split()[0]), int(arg.split()[-1])
+            order.remove(n)
+            order.insert(order.index(m) + 1, n)
+    return b"\n".join(at[no] for no in order) + b"\n"
+
+
+@pytest.mark.parametrize("shape", list(_SILENT_LAST))
+def test_a_silent_last_response_is_no_last_row_beside_a_checkpoint(tmp_path, shape):
+    """interrupted.jsonl's last call line given content the client's walk passes (rule 42), after its first call line
+    changed places with the first prompt's environment attachment (judge fuzz seed 899, case 0080: the content nested
+    1,002 deep). Beside a checkpoint, the client's last row is the last that is no silent response: here the moved
+    attachment, which does not go on from the checkpoint, so the client resumed at the checkpoint and sent the first
+    turn alone; ctxtool took the silent line and resumed at the call line above it. With no checkpoint the silent line
+    is the last row as before, passed on the walk to its call line; with the attachment hung under the second prompt,
+    the client resumes there. Where the lines stand in place, the last row before the silent line is the first call
+    line, which goes on from the checkpoint."""
+    changes, turns = _SILENT_LAST[shape]
+    judge, ours = _judged(tmp_path / "interrupted.jsonl", _silent_last(changes))
+    assert conversation(ours) == conversation(judge)
+    assert reminder_texts(ours) == reminder_texts(judge)
+    assert len(conversation(judge)) == turns
