@@ -480,11 +480,12 @@ def _leaf_marks(main: list[Entry], checkpoints: bool = True) -> tuple:
     """Read from the end: the last line with a uuid, the last row, whether file snapshots follow
     it, the last checkpoint's leaf since the last compact boundary, whether it is explicit (a row
     after it takes that back) and whether one of the run of checkpoints naming that leaf was.
-    Where a checkpoint is read, the last row is the last that is no silent response (``_silent``):
-    the client resumes at the row before one, or at the checkpoint when that row does not go on from
-    it (judged: judge fuzz seed 899, case 0080, ``interrupted.jsonl``'s last response given an object
-    for its content after a row moved from the first turn); with no checkpoint, a silent last row is
-    resumed and passed on the walk to its message (rule 42)."""
+    Where the file has a checkpoint, the last row is the last that is no silent response (``_silent``;
+    the last silent one when every row is): the client resumes at the row before one, or at the
+    checkpoint when that row does not go on from it (judged: judge fuzz seed 899, case 0080,
+    ``interrupted.jsonl``'s last response given an object for its content after a row moved from the
+    first turn); with no checkpoint, a silent last row is resumed and passed on the walk to its
+    message (rule 42)."""
     last = row = None
     snapshots_after = False
     cp = None
@@ -522,6 +523,7 @@ def _leaf_marks(main: list[Entry], checkpoints: bool = True) -> tuple:
             break
     if row is None or last is None:  # the loop stopped at a boundary or a checkpoint (or had none to read)
         snapshots_after = False
+        quiet = None  # the last silent response: the last row when no other is (beside a checkpoint)
         for k in range(len(main) - 1, -1, -1):
             e = main[k]
             if e.id is None:
@@ -530,10 +532,16 @@ def _leaf_marks(main: list[Entry], checkpoints: bool = True) -> tuple:
             elif last is None:
                 last = e
             if e.type in _BRIDGED_TYPES:
-                if not _file_snapshot(e):
+                if _file_snapshot(e):
+                    snapshots_after = True
+                elif checkpoints and _silent(e):
+                    if quiet is None:
+                        quiet = (e, snapshots_after)
+                else:
                     row = e
                     break
-                snapshots_after = True
+        if row is None and quiet is not None:
+            row, snapshots_after = quiet
     return last, row, snapshots_after, cp, explicit, ever_explicit
 
 

@@ -2103,8 +2103,9 @@ def test_the_attributions_role_when_it_is_neither_user_nor_system(tmp_path, kind
 # interrupted.jsonl's lines: 4 the first prompt's environment attachment, 21 the last checkpoint (naming line 20),
 # 26 the second prompt, 29 the response's text, 30 and 31 its call lines. Each shape: the changes, made in this
 # order ("swap" the environment attachment and the first call line; "content X" the last call line's content; "env
-# under N": the moved attachment's parent the uuid of line N; "drop N"; "move N after M"), and the turns the client
-# sends (2: the first alone, resumed at the checkpoint).
+# under N": the moved attachment's parent the uuid of line N; "drop N"; "move N after M"; "runs before/after 31": a
+# checkpoint naming line 19 and a copy of line 21 put there, so that read from the end the checkpoints' run ends
+# before a last row is met), and the turns the client sends (2: the first alone, resumed at the checkpoint).
 _SILENT_LAST = {
     "swapped, {}": (["swap", "content {}"], 2), 'swapped, " "': (["swap", 'content " "'], 2),
     "swapped, deep": (["swap", "content deep"], 2),
@@ -2115,6 +2116,8 @@ _SILENT_LAST = {
     "swapped, {}, attachment under the second prompt, no checkpoint": (["swap", "content {}", "env under 26", "drop 21"], 5),
     "swapped, {}, attachment last": (["swap", "content {}", "move 30 after 31"], 2),
     "swapped, {}, call after the checkpoint": (["swap", "content {}", "move 4 after 21"], 2),
+    "swapped, {}, two checkpoint runs before it": (["swap", "content {}", "runs before 31"], 2),
+    "swapped, {}, two checkpoint runs after it": (["swap", "content {}", "runs after 31"], 2),
     "in place, {}": (["content {}"], 6),
     "in place, {}, call before the checkpoint": (["content {}", "move 30 after 17"], 6),
 }
@@ -2142,6 +2145,11 @@ def _silent_last(changes: list[str]) -> bytes:
             at[env] = re.sub(rb'"parentUuid":"[^"]+"', b'"parentUuid":"' + parent.encode() + b'"', at[env], count=1)
         elif verb == "drop":
             order.remove(int(arg))
+        elif verb == "runs":
+            at[32] = at[21].replace(json.loads(at[20])["uuid"].encode(), json.loads(at[19])["uuid"].encode())
+            at[33] = at[21]
+            assert at[32] != at[21]
+            order[order.index(31) + (arg.startswith("after")):0] = [32, 33]
         else:  # move N after M
             n, m = int(arg.split()[0]), int(arg.split()[-1])
             order.remove(n)
@@ -2158,7 +2166,9 @@ def test_a_silent_last_response_is_no_last_row_beside_a_checkpoint(tmp_path, sha
     turn alone; ctxtool took the silent line and resumed at the call line above it. With no checkpoint the silent line
     is the last row as before, passed on the walk to its call line; with the attachment hung under the second prompt,
     the client resumes there. Where the lines stand in place, the last row before the silent line is the first call
-    line, which goes on from the checkpoint."""
+    line, which goes on from the checkpoint. Where the checkpoints read from the end are cut short by one of another
+    leaf before a last row is met, the last row is looked for again in the whole file, and the silent line is passed
+    there too."""
     changes, turns = _SILENT_LAST[shape]
     judge, ours = _judged(tmp_path / "interrupted.jsonl", _silent_last(changes))
     assert conversation(ours) == conversation(judge)

@@ -1,6 +1,7 @@
 """``claude_chain._leaf_marks`` reads the leaf's marks from the end of the file; the client reads
 them front to back as it loads rows (the forward reading below, written as the client's loader
-does it). Property: both give the same marks on random line sequences."""
+does it). Property: both give the same marks on random line sequences. Beside a checkpoint, a silent
+response (rule 42) is no last row unless every row is one (judge fuzz seed 899)."""
 
 from __future__ import annotations
 
@@ -9,17 +10,19 @@ import random
 import pytest
 
 from ctxtool.claude_chain import _BRIDGED_TYPES, _file_snapshot, _leaf_marks
-from ctxtool.model import BOUNDARY, MESSAGE, META, Entry
+from ctxtool.model import BOUNDARY, MESSAGE, META, SILENT_RESPONSE, Entry
 
 
-def forward(main):
-    last = row = cp = None
-    explicit = ever = snaps = False
+def forward(main, has_checkpoint):
+    last = row = cp = quiet = None
+    explicit = ever = snaps = quiet_snaps = False
     for e in main:
         if e.id is not None:
             last = e
             if _file_snapshot(e):
-                snaps = True
+                snaps = quiet_snaps = True
+            elif e.type in _BRIDGED_TYPES and has_checkpoint and (e.extra or {}).get(SILENT_RESPONSE):
+                quiet, explicit, quiet_snaps = e, False, False
             elif e.type in _BRIDGED_TYPES:
                 row, explicit, snaps = e, False, False
             if e.kind == BOUNDARY:
@@ -31,6 +34,8 @@ def forward(main):
                 explicit = bool(x.get("explicit")) or (explicit and lp == cp)
                 ever = bool(x.get("explicit")) or (ever and lp == cp)
                 cp = lp
+    if row is None and quiet is not None:
+        row, snaps = quiet, quiet_snaps
     return last, row, snaps, cp, explicit, ever
 
 
@@ -38,7 +43,9 @@ def random_lines(rng, n):
     out = []
     for k in range(n):
         r = rng.random()
-        if r < 0.35:
+        if r < 0.05:
+            e = Entry(k, k + 1, 0, 0, b"\n", MESSAGE, "assistant", id=f"u{k}", extra={SILENT_RESPONSE: True})
+        elif r < 0.35:
             e = Entry(k, k + 1, 0, 0, b"\n", MESSAGE, rng.choice(["user", "assistant"]), id=f"u{k}")
         elif r < 0.45:
             e = Entry(k, k + 1, 0, 0, b"\n", META, "system", id=f"u{k}",
@@ -61,4 +68,4 @@ def test_marks_read_from_the_end_are_the_loaders(seed):
     rng = random.Random(seed)
     main = random_lines(rng, rng.randrange(0, 40))
     has_checkpoint = any(e.type == "last-prompt" for e in main)
-    assert _leaf_marks(main, has_checkpoint) == forward(main)
+    assert _leaf_marks(main, has_checkpoint) == forward(main, has_checkpoint)
