@@ -101,7 +101,7 @@ def _json_error(message: str, exit_code: int, *, path=None, line=None, reason=No
 @click.group(cls=CtxGroup, context_settings=CONTEXT_SETTINGS)
 @click.version_option(package_name="ctxtool", message="ctxtool %(version)s")
 def cli():
-    """Offline toolkit for LLM agent session transcripts (pi/OpenClaw, Claude Code, Messages JSONL).
+    """Offline toolkit for LLM agent session transcripts (pi/OpenClaw, Claude Code, Codex CLI, Messages JSONL).
 
     \b
     Exit codes: 0 ok, 1 something to report or fix, 2 usage error,
