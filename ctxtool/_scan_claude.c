@@ -675,6 +675,14 @@ static int message_facts(Meta *self, int assistant, PyObject *ty, PyObject *m, A
     if (assistant && !(content && PyList_Check(content)))
         return CL_DECLINE;  /* a response whose content is no list (the client writes one): the Python tells white space
                              * as JavaScript trims it (SILENT_RESPONSE) */
+    if (assistant && PyList_GET_SIZE(content)) {  /* no item an object with a type: SILENT_RESPONSE too */
+        Py_ssize_t i = 0, n = PyList_GET_SIZE(content);
+        for (; i < n; i++) {
+            PyObject *b = PyList_GET_ITEM(content, i), *t = PyDict_Check(b) ? get(b, c->s[C_TYPE]) : NULL;
+            if (t && PyUnicode_Check(t)) break;
+        }
+        if (i == n) return CL_DECLINE;
+    }
     if (content && PyUnicode_Check(content)) {
         Py_ssize_t visible = 0;
         text_fact(f, content, stats, &visible);
@@ -1140,7 +1148,7 @@ static int assistant_message_bytes(Meta *self, PyObject *ty, Att *a, CF *f) {
     cp cv = mv[M_CONTENT], ce = me[M_CONTENT];
     long long n;
     int white, no_content = 0;
-    Py_ssize_t visible = 0, nblocks = 0;
+    Py_ssize_t visible = 0, nblocks = 0, typed = 0;
     if (!cv || *cv != '[') {
         return CL_DECLINE;  /* no list (the client writes one): the Python's, which tells white space as JavaScript
                              * trims it (SILENT_RESPONSE); message_facts declines it too */
@@ -1155,6 +1163,7 @@ static int assistant_message_bytes(Meta *self, PyObject *ty, Att *a, CF *f) {
                 if (!(q = spans(p + 1, ce, 4, bnames, NB, vs, ve))) return CL_PARSE;
                 cp t = vs[B_TYPE], te = ve[B_TYPE];
                 if (t && *t == '"' && memchr(t, '\\', (size_t)(te - t))) return CL_PARSE;
+                if (t && *t == '"') typed++;
                 if (str_is(t, te, "text")) {
                     int got = text_units(vs[B_TEXT], ve[B_TEXT], &n, &white);
                     if (got < 0) return CL_PARSE;
@@ -1226,6 +1235,7 @@ static int assistant_message_bytes(Meta *self, PyObject *ty, Att *a, CF *f) {
             if (*p != ']') return CL_PARSE;
             break;
         }
+        if (nblocks && !typed) return CL_DECLINE;  /* no item an object with a type: SILENT_RESPONSE, the Python's */
     }
     /* the message's other fields message_tail reads, as a small dict */
     PyObject *m = PyDict_New();

@@ -847,7 +847,9 @@ def sent_entries(entries: list[Entry], leaf: list | None = None) -> list[Entry]:
             out.extend(deferred.pop(0)[1])
         if e.kind != MESSAGE or e.index in done:
             continue
-        if e.role != "assistant":
+        if e.role != "assistant" or _silent(e):
+            # (a silent response on the chain gathers none of its batch's other lines, nor their results: judged,
+            # judge fuzz seed 908, case 0109, hooks.jsonl's first call line of two given the content ["a\udfffb"])
             done.add(e.index)
             out.append(e)
             continue

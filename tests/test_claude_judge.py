@@ -2110,6 +2110,9 @@ _SILENT_LAST = {
     "swapped, {}": (["swap", "content {}"], 2), 'swapped, " "': (["swap", 'content " "'], 2),
     "swapped, deep": (["swap", "content deep"], 2),
     "swapped, a text": (["swap", "content text"], 6),
+    "swapped, [null]": (["swap", "content [null]"], 2), 'swapped, ["a"]': (["swap", 'content ["a"]'], 2),
+    'swapped, [{"type":5}]': (["swap", 'content [{"type":5}]'], 2), "swapped, []": (["swap", "content []"], 6),
+    'swapped, [{"type":"weird"}]': (["swap", 'content [{"type":"weird"}]'], 6),
     "swapped, {}, no checkpoint": (["swap", "content {}", "drop 21"], 6),
     'swapped, " ", no checkpoint': (["swap", 'content " "', "drop 21"], 6),
     "swapped, {}, attachment under the second prompt": (["swap", "content {}", "env under 26"], 3),
@@ -2134,8 +2137,8 @@ def _silent_last(changes: list[str]) -> bytes:
         if verb == "swap":
             at[4], at[30] = at[30], at[4]
         elif verb == "content":
-            value = {"{}": b"{}", '" "': b'" "', "text": b'[{"type":"text","text":"Also this."}]',
-                     "deep": b'{"a":' * 1001 + b"[]" + b"}" * 1001}[arg]
+            value = {"text": b'[{"type":"text","text":"Also this."}]',
+                     "deep": b'{"a":' * 1001 + b"[]" + b"}" * 1001}.get(arg, arg.encode())
             at[31] = re.sub(rb'"content":\[.*?\}\],"stop_reason"', b'"content":' + value.replace(b"\\", b"\\\\") + b',"stop_reason"',
                             at[31], count=1)
             assert value in at[31]
@@ -2174,3 +2177,38 @@ def test_a_silent_last_response_is_no_last_row_beside_a_checkpoint(tmp_path, sha
     assert conversation(ours) == conversation(judge)
     assert reminder_texts(ours) == reminder_texts(judge)
     assert len(conversation(judge)) == turns
+
+
+# what hooks.jsonl's first call line of two (line 43: toolu_rec_h2, the chain's; line 44, toolu_rec_h3, hangs below it
+# beside the chain) holds as its content, and whether the client gathers the batch's other line and its result
+_BATCH_ANCHORS = {
+    "[]": (b"[]", True), 'a text "x"': (b'[{"type":"text","text":"x"}]', True), '"x"': (b'"x"', True),
+    '["a"]': (b'["a"]', False), "[null]": (b"[null]", False), "[null,null]": (b"[null,null]", False),
+    '[{"type":5}]': (b'[{"type":5}]', False), '[{"type":[1,"x",null]}]': (b'[{"type":[1,"x",null]}]', False),
+    '["a\\udfffb"]': (b'["a\\udfffb"]', False), "null": (b"null", False), '" "': (b'" "', False), "{}": (b"{}", False),
+    '[{"type":"weird"}]': (b'[{"type":"weird","x":1}]', True), '[{"type":"text"}]': (b'[{"type":"text"}]', True),
+    '[{"type":"text","text":"x"},"a"]': (b'[{"type":"text","text":"x"},"a"]', True),
+    '[{"type":5}, the call]': (b'[{"type":5},CALL]', True), "[the call, null]": (b"[CALL,null]", True),
+    '["a", the call]': (b'["a",CALL]', True),
+}
+
+
+@pytest.mark.parametrize("shape", list(_BATCH_ANCHORS))
+def test_a_silent_response_on_the_chain_gathers_none_of_its_batch(tmp_path, shape):
+    """hooks.jsonl's second turn: a batch of two Read calls, the first call line on the chain, the second (and its
+    result) hanging below it beside the chain. The first call line given other content (judge fuzz seed 908, cases
+    0109 and 0169: ``["a\\udfffb"]``, and the block's type ``[1,"x",null]``). Where the client's walk passes the line
+    (rule 42: no list, white space alone, and a list none of whose items is an object with a type), the client gathers
+    none of its batch's other lines nor their results; ctxtool gathered them, and took such a list for a response of
+    nothing the walk stops at."""
+    raw, gathered = _BATCH_ANCHORS[shape]
+    lines = (REC / "hooks.jsonl").read_bytes().split(b"\n")
+    assert b'"id":"toolu_rec_h2"' in lines[42] and b'"id":"toolu_rec_h3"' in lines[43]
+    call = re.search(rb'"content":\[(\{"type":"tool_use".*?\}\})\],"stop_reason"', lines[42]).group(1)
+    lines[42] = re.sub(rb'"content":\[.*?\}\}\],"stop_reason"', lambda _: b'"content":' + raw.replace(b"CALL", call)
+                       + b',"stop_reason"', lines[42], count=1)
+    assert raw.replace(b"CALL", call) in lines[42]
+    judge, ours = _judged(tmp_path / "hooks.jsonl", b"\n".join(lines))
+    assert conversation(ours) == conversation(judge)
+    assert reminder_texts(ours) == reminder_texts(judge)
+    assert ("toolu_rec_h3" in json.dumps(conversation(judge))) == gathered

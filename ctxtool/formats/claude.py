@@ -145,8 +145,11 @@ def _read(obj: dict, e, stats: bool) -> None:
         extra["is_meta"] = True
     if t == "assistant" and type(content) is list and not content:
         extra["no_content"] = True  # the client sends it as "(no content)" (judged); blank text it leaves out
-    if t == "assistant" and not (isinstance(content, list) or (isinstance(content, str) and content.strip(JS_SPACE))):
-        extra[SILENT_RESPONSE] = True  # (judged: judge fuzz seed 882; claude_chain._up_to_message)
+    if t == "assistant" and (not (isinstance(content, list) or (isinstance(content, str) and content.strip(JS_SPACE)))
+                             or (isinstance(content, list) and content and not any(_typed(b) for b in content))):
+        # content of white space alone, no string and no list, or a list none of whose items is an object with a
+        # type (judged: judge fuzz seeds 882 and 908; claude_chain._up_to_message, sent_entries)
+        extra[SILENT_RESPONSE] = True
     if t == "user" and not e.results and _interrupt_marker(content):
         extra["interrupt"] = True
     if t == "assistant":
@@ -284,3 +287,8 @@ def set_parent(obj: dict, parent: str | None) -> None:
 
 def set_id(obj: dict, new: str) -> None:
     obj["uuid"] = new
+
+
+def _typed(b) -> bool:
+    """Whether a content item is an object with a type (a block the client reads as one, of whatever type)."""
+    return isinstance(b, dict) and isinstance(b.get("type"), str)
