@@ -155,6 +155,29 @@ static cp att_type(cp p, cp end, int depth, Att *a, void *state) {
     return scan_value(p, end, depth);
 }
 
+/* the attachment object, p past its '{': its type (att_type), and whether its content is an object (content_obj: a
+ * file attachment whose content is none is not sent, formats.claude._attachment) */
+static cp att_object(cp p, cp end, Att *a) {
+    int seen = 0, r;
+    p = skip_ws(p, end);
+    if (p < end && *p == '}') return p + 1;
+    do {
+        cp ks;
+        Py_ssize_t kn;
+        if (!(p = member_key(p, end, &ks, &kn))) return NULL;
+        if (kn == 4 && memcmp(ks, "type", 4) == 0) {
+            if (seen) return NULL;
+            seen = 1;
+            p = att_type(p, end, 2, a, NULL);
+        } else {
+            if (kn == 7 && memcmp(ks, "content", 7) == 0) a->content_obj = p < end && *p == '{';
+            p = scan_value(p, end, 2);
+        }
+        if (!p) return NULL;
+    } while ((r = member_next(&p, end)) > 0);
+    return r == 0 ? p : NULL;
+}
+
 /* one rendered item's content: counted when a string (state: its units, -1 when no string) */
 static cp item_content(cp p, cp end, int depth, Att *a, void *state) {
     long long *units = state;
@@ -203,7 +226,7 @@ static cp att_field(cp p, cp end, int which, Att *a) {
     if (p >= end) return NULL;
     switch (which) {
     case A_ATTACHMENT:
-        return *p == '{' ? members(p + 1, end, 2, "type", 4, att_type, a, NULL) : scan_value(p, end, 1);
+        return *p == '{' ? att_object(p + 1, end, a) : scan_value(p, end, 1);
     case A_RENDERED:
         return *p == '[' ? rendered_list(p + 1, end, a) : scan_value(p, end, 1);
     case A_ROLE:
@@ -342,7 +365,8 @@ static PyObject *att_entry(Meta *self, Att *a, PyObject *index, PyObject *no, Py
                            PyObject *ty, PyObject *uuid, PyObject *parent, PyObject *ts) {
     CF f = {0};
     PyObject *kind = NULL, *out = NULL;
-    int message = a->texts > 0 && a->kind_set;
+    int message = a->texts > 0 && a->kind_set
+                  && (a->content_obj || a->kind_e - a->kind_s != 4 || memcmp(a->kind_s, "file", 4) != 0);
     f.kind = message ? self->message : self->meta;
     if (a->kind_set) {
         if (!(kind = shared_str(self, a->kind_s, a->kind_e - a->kind_s))) goto done;

@@ -2212,3 +2212,34 @@ def test_a_silent_response_on_the_chain_gathers_none_of_its_batch(tmp_path, shap
     assert conversation(ours) == conversation(judge)
     assert reminder_texts(ours) == reminder_texts(judge)
     assert ("toolu_rec_h3" in json.dumps(conversation(judge))) == gathered
+
+
+_GONE = object()
+_FILE_CONTENTS = {"[1,\"x\",null]": ([1, "x", None], False), "null": (None, False), '"x"': ("x", False), "5": (5, False),
+                  "[]": ([], False), "[{}]": ([{}], False), "left out": (_GONE, False), "{}": ({}, True),
+                  '{"type":"text"}': ({"type": "text"}, True), "its type 5": ({"type": 5, "file": {}}, True)}
+
+
+@pytest.mark.parametrize("where", ["compacted.jsonl:53", "compacted_twice.jsonl:88"])
+@pytest.mark.parametrize("name", list(_FILE_CONTENTS))
+def test_a_file_attachment_whose_content_is_no_object_is_not_sent(tmp_path, name, where):
+    """The file attachment the client writes after a compaction (the file read again, rendered as a call of Read and
+    its result) with its data's ``content`` changed (judge fuzz seed 911, case 0077: ``compacted.jsonl``'s made
+    ``[1,"x",null]``). Where it is no object, the client sends neither rendering; ctxtool sent the recorded ones.
+    An object of any shape keeps them."""
+    value, sent = _FILE_CONTENTS[name]
+    fname, at = where.split(":")
+    lines = (REC / fname).read_bytes().split(b"\n")
+    k = int(at) - 1
+    obj = json.loads(lines[k])
+    assert obj["attachment"]["type"] == "file" and "Called the Read tool" in json.dumps(obj["rendered"])
+    if value is _GONE:
+        del obj["attachment"]["content"]
+    else:
+        obj["attachment"]["content"] = value
+    lines[k] = json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+    judge, ours = _judged(tmp_path / fname, b"\n".join(lines))
+    assert conversation(ours) == conversation(judge)
+    assert reminder_texts(ours) == reminder_texts(judge)
+    shown = json.dumps("Called the Read tool with the following input")[1:-1]
+    assert (shown in json.dumps(judge)) == sent

