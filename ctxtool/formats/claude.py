@@ -32,7 +32,7 @@ READS = ("type", "uuid", "parentUuid", "timestamp", "subtype", "compactMetadata"
          "rendered", "renderedRole", "isSidechain", "message", "isCompactSummary", "isMeta", "isApiErrorMessage",
          "apiError", "requestId", "sourceToolUseID", "leafUuid", "explicit", "origin", "hearthRelayMessageIds",
          "hearthRelayThreadTs")
-NESTED = {"attachment": ("type",)}
+NESTED = {"attachment": ("type", "content")}  # (content: whether a file attachment is sent, _attachment)
 FULL_TYPES = frozenset({"user", "assistant", "system", "attachment", "last-prompt"})
 
 
