@@ -155,29 +155,6 @@ static cp att_type(cp p, cp end, int depth, Att *a, void *state) {
     return scan_value(p, end, depth);
 }
 
-/* the attachment object, p past its '{': its type (att_type), and whether its content is an object (content_obj: a
- * file attachment whose content is none is not sent, formats.claude._attachment) */
-static cp att_object(cp p, cp end, Att *a) {
-    int seen = 0, r;
-    p = skip_ws(p, end);
-    if (p < end && *p == '}') return p + 1;
-    do {
-        cp ks;
-        Py_ssize_t kn;
-        if (!(p = member_key(p, end, &ks, &kn))) return NULL;
-        if (kn == 4 && memcmp(ks, "type", 4) == 0) {
-            if (seen) return NULL;
-            seen = 1;
-            p = att_type(p, end, 2, a, NULL);
-        } else {
-            if (kn == 7 && memcmp(ks, "content", 7) == 0) a->content_obj = p < end && *p == '{';
-            p = scan_value(p, end, 2);
-        }
-        if (!p) return NULL;
-    } while ((r = member_next(&p, end)) > 0);
-    return r == 0 ? p : NULL;
-}
-
 /* one rendered item's content: counted when a string (state: its units, -1 when no string) */
 static cp item_content(cp p, cp end, int depth, Att *a, void *state) {
     long long *units = state;
@@ -222,11 +199,25 @@ static cp rendered_list(cp p, cp end, Att *a) {
 }
 
 /* one of the AKEYS' values, p at its first byte */
+static cp spans(cp p, cp end, int depth, const char *const *names, int nn, cp *vs, cp *ve);
+
 static cp att_field(cp p, cp end, int which, Att *a) {
     if (p >= end) return NULL;
     switch (which) {
     case A_ATTACHMENT:
-        return *p == '{' ? att_object(p + 1, end, a) : scan_value(p, end, 1);
+        if (*p != '{') return scan_value(p, end, 1);
+        {
+            cp q = members(p + 1, end, 2, "type", 4, att_type, a, NULL);
+            if (q && a->kind_set && a->kind_e - a->kind_s == 4 && memcmp(a->kind_s, "file", 4) == 0) {
+                /* a file attachment is sent only when its content is an object (formats.claude._attachment): read
+                 * again for it (rare; content written twice is the Python's) */
+                static const char *const names[] = {"content"};
+                cp vs[1], ve[1];
+                if (!spans(p + 1, end, 2, names, 1, vs, ve)) return NULL;
+                a->content_obj = vs[0] && *vs[0] == '{';
+            }
+            return q;
+        }
     case A_RENDERED:
         return *p == '[' ? rendered_list(p + 1, end, a) : scan_value(p, end, 1);
     case A_ROLE:

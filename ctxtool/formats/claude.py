@@ -145,11 +145,8 @@ def _read(obj: dict, e, stats: bool) -> None:
         extra["is_meta"] = True
     if t == "assistant" and type(content) is list and not content:
         extra["no_content"] = True  # the client sends it as "(no content)" (judged); blank text it leaves out
-    if t == "assistant" and (not (isinstance(content, list) or (isinstance(content, str) and content.strip(JS_SPACE)))
-                             or (isinstance(content, list) and content and not any(_typed(b) for b in content))):
-        # content of white space alone, no string and no list, or a list none of whose items is an object with a
-        # type (judged: judge fuzz seeds 882 and 908; claude_chain._up_to_message, sent_entries)
-        extra[SILENT_RESPONSE] = True
+    if t == "assistant" and _silent(content):
+        extra[SILENT_RESPONSE] = True  # (judged: judge fuzz seeds 882 and 908; claude_chain._up_to_message, sent_entries)
     if t == "user" and not e.results and _interrupt_marker(content):
         extra["interrupt"] = True
     if t == "assistant":
@@ -291,6 +288,11 @@ def set_id(obj: dict, new: str) -> None:
     obj["uuid"] = new
 
 
-def _typed(b) -> bool:
-    """Whether a content item is an object with a type (a block the client reads as one, of whatever type)."""
-    return isinstance(b, dict) and isinstance(b.get("type"), str)
+def _silent(content) -> bool:
+    """Whether a response's content is one the client's walk passes (rule 42): white space alone (as JavaScript trims
+    it), no string and no list, or a list none of whose items is an object with a type (of whatever type)."""
+    if isinstance(content, str):
+        return not content.strip(JS_SPACE)
+    if isinstance(content, list):
+        return bool(content) and not any(isinstance(b, dict) and isinstance(b.get("type"), str) for b in content)
+    return True
