@@ -141,8 +141,17 @@ class Ordering:
                 candidates.append(e)
         gone = suspects - revived
         by_id = {e.id: e for e in self.entries if e.id}
+        heirs = self._heirs(candidates, gone, by_id) if self.name == "claude" else {}
         for e in candidates:
             if e.index in on_path or e.index < 0 or e.kind == HEADER or e.parent not in gone:
+                continue
+            old = e.parent
+            heir = heirs.get(old)
+            if heir is not None and heir is not e:
+                e.parent = heir.id
+                self.edit(e)["set_parent"] = heir.id
+                self.change("parent", "relinked", e, e.id, f"parent {old} was removed; linked to {heir.id}, the next line of "
+                            "the same response, which took its place")
                 continue
             p = by_id.get(e.parent)
             seen = set()
@@ -150,10 +159,24 @@ class Ordering:
                 seen.add(p.id)
                 p = by_id.get(p.parent) if p.parent else None
             want = p.id if p is not None and p.id not in gone else None
-            old = e.parent
             e.parent = want
             self.edit(e)["set_parent"] = want
             self.change("parent", "relinked", e, e.id, f"parent {old} was removed; linked to its nearest kept ancestor {want}")
+
+    @staticmethod
+    def _heirs(candidates: list[Entry], gone: set, by_id: dict) -> dict:
+        """Claude Code: {uuid of a removed response line: the first kept line of the same response written below it}.
+        The removed line's other children (its calls' results) hang off that line instead of the line above, so the
+        response stays on the chain and the client still gathers its batch's other lines and their results (judge
+        fuzz seed 921, case 0084: media.jsonl's first call line of two, its id 1e400, removed; its result linked above
+        it took the second call and its result off the chain, out of what the client sent)."""
+        out: dict = {}
+        for e in candidates:
+            d = by_id.get(e.parent)
+            if (e.parent in gone and e.parent not in out and d is not None and d.role == "assistant" and e.role == "assistant"
+                    and d.msg_key is not None and e.msg_key == d.msg_key):
+                out[e.parent] = e
+        return out
 
     def _relink_forward(self, order: list[Entry], on_path: set[int]):
         """A parent comes before its child in the file: an entry moved ahead of its parent (a result

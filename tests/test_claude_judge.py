@@ -2243,3 +2243,40 @@ def test_a_file_attachment_whose_content_is_no_object_is_not_sent(tmp_path, name
     assert reminder_texts(ours) == reminder_texts(judge)
     shown = json.dumps("Called the Read tool with the following input")[1:-1]
     assert (shown in json.dumps(judge)) == sent
+
+
+# (recording, the call line whose id is made unusable, the id written): the call is removed by repair (OpenClaw's rule)
+_UNUSABLE_CALLS = {
+    "media, first call of two, 1e400": ("media.jsonl", 37, b"1e400"), "media, first call of two, 5": ("media.jsonl", 37, b"5"),
+    "media, first call of two, null": ("media.jsonl", 37, b"null"), "hooks, first call of two, 1e400": ("hooks.jsonl", 43, b"1e400"),
+    "parallel, first call of three, 1e400": ("parallel.jsonl", 22, b"1e400"),
+    "parallel, second call of three, {}": ("parallel.jsonl", 23, b"{}"),
+}
+
+
+def _sent_results(messages: list) -> set:
+    return {(b[1], b[2]) for role, blocks in conversation(messages) for b in blocks if b[0] == "tool_result" and isinstance(b[1], str)}
+
+
+@pytest.mark.parametrize("shape", list(_UNUSABLE_CALLS))
+def test_a_removed_call_line_leaves_the_rest_of_its_batch_sent(tmp_path, shape):
+    """A call line of a parallel batch whose call id is unusable (judge fuzz seed 921, case 0084: media.jsonl's first
+    call line of two, its id 1e400). repair removes the call and, the line left empty, the line; the line's other
+    children (its result, and the batch's next call line) were linked to the line above it, so the result took the
+    chain past the batch's other lines: the client no longer gathered them and sent neither the next call nor its
+    result after repair, though it did before. They now hang off the response's next line, and every result the
+    client sent before repair it sends after."""
+    name, no, value = _UNUSABLE_CALLS[shape]
+    lines = lines_of(name)
+    assert b'"type":"tool_use","id":"toolu_rec_' in lines[no - 1]
+    lines[no - 1] = re.sub(rb'("type":"tool_use","id":)"toolu_rec_[a-z0-9]+"', lambda m: m.group(1) + value, lines[no - 1], count=1)
+    path = tmp_path / name
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    before = resume_payload(str(path))["messages"]
+    report = repair_file(str(path), backup=False)
+    assert any(c.kind == "tool-call" for c in report.changes)
+    after = resume_payload(str(path))["messages"]
+    assert ours(path) == conversation(after)
+    assert well_paired(after) == []
+    assert _sent_results(before) <= _sent_results(after)
+    assert repair_file(str(path), check=True).changes == []
