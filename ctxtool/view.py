@@ -423,13 +423,24 @@ def _may_give_nothing(e: Entry) -> bool:
 
 def _rows_but_nothing_sent(entries: list[Entry]) -> bool:
     """Claude Code, when no line of the history is a message (attachments the client does not render):
-    the chain the client resumes has rows, and no compact boundary stands before them (after one the
-    client leaves such a history as it is: judged). An attachment whose type is no string is no such row:
-    the client makes nothing of it (judged); nor is a system line (one that is no compact boundary: a history
-    of such lines alone is not closed, one with an unrendered attachment beside them is; judge fuzz, seed 124)."""
+    the chain the client resumes has rows, and no compact boundary stands before them, or one of them was written
+    later (by its time) than every boundary before them: the client leaves rows written before a compaction as
+    they are (judged), and closes those written after it (judged: judge fuzz seed 923, case 0166, auto_compacted.jsonl's
+    last compact boundary moved below the rows after it; six shapes of a boundary and one such row, by their times).
+    An attachment whose type is no string is no such row: the client makes nothing of it (judged); nor is a system
+    line (one that is no compact boundary: a history of such lines alone is not closed, one with an unrendered
+    attachment beside them is; judge fuzz, seed 124)."""
     seq = chain(entries)
-    return any(e.type != "system" and (e.type != "attachment" or e.get("attachment") is not None) for e in seq) and \
-        not any(e.kind == BOUNDARY for e in islice(entries, 0, seq[-1].index + 1))
+    rows = [e for e in seq if e.type != "system" and (e.type != "attachment" or e.get("attachment") is not None)]
+    if not rows:
+        return False
+    times = [e.ts for e in islice(entries, 0, seq[-1].index + 1) if e.kind == BOUNDARY]
+    if not times:
+        return True
+    if None in times:
+        return False  # (a boundary with no time: left as it is, as before)
+    latest = max(times)
+    return any(e.ts is not None and e.ts > latest for e in rows)
 
 
 def _responses(group: list[Entry]) -> list[list[Entry]]:

@@ -2280,3 +2280,40 @@ def test_a_removed_call_line_leaves_the_rest_of_its_batch_sent(tmp_path, shape):
     assert well_paired(after) == []
     assert _sent_results(before) <= _sent_results(after)
     assert repair_file(str(path), check=True).changes == []
+
+
+# auto_compacted.jsonl's lines (31 and 61 its compact boundaries, written at 18:26:25.601 and 18:26:27.247; 14 and 77
+# prompt snapshots, attachments the client renders nothing of, written at 18:26:25.092 and 18:26:27.308, their parents
+# not in the file), a time written in place of the attachment's, and whether the client closes the history
+_AFTER_A_BOUNDARY = {
+    "boundary 61, snapshot 77": ([61, 77], None, True), "boundary 31, snapshot 77": ([31, 77], None, True),
+    "boundary 31, snapshot 14": ([31, 14], None, False), "boundary 61, snapshot 14": ([61, 14], None, False),
+    "boundary 61, snapshot 77 written before it": ([61, 77], "18:26:20.000", False),
+    "boundary 61, snapshot 77 written 13 s after it": ([61, 77], "18:26:40.000", True),
+    "boundary 61, snapshot 14 written after it": ([61, 14], "18:26:28.000", True),
+    "the whole file, the last boundary moved below the rows after it": (None, None, True),
+}
+
+
+@pytest.mark.parametrize("shape", list(_AFTER_A_BOUNDARY))
+def test_rows_that_give_no_message_after_a_compaction_are_closed_by_their_time(tmp_path, shape):
+    """A history whose rows give no message (an attachment the client renders nothing of) after a compact boundary
+    (judge fuzz seed 923, case 0166: auto_compacted.jsonl's last boundary swapped with the last response, so the
+    boundary stands below the summary's rows and a prompt snapshot hangs off the response, before it). The client
+    closes such a history with "No response requested." when a row was written later, by its time, than the boundary
+    before it, wherever the row's chain goes; one written earlier it leaves as it is (the judged corruption
+    compact-boundary-then-an-unrendered-attachment). ctxtool left every such history open."""
+    picks, when, closes = _AFTER_A_BOUNDARY[shape]
+    lines = lines_of("auto_compacted.jsonl")
+    assert b'"compact_boundary"' in lines[30] and b'"compact_boundary"' in lines[60]
+    assert b'"prompt_snapshot"' in lines[13] and b'"prompt_snapshot"' in lines[76] and b'"Done."' in lines[75]
+    if picks is None:
+        lines[60], lines[75] = lines[75], lines[60]
+        data = lines
+    else:
+        data = [lines[k - 1] for k in picks]
+        if when is not None:
+            data[1] = re.sub(rb'"timestamp":"[^"]+"', b'"timestamp":"2026-11-23T' + when.encode() + b'Z"', data[1], count=1)
+    judge, ours_ = _judged(tmp_path / "auto_compacted.jsonl", b"\n".join(data) + b"\n")
+    assert conversation(ours_) == conversation(judge)
+    assert (conversation(judge)[:1] == [["assistant", [("text", NO_RESPONSE)]]]) == closes
