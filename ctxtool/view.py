@@ -426,7 +426,7 @@ def _rows_but_nothing_sent(entries: list[Entry]) -> bool:
     the chain the client resumes has rows, and no compact boundary stands before them, or one of them was written
     later (by its time) than every boundary before them: the client leaves rows written before a compaction as
     they are (judged), and closes those written after it (judged: judge fuzz seed 923, case 0166, auto_compacted.jsonl's
-    last compact boundary moved below the rows after it; six shapes of a boundary and one such row, by their times).
+    last compact boundary moved below the rows after it; 18 shapes probed, the chain and its bridges do not decide).
     An attachment whose type is no string is no such row: the client makes nothing of it (judged); nor is a system
     line (one that is no compact boundary: a history of such lines alone is not closed, one with an unrendered
     attachment beside them is; judge fuzz, seed 124)."""
