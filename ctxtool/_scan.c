@@ -812,7 +812,7 @@ typedef struct {
     Py_ssize_t texts;
     long long units;
     int visible, blank, user, role_system, side, side_seen, odd;
-    int content_obj;  /* a file attachment's content is an object: it is sent only then (att_field) */
+    int unsent;  /* a file attachment whose content is no object: not sent, whatever its rendering (att_field) */
     cp vs[NAKEYS], ve[NAKEYS];  /* the other fields' values (vs NULL: absent) */
 } Att;
 static cp att_field(cp p, cp end, int which, Att *a);

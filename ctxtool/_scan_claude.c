@@ -214,7 +214,7 @@ static cp att_field(cp p, cp end, int which, Att *a) {
                 static const char *const names[] = {"content"};
                 cp vs[1], ve[1];
                 if (!spans(p + 1, end, 2, names, 1, vs, ve)) return NULL;
-                a->content_obj = vs[0] && *vs[0] == '{';
+                a->unsent = !(vs[0] && *vs[0] == '{');
             }
             return q;
         }
@@ -356,8 +356,7 @@ static PyObject *att_entry(Meta *self, Att *a, PyObject *index, PyObject *no, Py
                            PyObject *ty, PyObject *uuid, PyObject *parent, PyObject *ts) {
     CF f = {0};
     PyObject *kind = NULL, *out = NULL;
-    int message = a->texts > 0 && a->kind_set
-                  && (a->content_obj || a->kind_e - a->kind_s != 4 || memcmp(a->kind_s, "file", 4) != 0);
+    int message = a->texts > 0 && a->kind_set && !a->unsent;
     f.kind = message ? self->message : self->meta;
     if (a->kind_set) {
         if (!(kind = shared_str(self, a->kind_s, a->kind_e - a->kind_s))) goto done;

@@ -191,6 +191,8 @@ THINKING_TYPES = ("thinking", "redacted_thinking")
 def without_thinking(blocks: list) -> list:
     """Message blocks less their thinking (redacted thinking too)."""
     return [b for b in blocks if not (isinstance(b, dict) and b.get("type") in THINKING_TYPES)]
+
+
 DOUBLE_EXACT = 2 ** 53  # JavaScript's numbers hold every integer up to this exactly
 _INDEX_MAX = 2 ** 32 - 2
 
