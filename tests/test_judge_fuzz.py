@@ -160,3 +160,45 @@ def test_a_pi_line_linked_by_a_number_goes_unjudged_and_nothing_else(tmp_path):
     assert not case("unnamed.jsonl", [head, {"type": "message", "id": 5}, {"type": "message", "id": "b", "parentId": "a"}])
     assert not case("string.jsonl", [head, {"type": "message", "id": 5}, {"type": "message", "id": "b", "parentId": "5"}])
     assert not case("zero.jsonl", [head, {"type": "message", "id": 0}, {"type": "message", "id": "b", "parentId": 0}])
+
+
+def test_the_mutations_of_a_crash_or_a_second_writer_do_the_damage_they_name():
+    """From ``EXTENDED_FROM`` on the judge fuzz draws on four more mutations; each does what it names, and a seed
+    before it never draws on them (its cases, named in the docs and commits, stay the same)."""
+    import random
+
+    import orjson
+
+    from tests.support import fuzz
+
+    src = os.path.join(judge_fuzz.FIXTURES, "claude-recorded", "parallel.jsonl")
+    data = open(src, "rb").read()
+    lines = data.splitlines(keepends=True)
+    ids = set(fuzz._ids(lines))
+    for seed in range(20):
+        dropped = fuzz.mutate(random.Random(seed), data, op="drop").splitlines(keepends=True)
+        changed = [(a, b) for a, b in zip(lines, dropped) if a != b]
+        assert len(dropped) == len(lines) and len(changed) <= 1
+        for a, b in changed:
+            assert len(b) < len(a) and orjson.loads(b) != orjson.loads(a)
+
+        relinked = fuzz.mutate(random.Random(seed), data, op="relink").splitlines(keepends=True)
+        for a, b in zip(lines, relinked):
+            if a != b:
+                new = set(fuzz._ids([b])) - set(fuzz._ids([a]))
+                assert new and new <= ids
+
+        torn = fuzz.mutate(random.Random(seed), data, op="torn")
+        assert torn.count(b"\n") == data.count(b"\n") - 1 and len(torn) < len(data)
+        nul = fuzz.mutate(random.Random(seed), data, op="nul")
+        assert len(nul) == len(data) and nul.count(b"\0") > 0 and nul.count(b"\n") == data.count(b"\n") - 1
+
+    ops = []
+    real = fuzz.mutate
+    try:
+        fuzz.mutate = lambda r, d, extended=False, op=None: ops.append(extended) or d
+        list(judge_fuzz.cases("claude", judge_fuzz.EXTENDED_FROM - 1, 5))
+        list(judge_fuzz.cases("claude", judge_fuzz.EXTENDED_FROM, 5))
+    finally:
+        fuzz.mutate = real
+    assert False in ops and True in ops and ops.index(True) > 0 and all(ops[ops.index(True):])

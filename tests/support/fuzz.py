@@ -91,13 +91,81 @@ def _replace_value(r: random.Random, line: bytes) -> bytes | None:
     return out + (b"\r\n" if line.endswith(b"\r\n") else b"\n")
 
 
-def mutate(r: random.Random, data: bytes) -> bytes:
+def _id_like(key) -> bool:
+    return isinstance(key, str) and key.lower().endswith(("id", "uuid"))
+
+
+def _ids(lines: list[bytes]) -> list[str]:
+    """Every string value of an id-like key (``uuid``, ``parentUuid``, ``tool_use_id``, ``call_id``...) in the file."""
+    out = []
+    for line in lines:
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        out.extend(h[k] for h, k in _paths(obj) if _id_like(k) and isinstance(h[k], str))
+    return out
+
+
+def _relink(r: random.Random, line: bytes, ids: list[str]) -> bytes | None:
+    """An id-like value of ``line`` made another id of the file: links to other lines, cycles, ids written twice."""
+    try:
+        obj = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    spots = [(h, k) for h, k in _paths(obj) if _id_like(k) and isinstance(h[k], str)]
+    others = [i for i in ids if not spots or i not in {h[k] for h, k in spots}]
+    if not spots or not (others or ids):
+        return None
+    holder, key = r.choice(spots)
+    holder[key] = r.choice(others or ids)
+    return orjson.dumps(obj) + (b"\r\n" if line.endswith(b"\r\n") else b"\n")
+
+
+def _drop(r: random.Random, line: bytes) -> bytes | None:
+    """A key (or a list's item) left out of ``line``: what an older or newer writer does not write."""
+    try:
+        obj = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    spots = list(_paths(obj))
+    if not spots:
+        return None
+    preferred = [s for s in spots if isinstance(s[1], str) and s[1] in KEYS]
+    holder, key = r.choice(preferred if preferred and r.random() < 0.8 else spots)
+    del holder[key]
+    return orjson.dumps(obj) + (b"\r\n" if line.endswith(b"\r\n") else b"\n")
+
+
+# mutations of what a crash or a second writer leaves, in the judge fuzz from this seed on (``mutate``'s
+# ``extended``); earlier seeds keep the cases they always gave
+EXTENDED = ("drop", "relink", "torn", "nul")
+
+
+def mutate(r: random.Random, data: bytes, extended: bool = False, op: str | None = None) -> bytes:
+    """One mutation of ``data``. ``extended`` adds ``EXTENDED``: a key left out, an id made another line's
+    (``relink``), a line torn where the next one was appended on after it (``torn``: a writer killed mid-line, then
+    another append), and a line's bytes, its newline with them, made NULs (``nul``: what a crash leaves where a
+    write's data never reached the disk, the file's size already grown). ``op``: this mutation, not one drawn."""
     lines = data.splitlines(keepends=True)
-    op = r.choice(("value", "value", "value", "flip", "truncate", "delete", "duplicate", "swap", "keep-one"))
+    ops = ("value", "value", "value", "flip", "truncate", "delete", "duplicate", "swap", "keep-one")
+    op = op or r.choice(ops + EXTENDED if extended else ops)
     if not lines:
         return data
     k = r.randrange(len(lines))
-    if op == "value":
+    if op == "drop":
+        new = _drop(r, lines[k])
+        if new is not None:
+            lines[k] = new
+    elif op == "relink":
+        new = _relink(r, lines[k], _ids(lines))
+        if new is not None:
+            lines[k] = new
+    elif op == "torn" and len(lines[k]) > 2:
+        lines[k] = lines[k][: r.randrange(1, len(lines[k]) - 1)]
+    elif op == "nul":
+        lines[k] = b"\0" * len(lines[k])
+    elif op == "value":
         new = _replace_value(r, lines[k])
         if new is not None:
             lines[k] = new

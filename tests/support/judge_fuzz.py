@@ -40,6 +40,10 @@ REFUSED = "refused"
 JOINED_AT = {"rewound_sdk.jsonl": 800, "workday.jsonl": 827, "interrupted_by_user.jsonl": 837, "hooks.jsonl": 861, "media.jsonl": 861, "compacted_twice.jsonl": 869}
 
 
+# the first seed whose cases draw on ``fuzz.EXTENDED`` too (a key left out, an id relinked, a torn line, NULs)
+EXTENDED_FROM = 1000
+
+
 def sources(agent: str, seed: int | None = None) -> list[str]:
     """The agent's own files: recorded by the real client (Claude Code, Codex; pi's own SessionManager),
     and for pi the repair cases and what repair made of them (each judged by the real pi in
@@ -67,7 +71,7 @@ def cases(agent: str, seed: int, n: int):
         k = i % len(srcs)
         out = data[k]
         for _ in range(r.choice((1, 1, 2))):
-            out = fuzz.mutate(r, out)
+            out = fuzz.mutate(r, out, extended=seed >= EXTENDED_FROM)
         yield f"{agent}-{seed}-{i:04d}", os.path.basename(srcs[k]), out
 
 
