@@ -107,6 +107,14 @@ def _ids(lines: list[bytes]) -> list[str]:
     return out
 
 
+def _dumped(obj, line: bytes) -> bytes | None:
+    """``obj`` written as ``line`` was ended; None when nested deeper than orjson writes (an earlier mutation)."""
+    try:
+        return orjson.dumps(obj) + (b"\r\n" if line.endswith(b"\r\n") else b"\n")
+    except orjson.JSONEncodeError:
+        return None
+
+
 def _relink(r: random.Random, line: bytes, ids: list[str]) -> bytes | None:
     """An id-like value of ``line`` made another id of the file: links to other lines, cycles, ids written twice."""
     try:
@@ -119,7 +127,7 @@ def _relink(r: random.Random, line: bytes, ids: list[str]) -> bytes | None:
         return None
     holder, key = r.choice(spots)
     holder[key] = r.choice(others or ids)
-    return orjson.dumps(obj) + (b"\r\n" if line.endswith(b"\r\n") else b"\n")
+    return _dumped(obj, line)
 
 
 def _drop(r: random.Random, line: bytes) -> bytes | None:
@@ -134,7 +142,7 @@ def _drop(r: random.Random, line: bytes) -> bytes | None:
     preferred = [s for s in spots if isinstance(s[1], str) and s[1] in KEYS]
     holder, key = r.choice(preferred if preferred and r.random() < 0.8 else spots)
     del holder[key]
-    return orjson.dumps(obj) + (b"\r\n" if line.endswith(b"\r\n") else b"\n")
+    return _dumped(obj, line)
 
 
 # mutations of what a crash or a second writer leaves, in the judge fuzz from this seed on (``mutate``'s
