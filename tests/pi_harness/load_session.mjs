@@ -10,7 +10,7 @@
 //
 // Prints exactly one JSON object on stdout:
 //   {"ok": true, "version", "header", "entryCount", "entryIds", "leafId", "messages",
-//    "llmMessages", "thinkingLevel", "model", "treeRoots", "fileSha256Before",
+//    "llmMessages", "thinkingLevel", "model", "treeRoots" (null when "treeLoops": pi's getTree would never return), "fileSha256Before",
 //    "fileSha256After", "rewritten", "fileAfter"}
 // or {"ok": false, "error": "..."} with exit code 1.
 //
@@ -52,6 +52,49 @@ function findParentCycle(entries, leafId) {
 		current = current.parentId ? byId.get(current.parentId) : undefined;
 	}
 	return null;
+}
+
+// Whether pi's getTree would never return: it builds one node per id (the last entry of an id wins) and hangs every
+// entry under its parent's node, so an id written on two entries, one of them below the other, makes a loop its walk
+// over the children follows forever (a loop the roots do not reach is never walked). pi calls getTree for its /tree
+// view, not on resume; the harness reports the tree's roots unless they loop.
+function treeLoops(entries) {
+	const nodeMap = new Map();
+	for (const e of entries) nodeMap.set(e.id, { children: [] });
+	const roots = [];
+	for (const e of entries) {
+		const node = nodeMap.get(e.id);
+		if (e.parentId === null || e.parentId === e.id) roots.push(node);
+		else {
+			const parent = nodeMap.get(e.parentId);
+			if (parent) parent.children.push(node);
+			else roots.push(node);
+		}
+	}
+	const state = new Map(); // node -> 1 on the walk's path, 2 done
+	for (const root of roots) {
+		if (state.get(root) === 2) continue;
+		const stack = [[root, 0]];
+		state.set(root, 1);
+		while (stack.length > 0) {
+			const top = stack[stack.length - 1];
+			const [node, i] = top;
+			if (i < node.children.length) {
+				top[1] = i + 1;
+				const child = node.children[i];
+				const s = state.get(child);
+				if (s === 1) return true;
+				if (s === undefined) {
+					state.set(child, 1);
+					stack.push([child, 0]);
+				}
+			} else {
+				state.set(node, 2);
+				stack.pop();
+			}
+		}
+	}
+	return false;
 }
 
 const tempHome = mkdtempSync(join(tmpdir(), "pi-harness-home-"));
@@ -108,6 +151,7 @@ async function main() {
 	// The SessionManager method pi calls on resume (agent-session.js): wraps
 	// buildSessionContext(getEntries(), leafId, byId).
 	const ctx = sm.buildSessionContext();
+	const loops = treeLoops(entries);
 	const after = sha256(path);
 	return {
 		ok: true,
@@ -122,7 +166,8 @@ async function main() {
 		messages: ctx.messages,
 		// What the LLM would receive (compactionSummary/branchSummary/custom -> user, etc.).
 		llmMessages: convertToLlm(ctx.messages),
-		treeRoots: sm.getTree().map((n) => n.entry.id),
+		treeRoots: loops ? null : sm.getTree().map((n) => n.entry.id),
+		treeLoops: loops,
 		fileSha256Before: before,
 		fileSha256After: after,
 		rewritten: before !== after,
