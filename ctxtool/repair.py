@@ -303,6 +303,8 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
         passed: list[Entry] = []  # the entries before this one (pi: a re-link goes to the nearest that is not below it)
         deferred: list = []
         for e in self.entries:
+            if e.id is None and self.name == "claude" and e.type == "last-prompt" and self.alive(e):
+                self._follow_rename(e, resolve)
             if not self.alive(e) or e.kind == HEADER or e.id is None:
                 continue
             p = e.parent
@@ -352,6 +354,19 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
             self._relink_claude(deferred)
         if self.forward_links and not self.dropped and len(self.changes) == made:
             self.structure_changed = False  # only parents written after their children: nothing to re-link
+
+    def _follow_rename(self, e: Entry, resolve: dict) -> None:
+        """A Claude Code checkpoint (``last-prompt``) written after a duplicated uuid's later line, which repair
+        renames, names that line, as a link written after it does: the client's row for a uuid written twice is its
+        later line, and it resumes there (judge fuzz seed 1005, case 0156: the last response's uuid written again on
+        the first one; repair renamed the last and the client resumed at the first turn, its later turns lost)."""
+        leaf = e.extra.get("leaf") if e.extra is not None else None
+        new = resolve.get(leaf) if leaf is not None else None
+        if new is not None and new != leaf:
+            self.edit(e)["set_leaf"] = new
+            e.extra = {**e.extra, "leaf": new}
+            self.change("duplicate-id", "relinked", e, None,
+                        f"checkpoint leafUuid {leaf} is a duplicated id; linked to its latest occurrence {new}")
 
     def _parent_map(self) -> dict:
         return {x.id: x.parent for x in self.entries if x.id is not None and x.kind != HEADER}
@@ -556,8 +571,8 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
 
     # ------------------------------------------------------------ materialize
     SLIM_EDITS = {"set_id", "set_parent", "rename_calls", "rename_results"}
-    TOP_LEVEL_EDITS = {"set_id", "set_parent", "set_first_kept", "set_first_kept_index", "set_version", "set_timestamp",
-                       "set_ordinal"}
+    TOP_LEVEL_EDITS = {"set_id", "set_parent", "set_leaf", "set_first_kept", "set_first_kept_index", "set_version",
+                       "set_timestamp", "set_ordinal"}
 
 
 _index = attrgetter("index")

@@ -93,6 +93,8 @@ class Rewriting:
                 self.fmt.set_id(obj, ed["set_id"])
         if "set_parent" in ed:
             self.fmt.set_parent(obj, ed["set_parent"])
+        if "set_leaf" in ed:
+            obj["leafUuid"] = ed["set_leaf"]
         if "set_first_kept" in ed:
             obj["firstKeptEntryId"] = ed["set_first_kept"]
         if "set_first_kept_index" in ed:

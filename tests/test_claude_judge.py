@@ -2317,3 +2317,44 @@ def test_rows_that_give_no_message_after_a_compaction_are_closed_by_their_time(t
     judge, ours_ = _judged(tmp_path / "auto_compacted.jsonl", b"\n".join(data) + b"\n")
     assert conversation(ours_) == conversation(judge)
     assert (conversation(judge)[:1] == [["assistant", [("text", NO_RESPONSE)]]]) == closes
+
+
+def _responses(lines) -> list[int]:
+    return [k for k, x in enumerate(lines) if b'"type":"assistant"' in x and b'"role":"assistant"' in x and b'"uuid":"' in x]
+
+
+# (recording, which response line is given the last response's uuid: "first", "second"): the uuid written twice
+_LAST_UUID_WRITTEN_EARLIER = {
+    "interrupted_by_user, first": ("interrupted_by_user.jsonl", 0), "interrupted_by_user, second": ("interrupted_by_user.jsonl", 1),
+    "media, first": ("media.jsonl", 0), "parallel, first": ("parallel.jsonl", 0), "workday, second": ("workday.jsonl", 1),
+    "hooks, first": ("hooks.jsonl", 0),
+}
+
+
+@pytest.mark.parametrize("shape", list(_LAST_UUID_WRITTEN_EARLIER))
+def test_a_checkpoint_naming_a_uuid_written_twice_follows_the_line_repair_renames(tmp_path, shape):
+    """The last response's uuid written again on an earlier response line (judge fuzz seed 1005, case 0156:
+    interrupted_by_user.jsonl's first response). The client's row for the uuid is the later line, and the checkpoint
+    naming it resumes there: the whole history is sent. repair renames the later line; the checkpoint went on naming
+    the uuid, now the earlier line's alone, and the client resumed at the first turn, every later result lost. A
+    checkpoint written after the renamed line now names it, as a parent link written after it does."""
+    name, which = _LAST_UUID_WRITTEN_EARLIER[shape]
+    lines = lines_of(name)
+    said = _responses(lines)
+    last, early = said[-1], said[which]
+    assert early < last and any(b'"leafUuid":"%s"' % uuid_of(lines[last]).encode() in x for x in lines[last:])
+    obj = json.loads(lines[early])
+    obj["uuid"] = uuid_of(lines[last])
+    lines[early] = json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+    path = tmp_path / name
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    before = resume_payload(str(path))["messages"]
+    assert ours(path) == conversation(before)
+    report = repair_file(str(path), backup=False)
+    assert any(c.kind == "duplicate-id" and "checkpoint" in c.detail for c in report.changes)
+    after = resume_payload(str(path))["messages"]
+    assert ours(path) == conversation(after)
+    assert well_paired(after) == []
+    assert _sent_results(before) <= _sent_results(after)
+    assert len(conversation(after)) >= len(conversation(before))
+    assert repair_file(str(path), check=True).changes == []
