@@ -303,16 +303,19 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
         passed: list[Entry] = []  # the entries before this one (pi: a re-link goes to the nearest that is not below it)
         deferred: list = []
         for e in self.entries:
-            if e.id is None and self.name == "claude" and e.type == "last-prompt" and self.alive(e):
-                self._follow_rename(e, resolve)
-            if not self.alive(e) or e.kind == HEADER or e.id is None:
+            if e.id is None and e.kind != HEADER and self.alive(e):
+                # a line with no id of its own (a Claude Code checkpoint; an id that is no string) still links to one
+                if self.name == "claude" and e.type == "last-prompt":
+                    self._follow_rename(e, resolve)
+                elif e.parent in resolve:
+                    self._follow_parent(e, resolve)
+                continue
+            if not self.alive(e) or e.kind == HEADER:
                 continue
             p = e.parent
             if p is not None:
                 if p in resolve:
-                    if resolve[p] != p:
-                        self._set_parent(e, resolve[p])
-                        self.change("duplicate-id", "relinked", e, e.id, f"parent {p} is a duplicated id; linked to its latest occurrence {resolve[p]}")
+                    self._follow_parent(e, resolve)
                 else:
                     kind = "cycle" if (p == e.id or p in all_ids) else "dangling-parent"
                     # (a lost id above it is the dangling line's own repair, which comes when it is reached)
@@ -354,6 +357,16 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
             self._relink_claude(deferred)
         if self.forward_links and not self.dropped and len(self.changes) == made:
             self.structure_changed = False  # only parents written after their children: nothing to re-link
+
+    def _follow_parent(self, e: Entry, resolve: dict) -> None:
+        """A link to a duplicated id, written after the id's later line (which repair renames): to that line, the
+        agent's entry for the id (pi's map keeps the last one; Claude Code's row is the last line). So for a line
+        whose own id is no string too (judge fuzz seed 1009, case 0020: a pi tool result with a 39-digit id, whose
+        call's entry repair renamed, was left under the prompt that first had the id, and dropped as an orphan)."""
+        p = e.parent
+        if resolve[p] != p:
+            self._set_parent(e, resolve[p])
+            self.change("duplicate-id", "relinked", e, e.id, f"parent {p} is a duplicated id; linked to its latest occurrence {resolve[p]}")
 
     def _follow_rename(self, e: Entry, resolve: dict) -> None:
         """A Claude Code checkpoint (``last-prompt``) written after a duplicated uuid's later line, which repair
