@@ -853,7 +853,8 @@ def sent_entries(entries: list[Entry], leaf: list | None = None) -> list[Entry]:
             done.add(e.index)
             out.append(e)
             continue
-        group = _group(e, groups, done, chain_pos, seq, later_place, place)
+        cut: list = []
+        group = _group(e, groups, done, chain_pos, seq, later_place, place, holders, cut)
         answers: list[Entry] = []
         for g in group:
             done.add(g.index)
@@ -867,6 +868,15 @@ def sent_entries(entries: list[Entry], leaf: list | None = None) -> list[Entry]:
                 if h.index not in done:
                     done.add(h.index)
                     answers.append(h)
+        if cut:
+            # the response's later lines make a message of their own after a prompt: its results stand where the
+            # client's rows put them, each sent there (or, out of place, left out by the client's pairing: heal)
+            for h in answers:
+                q = chain_pos.get(h.index)
+                at = (q, 1, 0) if q is not None else (later_place.after(place(h), pos), 0, place(h))
+                deferred.append((at[0] - 1, [h]))
+            deferred.sort(key=lambda d: d[0])
+            continue
         if len(answers) > 1:
             _order_answers(answers, pos, place, chain_pos, later_place)
         end = _interrupted_until(group, pos, chain_pos, seq)
@@ -949,13 +959,16 @@ def _first_place(first: dict):
     return place
 
 
-def _group(e: Entry, groups: dict, done: set, chain_pos: dict, seq: list, later: _LaterLines, place) -> list[Entry]:
+def _group(e: Entry, groups: dict, done: set, chain_pos: dict, seq: list, later: _LaterLines, place,
+           holders: dict, cut: list) -> list[Entry]:
     """The lines of ``e``'s response, as the client recovers a parallel batch: ``e`` (its first
     line on the chain), then its other lines on the chain in chain order, with the lines off the
     chain put in by file position before the first later chain line that comes after them in the
     file, whatever that chain line is (a probe with an attachment on the chain between the batch's
     call lines, 2026-11-28); tool calls last. File positions are rows' places (``place``): a line
-    written twice stands where its uuid was first written (judge fuzz seed 842, case 0125)."""
+    written twice stands where its uuid was first written (judge fuzz seed 842, case 0125).
+    Lines after a prompt that stops the client's merge (``_merge_stops``) are left for a message of their own: ``cut``
+    then gets the place, in ``_group``'s order, of the first of them."""
     if e.msg_key is None:
         return [e]
     members = groups.get(e.msg_key) or [e]
@@ -972,10 +985,87 @@ def _group(e: Entry, groups: dict, done: set, chain_pos: dict, seq: list, later:
         at = place(g)
         keyed.append(((q, 1, 0) if q is not None else (later.after(at, pos), 0, at), g))
     keyed.sort(key=lambda kg: kg[0])
+    stop = _merge_stops(e, pos, keyed, seq, holders, done, later, place) if keyed else None
+    if stop is not None:
+        cut.append(keyed[stop][0])
+        keyed = keyed[:stop]
     group = [e] + [g for _, g in keyed]
     if any(not g.calls for g in group[1:]):
         group.sort(key=_calls_last)
     return group
+
+
+def _in_batch(x: Entry, key) -> bool:
+    """A row the client's recovery of a parallel batch reads on over after the batch's last line on the chain: a line
+    of the response, a meta prompt or one holding results, an attachment, a system line but a compact boundary."""
+    t = x.type
+    if t == "assistant":
+        return x.msg_key is not None and x.msg_key == key
+    if t == "user":
+        return bool(x.get("is_meta")) or bool(x.results)
+    return t == "attachment" or (t == "system" and x.kind != BOUNDARY)
+
+
+def _stops_a_merge(x: Entry) -> bool:
+    """A row whose user message can stop the client's merge of a response's lines: a prompt or a meta line (with no
+    results; an attachment's rendering does not, probed on six kinds)."""
+    return x.kind == MESSAGE and x.role == "user" and not x.results and x.get("context") is None
+
+
+def _merge_stops(e: Entry, pos: int, keyed: list, seq: list, holders: dict, done: set, later: _LaterLines,
+                 place) -> int | None:
+    """Where the client stops merging response ``e``'s later lines into its message (judge fuzz seed 1003, case 0174;
+    read in the client's code and probed on 16 shapes): it merges a response's line into the last message of the same
+    ``message.id``, over other responses and user messages that hold a tool result, but a user message with none (a
+    prompt, a meta line) in between makes the line a message of its own. User lines that follow one another are one
+    message, looked at once, when the next response comes. The rows are those of the batch's place: the chain's, and
+    the lines off it (the response's, their results) put in by file position, up to the batch's end (``_in_batch``).
+    The index in ``keyed`` of the first line not merged, or None (the first message takes every line; so too when
+    only lines off the chain would be left, which the client would send as a message of their own: not made)."""
+    key = e.msg_key
+    end = max((k[0] for k, _ in keyed if k[1] == 1), default=pos) + 1
+    n = len(seq)
+    while end < n and _in_batch(seq[end], key):
+        end += 1
+    if not any(_stops_a_merge(seq[q]) for q in range(pos + 1, min(end, n))):
+        return None
+    member = {g.index: i for i, (_, g) in enumerate(keyed)}
+    rows = [((q, 1, 0), seq[q]) for q in range(pos + 1, min(end, n)) if seq[q].index not in member]
+    rows += [(k if k[1] == 1 else (min(k[0], end), 0, k[2]), g) for k, g in keyed]
+    on_chain = {x.index for _, x in rows if x.index not in member}
+    for g in [e] + [g for _, g in keyed]:
+        for h in holders.get(g.index, ()):
+            if h.index not in done and h.index not in on_chain and h.index not in member:
+                at = place(h)
+                rows.append(((min(later.after(at, pos), end), 0, at), h))
+    rows.sort(key=lambda kx: kx[0])
+    keys = {key}  # the responses whose message the client may still merge into
+    tail, held = "assistant", False  # the last message: a response, a user message not yet looked at ("open"), or one looked at
+    for _, x in rows:
+        if x.kind != MESSAGE:
+            continue
+        if x.role == "assistant":
+            if _silent(x):
+                continue
+            if tail == "open":
+                if not held:
+                    keys.clear()
+                tail = "seen"
+            if x.index in member:
+                if key not in keys:
+                    i = member[x.index]
+                    return i if any(k[1] == 1 for k, _ in keyed[i:]) else None
+                continue
+            if x.msg_key is None or x.msg_key not in keys:
+                if x.msg_key is not None:
+                    keys.add(x.msg_key)
+                tail = "assistant"
+        elif x.role == "user" and x.get("context") is None:
+            if tail == "assistant":
+                tail, held = "open", bool(x.results)
+            elif tail == "open":
+                held = held or bool(x.results)
+    return None
 
 
 class _LaterLines:

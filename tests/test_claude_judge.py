@@ -2358,3 +2358,60 @@ def test_a_checkpoint_naming_a_uuid_written_twice_follows_the_line_repair_rename
     assert _sent_results(before) <= _sent_results(after)
     assert len(conversation(after)) >= len(conversation(before))
     assert repair_file(str(path), check=True).changes == []
+
+
+# media.jsonl's last turn linked anew (lines counted from 0: 31 the reply before it, 34 its prompt, 36 and 37 the
+# response's two call lines, 38 and 39 their results, 41 its text; "P" a new prompt and "M" a new meta line, written at
+# line ``at``; 8 and 12 attachments rendered for the system and for the user): the chain from line 31 on, and whether
+# the client sends the two calls as one message
+_MERGE_STOPS = {
+    "a prompt between the call lines": ([34, 37, "P", 36, 39, 41], 35, False),
+    "a meta line between": ([34, 37, "M", 36, 39, 41], 35, False),
+    "a meta line and a prompt between": ([34, 37, "M", "P", 36, 39, 41], 35, False),
+    "the turn's own prompt between": ([37, 34, 36, 39, 41], 35, False),
+    "a result, then a prompt": ([34, 37, 38, "P", 36, 39, 41], 35, True),
+    "a prompt written after the result off the chain": ([34, 37, "P", 36, 39, 41], 40, True),
+    "a meta line written after the result off the chain": ([34, 37, "M", 36, 39, 41], 40, True),
+    "the turn's prompt snapshot between": ([34, 37, 21, 36, 39, 41], 35, True),
+    "an attachment rendered for the user between": ([34, 37, 12, 36, 39, 41], 35, True),
+    "an attachment rendered for the system between": ([34, 37, 8, 36, 39, 41], 35, True),
+    "a loop through the first turn (seed 1003)": (None, None, False),
+}
+
+
+@pytest.mark.parametrize("shape", list(_MERGE_STOPS))
+def test_a_prompt_between_a_responses_lines_stops_the_clients_merge(tmp_path, shape):
+    """A response's two call lines with a prompt or a meta line between them on the chain (judge fuzz seed 1003, case
+    0174: media.jsonl's first-turn attachment linked to the second call line, a loop the client bridges by time, so
+    the second call line comes first and the first call line after the first turn's prompt). The client merges a
+    response's later line into its message over results and other responses, but a user message with no tool result
+    in between makes it a message of its own (read in its code); ctxtool sent both calls in the first message, and
+    their results after it. Attachments do not stop the merge; a result off the chain, written before the prompt, is
+    put in before it and does."""
+    order, at, merged = _MERGE_STOPS[shape]
+    lines = [json.loads(x) for x in lines_of("media.jsonl")]
+    assert lines[36]["message"]["id"] == lines[37]["message"]["id"] and "Read shot.png" in json.dumps(lines[34])
+    if order is None:
+        lines[8]["parentUuid"] = lines[37]["uuid"]
+    else:
+        order, extra = list(order), []
+        for k, x in enumerate(order):
+            if isinstance(x, str):
+                new = json.loads(json.dumps(lines[34]))
+                new["uuid"] = f"0000000{k}-0000-4000-8000-000000000000"
+                new["timestamp"] = lines[35 if at == 35 else 39]["timestamp"]
+                new["message"]["content"] = [{"type": "text", "text": "meta words" if x == "M" else "Another prompt."}]
+                if x == "M":
+                    new["isMeta"] = True
+                extra.append(new)
+                order[k] = new
+        prev = lines[31]["uuid"]
+        for x in order:
+            x = lines[x] if isinstance(x, int) else x
+            x["parentUuid"], prev = prev, x["uuid"]
+        lines[at:at] = extra
+    data = b"".join(json.dumps(x, separators=(",", ":"), ensure_ascii=False).encode() + b"\n" for x in lines)
+    judge, ours_ = _judged(tmp_path / "media.jsonl", data)
+    assert conversation(ours_) == conversation(judge)
+    calls = [sorted(b[1] for b in blocks if b[0] == "tool_use") for role, blocks in conversation(judge) if role == "assistant"]
+    assert (["toolu_rec_m2", "toolu_rec_m3"] in calls) == merged
