@@ -2415,3 +2415,7 @@ def test_a_prompt_between_a_responses_lines_stops_the_clients_merge(tmp_path, sh
     assert conversation(ours_) == conversation(judge)
     calls = [sorted(b[1] for b in blocks if b[0] == "tool_use") for role, blocks in conversation(judge) if role == "assistant"]
     assert (["toolu_rec_m2", "toolu_rec_m3"] in calls) == merged
+    repair_file(str(tmp_path / "media.jsonl"), backup=False)
+    after = resume_payload(str(tmp_path / "media.jsonl"))["messages"]
+    assert ours(tmp_path / "media.jsonl") == conversation(after) and well_paired(after) == []
+    assert _sent_results(judge) <= _sent_results(after)
