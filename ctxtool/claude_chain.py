@@ -995,17 +995,6 @@ def _group(e: Entry, groups: dict, done: set, chain_pos: dict, seq: list, later:
     return group
 
 
-def _in_batch(x: Entry, key) -> bool:
-    """A row the client's recovery of a parallel batch reads on over after the batch's last line on the chain: a line
-    of the response, a meta prompt or one holding results, an attachment, a system line but a compact boundary."""
-    t = x.type
-    if t == "assistant":
-        return x.msg_key is not None and x.msg_key == key
-    if t == "user":
-        return bool(x.get("is_meta")) or bool(x.results)
-    return t == "attachment" or (t == "system" and x.kind != BOUNDARY)
-
-
 def _stops_a_merge(x: Entry) -> bool:
     """A row whose user message can stop the client's merge of a response's lines: a prompt or a meta line (with no
     results; an attachment's rendering does not, probed on six kinds)."""
@@ -1040,7 +1029,8 @@ def _merge_stops(e: Entry, pos: int, keyed: list, seq: list, holders: dict, done
                 rows.append(((min(later.after(at, pos), end), 0, at), h))
     rows.sort(key=lambda kx: kx[0])
     keys = {key}  # the responses whose message the client may still merge into
-    tail, held = "assistant", False  # the last message: a response, a user message not yet looked at ("open"), or one looked at
+    # the last message: a response, a user message not looked at yet ("open", ``held``: it holds a result), or one looked at
+    tail, held = "assistant", False
     for _, x in rows:
         if x.kind != MESSAGE:
             continue

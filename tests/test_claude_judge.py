@@ -2325,9 +2325,10 @@ def _responses(lines) -> list[int]:
 
 # (recording, which response line is given the last response's uuid: "first", "second"): the uuid written twice
 _LAST_UUID_WRITTEN_EARLIER = {
-    "interrupted_by_user, first": ("interrupted_by_user.jsonl", 0), "interrupted_by_user, second": ("interrupted_by_user.jsonl", 1),
-    "media, first": ("media.jsonl", 0), "parallel, first": ("parallel.jsonl", 0), "workday, second": ("workday.jsonl", 1),
-    "hooks, first": ("hooks.jsonl", 0),
+    "interrupted_by_user, first": ("interrupted_by_user.jsonl", 0),
+    "interrupted_by_user, second": ("interrupted_by_user.jsonl", 1),
+    "media, first": ("media.jsonl", 0), "parallel, first": ("parallel.jsonl", 0),
+    "workday, second": ("workday.jsonl", 1), "hooks, first": ("hooks.jsonl", 0),
 }
 
 

@@ -10,8 +10,8 @@
 //
 // Prints exactly one JSON object on stdout:
 //   {"ok": true, "version", "header", "entryCount", "entryIds", "leafId", "messages",
-//    "llmMessages", "thinkingLevel", "model", "treeRoots" (null when "treeLoops": pi's getTree would never return), "fileSha256Before",
-//    "fileSha256After", "rewritten", "fileAfter"}
+//    "llmMessages", "thinkingLevel", "model", "treeRoots" (null when "treeLoops": pi's getTree would never return),
+//    "treeLoops", "fileSha256Before", "fileSha256After", "rewritten", "fileAfter"}
 // or {"ok": false, "error": "..."} with exit code 1.
 //
 // Runs offline: no network, no API key. HOME and PI_CODING_AGENT_DIR point at a throwaway
