@@ -72,7 +72,8 @@ def _paths(obj, prefix=(), depth=0):
             yield from _paths(v, prefix + (i,), depth + 1)
 
 
-def _replace_value(r: random.Random, line: bytes) -> bytes | None:
+def _spot(r: random.Random, line: bytes) -> tuple | None:
+    """``(obj, holder, key)``: ``line`` parsed and a place in it, a known key's mostly; None for no such place."""
     try:
         obj = orjson.loads(line)
     except orjson.JSONDecodeError:
@@ -82,6 +83,14 @@ def _replace_value(r: random.Random, line: bytes) -> bytes | None:
         return None
     preferred = [s for s in spots if isinstance(s[1], str) and s[1] in KEYS]
     holder, key = r.choice(preferred if preferred and r.random() < 0.8 else spots)
+    return obj, holder, key
+
+
+def _replace_value(r: random.Random, line: bytes) -> bytes | None:
+    found = _spot(r, line)
+    if found is None:
+        return None
+    obj, holder, key = found
     raw = _deep(r.choice((300, 1000))) if r.random() < 0.08 else r.choice(ODD_VALUES)
     holder[key] = SENTINEL
     try:
@@ -132,15 +141,10 @@ def _relink(r: random.Random, line: bytes, ids: list[str]) -> bytes | None:
 
 def _drop(r: random.Random, line: bytes) -> bytes | None:
     """A key (or a list's item) left out of ``line``: what an older or newer writer does not write."""
-    try:
-        obj = orjson.loads(line)
-    except orjson.JSONDecodeError:
+    found = _spot(r, line)
+    if found is None:
         return None
-    spots = list(_paths(obj))
-    if not spots:
-        return None
-    preferred = [s for s in spots if isinstance(s[1], str) and s[1] in KEYS]
-    holder, key = r.choice(preferred if preferred and r.random() < 0.8 else spots)
+    obj, holder, key = found
     del holder[key]
     return _dumped(obj, line)
 
