@@ -840,11 +840,13 @@ def sent_entries(entries: list[Entry], leaf: list | None = None) -> list[Entry]:
     done: set[int] = set()
     chain_pos: dict = {}  # line -> its place in the chain (built by _group on first need)
     later_place = _LaterLines(seq, place)  # (_group's and _order_answers')
-    deferred: list = []  # (chain place, results): a response's results held until the chain passes that place
+    # (chain place, place in the client's rows, lines): a response's results (or lines, _merge_stops) held until the
+    # chain passes that place
+    deferred: list = []
     chained = None  # the call ids the chain's own lines answer (built on first need)
     for pos, e in enumerate(seq):
         while deferred and deferred[0][0] < pos:
-            out.extend(deferred.pop(0)[1])
+            out.extend(deferred.pop(0)[2])
         if e.kind != MESSAGE or e.index in done:
             continue
         if e.role != "assistant" or _silent(e):
@@ -870,12 +872,25 @@ def sent_entries(entries: list[Entry], leaf: list | None = None) -> list[Entry]:
                     answers.append(h)
         if cut:
             # the response's later lines make a message of their own after a prompt: its results stand where the
-            # client's rows put them, each sent there (or, out of place, left out by the client's pairing: heal)
+            # client's rows put them, each sent there (or, out of place, left out by the client's pairing: heal); later
+            # lines all off the chain are that message at their place (a line on the chain makes it when it comes)
+            first, left = cut[0]
+            if not any(k[1] == 1 for k, _ in left):
+                rest = [g for _, g in left]
+                if any(not g.calls for g in rest[1:]):
+                    rest.sort(key=_calls_last)
+                deferred.append((first[0] - 1, first, rest))
+                for g in rest:
+                    done.add(g.index)
+                    for h in holders.get(g.index, ()):
+                        if h.index not in done:
+                            done.add(h.index)
+                            answers.append(h)
             for h in answers:
                 q = chain_pos.get(h.index)
                 at = (q, 1, 0) if q is not None else (later_place.after(place(h), pos), 0, place(h))
-                deferred.append((at[0] - 1, [h]))
-            deferred.sort(key=lambda d: d[0])
+                deferred.append((at[0] - 1, at, [h]))
+            deferred.sort(key=lambda d: d[:2])
             continue
         if len(answers) > 1:
             _order_answers(answers, pos, place, chain_pos, later_place)
@@ -883,9 +898,9 @@ def sent_entries(entries: list[Entry], leaf: list | None = None) -> list[Entry]:
         if end is None:
             out.extend(answers)
         else:
-            deferred.append((end, answers))
-            deferred.sort(key=lambda d: d[0])
-    for _end, answers in deferred:
+            deferred.append((end, (end + 1, 2, 0), answers))
+            deferred.sort(key=lambda d: d[:2])
+    for _end, _at, answers in deferred:
         out.extend(answers)
     if below:
         out += [e for e in below if e.kind == MESSAGE and e.index not in done]
@@ -968,7 +983,7 @@ def _group(e: Entry, groups: dict, done: set, chain_pos: dict, seq: list, later:
     call lines, 2026-11-28); tool calls last. File positions are rows' places (``place``): a line
     written twice stands where its uuid was first written (judge fuzz seed 842, case 0125).
     Lines after a prompt that stops the client's merge (``_merge_stops``) are left for a message of their own: ``cut``
-    then gets the place, in ``_group``'s order, of the first of them."""
+    then gets the place, in ``_group``'s order, of the first of them, and their places and lines."""
     if e.msg_key is None:
         return [e]
     members = groups.get(e.msg_key) or [e]
@@ -987,7 +1002,7 @@ def _group(e: Entry, groups: dict, done: set, chain_pos: dict, seq: list, later:
     keyed.sort(key=lambda kg: kg[0])
     stop = _merge_stops(e, pos, keyed, seq, holders, done, later, place) if keyed else None
     if stop is not None:
-        cut.append(keyed[stop][0])
+        cut.append((keyed[stop][0], keyed[stop:]))
         keyed = keyed[:stop]
     group = [e] + [g for _, g in keyed]
     if any(not g.calls for g in group[1:]):
@@ -1009,8 +1024,7 @@ def _merge_stops(e: Entry, pos: int, keyed: list, seq: list, holders: dict, done
     prompt, a meta line) in between makes the line a message of its own. User lines that follow one another are one
     message, looked at once, when the next response comes. The rows are those of the batch's place: the chain's, and
     the lines off it (the response's, their results) put in by file position, up to the batch's end (``_in_batch``).
-    The index in ``keyed`` of the first line not merged, or None (the first message takes every line; so too when
-    only lines off the chain would be left, which the client would send as a message of their own: not made)."""
+    The index in ``keyed`` of the first line not merged, or None (the first message takes every line)."""
     key = e.msg_key
     end = max((k[0] for k, _ in keyed if k[1] == 1), default=pos) + 1
     n = len(seq)
@@ -1043,8 +1057,7 @@ def _merge_stops(e: Entry, pos: int, keyed: list, seq: list, holders: dict, done
                 tail = "seen"
             if x.index in member:
                 if key not in keys:
-                    i = member[x.index]
-                    return i if any(k[1] == 1 for k, _ in keyed[i:]) else None
+                    return member[x.index]
                 continue
             if x.msg_key is None or x.msg_key not in keys:
                 if x.msg_key is not None:

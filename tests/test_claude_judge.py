@@ -2377,6 +2377,8 @@ _MERGE_STOPS = {
     "an attachment rendered for the user between": ([34, 37, 12, 36, 39, 41], 35, True),
     "an attachment rendered for the system between": ([34, 37, 8, 36, 39, 41], 35, True),
     "a loop through the first turn (seed 1003)": (None, None, False),
+    "a meta line on the chain, the second call line off it written after": ([34, 36, "M", 39, 41], 37, False),
+    "a prompt on the chain, the second call line off it written after": ([34, 36, "P", 39, 41], 37, True),
 }
 
 
@@ -2387,8 +2389,9 @@ def test_a_prompt_between_a_responses_lines_stops_the_clients_merge(tmp_path, sh
     the second call line comes first and the first call line after the first turn's prompt). The client merges a
     response's later line into its message over results and other responses, but a user message with no tool result
     in between makes it a message of its own (read in its code); ctxtool sent both calls in the first message, and
-    their results after it. Attachments do not stop the merge; a result off the chain, written before the prompt, is
-    put in before it and does."""
+    their results after it. Attachments do not stop the merge, nor does a prompt after which the client's recovery
+    puts in a result off the chain written before it (the one user message then holds a result). A call line off the chain is put in by file position among the batch's rows, which
+    take in meta lines and results but end before a prompt: one written after a meta line is a message of its own."""
     order, at, merged = _MERGE_STOPS[shape]
     lines = [json.loads(x) for x in lines_of("media.jsonl")]
     assert lines[36]["message"]["id"] == lines[37]["message"]["id"] and "Read shot.png" in json.dumps(lines[34])
@@ -2400,7 +2403,7 @@ def test_a_prompt_between_a_responses_lines_stops_the_clients_merge(tmp_path, sh
             if isinstance(x, str):
                 new = json.loads(json.dumps(lines[34]))
                 new["uuid"] = f"0000000{k}-0000-4000-8000-000000000000"
-                new["timestamp"] = lines[35 if at == 35 else 39]["timestamp"]
+                new["timestamp"] = lines[{35: 35, 37: 36, 40: 39}[at]]["timestamp"]
                 new["message"]["content"] = [{"type": "text", "text": "meta words" if x == "M" else "Another prompt."}]
                 if x == "M":
                     new["isMeta"] = True
