@@ -812,7 +812,7 @@ typedef struct {
     Py_ssize_t texts;
     long long units;
     int visible, blank, user, role_system, side, side_seen, odd;
-    int unsent;  /* a file attachment whose content is no object: not sent, whatever its rendering (att_field) */
+    int unsent;  /* data the client drops on load (a file attachment's content no object...): not sent (att_field) */
     cp vs[NAKEYS], ve[NAKEYS];  /* the other fields' values (vs NULL: absent) */
 } Att;
 static cp att_field(cp p, cp end, int which, Att *a);

@@ -201,6 +201,46 @@ static cp rendered_list(cp p, cp end, Att *a) {
 /* one of the AKEYS' values, p at its first byte */
 static cp spans(cp p, cp end, int depth, const char *const *names, int nn, cp *vs, cp *ve);
 
+/* an array, p at the value's first byte (NULL: absent), whose items are all of one kind: '"' strings of at most
+ * ``max_units`` UTF-16 units, '{' objects, 'o' objects or arrays; at most ``max_count`` of them. 1 when it is, 0 when
+ * not, -1 when its bytes are not read here (declined) */
+static int list_of(cp p, cp end, int want, Py_ssize_t max_count, long long max_units) {
+    if (!p || *p != '[') return 0;
+    p = skip_ws(p + 1, end);
+    if (p < end && *p == ']') return 1;
+    for (Py_ssize_t n = 1;; n++) {
+        if (p >= end) return -1;
+        if (n > max_count) return 0;
+        if (want == '"') {
+            long long units;
+            int white;
+            if (*p != '"') return 0;
+            if (!(p = scan_text(p + 1, end, &units, &white))) return -1;
+            if (units > max_units) return 0;
+        } else {
+            if (!(*p == '{' || (want == 'o' && *p == '['))) return 0;
+            if (!(p = scan_value(p, end, 3))) return -1;
+        }
+        p = skip_ws(p, end);
+        if (p >= end) return -1;
+        if (*p == ',') { p = skip_ws(p + 1, end); continue; }
+        return *p == ']' ? 1 : -1;
+    }
+}
+
+/* the attachment kinds whose data the client checks when it loads a transcript (formats.claude.payload_sent) */
+enum { PK_NONE, PK_OBJECT, PK_STRING, PK_STRINGS, PK_OBJECTS, PK_SKILLS, PK_NAMES, PK_OTHER };
+
+static int payload_kind(cp s, Py_ssize_t n) {
+    static const struct { const char *name; int kind; } kinds[] = {
+        {"file", PK_OBJECT}, {"already_read_file", PK_OBJECT}, {"hook_success", PK_STRING},
+        {"hook_additional_context", PK_STRINGS}, {"task_reminder", PK_OBJECTS}, {"todo_reminder", PK_OBJECTS},
+        {"invoked_skills", PK_SKILLS}, {"skill_listing", PK_NAMES}, {"withheld_memory", PK_OTHER}};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+        if ((size_t)n == strlen(kinds[k].name) && memcmp(s, kinds[k].name, (size_t)n) == 0) return kinds[k].kind;
+    return PK_NONE;
+}
+
 static cp att_field(cp p, cp end, int which, Att *a) {
     if (p >= end) return NULL;
     switch (which) {
@@ -208,13 +248,23 @@ static cp att_field(cp p, cp end, int which, Att *a) {
         if (*p != '{') return scan_value(p, end, 1);
         {
             cp q = members(p + 1, end, 2, "type", 4, att_type, a, NULL);
-            if (q && a->kind_set && a->kind_e - a->kind_s == 4 && memcmp(a->kind_s, "file", 4) == 0) {
-                /* a file attachment is sent only when its content is an object (formats.claude._attachment): read
-                 * again for it (rare; content written twice is the Python's) */
-                static const char *const names[] = {"content"};
-                cp vs[1], ve[1];
-                if (!spans(p + 1, end, 2, names, 1, vs, ve)) return NULL;
-                a->unsent = !(vs[0] && *vs[0] == '{');
+            int pk = q && a->kind_set ? payload_kind(a->kind_s, a->kind_e - a->kind_s) : PK_NONE;
+            if (pk == PK_OTHER) {
+                a->odd = 1;  /* (a withheld memory: the Python's) */
+            } else if (pk != PK_NONE) {
+                /* an attachment whose data fails the client's check is dropped (formats.claude.payload_sent): read
+                 * again for it (a few lines a session; a field written twice is the Python's) */
+                static const char *const names[] = {"content", "names", "skills"};
+                cp vs[3], ve[3];
+                if (!spans(p + 1, end, 2, names, 3, vs, ve)) return NULL;
+                int ok = pk == PK_OBJECT ? vs[0] && *vs[0] == '{'
+                       : pk == PK_STRING ? vs[0] && *vs[0] == '"'
+                       : pk == PK_STRINGS ? list_of(vs[0], end, '"', PY_SSIZE_T_MAX, LLONG_MAX)
+                       : pk == PK_OBJECTS ? list_of(vs[0], end, '{', PY_SSIZE_T_MAX, LLONG_MAX)
+                       : pk == PK_SKILLS ? list_of(vs[2], end, 'o', PY_SSIZE_T_MAX, LLONG_MAX)
+                       : !vs[1] || list_of(vs[1], end, '"', 4096, 512);
+                if (ok < 0) a->odd = 1;
+                a->unsent = !ok;
             }
             return q;
         }
@@ -358,10 +408,10 @@ static PyObject *att_entry(Meta *self, Att *a, PyObject *index, PyObject *no, Py
     PyObject *kind = NULL, *out = NULL;
     int message = a->texts > 0 && a->kind_set && !a->unsent;
     f.kind = message ? self->message : self->meta;
-    if (a->kind_set) {
+    if (a->kind_set && !a->unsent) {
         if (!(kind = shared_str(self, a->kind_s, a->kind_e - a->kind_s))) goto done;
     } else {
-        kind = Py_NewRef(Py_None);
+        kind = Py_NewRef(Py_None);  /* (no string, or data the client drops: no row that gives nothing, view) */
     }
     if (!(f.extra = PyDict_New()) || PyDict_SetItem(f.extra, self->s[AS_ATTACHMENT], kind) < 0) goto done;
     if (message) {

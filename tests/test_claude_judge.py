@@ -2423,3 +2423,54 @@ def test_a_prompt_between_a_responses_lines_stops_the_clients_merge(tmp_path, sh
     after = resume_payload(str(tmp_path / "media.jsonl"))["messages"]
     assert ours(tmp_path / "media.jsonl") == conversation(after) and well_paired(after) == []
     assert _sent_results(judge) <= _sent_results(after)
+
+
+_GONE_FIELD = object()
+# hooks.jsonl's attachments (line, the field of its data changed, a text of its rendering), the value written, and
+# whether the client keeps the attachment (its check of the kind's data when it loads a transcript)
+_PAYLOADS = {
+    "hook context {}": ((27, "content", "Post-tool note"), {}, False),
+    "hook context null": ((27, "content", "Post-tool note"), None, False),
+    "hook context 5": ((27, "content", "Post-tool note"), 5, False),
+    "hook context a string": ((27, "content", "Post-tool note"), "x", False),
+    "hook context [1]": ((27, "content", "Post-tool note"), [1], False),
+    "hook context left out": ((27, "content", "Post-tool note"), _GONE_FIELD, False),
+    "hook context []": ((27, "content", "Post-tool note"), [], True),
+    'hook context ["a"]': ((27, "content", "Post-tool note"), ["a"], True),
+    "hook success 5": ((3, "content", "Session note from a hook"), 5, False),
+    "hook success []": ((3, "content", "Session note from a hook"), [], False),
+    "hook success left out": ((3, "content", "Session note from a hook"), _GONE_FIELD, False),
+    'hook success ""': ((3, "content", "Session note from a hook"), "", True),
+    "skill names left out": ((9, "names", "skills are available"), _GONE_FIELD, True),
+    "skill names []": ((9, "names", "skills are available"), [], True),
+    "skill names null": ((9, "names", "skills are available"), None, False),
+    "skill names [5]": ((9, "names", "skills are available"), [5], False),
+    "skill name of 512 units": ((9, "names", "skills are available"), ["\U0001F600" * 256], True),
+    "skill name of 514 units": ((9, "names", "skills are available"), ["\U0001F600" * 257], False),
+    "4,097 skill names": ((9, "names", "skills are available"), ["x"] * 4097, False),
+}
+
+
+@pytest.mark.parametrize("name", list(_PAYLOADS))
+def test_an_attachment_whose_data_the_client_drops_is_not_sent(tmp_path, name):
+    """The client checks an attachment's data when it loads a transcript, by kind (read in its code: a hook's
+    additional context must be a list of strings, a hook's success a string, a skill listing's names, when written,
+    at most 4,096 strings of at most 512 UTF-16 units; a file's content an object, rule 44), and drops one that fails,
+    its rendering with it (judge fuzz seed 1012, case 0064: hooks.jsonl's hook context, its content made {}, the file
+    cut to that line). ctxtool sent the renderings, and closed a history of such a line alone, which the client
+    sends empty."""
+    (no, field, shown), value, kept = _PAYLOADS[name]
+    lines = lines_of("hooks.jsonl")
+    obj = json.loads(lines[no - 1])
+    assert field in obj["attachment"] and shown in json.dumps(obj["rendered"])
+    if value is _GONE_FIELD:
+        del obj["attachment"][field]
+    else:
+        obj["attachment"][field] = value
+    lines[no - 1] = json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+    for data in (b"\n".join(lines) + b"\n", lines[no - 1] + b"\n"):
+        judge, ours_ = _judged(tmp_path / "hooks.jsonl", data)
+        assert conversation(ours_) == conversation(judge)
+        assert (shown in json.dumps(judge)) == kept == (shown in json.dumps(ours_))
+        if not kept and len(data) < len(lines[no - 1]) + 2:
+            assert judge == [] and ours_ == []  # (a history of that line alone: nothing, not closed)

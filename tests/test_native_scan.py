@@ -630,7 +630,14 @@ CONTENTS = ["", " ", "\t\n", "\u00a0", "\u3000 \u2028", "\x1c\x1f", "\u200b", "\
 RENDERED = [NOTHING, None, [], "text", 7, {"content": "a"}]
 # every kind the client renders for the user unless its role says system (formats.claude.USER_UNLESS_SYSTEM: the C
 # part has it as a literal, _scan_claude.c att_entry), so a kind added there is compared here too
-KINDS = ["environment", "file", *sorted(USER_UNLESS_SYSTEM), "", "é", "a\"b", None, 5, {}, [], NOTHING]
+# the kinds whose data the client checks when it loads a transcript (formats.claude.payload_sent, rule 44)
+PAYLOAD_KINDS = ["already_read_file", "hook_success", "hook_additional_context", "task_reminder", "todo_reminder",
+                 "invoked_skills", "skill_listing", "withheld_memory"]
+KINDS = ["environment", "file", *sorted(USER_UNLESS_SYSTEM), *PAYLOAD_KINDS, "", "é", "a\"b", None, 5, {}, [], NOTHING]
+PAYLOADS = [NOTHING, {}, {"type": "text"}, [], [{}], None, "x", "", 5, ["a", "b"], ["a", 5], [{}, {}], [[], {}],
+            [{"a": 1}, None], ["\u00e9\"", "x\\"]]
+NAMES = [NOTHING, [], ["a"], ["a" * 512], ["a" * 513], ["\U0001F600" * 256], ["\U0001F600" * 257], ["\u00e9" * 513],
+         [5], "x", None, ["x"] * 4096, ["x"] * 4097, ["a\"b", "c\\d"]]
 ROLES = ["system", "user", "assistant", "", None, 5, ["system"], "Syst\u00e9m", NOTHING]
 SIDES = [True, False] * 3 + [None, NOTHING, 1, 0, "", "yes", []]  # (only true and false are the C part's: side_key)
 
@@ -655,8 +662,12 @@ def _attachment_line(rng: random.Random) -> bytes:
     if rng.random() < 0.4:
         att = obj.get("attachment") if isinstance(obj.get("attachment"), dict) else {}
         put(att, "type", rng.choice(KINDS))
-        if rng.random() < 0.5:  # (a file attachment is sent only when its content is an object: rule 44)
-            put(att, "content", rng.choice([NOTHING, {}, {"type": "text"}, [], [{}], None, "x", 5]))
+        if rng.random() < 0.5:  # (the client drops an attachment whose data fails its check of the kind: rule 44)
+            put(att, "content", rng.choice(PAYLOADS))
+        if rng.random() < 0.3:
+            put(att, "names", rng.choice(NAMES))
+        if rng.random() < 0.3:
+            put(att, "skills", rng.choice(PAYLOADS))
         obj["attachment"] = att if rng.random() < 0.9 else rng.choice([None, "file", [att]])
     if rng.random() < 0.4:
         put(obj, "renderedRole", rng.choice(ROLES))

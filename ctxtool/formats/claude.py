@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from ..model import BOUNDARY, FALSY_ID, FALSY_MESSAGE_ID, MESSAGE, META, SILENT_RESPONSE, UNREADABLE_CONTENT, Usage, js_false, parent_of
+from ..model import BOUNDARY, FALSY_ID, FALSY_MESSAGE_ID, MESSAGE, META, SILENT_RESPONSE, UNREADABLE_CONTENT, Usage, js_false, js_len, \
+    parent_of
 from ..utf16 import JS_SPACE
 from .claude_origin import framed
 from .common import REPAIR_TEXT, blank_user_fixed, count_field, error_turn_content, new_uuid, scan_anthropic_blocks, set_extra, ts_field
@@ -32,7 +33,7 @@ READS = ("type", "uuid", "parentUuid", "timestamp", "subtype", "compactMetadata"
          "rendered", "renderedRole", "isSidechain", "message", "isCompactSummary", "isMeta", "isApiErrorMessage",
          "apiError", "requestId", "sourceToolUseID", "leafUuid", "explicit", "origin", "hearthRelayMessageIds",
          "hearthRelayThreadTs")
-NESTED = {"attachment": ("type", "content")}  # (content: whether a file attachment is sent, _attachment)
+NESTED = {"attachment": ("type", "content", "names", "skills", "by", "entries")}  # (the data payload_sent reads)
 FULL_TYPES = frozenset({"user", "assistant", "system", "attachment", "last-prompt"})
 
 
@@ -184,6 +185,41 @@ def _read(obj: dict, e, stats: bool) -> None:
 USER_UNLESS_SYSTEM = frozenset({"remote_session_change"})
 
 
+# what the client's check of an attachment's data (on load) allows a withheld memory's reason to be
+WITHHELD_REASONS = frozenset({"denied", "outside", "unjudged", "unsettled"})
+
+
+def payload_sent(att: dict, kind: str) -> bool:
+    """Whether the client keeps an attachment of ``kind`` for its data (rule 44): when it loads a transcript it drops
+    an attachment whose data fails its check of the kind (read in its code, 2.1.330: "dropped N attachment entries
+    with a missing or malformed payload"), with its rendering; the line stays a row of its chain. Kinds not named
+    here pass (probed on the recorded kinds, their fields 5 and null)."""
+    if kind in ("file", "already_read_file"):
+        return isinstance(att.get("content"), dict)
+    if kind == "hook_success":
+        return isinstance(att.get("content"), str)
+    if kind == "hook_additional_context":
+        c = att.get("content")
+        return isinstance(c, list) and all(isinstance(x, str) for x in c)
+    if kind in ("task_reminder", "todo_reminder"):
+        c = att.get("content")
+        return isinstance(c, list) and all(isinstance(x, dict) for x in c)
+    if kind == "invoked_skills":
+        c = att.get("skills")
+        return isinstance(c, list) and all(isinstance(x, (dict, list)) for x in c)
+    if kind == "skill_listing":
+        if "names" not in att:
+            return True
+        c = att["names"]
+        return isinstance(c, list) and len(c) <= 4096 and all(isinstance(x, str) and js_len(x) <= 512 for x in c)
+    if kind == "withheld_memory":
+        by, c = att.get("by"), att.get("entries")
+        return isinstance(by, str) and by != "" and isinstance(c, list) and all(
+            isinstance(x, dict) and isinstance(x.get("path"), str) and isinstance(x.get("displayPath"), str)
+            and isinstance(x.get("why"), str) and x["why"] in WITHHELD_REASONS for x in c)
+    return True
+
+
 def _attachment(obj: dict, e, stats: bool) -> None:
     """An attachment the client recorded a rendering of is context it sends (a ``<system-reminder>``
     in a user or system message); one without a rendering is never read here (the client renders
@@ -195,8 +231,8 @@ def _attachment(obj: dict, e, stats: bool) -> None:
     att = obj.get("attachment")
     # its type, when it is a string (None: the client makes no message of it at all, judged)
     kind = att.get("type") if isinstance(att, dict) and isinstance(att.get("type"), str) else None
-    if kind == "file" and not isinstance(att.get("content"), dict):
-        texts = []  # a file attachment whose data's content is no object is not sent (judged: judge fuzz seed 911)
+    if kind is not None and not payload_sent(att, kind):
+        texts, kind = [], None  # data the client drops on load: as no attachment at all (judge fuzz seeds 911, 1012)
     if not texts or kind is None:  # (an attachment whose type is no string is not sent, its rendering neither: judged)
         e.kind = META
         set_extra(e, {"attachment": kind})
