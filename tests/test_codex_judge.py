@@ -470,6 +470,21 @@ def test_repair_mends_a_line_envelope_codex_refuses_and_codex_resumes_it_whole(t
     assert repair_file(path, check=True).changes == []
 
 
+def test_a_mended_compaction_leaves_the_history_before_it_to_its_summary(tmp_path):
+    """A compacted line whose ordinal is no number (``[]``, judge fuzz seed 1015, case 0009): Codex skips it and
+    sends the whole history; repair mends the envelope and Codex sends the compaction's summary in place of that
+    history again, as for the recording. The fuzz's check that no result is lost by repair leaves those results out:
+    their lines stay in the file."""
+    path, k = _edited(tmp_path, "compacted.jsonl", b'"type":"compacted"', lambda o: o.__setitem__("ordinal", []))
+    before = judge(path)
+    assert compare(view(path), before) == []
+    assert len(before) > len(judge(os.path.join(FIX, "compacted.jsonl")))  # (the compaction skipped)
+    assert judge_fuzz.problems("codex", path, str(tmp_path / "work")) == []
+    report = repair_file(path, backup=False)
+    assert [(c.kind, c.line) for c in report.changes] == [("line-envelope", k + 1)]
+    assert compare(judge(path), judge(os.path.join(FIX, "compacted.jsonl"))) == []
+
+
 def test_an_ordinal_that_says_no_number_takes_its_neighbours_so_the_rollout_still_resumes(tmp_path):
     """An ordinal repair cannot read a number from (``" "``) took null: on the last line Codex reads,
     Codex then refused the rollout ("final paginated rollout record is missing an ordinal"). It takes
