@@ -59,6 +59,7 @@ NO_RESPONSE = "No response requested."
 RENDERED = "_rendered"  # the mark of a block of rendered context among a user turn's blocks (view._claude_user_run)
 LAST = "last"  # its value on the last block of an attachment's rendering (True on the others)
 TOOL_USE_INTERRUPTED = "[Tool use interrupted]"
+TOOL_USE_REMOVED = "[Tool use removed]"
 NO_CONTENT = "(no content)"
 TOOL_REFERENCES_REMOVED = "[Tool references removed - tools no longer available]"
 MISSING_RESULT = "[Tool result missing due to internal error]"
@@ -1113,6 +1114,26 @@ def _calls_last(e: Entry) -> int:
     return 1 if e.calls else 0  # a stable sort: the order above is kept within each kind
 
 
+
+def _without_reused_calls(content: list, sent_ids: set) -> list:
+    """A response's blocks as the client sends them when some of its calls reuse an id already sent: those calls
+    left out ("[Tool use removed]" in the place of one between two thinking blocks), "[Tool use interrupted]" for
+    a response left with nothing."""
+    seen = set(sent_ids)
+    out = []
+    for i, b in enumerate(content):
+        if b.get("type") == "tool_use":
+            tid = _tid(b, "id")
+            if tid in seen:
+                near = (content[i - 1].get("type") if i else None,
+                        content[i + 1].get("type") if i + 1 < len(content) else None)
+                if near[0] in THINKING_TYPES and near[1] in THINKING_TYPES:
+                    out.append({"type": "text", "text": TOOL_USE_REMOVED})
+                continue
+            seen.add(tid)
+        out.append(b)
+    return out or [{"type": "text", "text": TOOL_USE_INTERRUPTED}]
+
 def heal(messages: list[dict], close_turn: bool = True, lines: bool = False) -> list[dict]:
     """Rule 5 on Messages-shaped dicts (``{"role", "content"}``): the pairing fixes the client
     makes before it sends. Returns new messages; the input is not changed. ``close_turn``: a
@@ -1168,10 +1189,14 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False) -> 
     for k, m in enumerate(msgs):
         if m["role"] != "assistant":
             continue
-        reused = {_tid(b, "id") for b in m["content"] if b.get("type") == "tool_use" and _tid(b, "id") in sent_ids}
-        if reused:  # a call id an earlier response already used: the client sends neither call nor result
-            m["content"] = [{"type": "text", "text": TOOL_USE_INTERRUPTED}
-                            if b.get("type") == "tool_use" and _tid(b, "id") in reused else b for b in m["content"]]
+        ids = [_tid(b, "id") for b in m["content"] if b.get("type") == "tool_use"]
+        reused = {i for i in ids if i in sent_ids}
+        if reused or len(set(ids)) < len(ids):
+            # a call id an earlier response (or this one) already used: the client sends neither call nor result; the
+            # call is left out, as "[Tool use removed]" between two thinking blocks, and a response left with nothing
+            # is "[Tool use interrupted]" (read in its code, ensureToolResultPairing; judged: judge fuzz seed 1011)
+            m["content"] = _without_reused_calls(m["content"], sent_ids)
+        if reused:
             if k + 1 < len(msgs) and msgs[k + 1]["role"] == "user":
                 nxt = msgs[k + 1]
                 nxt["content"] = [b for b in nxt["content"]

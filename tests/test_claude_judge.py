@@ -2474,3 +2474,58 @@ def test_an_attachment_whose_data_the_client_drops_is_not_sent(tmp_path, name):
         assert (shown in json.dumps(judge)) == kept == (shown in json.dumps(ours_))
         if not kept and len(data) < len(lines[no - 1]) + 2:
             assert judge == [] and ours_ == []  # (a history of that line alone: nothing, not closed)
+
+
+# (recording, the earlier call's id, the later call's id it is given)
+_ID_OF_A_LATER_CALL = {
+    "parallel, first of three made the last turn's": ("parallel.jsonl", "toolu_rec_p1", "toolu_rec_p4"),
+    "parallel, third of three made the last turn's": ("parallel.jsonl", "toolu_rec_p3", "toolu_rec_p4"),
+    "media, first turn's made the second of the last batch": ("media.jsonl", "toolu_rec_m1", "toolu_rec_m3"),
+    "hooks, first turn's made the last batch's first": ("hooks.jsonl", "toolu_rec_h1", "toolu_rec_h2"),
+    "workday, first made the last": ("workday.jsonl", "toolu_rec_d1", "toolu_rec_d7"),
+}
+
+
+@pytest.mark.parametrize("shape", list(_ID_OF_A_LATER_CALL))
+def test_an_earlier_call_whose_id_a_later_call_reuses_keeps_a_result_after_repair(tmp_path, shape):
+    """An earlier call given a later call's id (judge fuzz seed 1011, case 0115: parallel.jsonl's first call made
+    the last turn's): the client keeps the earlier call with its "missing" result, as a result of its id stands in
+    the file, and sends the later call as interrupted. repair renames the later call and its result, which restores
+    them; the earlier call then had no result anywhere and the client dropped it, its input with it. It now gets a
+    result of its own, and the client sends it."""
+    name, old, new = _ID_OF_A_LATER_CALL[shape]
+    lines = lines_of(name)
+    k = next(i for i, x in enumerate(lines) if b'"tool_use","id":"%s"' % old.encode() in x)
+    lines[k] = lines[k].replace(b'"tool_use","id":"%s"' % old.encode(), b'"tool_use","id":"%s"' % new.encode())
+    path = tmp_path / name
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    before = resume_payload(str(path))["messages"]
+    assert ours(path) == conversation(before)
+
+    def calls(messages):
+        return [b[1] for role, blocks in conversation(messages) for b in blocks if b[0] == "tool_use"]
+
+    assert calls(before).count(new) == 1  # (the later one left out: it reuses an id)
+    report = repair_file(str(path), backup=False)
+    assert any(c.kind == "missing-result" for c in report.changes)
+    after = resume_payload(str(path))["messages"]
+    assert ours(path) == conversation(after) and well_paired(after) == []
+    assert new in calls(after) and new + "-2" in calls(after)  # both calls, each with a result
+    real = {r for r in _sent_results(before) if MISSING_RESULT not in r[1]}
+    assert real <= _sent_results(after) | {(new, r) for i, r in real if i == new + "-2"}
+    assert repair_file(str(path), check=True).changes == []
+
+
+@pytest.mark.parametrize("old,new", [("toolu_rec_p3", "toolu_rec_p2"), ("toolu_rec_p2", "toolu_rec_p1"),
+                                     ("toolu_rec_p3", "toolu_rec_p1")])
+def test_a_call_id_written_twice_in_one_response_is_sent_once(tmp_path, old, new):
+    """Two calls of one response with one id (a batch's call given another's): the client sends the first and leaves
+    the second out, with no text in its place (read in its code); ctxtool sent both (an API error) until the judge
+    fuzz's id mutations came."""
+    lines = lines_of("parallel.jsonl")
+    k = next(i for i, x in enumerate(lines) if b'"tool_use","id":"%s"' % old.encode() in x)
+    lines[k] = lines[k].replace(old.encode(), new.encode())
+    judge, ours_ = _judged(tmp_path / "parallel.jsonl", b"\n".join(lines) + b"\n")
+    assert conversation(ours_) == conversation(judge)
+    ids = [b[1] for role, blocks in conversation(judge) for b in blocks if b[0] == "tool_use"]
+    assert ids.count(new) == 1 and old not in ids

@@ -292,3 +292,22 @@ def test_a_response_of_an_empty_list_is_counted_as_the_client_sends_it(keep_rest
     msgs, _ = est.api_messages(ix, est.view_of(ctx))
     assert sum(b == no_content for m in msgs for b in m["content"]) == 1
     assert msgs[-1] == {"role": "assistant", "content": [no_content]} or keep_rest
+
+
+def test_a_reused_call_is_left_out_as_the_client_leaves_it_out():
+    """claude_chain._without_reused_calls, as read in the client's ensureToolResultPairing: a call whose id was sent
+    before (or earlier in the response) is left out; between two thinking blocks "[Tool use removed]" stands in its
+    place; a response left with nothing is "[Tool use interrupted]"."""
+    from ctxtool.claude_chain import TOOL_USE_INTERRUPTED, TOOL_USE_REMOVED, _without_reused_calls
+
+    def use(i):
+        return {"type": "tool_use", "id": i, "name": "Bash", "input": {}}
+
+    think = {"type": "thinking", "thinking": "t", "signature": "s"}
+    text = {"type": "text", "text": "x"}
+    assert _without_reused_calls([use("a")], {"a"}) == [{"type": "text", "text": TOOL_USE_INTERRUPTED}]
+    assert _without_reused_calls([text, use("a"), use("b")], {"a"}) == [text, use("b")]
+    assert _without_reused_calls([use("b"), use("b")], set()) == [use("b")]
+    assert _without_reused_calls([think, use("a"), think], {"a"}) == [think, {"type": "text", "text": TOOL_USE_REMOVED}, think]
+    assert _without_reused_calls([think, use("a"), text], {"a"}) == [think, text]
+    assert _without_reused_calls([use("a"), use("c")], {"b"}) == [use("a"), use("c")]

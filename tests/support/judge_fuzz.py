@@ -23,6 +23,7 @@ import random
 import shutil
 
 from ctxtool import codex_rules
+from ctxtool.claude_chain import MISSING_RESULT
 from ctxtool.errors import InputError
 from ctxtool.repair import repair_file
 from ctxtool.transcript import scan
@@ -386,6 +387,11 @@ def problems(agent: str, path: str, workdir: str) -> list[str]:
             # every line in file order, so a result on another branch is no longer sent; its line stays in the file
             kept = open(repaired, "rb").read()
             lost = {r for r in lost if json.dumps(r[0] if isinstance(r, tuple) else r).encode() not in kept}
+        if agent == "claude":
+            # a result the client made up for a call (its "missing" one), where repair gave the call one of its own
+            # (repair_pairing._answered_only_later: judge fuzz seed 1011, case 0115): no result was lost
+            answered = {r[0] for r in results(after)}
+            lost = {r for r in lost if not (r[1] == json.dumps(MISSING_RESULT) and r[0] in answered)}
         if agent == "codex" and any(c.kind == "line-envelope" and c.detail.startswith("compacted ") for c in report.changes):
             # a compaction Codex skipped for its envelope alone, mended (repair.fix_envelopes): Codex sends its summary
             # in place of the history before it again, as when it wrote it (judge fuzz seed 1015, case 0009: the
