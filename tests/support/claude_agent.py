@@ -235,6 +235,9 @@ def _recorded_session_id(path: str) -> str | None:
 REMINDER = "<system-reminder>"
 
 
+ABSENT = "(absent)"  # a block's field the request leaves out (conversation)
+
+
 def conversation(messages: list) -> list:
     """What a comparison of two ``messages`` lists looks at: every user and assistant message
     with its blocks (text, thinking, tool calls with id, name and input, tool results with id,
@@ -257,9 +260,10 @@ def conversation(messages: list) -> list:
                     continue
                 blocks.append(("text", b["text"].rstrip("\n")))
             elif t == "tool_use":
-                blocks.append(("tool_use", b["id"], b["name"], json.dumps(b.get("input"), sort_keys=True)))
+                # (a field left out, as the client sends a damaged line's block: ABSENT, told apart from null)
+                blocks.append(("tool_use", b.get("id", ABSENT), b.get("name", ABSENT), json.dumps(b.get("input"), sort_keys=True)))
             elif t == "tool_result":
-                blocks.append(("tool_result", b["tool_use_id"], json.dumps(b.get("content"), sort_keys=True),
+                blocks.append(("tool_result", b.get("tool_use_id", ABSENT), json.dumps(b.get("content"), sort_keys=True),
                                bool(b.get("is_error"))))
             elif t == "thinking":
                 blocks.append(("thinking", b.get("thinking")))
