@@ -1114,7 +1114,6 @@ def _calls_last(e: Entry) -> int:
     return 1 if e.calls else 0  # a stable sort: the order above is kept within each kind
 
 
-
 def _without_reused_calls(content: list, sent_ids: set) -> list:
     """A response's blocks as the client sends them when some of its calls reuse an id already sent: those calls
     left out ("[Tool use removed]" in the place of one between two thinking blocks), "[Tool use interrupted]" for
@@ -1133,6 +1132,7 @@ def _without_reused_calls(content: list, sent_ids: set) -> list:
             seen.add(tid)
         out.append(b)
     return out or [{"type": "text", "text": TOOL_USE_INTERRUPTED}]
+
 
 def heal(messages: list[dict], close_turn: bool = True, lines: bool = False) -> list[dict]:
     """Rule 5 on Messages-shaped dicts (``{"role", "content"}``): the pairing fixes the client
