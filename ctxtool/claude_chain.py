@@ -1017,6 +1017,12 @@ def _stops_a_merge(x: Entry) -> bool:
     return x.kind == MESSAGE and x.role == "user" and not x.results and x.get("context") is None
 
 
+# a response of more lines than this (one a block: a real one has a few dozen at most) is a damaged file's, whose
+# lines share a message id by accident: its lines are gathered as before, without looking for a prompt between them,
+# so that a file whose every response has one id is read in linear time, not in the square of its lines
+MERGE_STOPS_LINES = 256
+
+
 def _merge_stops(e: Entry, pos: int, keyed: list, seq: list, holders: dict, done: set, later: _LaterLines,
                  place) -> int | None:
     """Where the client stops merging response ``e``'s later lines into its message (judge fuzz seed 1003, case 0174;
@@ -1026,6 +1032,8 @@ def _merge_stops(e: Entry, pos: int, keyed: list, seq: list, holders: dict, done
     message, looked at once, when the next response comes. The rows are those of the batch's place: the chain's, and
     the lines off it (the response's, their results) put in by file position, up to the batch's end (``_in_batch``).
     The index in ``keyed`` of the first line not merged, or None (the first message takes every line)."""
+    if len(keyed) > MERGE_STOPS_LINES:
+        return None
     key = e.msg_key
     end = max((k[0] for k, _ in keyed if k[1] == 1), default=pos) + 1
     n = len(seq)
