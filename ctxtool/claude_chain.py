@@ -857,7 +857,7 @@ def sent_entries(entries: list[Entry], leaf: list | None = None) -> list[Entry]:
             out.append(e)
             continue
         cut: list = []
-        group = _group(e, groups, done, chain_pos, seq, later_place, place, holders, cut)
+        group = _group(e, groups, done, chain_pos, seq, later_place, holders, cut)
         answers: list[Entry] = []
         for g in group:
             done.add(g.index)
@@ -888,13 +888,12 @@ def sent_entries(entries: list[Entry], leaf: list | None = None) -> list[Entry]:
                             done.add(h.index)
                             answers.append(h)
             for h in answers:
-                q = chain_pos.get(h.index)
-                at = (q, 1, 0) if q is not None else (later_place.after(place(h), pos), 0, place(h))
+                at = later_place.row(h, pos, chain_pos)
                 deferred.append((at[0] - 1, at, [h]))
             deferred.sort(key=lambda d: d[:2])
             continue
         if len(answers) > 1:
-            _order_answers(answers, pos, place, chain_pos, later_place)
+            _order_answers(answers, pos, chain_pos, later_place)
         end = _interrupted_until(group, pos, chain_pos, seq)
         if end is None:
             out.extend(answers)
@@ -910,7 +909,7 @@ def sent_entries(entries: list[Entry], leaf: list | None = None) -> list[Entry]:
     return out
 
 
-def _order_answers(answers: list[Entry], pos: int, place, chain_pos: dict, later: _LaterLines) -> None:
+def _order_answers(answers: list[Entry], pos: int, chain_pos: dict, later: _LaterLines) -> None:
     """The lines holding a response's results, in the order the client sends their results (judge fuzz seed 204, case
     0006; 15 probes): the lines on the chain in chain order, each line off it put in by file position before the first
     line of the chain after the response's first (``pos``) that comes after it in the file, as the client recovers a
@@ -918,15 +917,7 @@ def _order_answers(answers: list[Entry], pos: int, place, chain_pos: dict, later
     as the client writes them, come out in file order."""
     if not chain_pos:
         chain_pos.update((x.index, k) for k, x in enumerate(later.seq))
-
-    def key(h: Entry) -> tuple:
-        q = chain_pos.get(h.index)
-        if q is not None:
-            return (q, 1, 0)
-        at = place(h)
-        return (later.after(at, pos), 0, at)
-
-    answers.sort(key=key)
+    answers.sort(key=lambda h: later.row(h, pos, chain_pos))
 
 
 def _falsy_id(e: Entry) -> bool:
@@ -975,13 +966,13 @@ def _first_place(first: dict):
     return place
 
 
-def _group(e: Entry, groups: dict, done: set, chain_pos: dict, seq: list, later: _LaterLines, place,
-           holders: dict, cut: list) -> list[Entry]:
+def _group(e: Entry, groups: dict, done: set, chain_pos: dict, seq: list, later: _LaterLines, holders: dict,
+           cut: list) -> list[Entry]:
     """The lines of ``e``'s response, as the client recovers a parallel batch: ``e`` (its first
     line on the chain), then its other lines on the chain in chain order, with the lines off the
     chain put in by file position before the first later chain line that comes after them in the
     file, whatever that chain line is (a probe with an attachment on the chain between the batch's
-    call lines, 2026-11-28); tool calls last. File positions are rows' places (``place``): a line
+    call lines, 2026-11-28); tool calls last. File positions are rows' places (``later.where``): a line
     written twice stands where its uuid was first written (judge fuzz seed 842, case 0125).
     Lines after a prompt that stops the client's merge (``_merge_stops``) are left for a message of their own: ``cut``
     then gets the place, in ``_group``'s order, of the first of them, and their places and lines."""
@@ -993,15 +984,9 @@ def _group(e: Entry, groups: dict, done: set, chain_pos: dict, seq: list, later:
     if not chain_pos:
         chain_pos.update((x.index, k) for k, x in enumerate(seq))
     pos = chain_pos.get(e.index, -1)
-    keyed = []
-    for g in members:
-        if g is e or g.index in done:
-            continue
-        q = chain_pos.get(g.index)
-        at = place(g)
-        keyed.append(((q, 1, 0) if q is not None else (later.after(at, pos), 0, at), g))
+    keyed = [(later.row(g, pos, chain_pos), g) for g in members if g is not e and g.index not in done]
     keyed.sort(key=lambda kg: kg[0])
-    stop = _merge_stops(e, pos, keyed, seq, holders, done, later, place) if keyed else None
+    stop = _merge_stops(e, pos, keyed, seq, holders, done, later) if keyed else None
     if stop is not None:
         cut.append((keyed[stop][0], keyed[stop:]))
         keyed = keyed[:stop]
@@ -1023,8 +1008,7 @@ def _stops_a_merge(x: Entry) -> bool:
 MERGE_STOPS_LINES = 256
 
 
-def _merge_stops(e: Entry, pos: int, keyed: list, seq: list, holders: dict, done: set, later: _LaterLines,
-                 place) -> int | None:
+def _merge_stops(e: Entry, pos: int, keyed: list, seq: list, holders: dict, done: set, later: _LaterLines) -> int | None:
     """Where the client stops merging response ``e``'s later lines into its message (judge fuzz seed 1003, case 0174;
     read in the client's code and probed on 16 shapes): it merges a response's line into the last message of the same
     ``message.id``, over other responses and user messages that hold a tool result, but a user message with none (a
@@ -1048,7 +1032,7 @@ def _merge_stops(e: Entry, pos: int, keyed: list, seq: list, holders: dict, done
     for g in [e] + [g for _, g in keyed]:
         for h in holders.get(g.index, ()):
             if h.index not in done and h.index not in on_chain and h.index not in member:
-                at = place(h)
+                at = later.where(h)
                 rows.append(((min(later.after(at, pos), end), 0, at), h))
     rows.sort(key=lambda kx: kx[0])
     keys = {key}  # the responses whose message the client may still merge into
@@ -1091,6 +1075,15 @@ class _LaterLines:
 
     def __init__(self, seq: list, where):
         self.seq, self.where, self.levels = seq, where, None
+
+    def row(self, e: Entry, pos: int, chain_pos: dict) -> tuple:
+        """Where ``e`` stands in the client's rows around a response whose first line is at chain place ``pos``:
+        ``(its chain place, 1, 0)`` on the chain, else ``(the chain place it is put in before, 0, its file place)``."""
+        q = chain_pos.get(e.index)
+        if q is not None:
+            return (q, 1, 0)
+        at = self.where(e)
+        return (self.after(at, pos), 0, at)
 
     def after(self, at: int, pos: int) -> int:
         seq, where = self.seq, self.where

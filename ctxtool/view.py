@@ -427,7 +427,8 @@ def _rows_but_nothing_sent(entries: list[Entry]) -> bool:
     later (by its time) than every boundary before them: the client leaves rows written before a compaction as
     they are (judged), and closes those written after it (judged: judge fuzz seed 923, case 0166, auto_compacted.jsonl's
     last compact boundary moved below the rows after it; 18 shapes probed, the chain and its bridges do not decide).
-    An attachment whose type is no string is no such row: the client makes nothing of it (judged); nor is a system
+    An attachment whose type is no string, or whose data the client drops on load (rule 44: the scan gives either no
+    kind), is no such row: the client makes nothing of it (judged); nor is a system
     line (one that is no compact boundary: a history of such lines alone is not closed, one with an unrendered
     attachment beside them is; judge fuzz, seed 124)."""
     seq = chain(entries)
