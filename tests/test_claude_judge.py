@@ -1407,6 +1407,66 @@ def test_a_response_line_whose_message_id_is_falsy(tmp_path, line, raw):
         assert ("toolu_rec_i1" in json.dumps(ours)) == (raw in ("1", '"other"', "[]", "{}"))
 
 
+
+def _message_id(line: bytes, raw: bytes | None) -> bytes:
+    if raw is None:
+        return re.sub(rb'"message":\{"id":"[^"]*",', b'"message":{', line, count=1)
+    return re.sub(rb'"message":\{"id":"[^"]*"', b'"message":{"id":' + raw, line, count=1)
+
+
+def _turn_variants() -> dict:
+    """``interrupted.jsonl`` (its last turn's text line 28 and call lines 29 and 30, one response, no result) and
+    ``interrupted_resumed.jsonl`` (the same turn, the results the client wrote on resume at 34 and 35, 35 on the
+    chain), a response line's ``message.id`` written falsy or another, and a result taken away or moved."""
+    cut = (REC / "interrupted.jsonl").read_bytes().split(b"\n")
+    res = (REC / "interrupted_resumed.jsonl").read_bytes().split(b"\n")
+    assert b"toolu_rec_i1" in res[34] and b"toolu_rec_i2" in res[35] and b"Did it finish?" in res[37]
+
+    def ids(lines, no, raw):
+        lines = list(lines)
+        lines[no] = _message_id(lines[no], raw)
+        return lines
+
+    def uuid(line):
+        return json.loads(line)["uuid"].encode()
+
+    out = {}
+    for raw in (b'""', None, b"0", b'"msg_other"'):
+        name = "left out" if raw is None else raw.decode()
+        for line, no in (("text", 28), ("first call", 29), ("last call", 30)):
+            out[f"cut turn, {line} {name}"] = ids(cut, no, raw)
+        later = ids(cut, 29, raw) + [res[37].replace(uuid(res[36]), uuid(cut[30]))]
+        out[f"cut turn then a prompt, first call {name}"] = later
+        r = ids(res, 29, raw)
+        out[f"resumed, first call {name}, its result gone"] = r[:34] + r[35:]
+        out[f"resumed, first call {name}, its result under the text line"] = (
+            r[:34] + [r[34].replace(uuid(r[29]), uuid(r[28]))] + r[35:])
+        out[f"resumed, first call {name}, the last call's result gone"] = (
+            r[:35] + [r[36].replace(uuid(r[35]), uuid(r[30]))] + r[37:])
+        out[f"resumed, first call {name}, the last call's result another call's"] = (
+            r[:35] + [r[35].replace(b"toolu_rec_i2", b"toolu_rec_zz")] + r[36:])
+    return out
+
+
+@pytest.mark.parametrize("name", list(_turn_variants()))
+def test_a_response_line_of_falsy_or_other_message_id_in_a_turn_missing_results(tmp_path, name):
+    """A call line's ``message.id`` written falsy where a call of its response has no result (judge fuzz seed 1025,
+    case 0110: ``interrupted.jsonl``'s middle call line, ``""``). Read in the client's code: its recovery of a
+    parallel batch (``D_r``) passes over a line of falsy id, so results off the chain under that line are not
+    gathered; otherwise the line is any line of an id of its own (merged into the last message of its id, ``""`` too).
+    Then the client leaves out every line all of whose calls have no result among its rows (``Jie``), before it
+    joins and pairs the rest: ctxtool left such a line out by rule 34 even where the client sends it with the
+    "interrupted" result, and paired the responses around a response with no result as if it were still there.
+    Judged as the fuzz judges: the damaged file and the repaired one."""
+    from tests.support import judge_fuzz
+
+    path = tmp_path / ("interrupted.jsonl" if name.startswith("cut") else "interrupted_resumed.jsonl")
+    path.write_bytes(b"\n".join(_turn_variants()[name]))
+    judge, ours = resume_payload(str(path))["messages"], sent_messages(scan(str(path)))
+    assert conversation(ours) == conversation(judge)
+    assert judge_fuzz.problems("claude", str(path), str(tmp_path / "work")) == []
+
+
 def _rendered_in(messages: list, needle: str) -> list:
     return [(i, m["role"]) for i, m in enumerate(messages)
             for b in ([{"type": "text", "text": m["content"]}] if isinstance(m["content"], str) else m["content"])
