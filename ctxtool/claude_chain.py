@@ -811,6 +811,7 @@ def sent_entries(entries: list[Entry], leaf: list | None = None) -> list[Entry]:
     holders: dict[int, list[Entry]] = {}  # call entry index -> entries holding results for its calls
     latest: dict[str, Entry] = {}  # call id -> the last entry that made a call with it, so far
     pending: list[Entry] = []  # results that came before any call of their id
+    hanging: list[Entry] = []  # rendered attachments and meta lines (the client's recovery may put them in: _Hanging)
     for e in main:
         if e.kind != MESSAGE:
             continue
@@ -819,6 +820,8 @@ def sent_entries(entries: list[Entry], leaf: list | None = None) -> list[Entry]:
                 groups.setdefault(e.msg_key, []).append(e)
             for c in e.calls:
                 latest[c.id] = e
+        elif e.type == "attachment" or e.type == "system" or (not e.results and e.get("is_meta")):
+            hanging.append(e)
         if e.results:
             for r in e.results:
                 owner = latest.get(r.id)  # a reused id: the result answers the call made last before it
@@ -846,9 +849,12 @@ def sent_entries(entries: list[Entry], leaf: list | None = None) -> list[Entry]:
     deferred: list = []
     chained = None  # the call ids the chain's own lines answer (built on first need)
     batched = None  # the uuids of the response lines of a truthy message.id (built on first need)
+    hang = _Hanging(seq, rows, hanging, chain_pos) if hanging else None
     for pos, e in enumerate(seq):
         while deferred and deferred[0][0] < pos:
             out.extend(deferred.pop(0)[2])
+        if hang is not None and pos and hang.anchored:
+            out.extend(hang.after(seq[pos - 1], done))
         if e.kind != MESSAGE or e.index in done:
             continue
         if e.role != "assistant" or _silent(e):
@@ -886,6 +892,11 @@ def sent_entries(entries: list[Entry], leaf: list | None = None) -> list[Entry]:
                 if h.index not in done:
                     done.add(h.index)
                     answers.append(h)
+        if hang is not None and not e.get(FALSY_MESSAGE_ID) and any(g.calls for g in group):
+            for x in hang.recovered(e, group, answers, pos):
+                if x.kind == MESSAGE and x.index not in done:
+                    done.add(x.index)
+                    answers.append(x)
         if cut:
             # the response's later lines make a message of their own after a prompt: its results stand where the
             # client's rows put them, each sent there (or, out of place, left out by the client's pairing: heal); later
@@ -917,11 +928,114 @@ def sent_entries(entries: list[Entry], leaf: list | None = None) -> list[Entry]:
             deferred.sort(key=lambda d: d[:2])
     for _end, _at, answers in deferred:
         out.extend(answers)
+    if hang is not None and hang.anchored:
+        out.extend(hang.after(seq[-1], done))
     if below:
         out += [e for e in below if e.kind == MESSAGE and e.index not in done]
     if leaf is not None:
         leaf.extend((seq[-1], place))
     return out
+
+
+class _Hanging:
+    """The client's recovery of the rows that hang off a parallel batch (``D_r`` in 2.1.330, read in its code): for a
+    response with calls, a run of rows off the chain (attachments, system lines but a compact boundary, meta user lines
+    without results; each the only row off the chain below the one before, on the same side) that hangs below one of
+    its lines, or below a result line under one of them, is put in with the response's results by file place; such a
+    run below an attachment, system or meta line on the chain within the response's span (its lines, then results,
+    meta lines, attachments and system lines) comes right after that line. A run that branches, or meets a row of
+    another kind or one taken already, is not put in. Built when the file has such rows off the chain."""
+
+    def __init__(self, seq: list, rows: dict, candidates: list, chain_pos: dict):
+        self.seq, self.rows, self.candidates, self.chain_pos = seq, rows, candidates, chain_pos
+        self.live: bool | None = None  # (a candidate off the chain: found on first need)
+        self.taken: set = set()
+        self.children: dict | None = None
+        self.anchored: dict = {}  # index of a chain line -> the rows put in right after it
+
+    def _kids(self, uuid) -> list:
+        if self.children is None:
+            self.children = {}
+            for r in self.rows.values():
+                p = r.parent
+                if p is not None and type(p) is str:
+                    self.children.setdefault(p, []).append(r)
+        return self.children.get(uuid, ())
+
+    def _run(self, first: Entry, anchor: Entry) -> list:
+        out, y, side, taken = [], first, side_of(anchor), self.taken
+        while y is not None:
+            if y.id in taken or side_of(y) != side or not _hangs(y):
+                return []
+            out.append(y)
+            k = [c for c in self._kids(y.id) if c.id not in taken]
+            if len(k) > 1:
+                return []
+            y = k[0] if k else None
+        return out
+
+    def _below(self, anchor: Entry) -> list:
+        got = []
+        if anchor.id is None:
+            return got
+        for c in list(self._kids(anchor.id)):
+            run = self._run(c, anchor)
+            self.taken.update(x.id for x in run)
+            got += run
+        return got
+
+    def recovered(self, e: Entry, group: list, answers: list, pos: int) -> list:
+        chain_pos, seq = self.chain_pos, self.seq
+        if self.live is None:
+            if not chain_pos:
+                chain_pos.update((x.index, k) for k, x in enumerate(seq))
+            self.live = any(x.index not in chain_pos for x in self.candidates)
+            if self.live:
+                self.taken = {x.id for x in seq}
+        if not self.live:
+            return []
+        ids = {g.id for g in group}
+        self.taken.update(x.id for x in group)
+        self.taken.update(h.id for h in answers)  # (the results recovered before: rows of the client's chain now)
+        got = []
+        for x in group + [h for h in answers if h.parent in ids]:
+            got += self._below(x)
+        # the chain's attachment, system and meta lines within the response's span: runs below them follow them
+        end = max(chain_pos.get(g.index, pos) for g in group) + 1
+        while end < len(seq) and _in_span(seq[end], e.msg_key):
+            end += 1
+        for x in seq[pos + 1:end]:
+            if _hangs(x):
+                run = self._below(x)
+                if run:
+                    self.anchored[x.index] = run
+        return got
+
+    def after(self, e: Entry, done: set) -> list:
+        run = self.anchored.pop(e.index, None)
+        if not run:
+            return []
+        out = [x for x in run if x.kind == MESSAGE and x.index not in done]
+        done.update(x.index for x in out)
+        return out
+
+
+def _hangs(e: Entry) -> bool:
+    """A row the client's recovery of a batch puts in below it (``zL``): an attachment, a system line but a compact
+    boundary, a meta user line without results."""
+    t = e.type
+    return t == "attachment" or (t == "system" and e.kind != BOUNDARY) or (t == "user" and not e.results and bool(e.get("is_meta")))
+
+
+def _in_span(e: Entry, key) -> bool:
+    """A row the client's span of a batch goes on over (``xPe``): a line of the response, a user line of results or a
+    meta one, an attachment, a system line but a compact boundary."""
+    t = e.type
+    if t == "assistant":
+        return key is not None and e.msg_key == key
+    if t == "user":
+        return bool(e.results) or bool(e.get("is_meta"))
+    return t == "attachment" or (t == "system" and e.kind != BOUNDARY)
 
 
 def _order_answers(answers: list[Entry], pos: int, chain_pos: dict, later: _LaterLines) -> None:

@@ -1467,6 +1467,101 @@ def test_a_response_line_of_falsy_or_other_message_id_in_a_turn_missing_results(
     assert judge_fuzz.problems("claude", str(path), str(tmp_path / "work")) == []
 
 
+
+def _hanging_variants() -> dict:
+    """(lines, whether the added rendering is sent): a rendered attachment (``workday.jsonl``'s queued command, given
+    a text of its own) or a meta line put off the chain below a line of a response with calls, of its results, or
+    elsewhere; in ``workday.jsonl`` (one call, its result, the queued command on the chain, the reply) and in
+    ``parallel.jsonl`` (three calls, two results off the chain)."""
+    import copy
+    import uuid as uuids
+
+    def load(name):
+        return [json.loads(x) for x in (REC / name).read_bytes().split(b"\n") if x.strip()]
+
+    work, par = load("workday.jsonl"), load("parallel.jsonl")
+    assert work[55]["attachment"]["type"] == "queued_command" and work[58]["parentUuid"] == work[55]["uuid"]
+    assert [par[k]["type"] for k in (26, 27, 28)] == ["user"] * 3 and par[31]["parentUuid"] == par[29]["uuid"]
+
+    def att(lines, parent, text="HUNG BELOW", ts=None):
+        a = copy.deepcopy(work[55])
+        a["uuid"], a["parentUuid"] = str(uuids.uuid4()), lines[parent]["uuid"]
+        a["attachment"]["prompt"] = text
+        a["rendered"][0]["content"] = f"<system-reminder>\nThe user sent: {text}\n</system-reminder>"
+        a["timestamp"], a["sessionId"] = ts or lines[parent]["timestamp"], lines[parent]["sessionId"]
+        return a
+
+    def work_with(edit):
+        lines = copy.deepcopy(work)
+        edit(lines)
+        return lines
+
+    def beside(lines):  # the reply hangs below the result, beside the queued command
+        lines[58]["parentUuid"] = lines[53]["uuid"]
+
+    def meta(lines):
+        beside(lines)
+        m = copy.deepcopy(work[48])
+        m.update(uuid=str(uuids.uuid4()), parentUuid=lines[53]["uuid"], isMeta=True)
+        m["message"]["content"] = "HUNG BELOW"
+        lines[55] = m
+
+    def off_reply(lines):
+        beside(lines)
+        r = copy.deepcopy(work[58])
+        r.update(uuid=str(uuids.uuid4()), parentUuid=lines[55]["uuid"])
+        r["message"]["id"] = "msg_elsewhere"
+        lines.insert(56, r)
+
+    def moved(lines):
+        beside(lines)
+        lines.insert(58, lines.pop(55))
+
+    out = {
+        "beside the reply, below the result": (work_with(lambda w: (beside(w), w.insert(56, att(w, 53)))), True),
+        "below the call line": (work_with(lambda w: (beside(w), w.insert(56, att(w, 51)))), True),
+        "below the prompt": (work_with(lambda w: (beside(w), w.insert(56, att(w, 48)))), False),
+        "below the reply": (work_with(lambda w: (beside(w), w.insert(59, att(w, 58)))), False),
+        "below the result, written after the reply": (work_with(lambda w: (moved(w), w.insert(59, att(w, 53)))), True),
+        "a run of two below the result": (work_with(lambda w: (beside(w), w.insert(56, att(w, 55)))), True),
+        "a run that branches": (work_with(lambda w: (beside(w), w.insert(56, att(w, 55)), w.insert(57, att(w, 55, "OTHER")))), False),
+        "a run into a reply off the chain": (work_with(lambda w: (off_reply(w), w.insert(57, att(w, 55)))), False),
+        "a meta line below the result": (work_with(meta), True),
+        "below the chain's queued command": (work_with(lambda w: w.insert(56, att(w, 55))), True),
+        "below the chain's queued command, written later": (work_with(lambda w: w.insert(60, att(w, 55))), True),
+        "below the result, marked a subagent's": (work_with(lambda w: (beside(w), w.insert(56, dict(att(w, 53), isSidechain=True)))), False),
+    }
+    for name, at, parent in (("below an off-chain result", 28, 27), ("below an off-chain result, between results", 27, 26),
+                             ("below the thinking line", 24, 19), ("below the chain's last call, after the results", 29, 23),
+                             ("below an off-chain result, at the end", len(par), 27)):
+        lines = copy.deepcopy(par)
+        lines.insert(at, att(lines, parent, ts=lines[at - 1].get("timestamp")))
+        out["parallel: " + name] = (lines, True)
+    return out
+
+
+@pytest.mark.parametrize("name", list(_hanging_variants()))
+def test_rows_hanging_off_a_parallel_batch_are_recovered_as_the_client_recovers_them(tmp_path, name):
+    """Read in the client's code (its recovery of a parallel batch, ``D_r`` in 2.1.330): a run of attachments, system
+    or meta lines off the chain, below a line of a response with calls or below a result line under one, is put in
+    with the response's results; one below an attachment of the chain within the response's span, right after it;
+    a run that branches or meets another row is not. Found on a repaired file (judge fuzz seed 1025, case 0179:
+    repair bridged a reply whose parent was lost to the result line, as the client does, which left the queued
+    command's attachment beside it): the client sent its rendering, ctxtool did not. Judged, damaged and repaired."""
+    from tests.support import judge_fuzz
+
+    lines, sent = _hanging_variants()[name]
+    path = tmp_path / ("parallel.jsonl" if name.startswith("parallel") else "workday.jsonl")
+    path.write_bytes(b"".join(json.dumps(x, ensure_ascii=False).encode() + b"\n" for x in lines))
+    judge, ours = resume_payload(str(path))["messages"], sent_messages(scan(str(path)))
+    assert conversation(ours) == conversation(judge)
+    assert reminder_texts(ours) == reminder_texts(judge)
+    systems = [[m["content"] for m in x if m["role"] == "system"] for x in (ours, judge)]
+    assert systems[0] == systems[1]
+    assert ("HUNG BELOW" in json.dumps(ours)) == sent
+    assert judge_fuzz.problems("claude", str(path), str(tmp_path / "work")) == []
+
+
 def _rendered_in(messages: list, needle: str) -> list:
     return [(i, m["role"]) for i, m in enumerate(messages)
             for b in ([{"type": "text", "text": m["content"]}] if isinstance(m["content"], str) else m["content"])

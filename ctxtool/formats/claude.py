@@ -163,7 +163,7 @@ def _read(obj: dict, e, stats: bool) -> None:
         # one response is one message.id, whatever its lines' requestId says (another string, none, null, an array:
         # the client merges them all; judged, judge fuzz seed 260)
         e.msg_key = mid if isinstance(mid, str) else None
-        if js_false(mid):  # (see claude_chain.sent_entries: such a line of calls is left out as a falsy uuid's is)
+        if js_false(mid):  # (claude_chain.sent_entries: a response of its own, its results off the chain not gathered)
             extra[FALSY_MESSAGE_ID] = True
         us = m.get("usage") if stats else None
         if isinstance(us, dict) and e.model != "<synthetic>":
