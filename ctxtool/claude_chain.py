@@ -963,10 +963,11 @@ class _Hanging:
         return self.children.get(uuid, ())
 
     def _run(self, first: Entry, anchor: Entry) -> list:
-        out, y, side, taken = [], first, side_of(anchor), self.taken
+        out, y, side, taken, seen = [], first, side_of(anchor), self.taken, set()
         while y is not None:
-            if y.id in taken or side_of(y) != side or not _hangs(y):
+            if y.id in taken or y.id in seen or side_of(y) != side or not _hangs(y):
                 return []
+            seen.add(y.id)
             out.append(y)
             k = [c for c in self._kids(y.id) if c.id not in taken]
             if len(k) > 1:
