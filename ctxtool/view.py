@@ -599,7 +599,7 @@ def _claude_user_run(t, group: list[Entry], f) -> list[dict]:
         elif ctx is not None:
             # (marked: the client sends each rendering but the last as a message of its own, kept as written when it
             # is white space alone; the last joins the turn, where white space alone is left out as typed text is: heal)
-            ctx_user.append((e, [{"type": "text", "text": b.get("text", "") + "\n", RENDERED: k < len(blocks) - 1 or LAST}
+            ctx_user.append((e, [{"type": "text", "text": b.get("text", ""), RENDERED: k < len(blocks) - 1 or LAST}
                                  for k, b in enumerate(blocks)]))
         elif e.results:
             results.append((e, blocks))
@@ -629,17 +629,18 @@ def _claude_user_run(t, group: list[Entry], f) -> list[dict]:
 
 def _joined(results: list[list], rendered: list[list], typed: list[list]) -> list[dict]:
     """The blocks of one user turn's lines (each line's blocks a list), as the client joins its user messages: where a
-    message whose last block is text is followed by one whose first block is text, a newline ends the first one's text
-    (rendered context has its newline already, one a block). A block is copied where a newline is added."""
+    message whose last block is text is followed by one whose first block is text, a newline ends the first one's text.
+    The context rendered for the user is one message there, its renderings side by side: only the last of them gets the
+    newline, where typed text follows (probed on ``project_docs.jsonl``: the instructions' rendering and the
+    attribution's, with either alone, one written twice, the date's made the user's). A block is copied where a newline
+    is added."""
     content: list[dict] = []
-    prev_rendered = False
-    for blocks, is_rendered in [*((b, False) for b in results), *((b, True) for b in rendered), *((b, False) for b in typed)]:
+    for blocks in [*results, [b for bl in rendered for b in bl], *typed]:
         if not blocks:
             continue
-        if content and not prev_rendered and _is_text(content[-1]) and _is_text(blocks[0]):
+        if content and _is_text(content[-1]) and _is_text(blocks[0]):
             content[-1] = {**content[-1], "text": content[-1]["text"] + "\n"}
         content.extend(blocks)
-        prev_rendered = is_rendered
     return content
 
 

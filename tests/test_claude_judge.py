@@ -1562,6 +1562,54 @@ def test_rows_hanging_off_a_parallel_batch_are_recovered_as_the_client_recovers_
     assert judge_fuzz.problems("claude", str(path), str(tmp_path / "work")) == []
 
 
+
+def _renderings_variants() -> dict:
+    """``project_docs.jsonl``'s first turn: the project's instructions and the attribution rendered for the user
+    before the prompt; either left out (its child linked to its parent), the instructions written twice, the date's
+    rendering made the user's."""
+    import copy
+    import uuid as uuids
+
+    lines = [json.loads(x) for x in (REC / "project_docs.jsonl").read_bytes().split(b"\n") if x.strip()]
+    at = {o["attachment"]["type"]: k for k, o in enumerate(lines) if o.get("type") == "attachment"}
+
+    def without(kind):
+        out = copy.deepcopy(lines)
+        gone = out.pop(at[kind])
+        for o in out:
+            if o.get("parentUuid") == gone["uuid"]:
+                o["parentUuid"] = gone["parentUuid"]
+        return out
+
+    twice = copy.deepcopy(lines)
+    again = dict(copy.deepcopy(twice[at["instructions"]]), uuid=str(uuids.uuid4()), parentUuid=twice[at["instructions"]]["uuid"])
+    for o in twice:
+        if o.get("parentUuid") == again["parentUuid"]:
+            o["parentUuid"] = again["uuid"]
+    twice.insert(at["instructions"] + 1, again)
+    dated = copy.deepcopy(lines)
+    dated[at["date"]]["renderedRole"] = "user"
+    return {"as recorded": lines, "no instructions": without("instructions"), "no attribution": without("remote_session_change"),
+            "instructions twice": twice, "the date the user's": dated}
+
+
+@pytest.mark.parametrize("name", list(_renderings_variants()))
+def test_only_the_last_rendering_before_typed_text_ends_with_a_newline(tmp_path, name):
+    """The client joins a turn's context rendered for the user into one message and that message with what was typed:
+    only the last rendering gets the newline of the join (probed on ``project_docs.jsonl``, a recording of a project
+    with a CLAUDE.md). ctxtool ended every rendering with a newline, one character more per rendering than sent."""
+    path = tmp_path / "project_docs.jsonl"
+    path.write_bytes(b"".join(json.dumps(x, ensure_ascii=False).encode() + b"\n" for x in _renderings_variants()[name]))
+    judge, ours = resume_payload(str(path))["messages"], sent_messages(scan(str(path)))
+
+    def first_turn(msgs):
+        return [b["text"] for b in next(m for m in msgs if m["role"] == "user")["content"] if b.get("type") == "text"]
+
+    assert first_turn(ours) == first_turn(judge)
+    assert [t.endswith("\n") for t in first_turn(ours)][-2:] == [True, False]
+    assert conversation(ours) == conversation(judge)
+
+
 def _rendered_in(messages: list, needle: str) -> list:
     return [(i, m["role"]) for i, m in enumerate(messages)
             for b in ([{"type": "text", "text": m["content"]}] if isinstance(m["content"], str) else m["content"])
@@ -2113,6 +2161,13 @@ _PREFIXED = {
     # a long session's shape: tool turns, /compact, more turns with a parallel batch, /compact again, a last turn
     "compacted_twice.jsonl": lambda lines: sum(b'"subtype":"compact_boundary"' in x for x in lines) == 2
     and sum(b'"isCompactSummary":true' in x for x in lines) == 2,
+    # a project with instructions: the project's CLAUDE.md (an ``instructions`` attachment), a folder's CLAUDE.md
+    # loaded when a Read goes into it (``nested_memory``), a PDF read (a result of a text and a ``document`` block)
+    "project_docs.jsonl": lambda lines: all(any(k in x for x in lines) for k in (
+        b'"type":"instructions"', b'"type":"nested_memory"', b'"type":"document"')),
+    # a project's custom slash command (its expanded text a meta line) and a skill called through the Skill tool
+    "commands.jsonl": lambda lines: all(any(k in x for x in lines) for k in (
+        b"<command-name>/fox</command-name>", b'"name":"Skill"', b'"type":"command_permissions"')),
 }
 
 
