@@ -2168,6 +2168,9 @@ _PREFIXED = {
     # a project's custom slash command (its expanded text a meta line) and a skill called through the Skill tool
     "commands.jsonl": lambda lines: all(any(k in x for x in lines) for k in (
         b"<command-name>/fox</command-name>", b'"name":"Skill"', b'"type":"command_permissions"')),
+    # an MCP server's tool called, then the session resumed without the server
+    "mcp.jsonl": lambda lines: sum(b'"name":"mcp__fox__count"' in x for x in lines) == 1 and any(
+        b"It is gone now." in x for x in lines),
 }
 
 

@@ -36,7 +36,7 @@ def test_recordings_present():
     assert {m.removesuffix(".payload") for m in MAINS} == {
         "api_error", "auto_compacted", "compacted", "interrupted", "interrupted_resumed", "long_output", "parallel",
         "rewound", "rewound_sdk", "subagent", "task_notification", "workday", "interrupted_by_user", "hooks", "media", "compacted_twice",
-        "project_docs", "commands"}
+        "project_docs", "commands", "mcp"}
     assert any(".agent-" in n for n in ALL)  # the subagent's own file
 
 
