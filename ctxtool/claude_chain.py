@@ -820,7 +820,7 @@ def sent_entries(entries: list[Entry], leaf: list | None = None) -> list[Entry]:
                 groups.setdefault(e.msg_key, []).append(e)
             for c in e.calls:
                 latest[c.id] = e
-        elif e.type == "attachment" or e.type == "system" or (not e.results and e.get("is_meta")):
+        elif e.type == "attachment" or e.type == "system" or (not e.results and e.get("is_meta")):  # _hangs, inline
             hanging.append(e)
         if e.results:
             for r in e.results:
@@ -988,8 +988,7 @@ class _Hanging:
     def recovered(self, e: Entry, group: list, answers: list, pos: int) -> list:
         chain_pos, seq = self.chain_pos, self.seq
         if self.live is None:
-            if not chain_pos:
-                chain_pos.update((x.index, k) for k, x in enumerate(seq))
+            _placed(chain_pos, seq)
             self.live = any(x.index not in chain_pos for x in self.candidates)
             if self.live:
                 self.taken = {x.id for x in seq}
@@ -1021,6 +1020,14 @@ class _Hanging:
         return out
 
 
+def _placed(chain_pos: dict, seq: list) -> dict:
+    """``chain_pos`` (a line's index -> its place in the chain ``seq``), filled on first need: the functions of
+    ``sent_entries`` that need it share one."""
+    if not chain_pos:
+        chain_pos.update((x.index, k) for k, x in enumerate(seq))
+    return chain_pos
+
+
 def _hangs(e: Entry) -> bool:
     """A row the client's recovery of a batch puts in below it (``zL``): an attachment, a system line but a compact
     boundary, a meta user line without results."""
@@ -1031,12 +1038,9 @@ def _hangs(e: Entry) -> bool:
 def _in_span(e: Entry, key) -> bool:
     """A row the client's span of a batch goes on over (``xPe``): a line of the response, a user line of results or a
     meta one, an attachment, a system line but a compact boundary."""
-    t = e.type
-    if t == "assistant":
+    if e.type == "assistant":
         return key is not None and e.msg_key == key
-    if t == "user":
-        return bool(e.results) or bool(e.get("is_meta"))
-    return t == "attachment" or (t == "system" and e.kind != BOUNDARY)
+    return bool(e.results) or _hangs(e)
 
 
 def _order_answers(answers: list[Entry], pos: int, chain_pos: dict, later: _LaterLines) -> None:
@@ -1045,8 +1049,7 @@ def _order_answers(answers: list[Entry], pos: int, chain_pos: dict, later: _Late
     line of the chain after the response's first (``pos``) that comes after it in the file, as the client recovers a
     parallel batch's lines (``_group``), whatever that chain line is. Results written in file order after their calls,
     as the client writes them, come out in file order."""
-    if not chain_pos:
-        chain_pos.update((x.index, k) for k, x in enumerate(later.seq))
+    _placed(chain_pos, later.seq)
     answers.sort(key=lambda h: later.row(h, pos, chain_pos))
 
 
@@ -1111,9 +1114,7 @@ def _group(e: Entry, groups: dict, done: set, chain_pos: dict, seq: list, later:
     members = groups.get(e.msg_key) or [e]
     if len(members) == 1:
         return [e]
-    if not chain_pos:
-        chain_pos.update((x.index, k) for k, x in enumerate(seq))
-    pos = chain_pos.get(e.index, -1)
+    pos = _placed(chain_pos, seq).get(e.index, -1)
     keyed = [(later.row(g, pos, chain_pos), g) for g in members if g is not e and g.index not in done]
     keyed.sort(key=lambda kg: kg[0])
     stop = _merge_stops(e, pos, keyed, seq, holders, done, later) if keyed else None
@@ -1278,7 +1279,7 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False) -> 
     ended_user = next((m["role"] == "user" for m in reversed(messages) if m["role"] != "system"), True)
     lead: list[dict] = []  # system messages before any other
     after: dict[int, list] = {}  # id of a message -> the system messages that followed it
-    unanswered = _unanswered(messages)
+    unanswered, present = _unanswered(messages)
     for m in messages:  # consecutive user messages are one turn; each response stays on its own
         if m["role"] == "system":  # context the client renders: passed on as it is, after its turn
             (after.setdefault(id(msgs[-1]), []) if msgs else lead).append(_lined({"role": "system", "content": m["content"]}, m, lines))
@@ -1311,9 +1312,8 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False) -> 
                 m["content"] = [{"type": "text", "text": NO_CONTENT}]
                 blank_turns.add(id(m))
     last_assistant = max((k for k, m in enumerate(msgs) if m["role"] == "assistant"), default=-1)
-    # results present somewhere: a call whose result stands elsewhere (not in the next message) keeps
-    # its place with the client's "missing" result; a call with no result anywhere is dropped
-    present = {_tid(b, "tool_use_id") for m in msgs if m["role"] == "user" for b in m["content"] if b.get("type") == "tool_result"}
+    # results present somewhere (``present``, from _unanswered): a call whose result stands elsewhere (not in the next
+    # message) keeps its place with the client's "missing" result; a call with no result anywhere is dropped
     out: list[dict] = []
     tail: list[dict] = []
     inserted: dict[int, dict] = {}  # id of a response -> the user message of "missing" results after it
@@ -1414,11 +1414,12 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False) -> 
     return out
 
 
-def _unanswered(messages: list[dict]) -> set[int]:
+def _unanswered(messages: list[dict]) -> tuple[set[int], set]:
     """The ids of the responses that are only calls none of whose results is sent anywhere: the client leaves their
     lines out before it joins and pairs the rest (``Jie`` in 2.1.330, read in its code), so the turns around such a
     response are one, and a response it stood between and that response's results meet (judge fuzz seed 1025, case
-    0110). The last response, with only results after it, is not one: its open calls get the "interrupted" result."""
+    0110). The last response, with only results after it, is not one: its open calls get the "interrupted" result.
+    And the ids of the results in the user messages (``heal``'s ``present``)."""
     present = set()
     last = None
     for k, m in enumerate(messages):
@@ -1437,7 +1438,7 @@ def _unanswered(messages: list[dict]) -> set[int]:
         if k == last and all(x["role"] != "assistant" and (x["role"] == "system" or _only_results(x)) for x in messages[k + 1:]):
             continue
         out.add(id(m))
-    return out
+    return out, present
 
 
 def _only_results(m: dict) -> bool:

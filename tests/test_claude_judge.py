@@ -65,6 +65,15 @@ def lines_of(name):
     return (REC / name).read_bytes().split(b"\n")[:-1]
 
 
+def records_of(name) -> list[dict]:
+    """A recording's lines, parsed (to be edited and written again with ``write_records``)."""
+    return [json.loads(x) for x in lines_of(name)]
+
+
+def write_records(path, records: list[dict]) -> None:
+    path.write_bytes(b"".join(json.dumps(x, ensure_ascii=False).encode() + b"\n" for x in records))
+
+
 def uuid_of(line: bytes) -> str:
     return json.loads(line)["uuid"]
 
@@ -1476,10 +1485,7 @@ def _hanging_variants() -> dict:
     import copy
     import uuid as uuids
 
-    def load(name):
-        return [json.loads(x) for x in (REC / name).read_bytes().split(b"\n") if x.strip()]
-
-    work, par = load("workday.jsonl"), load("parallel.jsonl")
+    work, par = records_of("workday.jsonl"), records_of("parallel.jsonl")
     assert work[55]["attachment"]["type"] == "queued_command" and work[58]["parentUuid"] == work[55]["uuid"]
     assert [par[k]["type"] for k in (26, 27, 28)] == ["user"] * 3 and par[31]["parentUuid"] == par[29]["uuid"]
 
@@ -1552,7 +1558,7 @@ def test_rows_hanging_off_a_parallel_batch_are_recovered_as_the_client_recovers_
 
     lines, sent = _hanging_variants()[name]
     path = tmp_path / ("parallel.jsonl" if name.startswith("parallel") else "workday.jsonl")
-    path.write_bytes(b"".join(json.dumps(x, ensure_ascii=False).encode() + b"\n" for x in lines))
+    write_records(path, lines)
     judge, ours = resume_payload(str(path))["messages"], sent_messages(scan(str(path)))
     assert conversation(ours) == conversation(judge)
     assert reminder_texts(ours) == reminder_texts(judge)
@@ -1570,7 +1576,7 @@ def _renderings_variants() -> dict:
     import copy
     import uuid as uuids
 
-    lines = [json.loads(x) for x in (REC / "project_docs.jsonl").read_bytes().split(b"\n") if x.strip()]
+    lines = records_of("project_docs.jsonl")
     at = {o["attachment"]["type"]: k for k, o in enumerate(lines) if o.get("type") == "attachment"}
 
     def without(kind):
@@ -1599,7 +1605,7 @@ def test_only_the_last_rendering_before_typed_text_ends_with_a_newline(tmp_path,
     only the last rendering gets the newline of the join (probed on ``project_docs.jsonl``, a recording of a project
     with a CLAUDE.md). ctxtool ended every rendering with a newline, one character more per rendering than sent."""
     path = tmp_path / "project_docs.jsonl"
-    path.write_bytes(b"".join(json.dumps(x, ensure_ascii=False).encode() + b"\n" for x in _renderings_variants()[name]))
+    write_records(path, _renderings_variants()[name])
     judge, ours = resume_payload(str(path))["messages"], sent_messages(scan(str(path)))
 
     def first_turn(msgs):
@@ -2606,7 +2612,7 @@ def test_a_prompt_between_a_responses_lines_stops_the_clients_merge(tmp_path, sh
     puts in a result off the chain written before it (the one user message then holds a result). A call line off the chain is put in by file position among the batch's rows, which
     take in meta lines and results but end before a prompt: one written after a meta line is a message of its own."""
     order, at, merged = _MERGE_STOPS[shape]
-    lines = [json.loads(x) for x in lines_of("media.jsonl")]
+    lines = records_of("media.jsonl")
     assert lines[36]["message"]["id"] == lines[37]["message"]["id"] and "Read shot.png" in json.dumps(lines[34])
     if order is None:
         lines[8]["parentUuid"] = lines[37]["uuid"]
