@@ -478,11 +478,11 @@ enum { V_NONE, V_STRING, V_NULL, V_OTHER };
 /* the top-level fields of a Claude Code attachment line that formats.claude._attachment reads besides those four */
 /* and the other lines it reads whole (prompts, responses, system lines, checkpoints): their values' spans */
 enum { A_ATTACHMENT, A_RENDERED, A_ROLE, A_SIDE, A_MESSAGE, A_COMPACT_SUMMARY, A_IS_META, A_API_ERROR, A_REQUEST_ID,
-       A_SOURCE, A_SUBTYPE, A_LEAF, A_EXPLICIT, A_ORIGIN, NAKEYS };
+       A_SOURCE, A_SUBTYPE, A_LEAF, A_EXPLICIT, A_ORIGIN, A_COMPANION, NAKEYS };
 static const char *AKEYS[NAKEYS] = {"attachment", "rendered", "renderedRole", "isSidechain", "message", "isCompactSummary",
                                     "isMeta", "isApiErrorMessage", "requestId", "sourceToolUseID", "subtype", "leafUuid",
-                                    "explicit", "origin"};
-static const Py_ssize_t AKEYLEN[NAKEYS] = {10, 8, 12, 11, 7, 16, 6, 17, 9, 15, 7, 8, 8, 6};
+                                    "explicit", "origin", "turnCompanion"};
+static const Py_ssize_t AKEYLEN[NAKEYS] = {10, 8, 12, 11, 7, 16, 6, 17, 9, 15, 7, 8, 8, 6, 13};
 /* the keys meta_core looks for, by their length: KEYS' k as k, AKEYS' i as NKEYS + i, -1 after the last (at most
  * three a length; filled by index_keys at the module's start). A line's key is compared with those of its length
  * only: it was compared with all seventeen, most of meta_core's own 2,540 instructions on a 1 KB progress line. */

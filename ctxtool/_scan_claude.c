@@ -303,13 +303,14 @@ enum {
     C_CONTENT, C_TYPE, C_TEXT, C_THINKING, C_SIGNATURE, C_THINKING_SIG, C_INPUT, C_ARGUMENTS, C_NAME, C_ID,
     C_TOOL_USE_ID, C_IS_ERROR, C_MODEL, C_STOP_REASON, C_USAGE, C_IN_TOKENS, C_OUT_TOKENS, C_CACHE_READ,
     C_CACHE_CREATION, C_ERROR, C_COMPACT_SUMMARY, C_SIDECHAIN, C_IS_META, C_NO_CONTENT, C_INTERRUPT, C_API_ERROR,
-    C_SOURCE, C_SUBTYPE, C_LEAF, C_EXPLICIT, C_EMPTY_STR, C_PARTIAL_JSON, C_BAR, NCS
+    C_SOURCE, C_SUBTYPE, C_LEAF, C_EXPLICIT, C_EMPTY_STR, C_PARTIAL_JSON, C_BAR, C_COMPANION, NCS
 };
 static const char *CSTR[NCS] = {
     "content", "type", "text", "thinking", "signature", "thinkingSignature", "input", "arguments", "name", "id",
     "tool_use_id", "is_error", "model", "stop_reason", "usage", "input_tokens", "output_tokens",
     "cache_read_input_tokens", "cache_creation_input_tokens", "error", "compact_summary", "sidechain", "is_meta",
-    "no_content", "interrupt", "api_error", "source_tool_use", "subtype", "leaf", "explicit", "", "partialJson", "|"};
+    "no_content", "interrupt", "api_error", "source_tool_use", "subtype", "leaf", "explicit", "", "partialJson", "|",
+    "companion"};
 
 /* Meta's ``claude`` argument, a dict (Whole's ``pi`` too): call, result, usage (model's classes), args_chars,
  * call_problem (formats.common's), loads and dumps (orjson's), stop_map (formats.claude.STOP_MAP), interrupts
@@ -785,7 +786,7 @@ static int message_tail(Meta *self, int assistant, PyObject *m, Att *a, CF *f, i
     int stats = self->stats;
     int summary = flag(a, A_COMPACT_SUMMARY), side = a->odd ? -1 : a->side, meta = flag(a, A_IS_META);
     if (summary < 0 || side < 0 || meta < 0) return CL_DECLINE;
-    PyObject *keys[7], *vals[7];
+    PyObject *keys[8], *vals[8];
     int nx = 0;
     if (summary) { keys[nx] = c->s[C_COMPACT_SUMMARY]; vals[nx++] = Py_True; }
     if (side) { keys[nx] = c->s[C_SIDECHAIN]; vals[nx++] = Py_True; }
@@ -827,6 +828,10 @@ static int message_tail(Meta *self, int assistant, PyObject *m, Att *a, CF *f, i
         src = top_str(a, A_SOURCE, &other);
         if (!src && other < 0) return other == -1 ? CL_DECLINE : CL_FAIL;
         if (src) { keys[nx] = c->s[C_SOURCE]; vals[nx++] = src; }
+    }
+    else if (!assistant) {  /* a user line the client writes beside a turn: its regrouping moves over it (claude_chain) */
+        cp tc = a->vs[A_COMPANION], st = a->vs[A_SOURCE];
+        if ((tc && *tc == 't') || (st && *st == '"')) { keys[nx] = c->s[C_COMPANION]; vals[nx++] = Py_True; }
     }
     if (nx) {
         f->extra = PyDict_New();

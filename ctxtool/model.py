@@ -171,6 +171,7 @@ FALSY_PARENT = "(not a string, false)"
 FALSY_ID = "falsy_id"  # a response line's extra: its uuid is no string and JavaScript reads it as false (0, null, none)
 FALSY_MESSAGE_ID = "falsy_message_id"  # a response line's extra: its message.id JavaScript reads as false ("", 0, null, none)
 UNREADABLE_CONTENT = "unreadable_content"  # a user line's extra: its message is no object, or its content no string or list
+COMPANION = "companion"  # a user line's extra: no results, written by the client beside a turn (turnCompanion, sourceToolUseID)
 # a response line's extra: its content is a string of white space alone (as JavaScript trims), or no string and no
 # list: the client's walk from the row it resumes at to the first message passes it (claude_chain._up_to_message)
 SILENT_RESPONSE = "silent_response"

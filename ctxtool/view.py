@@ -18,7 +18,7 @@ from itertools import islice
 from operator import attrgetter, eq
 
 from . import codex_rules
-from .claude_chain import LAST, RENDERED, _blank_text, _unreadable_text, chain, gives_nothing, sent_entries
+from .claude_chain import LAST, REMINDER_CLOSE, REMINDER_OPEN, RENDERED, _blank_text, _unreadable_text, chain, gives_nothing, sent_entries
 from .formats.common import DOUBLE_EXACT, LONE_SURROGATE, without_thinking
 from .model import BOUNDARY, COMPACTION, HEADER, MESSAGE, Entry
 from .scanloop import index_passes
@@ -576,7 +576,7 @@ def _local_command_run(t, context: list[Entry], f) -> bool:
     return all_meta
 
 
-_REMINDER_OPEN, _REMINDER_CLOSE = "<system-reminder>\n", "\n</system-reminder>"
+_REMINDER_OPEN, _REMINDER_CLOSE = REMINDER_OPEN, REMINDER_CLOSE
 
 
 def _unmarked(content):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from ..model import BOUNDARY, FALSY_ID, FALSY_MESSAGE_ID, MESSAGE, META, SILENT_RESPONSE, UNREADABLE_CONTENT, Usage, js_false, js_len, \
+from ..model import BOUNDARY, COMPANION, FALSY_ID, FALSY_MESSAGE_ID, MESSAGE, META, SILENT_RESPONSE, UNREADABLE_CONTENT, Usage, js_false, js_len, \
     parent_of
 from ..utf16 import JS_SPACE
 from .claude_origin import framed
@@ -31,7 +31,7 @@ ENVELOPE = ("isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch
 # A change to ``normalize`` that reads another field must add it here (tests/test_lazy_decoding.py).
 READS = ("type", "uuid", "parentUuid", "timestamp", "subtype", "compactMetadata", "logicalParentUuid", "attachment",
          "rendered", "renderedRole", "isSidechain", "message", "isCompactSummary", "isMeta", "isApiErrorMessage",
-         "apiError", "requestId", "sourceToolUseID", "leafUuid", "explicit", "origin", "hearthRelayMessageIds",
+         "apiError", "requestId", "sourceToolUseID", "turnCompanion", "leafUuid", "explicit", "origin", "hearthRelayMessageIds",
          "hearthRelayThreadTs")
 NESTED = {"attachment": ("type", "content", "names", "skills", "by", "entries")}  # (the data payload_sent reads)
 FULL_TYPES = frozenset({"user", "assistant", "system", "attachment", "last-prompt"})
@@ -176,6 +176,8 @@ def _read(obj: dict, e, stats: bool) -> None:
         src = obj.get("sourceToolUseID")
         if isinstance(src, str):
             extra["source_tool_use"] = src
+    elif t == "user" and (obj.get("turnCompanion") is True or isinstance(obj.get("sourceToolUseID"), str)):
+        extra[COMPANION] = True  # (claude_chain._row_class: a row the client's regrouping moves over)
     if extra:
         set_extra(e, extra)
 
