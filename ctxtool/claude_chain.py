@@ -1417,10 +1417,12 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False) -> 
     lead: list[dict] = []  # system messages before any other
     after: dict[int, list] = {}  # id of a message -> the system messages that followed it
     unanswered, present = _unanswered(messages)
-    last_kept = max((k for k, m in enumerate(messages) if m["role"] != "system" and id(m) not in unanswered
-                     and kept_blocks(m["role"], _blocks(m["content"])) is not None), default=-1)
+    last_kept = None  # the place of the last message sent (found on first need)
     for k, m in enumerate(messages):  # consecutive user messages are one turn; each response stays on its own
         if m["role"] == "system":
+            if msgs and msgs[-1]["role"] == "assistant" and last_kept is None:
+                last_kept = max((q for q, x in enumerate(messages) if x["role"] != "system" and id(x) not in unanswered
+                                 and kept_blocks(x["role"], _blocks(x["content"])) is not None), default=-1)
             if not (msgs and msgs[-1]["role"] == "assistant" and k < last_kept):
                 # context the client renders: passed on as it is, after its turn
                 (after.setdefault(id(msgs[-1]), []) if msgs else lead).append(_lined({"role": "system", "content": m["content"]}, m, lines))
