@@ -343,8 +343,9 @@ class Pairing:
         table = getattr(self, "_id_lines", None)
         if table is None:  # id -> (the lines of its calls, the lines of its results), in file order
             table = self._id_lines = {}
+            alive = self.alive
             for e in self.entries:
-                if self.alive(e):
+                if e.kind == MESSAGE and alive(e):  # (only a message holds calls or results: most lines are none)
                     for x in e.calls:
                         table.setdefault(x.id, ([], []))[0].append(e.index)
                     for r in e.results:
