@@ -310,7 +310,7 @@ def sent_messages(t, entries: list[Entry] | None = None) -> list[dict]:
             # attachments then between two responses): the client sends it as a user message, its text wrapped as a
             # reminder again (judge fuzz seed 716, case 0150; seeds 830 and 836, a plan-mode turn). At the history's
             # end, after a response, it stays a system message: the client sends it after the next prompt (probed)
-            out[i] = dict(m, role="user", content=_REMINDER_OPEN + m["content"] + _REMINDER_CLOSE)
+            out[i] = dict(m, role="user", content=REMINDER_OPEN + m["content"] + REMINDER_CLOSE)
     return out
 
 
@@ -576,9 +576,6 @@ def _local_command_run(t, context: list[Entry], f) -> bool:
     return all_meta
 
 
-_REMINDER_OPEN, _REMINDER_CLOSE = REMINDER_OPEN, REMINDER_CLOSE
-
-
 def _unmarked(content):
     """A message's content without the marks ``_claude_user_run`` puts on rendered context (``RENDERED``)."""
     if type(content) is not list:
@@ -620,8 +617,8 @@ def _claude_user_run(t, group: list[Entry], f) -> list[dict]:
         for _, bl in ctx_system:
             for b in bl:
                 x = b.get("text", "")
-                if x.startswith(_REMINDER_OPEN) and x.endswith(_REMINDER_CLOSE):
-                    x = x[len(_REMINDER_OPEN):-len(_REMINDER_CLOSE)]
+                if x.startswith(REMINDER_OPEN) and x.endswith(REMINDER_CLOSE):
+                    x = x[len(REMINDER_OPEN):-len(REMINDER_CLOSE)]
                 texts.append(x)
         out.append({"role": "system", "content": "\n\n".join(texts), "lines": [e.lineno for e, _ in ctx_system]})
     return out
