@@ -298,3 +298,22 @@ def test_a_line_under_a_duplicated_id_follows_the_entry_repair_renames_whatever_
     after = load_with_pi(path)
     assert "toolu_01" in results(after) and pi_roles(after) == our_roles(path)
     assert not repair_file(path, check=True).changed
+
+
+@pytest.mark.parametrize("swapped", [True, False], ids=["results written last", "in order"])
+def test_a_dangling_link_relinked_to_an_id_written_again_later_is_no_loop(tmp_path, swapped):
+    """Judge fuzz seed 1045, case 0001: the thinking-level line given the id of a later user line (and, in the case
+    found, a tool result moved to the end). Repair re-links the custom line whose parent was lost to the thinking-level
+    line's id, and renames the later user line; its loop check read that id as the later line's (pi's map holds the
+    last one), so the later line looked like a loop through itself and was cut from the history, with the results of
+    the turn before it. The id is the earlier line's once the later one is renamed: no loop, every result kept."""
+    from tests.support import judge_fuzz
+
+    lines = open(os.path.join(FIXTURES, "pi-aborted-turn.expected.jsonl"), "rb").read().split(b"\n")
+    assert b'"id":"a1000002"' in lines[2] and b'"id":"a1000014"' in lines[13]
+    lines[2] = lines[2].replace(b'"id":"a1000002"', b'"id":"a1000014"')
+    if swapped:
+        lines[7], lines[13] = lines[13], lines[7]
+    path = tmp_path / "pi-aborted-turn.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    assert judge_fuzz.problems("pi", str(path), str(tmp_path / "work")) == []
