@@ -664,7 +664,7 @@ def plan_repair(t: Transcript, *, trim_trailing: bool = False, view: list[Entry]
         p.changes.append(Change("final-newline", "added", order[-1].lineno, None, "last line had no line ending"))
     _refuse_unreadable(t, p, order)
     edits = p.edits
-    if not edits and min(map(_index, order), default=0) >= 0:  # nothing to rewrite (no line made): the index as scanned
+    if not edits and (not p.synthetic or min(map(_index, order), default=0) >= 0):  # nothing to rewrite (no line made): the index as scanned
         return Plan(t, p, order, list(order), p.changes)
     passes = index_passes()
     got = passes.finals(order, edits, p.SLIM_EDITS) if passes is not None else None

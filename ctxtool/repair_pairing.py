@@ -9,6 +9,7 @@ from .scanloop import index_passes
 from .view import UNSENT_STOPS, claude_segment, merges, pi_segment, sendable
 
 ORPHAN = ("orphan-result", "tool result with no matching tool call in the previous assistant message")
+_TAIL = 4096  # lines below a call without a result that _answered_only_later reads before it builds its table
 ERRORED = ("errored-turn-result", "result of a tool call in an errored/aborted assistant turn (pi never replays that turn)")
 
 
@@ -341,6 +342,14 @@ class Pairing:
         """Whether every result of call ``c``'s id (of line ``u``, which has none of its own) stands after a later call
         of that id, in file order."""
         table = getattr(self, "_id_lines", None)
+        if table is None:
+            # most calls without a result are in a turn cut at the end of the file: when no line in the few below
+            # it, up to the end, makes a call of its id, no table is needed (building it walks every line)
+            entries, k = self.entries, u.index
+            tail = entries[k + 1:k + 1 + _TAIL] if k < len(entries) and entries[k] is u else None
+            if tail is not None and k + 1 + _TAIL >= len(entries) and \
+                    not any(c.id == x.id for e in tail if e.kind == MESSAGE and e.calls for x in e.calls):
+                return False
         if table is None:  # id -> (the lines of its calls, the lines of its results), in file order
             table = self._id_lines = {}
             alive = self.alive
