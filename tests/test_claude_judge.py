@@ -2865,3 +2865,38 @@ def test_context_for_the_system_between_two_responses_is_a_user_message_before_t
     assert reminder_texts(ours) == reminder_texts(judge)
     roles = [[m["role"] for m in x] for x in (ours, judge)]
     assert roles[0] == roles[1]
+
+
+def test_a_line_given_an_earlier_lines_uuid_is_repaired_to_the_history_the_client_read_before_the_damage(tmp_path):
+    """The last prompt snapshot of rewound.jsonl given the first turn's environment attachment's uuid (judge fuzz seed
+    1023, case 0026): the client's map holds the later line for that uuid, so the first turn's next row links to the
+    end of the file, and its walk, bridging the loop by time, sends the branch the user had rewound away from (its
+    tool result among it). repair renames the later line: the client then sends what it sends for the recording, and
+    the rewound branch stays in the file as written. Renaming the earlier line instead (probed) keeps the loop, which
+    the cycle fix then relinks into a merge of both branches: not the recorded history."""
+    from tests.support import judge_fuzz
+
+    lines = lines_of("rewound.jsonl")
+    first = line_with(lines, b'"type":"environment"', b'"attachment"')
+    k = max(i for i, x in enumerate(lines) if b'"type":"prompt_snapshot"' in x)
+    damaged = edited(lines, b'"uuid":"%s"' % uuid_of(lines[k]).encode(), b'"prompt_snapshot"',
+                     lambda o: o.update(uuid=uuid_of(lines[first])))
+    path = tmp_path / "rewound.jsonl"
+    path.write_bytes(b"\n".join(damaged) + b"\n")
+    recorded = resume_payload(str(REC / "rewound.jsonl"))["messages"]
+    sent = resume_payload(str(path))["messages"]
+    assert conversation(sent_messages(scan(str(path)))) == conversation(sent)  # the damage read as the client reads it
+    assert conversation(sent) != conversation(recorded)
+    rewound = [b["tool_use_id"] for m in sent if isinstance(m["content"], list) for b in m["content"] if b.get("type") == "tool_result"]
+    assert rewound and not any(b'"%s"' % i.encode() in x for i in rewound for x in lines[k:])  # from the rewound branch
+
+    out = tmp_path / "out" / "rewound.jsonl"
+    out.parent.mkdir()
+    report = repair_file(str(path), output=str(out))
+    assert [(c.kind, c.action, c.line) for c in report.changes] == [("duplicate-id", "rewritten", k + 1)]
+    assert resume_payload(str(out))["messages"] == recorded
+    got = out.read_bytes().split(b"\n")[:-1]
+    assert [i for i, (a, b) in enumerate(zip(got, damaged)) if a != b] == [k] and len(got) == len(damaged)
+    assert judge_fuzz.problems("claude", str(path), str(tmp_path / "a"), source=str(REC / "rewound.jsonl")) == []
+    # without the recording to compare with, the judge names what the client no longer sends
+    assert any("not after" in p for p in judge_fuzz.problems("claude", str(path), str(tmp_path / "b")))

@@ -22,7 +22,7 @@ def test_mutated_sessions_read_and_repaired_as_their_agent_reads_them(agent, tmp
     failures = []
     for name, source, data in judge_fuzz.cases(agent, SEED, N):
         path = judge_fuzz.write(str(tmp_path), source, data)
-        found = judge_fuzz.problems(agent, path, str(tmp_path / "work"))
+        found = judge_fuzz.problems(agent, path, str(tmp_path / "work"), source=judge_fuzz.source_of(agent, source))
         if found:
             keep = tmp_path / f"{name}-{source}"
             keep.write_bytes(data)

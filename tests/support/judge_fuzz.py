@@ -64,6 +64,11 @@ def sources(agent: str, seed: int | None = None) -> list[str]:
         [os.path.join(d, n) for n in sorted(os.listdir(d)) if n.startswith("pi-") and n.endswith(".jsonl")]
 
 
+def source_of(agent: str, name: str) -> str:
+    """The path of the agent's file named ``name`` that ``cases`` draws on."""
+    return next(p for p in sources(agent) if os.path.basename(p) == name)
+
+
 def cases(agent: str, seed: int, n: int):
     """``(name, source file name, bytes)``: the same seed always gives the same cases."""
     srcs = sources(agent, seed)
@@ -342,8 +347,10 @@ def _js_number(v) -> float:
 _INT_TAG = re.compile(rb'"type":\s*-?\d')  # docs/codex-rules.md, known differences (judge fuzz, seeds 58, 88)
 
 
-def problems(agent: str, path: str, workdir: str) -> list[str]:
-    """What is wrong with ctxtool's reading and repair of ``path`` as its agent judges it."""
+def problems(agent: str, path: str, workdir: str, source: str | None = None) -> list[str]:
+    """What is wrong with ctxtool's reading and repair of ``path`` as its agent judges it. ``source``: the agent's own
+    file the case was made from (the recording), when there is one: a repaired file the agent reads as it reads
+    that file lost nothing, whatever the agent made of the damage."""
     judge, view, results = READERS[agent]
     out: list[str] = []
     if known_difference(agent, path):
@@ -399,6 +406,11 @@ def problems(agent: str, path: str, workdir: str) -> list[str]:
             # ordinal made []); the lines of that history stay in the file
             kept = open(repaired, "rb").read()
             lost = {r for r in lost if json.dumps(r[0]).encode() not in kept}
+        if lost and source is not None and after == judge(source):
+            # repair restored the recorded history as the agent reads it: what the agent sent for the damage and not
+            # for the recording was the damage's (judge fuzz seed 1023, case 0026: a line given an earlier line's
+            # uuid, which the client's walk took into the branch the user had rewound away from)
+            lost = set()
         if lost:
             out.append(f"tool results the agent sent before repair and not after: {sorted(map(str, lost))[:3]}")
     return out
