@@ -45,7 +45,6 @@ the rewrite never happened (it still is the file) and names it as a backup when 
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import os
 import time
@@ -149,6 +148,8 @@ def _pread_all(fd: int, offset: int, length: int) -> bytes:
 
 
 def _digest(fd: int, size: int, whole: bool) -> str:
+    import hashlib  # (imported where a file is written, not at every command's start)
+
     begin = 0 if whole else max(0, size - TAIL_BYTES)
     return hashlib.sha256(_pread_all(fd, begin, size - begin)).hexdigest()
 

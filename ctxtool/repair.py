@@ -21,12 +21,11 @@ Every change is reported with its kind, line, id and action.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import random
 import re
 from dataclasses import dataclass, field
 from operator import attrgetter
+from typing import TYPE_CHECKING
 
 from . import claude_chain, commit, retained
 from .errors import CtxError, FileChanged, InputError
@@ -45,6 +44,9 @@ from .repair_codex import CodexPairing
 from .repair_order import Ordering
 from .repair_pairing import Pairing
 from .repair_rewrite import Rewriting, _content_ref
+
+if TYPE_CHECKING:
+    import random
 
 
 _NOT_KEPT = object()  # Planner._loops: no earlier line keeps the id of the line walked from
@@ -162,6 +164,8 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
         """The ids' generator, seeded from the file's first and last 64 KB on first need: most files need no new id,
         and the hash was 13% of a folder's ``repair --check``."""
         if self._rng is None:
+            import random  # (here and in _seed: imported where a new id is first needed, not at every command's start)
+
             self._rng = random.Random(_seed(self.t.path))
         return self._rng
 
@@ -867,6 +871,8 @@ def _last_id(entries: list[Entry]) -> str | None:
 
 def _seed(path: str) -> int:
     """Reproducible ids: the same input bytes always get the same repair."""
+    import hashlib
+
     h = hashlib.sha256()
     with open(path, "rb") as f:
         h.update(f.read(1 << 16))
