@@ -218,3 +218,45 @@ def test_unwritable_directory_is_a_clean_ctx_error(tmp_path, monkeypatch):
         repair_file(path)
     monkeypatch.undo()
     assert open(path, "rb").read() == before
+
+
+def test_a_call_without_a_result_reads_the_lines_below_it_as_the_table_of_every_id_would(tmp_path, monkeypatch):
+    """repair_pairing._answered_only_later reads the few lines below a call without a result before it builds its
+    table of every id's lines (a turn cut at the end of the file is the common case): mutated Claude Code recordings
+    (the judge fuzz's cases, no client run) are planned alike with the table always built."""
+    from ctxtool import repair_pairing
+    from tests.support import judge_fuzz
+
+    def plan(path):
+        try:
+            r = repair_file(path, check=True)
+        except CtxError as e:
+            return str(e)
+        return [(c.kind, c.action, c.line, c.id) for c in r.changes], r.after and [v.kind for v in r.after]
+
+    asked = []
+    real = repair_pairing.Pairing._answered_only_later
+
+    def counted(self, u, c):
+        answer = real(self, u, c)
+        asked.append((repair_pairing._TAIL, answer))
+        return answer
+
+    monkeypatch.setattr(repair_pairing.Pairing, "_answered_only_later", counted)
+    rec = os.path.join(judge_fuzz.FIXTURES, "claude-recorded")
+    # an earlier call given a later call's id (judge fuzz seed 1011, case 0115): a later call takes its result
+    reused = []
+    for source, old, new in (("parallel.jsonl", "toolu_rec_p1", "toolu_rec_p4"), ("workday.jsonl", "toolu_rec_d1", "toolu_rec_d7"),
+                             ("media.jsonl", "toolu_rec_m1", "toolu_rec_m3")):
+        data = open(os.path.join(rec, source), "rb").read()
+        call = b'"tool_use","id":"%s"' % old.encode()
+        reused.append((source, source, data.replace(call, b'"tool_use","id":"%s"' % new.encode(), 1)))
+    for name, source, data in reused + list(judge_fuzz.cases("claude", 4242, 120)):
+        path = judge_fuzz.write(str(tmp_path), source, data)
+        monkeypatch.setattr(repair_pairing, "_TAIL", 4096)
+        got = plan(path)
+        monkeypatch.setattr(repair_pairing, "_TAIL", -1)  # (no line below is read: the table, as before)
+        assert plan(path) == got, name
+    # the cases reach it, both ways, with either answer
+    assert {a for t, a in asked if t == 4096} == {True, False}
+    assert [a for t, a in asked if t == 4096] == [a for t, a in asked if t == -1] and len(asked) > 10
