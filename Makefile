@@ -73,10 +73,10 @@ browser:
 	  echo "chromium not installed: the HTML report browser test will skip"
 
 test: $(STAMP) $(PI_STAMP) $(CLAUDE_STAMP) $(CODEX_STAMP) $(OPENCLAW_STAMP) browser
-	CTXTOOL_REQUIRE_NATIVE=1 CTXTOOL_REQUIRE_PI=1 CTXTOOL_REQUIRE_CLAUDE=1 CTXTOOL_REQUIRE_CODEX=1 CTXTOOL_REQUIRE_OPENCLAW=1 $(PY) -m pytest -q
+	CTXTOOL_REQUIRE_NATIVE=1 CTXTOOL_REQUIRE_PI=1 CTXTOOL_REQUIRE_CLAUDE=1 CTXTOOL_REQUIRE_CODEX=1 CTXTOOL_REQUIRE_OPENCLAW=1 $(PY) tests/run_suite.py
 
 test-fast: $(STAMP)
-	$(PY) -m pytest -q -m "not pi and not claude and not codex and not openclaw"
+	$(PY) tests/run_suite.py -m "not pi and not claude and not codex and not openclaw"
 
 demo: $(STAMP)
 	@rm -rf $(DEMO_DIR) && mkdir -p $(DEMO_DIR)

@@ -41,6 +41,18 @@ def pytest_collection_modifyitems(config, items):
         skip = pytest.mark.skip(reason=reason)
         for item in marked:
             item.add_marker(skip)
+    spec = os.environ.get("CTXTOOL_TEST_SHARD")
+    if spec:  # one of the processes tests/run_suite.py starts: its share of the suite (tests/support/shard.py)
+        from tests.support import shard
+
+        try:
+            index, n = shard.parse(spec)
+        except ValueError as e:
+            raise pytest.UsageError(str(e)) from None
+        keep = shard.kept(items, index, n, shard.load_durations())
+        mine = {id(x) for x in keep}
+        config.hook.pytest_deselected(items=[x for x in items if id(x) not in mine])
+        items[:] = keep
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ from ctxtool.formats.common import js_stringify
 from ctxtool.transcript import scan
 from ctxtool.validate import validate_file, validate_messages
 from ctxtool.view import context_entries, on_the_wire, sent_context, sent_messages
-from tests.support.claude_agent import conversation, reminder_texts, resume_payload, well_paired
+from tests.support.claude_agent import conversation, reminder_texts, resume_payload, resume_payloads, well_paired
 
 pytestmark = pytest.mark.claude
 
@@ -2186,18 +2186,19 @@ def test_every_prefix_of_a_recording_is_read_as_the_client_resumes_it(tmp_path, 
     prefix is resumed by the client and compared, messages and reminders."""
     lines = (REC / name).read_bytes().split(b"\n")
     assert _PREFIXED[name](lines)
-    differ = []
+    paths = {}
     for k in range(3, len(lines)):
         if not lines[k - 1]:
             continue
-        path = tmp_path / f"{k}" / name
+        path = paths[k] = tmp_path / f"{k}" / name
         path.parent.mkdir()
         path.write_bytes(b"\n".join(lines[:k]) + b"\n")
-        judge = resume_payload(str(path))["messages"]
-        ours = sent_messages(scan(str(path)))
+    differ = []
+    for (k, path), sent in zip(paths.items(), resume_payloads(map(str, paths.values()))):
+        judge, ours = sent["messages"], sent_messages(scan(str(path)))
         if conversation(ours) != conversation(judge) or reminder_texts(ours) != reminder_texts(judge):
             differ.append(k)
-    assert not differ
+    assert len(paths) > 30 and not differ
 
 
 _SUMMARY_MESSAGES = {"content 5": b'{"role":"user","content":5}', "content null": b'{"role":"user","content":null}',

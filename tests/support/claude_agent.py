@@ -204,6 +204,16 @@ def resume_payload(path: str, *, session_id: str | None = None,
         return {"messages": strip_prompt(msgs), "raw": body, "run": run, "compacting": False}
 
 
+def resume_payloads(paths: Iterable[str], *, timeout: float = DEFAULT_TIMEOUT) -> list[dict]:
+    """``resume_payload`` of each path, in order, the clients run side by side (one per CPU): a client run is a process
+    on one core, and the tests that judge every prefix of a recording run hundreds."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    paths = list(paths)
+    with ThreadPoolExecutor(max_workers=max(1, min(len(paths), os.cpu_count() or 1))) as pool:
+        return list(pool.map(lambda p: resume_payload(p, timeout=timeout), paths))
+
+
 COMPACTION_INSTRUCTION = "CRITICAL: Respond with TEXT ONLY. Do NOT call any tools."
 
 
