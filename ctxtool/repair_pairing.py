@@ -9,8 +9,8 @@ from .scanloop import index_passes
 from .view import UNSENT_STOPS, claude_segment, merges, pi_segment, sendable
 
 ORPHAN = ("orphan-result", "tool result with no matching tool call in the previous assistant message")
-_TAIL = 4096  # lines below a call without a result that _answered_only_later reads before it builds its table
 ERRORED = ("errored-turn-result", "result of a tool call in an errored/aborted assistant turn (pi never replays that turn)")
+_TAIL = 4096  # lines below a call without a result that _answered_only_later reads before it builds its table
 
 
 class Pairing:
