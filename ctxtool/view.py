@@ -630,15 +630,39 @@ def _joined(results: list[list], rendered: list[list], typed: list[list]) -> lis
     The context rendered for the user is one message there, its renderings side by side: only the last of them gets the
     newline, where typed text follows (probed on ``project_docs.jsonl``: the instructions' rendering and the
     attribution's, with either alone, one written twice, the date's made the user's). A block is copied where a newline
-    is added."""
+    is added. Each join puts the tool results first, in their order, the other blocks after them (the client's
+    ``bKo`` after each join of two user messages, 2.1.330: a result line with text beside its results, joined with
+    another result line, sends that text after every result; probed). A lone line's blocks stay as written."""
     content: list[dict] = []
+    hoisted = 0  # the results at the head of ``content`` once a join put them there (-1: not joined yet)
     for blocks in [*results, [b for bl in rendered for b in bl], *typed]:
         if not blocks:
             continue
-        if content and _is_text(content[-1]) and _is_text(blocks[0]):
+        if not content:
+            content, hoisted = list(blocks), -1
+            continue
+        if _is_text(content[-1]) and _is_text(blocks[0]):
             content[-1] = {**content[-1], "text": content[-1]["text"] + "\n"}
-        content.extend(blocks)
+        if hoisted < 0:  # the first join: the first message's own blocks too
+            content, hoisted = _results_first(content)
+        got, _ = _results_first(blocks)
+        k = sum(1 for b in got if _is_result(b))
+        content[hoisted:hoisted] = got[:k]
+        content.extend(got[k:])
+        hoisted += k
     return content
+
+
+def _is_result(b) -> bool:
+    return isinstance(b, dict) and b.get("type") == "tool_result"
+
+
+def _results_first(blocks: list) -> tuple[list, int]:
+    """``blocks`` with the tool results first, each group in its order, and how many results there are."""
+    res = [b for b in blocks if _is_result(b)]
+    if not res or len(res) == len(blocks):
+        return list(blocks), len(res)
+    return res + [b for b in blocks if not _is_result(b)], len(res)
 
 
 def _is_text(b) -> bool:

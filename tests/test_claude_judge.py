@@ -2901,3 +2901,50 @@ def test_a_line_given_an_earlier_lines_uuid_is_repaired_to_the_history_the_clien
     assert judge_fuzz.problems("claude", str(path), str(tmp_path / "a"), source=str(REC / "rewound.jsonl")) == []
     # without the recording to compare with, the judge names what the client no longer sends
     assert any("not after" in p for p in judge_fuzz.problems("claude", str(path), str(tmp_path / "b")))
+
+
+def _text_beside_results_variants() -> dict:
+    """parallel.jsonl: the batch's three result lines (27-29, results of p2, p1, p3) and the later call's lone result
+    line (42), each given a text block beside its result."""
+    def note(k: int, where: str, text: str):
+        return k, where, text
+
+    return {
+        "first result line, text after its result": [note(27, "end", "note one")],
+        "middle result line, text after its result": [note(28, "end", "note two")],
+        "two result lines with text": [note(27, "end", "note one"), note(28, "end", "note two")],
+        "first result line, text before its result": [note(27, "start", "note zero")],
+        "a lone result line, text before its result": [note(42, "start", "lone note")],
+        "a lone result line, text after its result": [note(42, "end", "lone note")],
+    }
+
+
+@pytest.mark.parametrize("name", list(_text_beside_results_variants()))
+def test_text_beside_a_result_goes_after_every_result_of_the_turn(tmp_path, name):
+    """Read in the client's code (2.1.330, ``bKo`` after each join of two user messages) and probed: a result line
+    holding text beside its result, joined with the turn's other result lines, has its text sent after every result
+    of the turn; a lone result line's blocks go as written. ctxtool kept each line's blocks together (the result of a
+    later line after the text). Judged, damaged and repaired."""
+    from tests.support import judge_fuzz
+
+    recs = records_of("parallel.jsonl")
+    for k, where, text in _text_beside_results_variants()[name]:
+        content = recs[k - 1]["message"]["content"]
+        assert any(b.get("type") == "tool_result" for b in content)
+        content.insert(len(content) if where == "end" else 0, {"type": "text", "text": text})
+    notes = {text for _, _, text in _text_beside_results_variants()[name]}
+    path = tmp_path / "parallel.jsonl"
+    write_records(path, recs)
+    judge, ours_ = resume_payload(str(path))["messages"], sent_messages(scan(str(path)))
+    assert conversation(ours_) == conversation(judge)
+
+    def with_notes(messages):
+        return next([b.get("type") for b in m["content"]] for m in messages if isinstance(m["content"], list)
+                    and any(b.get("type") == "text" and b.get("text", "").rstrip("\n") in notes for b in m["content"]))
+
+    kinds = with_notes(judge)
+    assert kinds == with_notes(ours_)
+    lone = name.startswith("a lone")
+    assert (kinds == ["text", "tool_result"] if "before" in name else kinds[-1] == "text") if lone else \
+        kinds == ["tool_result"] * 3 + ["text"] * kinds.count("text")
+    assert judge_fuzz.problems("claude", str(path), str(tmp_path / "work")) == []
