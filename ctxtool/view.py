@@ -634,19 +634,18 @@ def _joined(results: list[list], rendered: list[list], typed: list[list]) -> lis
     ``bKo`` after each join of two user messages, 2.1.330: a result line with text beside its results, joined with
     another result line, sends that text after every result; probed). A lone line's blocks stay as written."""
     content: list[dict] = []
-    hoisted = 0  # the results at the head of ``content`` once a join put them there (-1: not joined yet)
+    hoisted = None  # the number of results at the head of ``content`` once a join put them there (None: no join yet)
     for blocks in [*results, [b for bl in rendered for b in bl], *typed]:
         if not blocks:
             continue
         if not content:
-            content, hoisted = list(blocks), -1
+            content = list(blocks)
             continue
         if _is_text(content[-1]) and _is_text(blocks[0]):
             content[-1] = {**content[-1], "text": content[-1]["text"] + "\n"}
-        if hoisted < 0:  # the first join: the first message's own blocks too
+        if hoisted is None:  # the first join: the first message's own blocks too
             content, hoisted = _results_first(content)
-        got, _ = _results_first(blocks)
-        k = sum(1 for b in got if _is_result(b))
+        got, k = _results_first(blocks)
         content[hoisted:hoisted] = got[:k]
         content.extend(got[k:])
         hoisted += k
