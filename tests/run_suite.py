@@ -49,7 +49,10 @@ def _jobs(args: list[str]) -> tuple[int, list[str], bool]:
 
 def _names_paths(args: list[str]) -> bool:
     """Whether the arguments name tests to run (a path or node id): then it is one plain run."""
-    return any(not a.startswith("-") and (os.path.exists(a.split("::")[0]) or "::" in a) for a in args)
+    def exists(p: str) -> bool:
+        return os.path.exists(p) or os.path.exists(os.path.join(ROOT, p))
+
+    return any(not a.startswith("-") and ("::" in a or exists(a)) for a in args)
 
 
 PROGRESS_EVERY = 60.0  # seconds between the lines that say how far each share is

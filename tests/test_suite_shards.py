@@ -104,3 +104,17 @@ def test_the_runner_says_how_far_each_share_is_from_its_log(tmp_path):
     log.write_text("")
     assert run_suite._progress(str(log)) == "collecting"
     assert run_suite._progress(str(tmp_path / "none.log")) == "?"
+
+
+def test_the_runner_takes_its_own_options_and_hands_on_the_rest(monkeypatch):
+    from tests import run_suite
+
+    monkeypatch.delenv("CTXTOOL_TEST_JOBS", raising=False)
+    assert run_suite._jobs(["-j", "3", "-x", "-k", "sniff"]) == (3, ["-x", "-k", "sniff"], False)
+    assert run_suite._jobs(["-j1", "--save-durations"]) == (1, [], True)
+    monkeypatch.setenv("CTXTOOL_TEST_JOBS", "5")
+    assert run_suite._jobs([])[0] == 5
+    monkeypatch.setenv("CTXTOOL_TEST_JOBS", "")
+    assert run_suite._jobs([])[0] >= 1
+    assert run_suite._names_paths(["tests/test_suite_shards.py"]) and run_suite._names_paths(["tests/test_x.py::test_y"])
+    assert not run_suite._names_paths(["-k", "not pi and not claude", "-m", "not codex"])
