@@ -74,6 +74,14 @@ def _ok(path, tag):
     return (tag, os.path.basename(path), os.environ.get(parallel.ENV))
 
 
+def _ok_slowly_in_a_worker(path, tag):
+    """``_ok``, each job of a worker taking 20 ms: this process is sure to find files left to take meanwhile (with
+    jobs as quick as its own loop, a worker answering as fast as it is fed may leave it none: seen once in CI)."""
+    if os.environ.get(parallel.ENV) == "1":
+        time.sleep(0.02)
+    return _ok(path, tag)
+
+
 def _dies(path):
     if os.environ.get(parallel.ENV) == "1" and path.endswith("2"):
         os._exit(9)  # a worker killed mid-job
@@ -93,7 +101,7 @@ def test_results_come_in_input_order_with_errors_in_their_place(tmp_path):
     names = ["f0", "f1", "f2bad", "f3"] + [f"g{k}" for k in range(pool.AHEAD_MAX + 4)]
     paths = _files(tmp_path, names)
     (tmp_path / "f3").write_bytes(b"x" * 50_000)  # the largest goes first, still yielded in its place
-    got = list(pool.each(_ok, paths, "t", workers=2, min_bytes=0))
+    got = list(pool.each(_ok_slowly_in_a_worker, paths, "t", workers=2, min_bytes=0))
     assert [p for p, _, _ in got] == paths
     done = [r for _, r, _ in got if r is not None]
     assert [r[:2] for r in done] == [("t", n) for n in names if n != "f2bad"]
