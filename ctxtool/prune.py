@@ -44,7 +44,7 @@ from . import window as window_rule
 from .errors import ConfigError, InputError, SummarizerError, TokenizerUnavailable
 from .formats.common import THINKING_TYPES, args_chars, ms_to_seconds, new_uuid, scan_anthropic_blocks, without_thinking
 from .model import Entry, IMAGE_CHARS, as_list, as_text, js_len
-from .view import context_entries, merges, sent_context
+from .view import context_entries, is_result, merges, sent_context
 
 STRATEGIES = ("openclaw", "aceclaw", "history-turns", "history-share", "spacebot")
 DEFAULT_WINDOW = window_rule.DEFAULT_WINDOW  # 200,000: the one default (ctxtool.window)
@@ -110,10 +110,6 @@ class Unit:
         return {"role": self.api_role, "content": self.blocks}
 
 
-def _is_result(b) -> bool:
-    return isinstance(b, dict) and b.get("type") == "tool_result"
-
-
 def load_units(fmt_name: str, entries: list[Entry], transcript=None) -> list[Unit]:
     """Agent messages of the context (entries must carry their blocks: ``scan(keep=True)``). ``transcript`` (the scan
     ``entries`` come from): Claude Code's messages the client leaves out are left out (``view.sent_context``)."""
@@ -144,10 +140,10 @@ def load_units(fmt_name: str, entries: list[Entry], transcript=None) -> list[Uni
                 names[cid] = name
             continue
         rest = []
-        whole = sum(1 for b in blocks if _is_result(b)) == 1 and len(blocks) == 1  # the entry is this one result
+        whole = sum(1 for b in blocks if is_result(b)) == 1 and len(blocks) == 1  # the entry is this one result
         result_chars = 0
         for i, b in enumerate(blocks):
-            if _is_result(b):
+            if is_result(b):
                 rid = b.get("tool_use_id") if isinstance(b.get("tool_use_id"), str) else ""
                 name = None
                 for r in e.results:

@@ -652,16 +652,17 @@ def _joined(results: list[list], rendered: list[list], typed: list[list]) -> lis
     return content
 
 
-def _is_result(b) -> bool:
+def is_result(b) -> bool:
+    """A tool result block."""
     return isinstance(b, dict) and b.get("type") == "tool_result"
 
 
 def _results_first(blocks: list) -> tuple[list, int]:
     """``blocks`` with the tool results first, each group in its order, and how many results there are."""
-    res = [b for b in blocks if _is_result(b)]
+    res = [b for b in blocks if is_result(b)]
     if not res or len(res) == len(blocks):
         return list(blocks), len(res)
-    return res + [b for b in blocks if not _is_result(b)], len(res)
+    return res + [b for b in blocks if not is_result(b)], len(res)
 
 
 def _is_text(b) -> bool:

@@ -55,6 +55,7 @@ def _names_paths(args: list[str]) -> bool:
     return any(not a.startswith("-") and ("::" in a or exists(a)) for a in args)
 
 
+NO_TESTS = 5  # pytest's exit code when it collected (or kept) no test
 PROGRESS_EVERY = 60.0  # seconds between the lines that say how far each share is
 
 
@@ -70,36 +71,25 @@ def _progress(log: str) -> str:
     return f"{found[-1]}%" if found else "collecting"
 
 
-def _file_seconds(report: str) -> dict[str, float]:
-    """Seconds per test file from a JUnit report (its test cases' times, by the file their class names)."""
-    out: dict[str, float] = {}
+def _report(report: str) -> tuple[dict[str, int], dict[str, float]]:
+    """A share's JUnit report, read once: its counts (tests, failures, errors, skipped) and the seconds per test file
+    (its test cases' times, by the file their class names)."""
     try:
         root = ET.parse(report).getroot()
     except (OSError, ET.ParseError):
-        return out
-    for case in root.iter("testcase"):
-        mod = case.get("classname", "").split(".")
-        # tests.test_x[.Class] -> tests/test_x.py
-        parts = [p for p in mod if p]
-        k = next((i for i, p in enumerate(parts) if p.startswith("test_")), None)
-        if k is None:
-            continue
-        f = "/".join(parts[:k + 1]) + ".py"
-        out[f] = out.get(f, 0.0) + float(case.get("time", 0) or 0)
-    return out
-
-
-def _counts(report: str) -> dict[str, int]:
-    try:
-        root = ET.parse(report).getroot()
-    except (OSError, ET.ParseError):
-        return {}
-    suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
-    out: dict[str, int] = {}
-    for s in suites:
+        return {}, {}
+    counts: dict[str, int] = {}
+    for s in [root] if root.tag == "testsuite" else list(root.iter("testsuite")):
         for k in ("tests", "failures", "errors", "skipped"):
-            out[k] = out.get(k, 0) + int(s.get(k, 0) or 0)
-    return out
+            counts[k] = counts.get(k, 0) + int(s.get(k, 0) or 0)
+    seconds: dict[str, float] = {}
+    for case in root.iter("testcase"):
+        parts = [p for p in case.get("classname", "").split(".") if p]  # tests.test_x[.Class] -> tests/test_x.py
+        k = next((i for i, p in enumerate(parts) if p.startswith("test_")), None)
+        if k is not None:
+            f = "/".join(parts[:k + 1]) + ".py"
+            seconds[f] = seconds.get(f, 0.0) + float(case.get("time", 0) or 0)
+    return counts, seconds
 
 
 def main(argv: list[str]) -> int:
@@ -145,9 +135,10 @@ def main(argv: list[str]) -> int:
     total: dict[str, int] = {}
     seconds: dict[str, float] = {}
     for _, _, report in procs:
-        for k, v in _counts(report).items():
+        counts, times = _report(report)
+        for k, v in counts.items():
             total[k] = total.get(k, 0) + v
-        for f, s in _file_seconds(report).items():
+        for f, s in times.items():
             seconds[f] = seconds.get(f, 0.0) + s
     print(f"\n==== {n} shares, {time.monotonic() - start:.0f} s: {total.get('tests', 0)} tests, "
           f"{total.get('failures', 0)} failed, {total.get('errors', 0)} errors, {total.get('skipped', 0)} skipped; "
@@ -160,6 +151,9 @@ def main(argv: list[str]) -> int:
             f.write("\n")
         print(f"durations saved to {os.path.relpath(shard.DURATIONS, ROOT)}")
     shutil.rmtree(tmp, ignore_errors=True)  # (each share's output is printed above)
+    if NO_TESTS in codes and not all(c == NO_TESTS for c in codes):
+        # a share whose tests a -k or -m left none of: the run as a whole ran some
+        codes = [0 if c == NO_TESTS else c for c in codes]
     return next((c for c in codes if c), 0)
 
 

@@ -83,8 +83,9 @@ def test_the_runner_reads_seconds_per_file_from_a_junit_report(tmp_path):
                       '<testcase classname="tests.test_a" name="x" time="1.5"/>'
                       '<testcase classname="tests.test_a.TestK" name="y" time="2"/>'
                       '<testcase classname="tests.test_b" name="z" time="0.25"/></testsuite></testsuites>')
-    assert run_suite._file_seconds(str(report)) == {"tests/test_a.py": 3.5, "tests/test_b.py": 0.25}
-    assert run_suite._counts(str(report)) == {"tests": 3, "failures": 1, "errors": 0, "skipped": 1}
+    counts, seconds = run_suite._report(str(report))
+    assert seconds == {"tests/test_a.py": 3.5, "tests/test_b.py": 0.25}
+    assert counts == {"tests": 3, "failures": 1, "errors": 0, "skipped": 1}
 
 
 def test_the_recorded_durations_name_files_that_exist():
