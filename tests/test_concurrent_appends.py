@@ -568,8 +568,13 @@ handle = open(path, "ab") if mode == "persistent-handle" else None
 print("ready", flush=True)
 for k in range(n):
     ident = "st%06x" % k
-    obj = {"type": "message", "id": ident, "parentId": leaf, "timestamp": "2026-03-01T11:00:00.000Z",
-           "message": {"role": "user", "content": [{"type": "text", "text": "stress %d" % k}], "timestamp": 1}}
+    if fmt == "claude":  # a prompt line as Claude Code appends it (its uuid prefixed as the stress counts it)
+        obj = {"parentUuid": leaf, "isSidechain": False, "userType": "external", "cwd": "/w/app", "sessionId": "S1",
+               "version": "2.1.39", "type": "user", "message": {"role": "user", "content": "stress %d" % k},
+               "uuid": ident, "timestamp": "2026-03-01T11:00:00.000Z"}
+    else:
+        obj = {"type": "message", "id": ident, "parentId": leaf, "timestamp": "2026-03-01T11:00:00.000Z",
+               "message": {"role": "user", "content": [{"type": "text", "text": "stress %d" % k}], "timestamp": 1}}
     data = json.dumps(obj, separators=(",", ":")).encode() + b"\n"
     if handle is not None:
         handle.write(data); handle.flush()

@@ -1,8 +1,9 @@
 """Stress: `repair` rewrites a session while another process appends to it without a lock.
 
-    python tests/bench/stress_appends.py --runs 3000 [--mode open-per-line] [--writer repair|compact] [--dir /tmp/stress]
+    python tests/bench/stress_appends.py --runs 3000 [--mode open-per-line] [--writer repair|compact] [--format pi|claude] [--dir /tmp/stress]
 
-Each run writes a ~1 MB generated pi session with one damaged line (so repair rewrites it), starts
+Each run writes a ~1 MB generated pi (or Claude Code, ``--format claude``: the appender then writes
+prompt lines as Claude Code does, chained by ``parentUuid``) session with one damaged line (so repair rewrites it), starts
 an appender (the test suite's APPENDER: one line every ``--gap`` seconds, a fresh ``open`` per line
 or one handle kept open, under the agent's own leaf), waits a few ms (a different moment each run)
 and repairs the file in place with ``--no-backup`` (or compacts it, ``--writer compact``: the
@@ -42,6 +43,7 @@ def main() -> None:
     ap.add_argument("--gap", type=float, default=0.0002)
     ap.add_argument("--mode", choices=["open-per-line", "persistent-handle"], default="open-per-line")
     ap.add_argument("--writer", choices=["repair", "compact"], default="repair")
+    ap.add_argument("--format", choices=["pi", "claude"], default="pi")
     ap.add_argument("--dir", default="/tmp/ctxtool-stress")
     a = ap.parse_args()
     commit.WATCH_MAX = 2.0  # the appender closes its handle well before this
@@ -49,13 +51,14 @@ def main() -> None:
     work = os.path.join(a.dir, "run")
     totals = {"runs": 0, "lost_silently": 0, "lost_reported": 0, "out_of_order_runs": 0, "carried": 0, "put_back_runs": 0}
     started = time.monotonic()
+    key = "uuid" if a.format == "claude" else "id"
     for run in range(a.runs):
         shutil.rmtree(work, ignore_errors=True)
         os.makedirs(work)
         path = os.path.join(work, "session.jsonl")
-        write_session(path, "pi", seed=run, target_bytes=1 << 20,
+        write_session(path, a.format, seed=run, target_bytes=1 << 20,
                       corruptions=("bad_control_char",) if a.writer == "repair" else ())
-        proc = subprocess.Popen([sys.executable, "-c", APPENDER, path, "pi", a.mode, records(path)[-1]["id"],
+        proc = subprocess.Popen([sys.executable, "-c", APPENDER, path, a.format, a.mode, leaf_of(path, key),
                                  str(a.lines), str(a.gap)], stdout=subprocess.PIPE, text=True)
         proc.stdout.readline()
         time.sleep(0.001 * (run % 20))
@@ -69,7 +72,7 @@ def main() -> None:
         totals["runs"] += 1
         totals["carried"] += report.carried
         totals["put_back_runs"] += any("were put before the lines" in n for n in report.notices)
-        mine = [r["id"] for r in records(path) if str(r.get("id", "")).startswith("st")]
+        mine = [r[key] for r in records(path) if str(r.get(key, "")).startswith("st")]
         missing = sorted({"st%06x" % k for k in range(a.lines)} - set(mine))
         bad = bool(missing) or mine != sorted(mine)
         if missing:
@@ -83,8 +86,13 @@ def main() -> None:
             shutil.copytree(work, keep, dirs_exist_ok=True)
             print(f"run {run}: missing {missing}, in order: {mine == sorted(mine)}; notices: {report.notices}", flush=True)
     totals["seconds"] = round(time.monotonic() - started, 1)
-    totals["mode"], totals["writer"] = a.mode, a.writer
+    totals["mode"], totals["writer"], totals["format"] = a.mode, a.writer, a.format
     print(json.dumps(totals))
+
+
+def leaf_of(path: str, key: str) -> str:
+    """The id of the file's last line that has one: the agent's leaf, which its next line hangs under."""
+    return next(r[key] for r in reversed(records(path)) if r.get(key) and r.get("type") != "session")
 
 
 if __name__ == "__main__":
