@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from stat import S_ISDIR, S_ISREG
 from typing import Callable
 
 import orjson
@@ -21,7 +22,7 @@ from .formats.codex_numbers import exact_numbers
 from .formats.common import set_extra
 from .jsonl import BOM, loads, read_at
 from .model import HEADER, Entry, full_entry
-from .paths import NOT_REGULAR, regular
+from .paths import NOT_REGULAR
 from .scanloop import CODEX, NOT_OBJECT, BadLine, hander, make_entry, meta_entry, native, native_entries, no_gc, scan_lines, share_strings
 
 __all__ = ["BadLine", "Transcript", "make_entry", "no_gc", "scan"]
@@ -84,6 +85,21 @@ COMPRESSED = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"),
 PRETTY_CHECK_BYTES = 16 << 20  # a failed file this small is parsed whole to tell a pretty-printed JSON document
 
 
+def _check_path(path: str) -> None:
+    """A directory, a FIFO, socket or device (never opened: reading one may block forever), a compressed or binary file
+    is refused here, each with its one-line reason; a path that cannot be looked at is left to the scan's open, which
+    says why. One ``stat`` (a folder's run does this for each of thousands of files)."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return
+    if S_ISDIR(mode):
+        raise InputError("is a directory", path=path)
+    if not S_ISREG(mode):
+        raise InputError(NOT_REGULAR, path=path)
+    _check_binary(path)
+
+
 def _check_binary(path: str) -> None:
     try:
         with open(path, "rb") as f:
@@ -136,11 +152,7 @@ def scan(
     ``plain=False``: ``on_entry`` reads nothing of a metadata entry with nothing set (``e._m is PLAIN``: most lines of
     a Claude Code file), so a streaming pass may leave such entries out (they are still numbered).
     """
-    if os.path.isdir(path):
-        raise InputError("is a directory", path=path)
-    if os.path.exists(path) and not regular(path):  # a FIFO with no writer would block the read forever
-        raise InputError(NOT_REGULAR, path=path)
-    _check_binary(path)
+    _check_path(path)
     t = Transcript(path, None)
     pending: list[tuple[tuple, object]] = []
     module = formats.get(fmt) if fmt else None
