@@ -280,6 +280,8 @@ def sent_messages(t, entries: list[Entry] | None = None) -> list[dict]:
     resumed: list = []  # (Claude Code: the row the client resumes at)
     context = sent_entries(entries, leaf=resumed) if fmt == "claude" else context_entries(fmt, entries)
     with open(t.path, "rb") as f:
+        if fmt == "claude":
+            context = claude_persons_turn(t, context, f)
         close = fmt == "claude" and _closes_turn(t, entries, context, f, *resumed)
         for role, group in message_groups(fmt, entries, context=context):
             if fmt == "claude" and role == "user":
@@ -401,10 +403,56 @@ def claude_unsent(t, context: list[Entry]) -> set[int]:
 
 
 def sent_context(t, ctx: list[Entry]) -> list[Entry]:
-    """``ctx`` (``context_entries``) without the message lines Claude Code makes nothing of (``claude_unsent``);
-    ``ctx`` itself for the other formats and when it has none."""
-    unsent = claude_unsent(t, ctx) if t.format_name == "claude" else None
+    """``ctx`` (``context_entries``) without the message lines Claude Code makes nothing of (``claude_unsent``), a
+    task's notification in a person's turn as the client renders it there (``claude_persons_turn``); ``ctx`` itself
+    for the other formats and when it has none."""
+    if t.format_name != "claude":
+        return ctx
+    unsent = claude_unsent(t, ctx)
+    ctx = claude_persons_turn(t, ctx)
     return [e for e in ctx if e.index not in unsent] if unsent else ctx
+
+
+def claude_persons_turn(t, context: list[Entry], f=None) -> list[Entry]:
+    """Claude Code: ``context`` with each background task's notification delivered in a person's turn (a queued
+    command's attachment whose rows before it reach a prompt a person typed before any response,
+    ``claude_origin.in_persons_turn``) in its entry made of the rendering the client sends there,
+    ``renderedInHumanTurn``, not ``rendered`` (rule 51, judged). ``context`` itself when it holds none: the index
+    tells the candidates (an attachment of that kind), read again only then."""
+    at = [i for i, e in enumerate(context) if e.kind == MESSAGE and e.extra is not None
+          and e.extra.get("attachment") == "queued_command"]
+    if not at:
+        return context
+    from .formats.claude_origin import in_persons_turn, notification_in_turn
+    from .scanloop import make_entry
+
+    out = list(context)
+    own = f is None
+    if own:
+        f = open(t.path, "rb")
+    try:
+        for i in at:
+            e = context[i]
+            obj = t.load(e, f)
+            other = obj.get("renderedInHumanTurn")
+            if not notification_in_turn(obj.get("attachment")) or not _rendering(other):
+                continue  # (with none the client renders it from its data there: not imitated, the recorded one is kept)
+            if in_persons_turn(t.load(x, f) for x in reversed(context[:i])):
+                out[i] = make_entry(t.fmt, dict(obj, rendered=other), e.index, e.lineno, e.offset, e.length, e.eol)
+    finally:
+        if own:
+            f.close()
+    return out
+
+
+def _rendering(v) -> bool:
+    """A recorded rendering the client takes (its check: a non-empty list of objects whose ``content`` is a non-empty
+    string or a non-empty list of text blocks of non-empty text)."""
+    return isinstance(v, list) and bool(v) and all(
+        isinstance(r, dict) and (isinstance(r.get("content"), str) and r["content"] != "" or isinstance(r.get("content"), list)
+                                 and bool(r["content"]) and all(isinstance(b, dict) and b.get("type") == "text"
+                                                                and isinstance(b.get("text"), str) and b["text"] != ""
+                                                                for b in r["content"])) for r in v)
 
 
 def prompt_lines(group: list[Entry]) -> list[Entry]:

@@ -103,3 +103,103 @@ def _js_string(v) -> str:
     if isinstance(v, list):
         return ",".join(_js_string(x) for x in v)
     return "[object Object]"
+
+
+# ----------------------------------------------------------------------------- a notification in a person's turn
+
+# A background task's notification the client delivers within a turn is a ``queued_command`` attachment; it records two
+# renderings: ``rendered`` (the notice above) and, where it differs, ``renderedInHumanTurn`` (a notice that says the turn
+# holds a genuine message of the person, which is real input). It sends the second when the rows before the attachment
+# reach a prompt a person typed before any response (read in its code, 2.1.330: ``xCe`` and ``$nr``; judged, rule 51).
+HUMAN = "human"
+# the notes the client writes in a user line when a turn or a call was cut (``sze``): such a line is no person's prompt
+CUT_NOTES = (
+    "[Request interrupted by user]",
+    "[Request interrupted: the session ended before this agent finished. Nobody asked it to stop.]",
+    "[This turn ended before it finished.]",
+    "[Agent call interrupted: the process running this conversation stopped before this agent finished, so it returned "
+    "no result. Nobody asked it to stop.]",
+    "[Request interrupted by user for tool use]",
+    "[Tool call did not complete: the turn was ended to deliver the message that follows. Nothing refused it; re-run it "
+    "if still needed.]",
+    "[Tool call interrupted: the session ended before this call's result was recorded, so its outcome is unknown. Check "
+    "whether it took effect before relying on it or running it again.]",
+    "[Tool call result not in this copy: this session was copied from another session before that session recorded "
+    "this call's result. The call may have finished there, may still be running there, or may never have run. Check "
+    "whether it took effect before relying on it or running it again.]",
+    "The user doesn't want to take this action right now. STOP what you are doing and wait for the user to tell you how "
+    "to proceed.",
+    "[Tool call skipped: the turn was stopped before this call ran, by the check whose denial is on another call in "
+    "this batch. Nothing refused this call and it had no effects; re-run it if still needed.]",
+    "[Tool call skipped: the turn ended to deliver the message that follows before this call ran. Nothing refused it; "
+    "re-run it if still needed.]",
+)
+# the notes of a meta line that only names pasted media: the walk goes on over such a line (``Hnr``)
+MEDIA_NOTES = ("[Image: ", "[Image source: ", "[Document source: ")
+
+
+def notification_in_turn(att) -> bool:
+    """Whether the attachment data ``att`` is a task's notification delivered within a turn, whose rendering for a
+    person's turn the client may send: a queued command whose ``origin`` is a task notification (not a schedule's, not
+    a projects relay's), or, with no ``origin`` (or null), whose ``commandMode`` says so."""
+    if not isinstance(att, dict) or att.get("type") != "queued_command":
+        return False
+    origin = att.get("origin")
+    if origin is None:
+        return att.get("commandMode") == KIND
+    return isinstance(origin, dict) and origin.get("kind") == KIND and origin.get("subkind") not in (
+        "scheduled-trigger", "projects-relay")
+
+
+def in_persons_turn(rows) -> bool | None:
+    """The client's walk back from such an attachment (``$nr``) over ``rows``, the raw objects of the rows before it,
+    nearest first: True when it reaches a prompt a person typed (``origin.kind`` "human", not a Slack turn the client
+    vouched for) before any response; False at a response, a result, a compact summary, a note of a cut, a meta line
+    (but one that only names pasted media, which it passes, as it passes a line shown in the transcript only and any
+    row that is neither a prompt nor a response); None when the rows end first (the client: false)."""
+    for obj in rows:
+        t = obj.get("type")
+        if t == "assistant":
+            return False
+        if t != "user":
+            continue
+        if "toolUseResult" in obj or obj.get("isCompactSummary") is True or _cut_note(obj):
+            return False
+        if obj.get("isVisibleInTranscriptOnly") is True:
+            continue
+        if obj.get("isMeta") is True:
+            if _media_notes(obj):
+                continue
+            return False
+        origin = obj.get("origin")
+        return isinstance(origin, dict) and origin.get("kind") == HUMAN and obj.get("verifiedSlackHumanTurn") is not True
+    return None
+
+
+def _content(obj: dict):
+    m = obj.get("message")
+    return m.get("content") if isinstance(m, dict) else None
+
+
+def _cut_note(obj: dict) -> bool:
+    c = _content(obj)
+    if isinstance(c, str):
+        return c.startswith(CUT_NOTES)
+    if not isinstance(c, list) or not c:
+        return False
+    for b in c:
+        if not isinstance(b, dict):
+            return False
+        s = b.get("text") if b.get("type") == "text" else (
+            b.get("content") if b.get("type") == "tool_result" and b.get("is_error") is True else None)
+        if not isinstance(s, str) or not s.startswith(CUT_NOTES):
+            return False
+    return True
+
+
+def _media_notes(obj: dict) -> bool:
+    c = _content(obj)
+    if "origin" in obj or "promptSource" in obj or not isinstance(c, list) or not c:
+        return False
+    return all(isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+               and b["text"].startswith(MEDIA_NOTES) and b["text"].endswith("]") and "\n" not in b["text"] for b in c)
