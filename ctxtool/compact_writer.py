@@ -328,6 +328,18 @@ def compact_file(path: str, summarizer, opts: Options | None = None) -> FileResu
     return res
 
 
+# A live session's last line can be met half-written (an agent's append is copied a page at a time): the read sees a
+# torn last line. Compaction needs every line whole, so it reads again a moment later, this many times at most; a line
+# still torn then is damage (``repair`` first), as before.
+TORN_READS = 6
+TORN_WAIT = 0.02
+
+
+def _being_appended(bad: list, snap) -> bool:
+    """The only unreadable line is the last one, torn where the read ended (the snapshot's pending line)."""
+    return len(bad) == 1 and snap.start < snap.size and bad[0].offset >= snap.start
+
+
 def _compact(path: str, summarizer, opts: Options, res: FileResult) -> None:
     if not os.path.exists(path):
         raise InputError("no such file", path=path)
@@ -336,10 +348,14 @@ def _compact(path: str, summarizer, opts: Options, res: FileResult) -> None:
     res.notices += commit.late_writes(path)
     ident = commit.identity(path)
     commit.phase("before-read", path)
-    t = scan(path, opts.fmt)
-    snap = commit.snapshot(path, t.size, expect=ident)
+    for attempt in range(TORN_READS):
+        t = scan(path, opts.fmt)
+        snap = commit.snapshot(path, t.size, expect=ident)
+        bad = [b for b in t.bad if not b.blank]
+        if not (bad and _being_appended(bad, snap)) or attempt == TORN_READS - 1:
+            break
+        time.sleep(TORN_WAIT)  # a line met half-written: its writer finishes it in a moment, read again
     res.format = t.format_name
-    bad = [b for b in t.bad if not b.blank]
     if bad:
         raise InputError(f"{len(bad)} unparseable line(s) (first: line {bad[0].lineno}, {bad[0].reason}); "
                          "run `ctxtool repair` first", path=path)

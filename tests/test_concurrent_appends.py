@@ -465,6 +465,43 @@ def compacted(p: str, keep: int = 600):
 
 
 @pytest.mark.parametrize("fmt", ["pi", "claude"])
+def test_compact_reads_again_a_last_line_met_half_written(tmp_path, monkeypatch, fmt):
+    """The read met the agent's line half-written (its append copied a page at a time): compact refused the session
+    as damaged ("1 unparseable line(s) ... torn last line ...; run `ctxtool repair` first", 1 of 500 Claude Code runs of
+    stress_appends.py --writer compact). It reads again a moment later, and the line, whole by then, is kept."""
+    import threading
+
+    from ctxtool import compact_writer
+
+    seen = []
+    real = compact_writer._being_appended
+    monkeypatch.setattr(compact_writer, "_being_appended", lambda bad, snap: seen.append(real(bad, snap)) or seen[-1])
+    p = make_session(tmp_path, fmt, 10, size=300)
+    agent = Agent(p, fmt, "open-per-line")
+    line = agent.line()
+    with open(p, "ab") as f:
+        f.write(line[:40])
+    rest = threading.Timer(0.03, lambda: open(p, "ab").write(line[40:]))
+    rest.start()
+    try:
+        res = compacted(p)
+    finally:
+        rest.join()
+    assert seen[0] is True  # (the first read met the line torn)
+    agent.check(p, new_leaf=next(r[agent.key] for r in records(p) if r.get("type") == "compaction" or r.get("subtype") == "compact_boundary"))
+
+
+def test_compact_still_refuses_a_last_line_that_stays_torn(tmp_path):
+    p = make_session(tmp_path, "pi", 10, size=300)
+    with open(p, "ab") as f:
+        f.write(b'{"type":"message","id":"torn","mess')
+    before = open(p, "rb").read()
+    res = compact_file(p, EXTRACTIVE, Options(keep_recent_tokens=600))
+    assert res.status == "failed" and "torn last line" in res.error and "ctxtool repair" in res.error
+    assert open(p, "rb").read() == before
+
+
+@pytest.mark.parametrize("fmt", ["pi", "claude"])
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("phase", PHASES)
 def test_compact_loses_no_appended_line_and_hangs_it_under_the_compaction(tmp_path, hooks, fmt, mode, phase):
