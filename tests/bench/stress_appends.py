@@ -49,7 +49,7 @@ def main() -> None:
     commit.WATCH_MAX = 2.0  # the appender closes its handle well before this
     os.makedirs(a.dir, exist_ok=True)
     work = os.path.join(a.dir, "run")
-    totals = {"runs": 0, "lost_silently": 0, "lost_reported": 0, "out_of_order_runs": 0, "carried": 0, "put_back_runs": 0}
+    totals = {"runs": 0, "lost_silently": 0, "lost_reported": 0, "out_of_order_runs": 0, "carried": 0, "put_back_runs": 0, "not_compacted": 0}
     started = time.monotonic()
     key = "uuid" if a.format == "claude" else "id"
     for run in range(a.runs):
@@ -67,6 +67,7 @@ def main() -> None:
         else:
             report = compact_file(path, ExtractiveSummarizer(), Options(keep_recent_tokens=20000, backup=False))
             if report.status != "compacted":
+                totals["not_compacted"] += 1
                 print(f"run {run}: compact {report.status}: {report.error}", flush=True)
         proc.wait()
         totals["runs"] += 1
