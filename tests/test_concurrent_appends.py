@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import orjson
 import pytest
@@ -468,30 +469,31 @@ def compacted(p: str, keep: int = 600):
 def test_compact_reads_again_a_last_line_met_half_written(tmp_path, monkeypatch, fmt):
     """The read met the agent's line half-written (its append copied a page at a time): compact refused the session
     as damaged ("1 unparseable line(s) ... torn last line ...; run `ctxtool repair` first", 1 of 500 Claude Code runs of
-    stress_appends.py --writer compact). It reads again a moment later, and the line, whole by then, is kept."""
-    import threading
-
+    stress_appends.py --writer compact). It reads again a moment later, and the line, whole by then, is kept. (The
+    writer finishes its line while compact waits: no thread, no timing.)"""
     from ctxtool import compact_writer
 
-    seen = []
-    real = compact_writer._being_appended
-    monkeypatch.setattr(compact_writer, "_being_appended", lambda bad, snap: seen.append(real(bad, snap)) or seen[-1])
     p = make_session(tmp_path, fmt, 10, size=300)
     agent = Agent(p, fmt, "open-per-line")
     line = agent.line()
     with open(p, "ab") as f:
         f.write(line[:40])
-    def finish():
-        with open(p, "ab") as f:
-            f.write(line[40:])
+    waits = []
 
-    rest = threading.Timer(0.03, finish)
-    rest.start()
-    try:
-        compacted(p)  # (asserts it compacted)
-    finally:
-        rest.join()
-    assert seen[0] is True  # (the first read met the line torn)
+    sleep = time.sleep
+
+    def wait(seconds):
+        waits.append(seconds)
+        if len(waits) == 1:
+            with open(p, "ab") as f:
+                f.write(line[40:])
+        else:
+            sleep(seconds)
+
+    monkeypatch.setattr(compact_writer.time, "sleep", wait)
+    compacted(p)  # (asserts it compacted)
+    # the first read met the line torn, the second whole (the commit's own waits follow: time.sleep is the module's)
+    assert waits[0] == compact_writer.TORN_WAIT and waits.count(compact_writer.TORN_WAIT) == 1
     agent.check(p, new_leaf=next(r[agent.key] for r in records(p) if r.get("type") == "compaction" or r.get("subtype") == "compact_boundary"))
 
 
