@@ -437,7 +437,7 @@ def claude_persons_turn(t, context: list[Entry], f=None) -> list[Entry]:
             other = obj.get("renderedInHumanTurn")
             if not notification_in_turn(obj.get("attachment")) or not _rendering(other):
                 continue  # (with none the client renders it from its data there: not imitated, the recorded one is kept)
-            if in_persons_turn(t.load(x, f) for x in reversed(context[:i])):
+            if in_persons_turn(t.load(context[j], f) for j in range(i - 1, -1, -1)):
                 out[i] = make_entry(t.fmt, dict(obj, rendered=other), e.index, e.lineno, e.offset, e.length, e.eol)
     finally:
         if own:
@@ -448,11 +448,14 @@ def claude_persons_turn(t, context: list[Entry], f=None) -> list[Entry]:
 def _rendering(v) -> bool:
     """A recorded rendering the client takes (its check: a non-empty list of objects whose ``content`` is a non-empty
     string or a non-empty list of text blocks of non-empty text)."""
-    return isinstance(v, list) and bool(v) and all(
-        isinstance(r, dict) and (isinstance(r.get("content"), str) and r["content"] != "" or isinstance(r.get("content"), list)
-                                 and bool(r["content"]) and all(isinstance(b, dict) and b.get("type") == "text"
-                                                                and isinstance(b.get("text"), str) and b["text"] != ""
-                                                                for b in r["content"])) for r in v)
+    return isinstance(v, list) and bool(v) and all(isinstance(r, dict) and _rendered_content(r.get("content")) for r in v)
+
+
+def _rendered_content(c) -> bool:
+    if isinstance(c, str):
+        return c != ""
+    return isinstance(c, list) and bool(c) and all(
+        isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str) and b["text"] != "" for b in c)
 
 
 def prompt_lines(group: list[Entry]) -> list[Entry]:
