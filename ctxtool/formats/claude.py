@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from ..model import BOUNDARY, COMPANION, FALSY_ID, FALSY_MESSAGE_ID, MESSAGE, META, SILENT_RESPONSE, UNREADABLE_CONTENT, Usage, js_false, js_len, \
     parent_of
 from ..utf16 import JS_SPACE
-from .claude_origin import framed
+from .claude_origin import INTERRUPTED, INTERRUPTED_FOR_TOOL_USE, framed
 from .common import REPAIR_TEXT, blank_user_fixed, count_field, error_turn_content, new_uuid, scan_anthropic_blocks, set_extra, ts_field
 
 NAME = "claude"
@@ -22,7 +22,7 @@ KNOWN = {"user", "assistant", "system", "progress", "attachment", "file-history-
 STOP_MAP = {"end_turn": "stop", "tool_use": "toolUse", "max_tokens": "length", "stop_sequence": "stop", "pause_turn": "stop", "refusal": "stop"}
 # What Claude Code writes as a user line when the user interrupts (Esc) a response or a tool run:
 # a marker for the model, not a prompt the user typed.
-INTERRUPT_TEXTS = ("[Request interrupted by user]", "[Request interrupted by user for tool use]")
+INTERRUPT_TEXTS = (INTERRUPTED, INTERRUPTED_FOR_TOOL_USE)
 ENVELOPE = ("isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch", "agentId", "slug", "entrypoint")
 
 

@@ -112,14 +112,17 @@ def _js_string(v) -> str:
 # holds a genuine message of the person, which is real input). It sends the second when the rows before the attachment
 # reach a prompt a person typed before any response (read in its code, 2.1.330: ``xCe`` and ``$nr``; judged, rule 51).
 HUMAN = "human"
+# the client's notes of a turn and of a call the user stopped (``formats.claude.INTERRUPT_TEXTS``: read as such)
+INTERRUPTED = "[Request interrupted by user]"
+INTERRUPTED_FOR_TOOL_USE = "[Request interrupted by user for tool use]"
 # the notes the client writes in a user line when a turn or a call was cut (``sze``): such a line is no person's prompt
 CUT_NOTES = (
-    "[Request interrupted by user]",
+    INTERRUPTED,
     "[Request interrupted: the session ended before this agent finished. Nobody asked it to stop.]",
     "[This turn ended before it finished.]",
     "[Agent call interrupted: the process running this conversation stopped before this agent finished, so it returned "
     "no result. Nobody asked it to stop.]",
-    "[Request interrupted by user for tool use]",
+    INTERRUPTED_FOR_TOOL_USE,
     "[Tool call did not complete: the turn was ended to deliver the message that follows. Nothing refused it; re-run it "
     "if still needed.]",
     "[Tool call interrupted: the session ended before this call's result was recorded, so its outcome is unknown. Check "
