@@ -2184,6 +2184,13 @@ static int Reader_init(Reader *self, PyObject *args, PyObject *kw) {
     return self->no ? 0 : -1;
 }
 
+/* at most this much a read: the kernel copies a read of 128 KiB or more at a quarter of the speed on the bench's
+ * machine (500 MB of cached files: 0.21 s of system time in reads of 128 KiB-4 MiB, 0.05 s in reads of 32-124 KiB), and
+ * the bytes read are parsed while they are still in the core's cache. The buffer itself stays 1 MiB (a longer line
+ * is read in several reads); the unread rest is moved to its start before each read, so reads land in its first
+ * part. Measured: one-process ``estimate -t usage`` of the 165-file folder 0.76 -> 0.73 s, both cores 0.45 -> 0.43 s */
+#define READ_CHUNK (64 << 10)
+
 /* more bytes into the buffer (the unread rest moved to its start, the buffer doubled when full):
  * 0, or -1 with an error set; sets eof when the file gave nothing */
 static int fill(Reader *self) {
@@ -2198,7 +2205,9 @@ static int fill(Reader *self) {
         self->buf = b;
         self->cap *= 2;
     }
-    PyObject *view = PyMemoryView_FromMemory(self->buf + self->hi, self->cap - self->hi, PyBUF_WRITE);
+    Py_ssize_t room = self->cap - self->hi;
+    if (room > READ_CHUNK) room = READ_CHUNK;
+    PyObject *view = PyMemoryView_FromMemory(self->buf + self->hi, room, PyBUF_WRITE);
     if (!view) return -1;
     PyObject *n = PyObject_CallOneArg(self->readinto, view);
     Py_DECREF(view);

@@ -342,6 +342,19 @@ def test_the_reader_gives_the_lines_python_does(seed):
             assert offset == (want[-1][1] + len(want[-1][2]) if want else begin)
 
 
+def test_lines_longer_than_one_read_are_given_whole():
+    # the reader reads at most 64 KiB at a time (READ_CHUNK in _scan.c) into a buffer of 1 MiB: a line that crosses one
+    # read's end, or several, or the buffer's size, is one line, and the lines around it keep their bytes and offsets
+    chunk = 64 << 10
+    lengths = [chunk - 2, chunk - 1, chunk, chunk + 1, 3, 2 * chunk + 5, 1, (1 << 20) + 7, 200_000, 17]
+    data = b"".join(bytes([97 + i % 26]) * n + b"\n" for i, n in enumerate(lengths)) + b"tail"
+    for size in (4096, 1 << 20):
+        got, offset = c_lines(data, 0, None, size)
+        assert got == py_lines(data, 0, None)
+        assert [len(c) for _, _, c in got] == [n + 1 for n in lengths] + [4]
+        assert offset == len(data)
+
+
 def test_readers_one_after_another_give_their_own_lines():
     # a reader's buffer is kept for the next one (a folder's run makes hundreds): what the last one read (a line that
     # grew its buffer, stale bytes beyond the new file's end) must never show in the next one's lines
