@@ -206,6 +206,10 @@ def discover(agent: str | None, targets: list[str], *, home: str | None = None, 
     for f in files:
         if not os.path.exists(f):
             raise InputError("no such file", path=f)
+        if _session_like(f):
+            raise InputError("a session transcript, not a context file: budget sizes the files an agent loads (a "
+                             "workspace folder, or files such as CLAUDE.md, AGENTS.md, SOUL.md); to compare them with "
+                             "a session, give it with --session", path=f)
     if dirs:
         root = os.path.abspath(dirs[0])
         agent = agent or detect_agent(root)
@@ -218,6 +222,26 @@ def discover(agent: str | None, targets: list[str], *, home: str | None = None, 
     if agent is None:
         raise InputError("cannot tell which agent loads these files; name it with --agent", path=files[0])
     return _explicit(agent, [os.path.abspath(f) for f in files], home, settings)
+
+
+def _session_like(path: str) -> bool:
+    """Whether ``path`` is a session transcript (JSON lines: its name ends in ``.jsonl``, or its first line is a JSON
+    object), which a user may pass where a context file is asked for: an agent's context files are text or Markdown."""
+    if path.lower().endswith(".jsonl"):
+        return True
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(1 << 16).strip()
+    except OSError:
+        return False  # (read, and reported, with the other files)
+    if not (first.startswith(b"{") and first.endswith(b"}")):
+        return False
+    import orjson
+
+    try:
+        return isinstance(orjson.loads(first), dict)
+    except orjson.JSONDecodeError:
+        return False
 
 
 def _explicit(agent: str, files: list[str], home: str, settings: dict) -> Discovery:

@@ -148,6 +148,29 @@ def test_agent_detection_and_usage_errors(tmp_path):
     assert s == {"maxChars": 12_000, "totalMaxChars": 60_000}
 
 
+@pytest.mark.parametrize("name,text", [
+    ("s.jsonl", "anything\n"),  # the name says it
+    ("session.txt", '{"type":"user","message":{"role":"user","content":"hi"}}\n{"type":"assistant"}\n'),  # its first line
+    ("NOTES.MD", '{"type":"session","version":3}\n'),
+])
+@pytest.mark.parametrize("agent", [None, "claude", "codex", "openclaw", "aceclaw"])
+def test_a_session_transcript_given_as_a_context_file_is_refused(tmp_path, name, text, agent):
+    # budget sized a Claude Code session passed by mistake as a 224,000-char CLAUDE.md, with advice to split it
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError, match="a session transcript, not a context file") as e:
+        budget.discover(agent, [str(p)])
+    assert e.value.path == str(p)
+
+
+@pytest.mark.parametrize("text", ["{not json}\n# Rules\n", "{}x\n", '["a"]\n', "# {\"a\": 1}\n"])
+def test_a_context_file_that_starts_like_json_is_read(tmp_path, text):
+    p = tmp_path / "CLAUDE.md"
+    p.write_text(text, encoding="utf-8")
+    d = budget.discover(None, [str(p)])
+    assert d.agent == "claude" and [s.path for s in d.sources][:1] == [str(p)]
+
+
 def test_compare_session_explains_the_gap():
     report = {"totals": {"tokens": 2_000}}
     out = budget.compare_session(report, {"baseline": {"status": "measured", "tokens": 9_600}})

@@ -106,3 +106,14 @@ def test_an_import_that_is_no_text_file_is_a_note_not_the_end_of_the_budget(tmp_
     assert notes["pipe.md"] == ("skipped", "not a regular file: not loaded")
     assert notes["missing.md"] == ("missing", "imported file not found")
     assert notes["CLAUDE.md"][0] == "kept"
+
+
+def test_a_session_file_gets_one_line_naming_it(tmp_path):
+    p = tmp_path / "s.jsonl"
+    p.write_text('{"type":"user","message":{"role":"user","content":"hi"},"uuid":"a","parentUuid":null}\n',
+                 encoding="utf-8")
+    r = _run("--agent", "claude", p)
+    assert r.exit_code == 3
+    assert r.output.strip().splitlines() == [f"Error: {p}: a session transcript, not a context file: budget sizes the "
+                                             "files an agent loads (a workspace folder, or files such as CLAUDE.md, "
+                                             "AGENTS.md, SOUL.md); to compare them with a session, give it with --session"]
