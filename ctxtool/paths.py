@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import glob
+import errno
 import os
 import re
 import stat
@@ -133,8 +134,27 @@ def expand(targets: list[str], spool: Spool | None = None) -> tuple[list[str], l
             for p in matches:
                 add(p)
         else:
-            problems.append((target, "no such file or directory"))
+            problems.append((target, _missing(target)))
     return files, problems
+
+
+def _missing(path: str) -> str:
+    """Why ``path``, which ``os.path.exists`` says is not there, cannot be read: missing, a symbolic link to a file
+    that is missing, a loop of links, or a folder on the way that may not be entered (``exists`` says False for all)."""
+    try:
+        os.stat(path)
+    except OSError as e:
+        if e.errno == errno.ENOENT:
+            if os.path.islink(path):
+                try:
+                    return f"a symbolic link to a missing file ({os.readlink(path)})"
+                except OSError:
+                    pass
+            return "no such file or directory"
+        return f"cannot read: {e.strerror or e}"
+    except ValueError:  # a NUL in the name
+        return "no such file or directory"
+    return "no such file or directory"  # (there now: it was not when looked for)
 
 
 def _sessions_under(top: str) -> list[tuple[str, bool, str | None]]:

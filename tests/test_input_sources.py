@@ -21,7 +21,7 @@ from ctxtool.transcript import scan
 
 FIX = os.path.join(os.path.dirname(__file__), "..", "fixtures")
 CLAUDE = os.path.join(FIX, "demo", "claude-code-interrupted.jsonl")
-COMMANDS = (["validate"], ["repair", "--check"], ["estimate"], ["profile"], ["prune"], ["compact", "-n"])
+COMMANDS = (["validate"], ["repair", "--check"], ["estimate"], ["profile"], ["prune"], ["compact", "-n"], ["view"])
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 
 
@@ -110,6 +110,20 @@ def test_errors_on_standard_input_name_stdin():
     r = run("validate", "-", input=b"not json at all\n")
     assert r.exit_code == 3
     assert r.stderr.startswith("Error: <stdin>:1: no parseable JSON lines") and "ctxtool-" not in r.output
+
+
+def test_view_reads_standard_input_as_it_reads_the_file():
+    # view alone took "-" for a file name ("-: no such file")
+    data = open(CLAUDE, "rb").read()
+    before = set(spooled_left())
+    piped = run("view", "-", input=data)
+    assert piped.exit_code == 0, piped.output
+    assert piped.stdout == run("view", CLAUDE).stdout and piped.stdout.count("\n") > 3
+    j = run("view", "--json", "-", input=data)
+    assert orjson.loads(j.stdout)["path"] == "<stdin>"
+    bad = run("view", "-", input=b"not json at all\n")
+    assert bad.exit_code == 3 and bad.stderr.startswith("Error: <stdin>:1: no parseable JSON lines")
+    assert set(spooled_left()) == before
 
 
 def test_repair_in_place_of_standard_input_is_refused_and_output_works(tmp_path):
@@ -216,3 +230,27 @@ def test_a_folder_gives_the_files_os_walk_gave_without_a_stat_each(tmp_path):
     assert [os.path.relpath(f, top) for f in files] == [
         "a-proj/2.jsonl", "a-proj/1.jsonl", "b-proj/far.jsonl", "b-proj/sub/3.jsonl"]
     assert sorted(os.path.basename(p) for p, _ in problems) == ["broken.jsonl", "pipe.jsonl"]
+
+
+def test_a_path_that_cannot_be_looked_at_says_why(tmp_path, monkeypatch):
+    # each was "no such file or directory": a loop of links, a link to a missing file, a folder that may not be entered
+    (tmp_path / "a.jsonl").symlink_to(tmp_path / "b.jsonl")
+    (tmp_path / "b.jsonl").symlink_to(tmp_path / "a.jsonl")
+    (tmp_path / "link.jsonl").symlink_to(tmp_path / "gone.jsonl")
+    assert expand([str(tmp_path / "a.jsonl")])[1] == [(str(tmp_path / "a.jsonl"), "cannot read: Too many levels of symbolic links")]
+    assert expand([str(tmp_path / "link.jsonl")])[1] == [
+        (str(tmp_path / "link.jsonl"), f"a symbolic link to a missing file ({tmp_path / 'gone.jsonl'})")]
+    assert expand([str(tmp_path / "none.jsonl")])[1] == [(str(tmp_path / "none.jsonl"), "no such file or directory")]
+    closed = str(tmp_path / "closed" / "s.jsonl")
+    real_stat = os.stat
+
+    def stat(p, *a, **k):
+        if str(p) == closed:
+            raise PermissionError(13, "Permission denied", str(p))
+        return real_stat(p, *a, **k)
+
+    monkeypatch.setattr(os, "stat", stat)
+    assert expand([closed])[1] == [(closed, "cannot read: Permission denied")]
+    r = run("validate", tmp_path / "a.jsonl")
+    assert r.exit_code == 3
+    assert r.stderr.strip() == f"Error: {tmp_path / 'a.jsonl'}: cannot read: Too many levels of symbolic links"
