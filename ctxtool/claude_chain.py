@@ -765,7 +765,9 @@ class _Bridge:
 def sent_entries(entries: list[Entry], leaf: list | None = None) -> list[Entry]:
     """The message entries Claude Code sends, in its order (rules 1–4): chain order, each
     assistant message's lines together, its results gathered right after it. ``leaf``, when given, gets the row the
-    client resumes at (the chain's last) appended, and the function that tells a line's place in the client's rows."""
+    client resumes at (the chain's last) appended, the function that tells a line's place in the client's rows, and
+    whether the rows the client puts after an unanswered user leaf (``_turn_tail``) hold an attachment (its last row
+    is then one, rendered or not)."""
     main = main_entries(entries)
     rows: dict[str, Entry] = {}
     counts: list = []
@@ -955,7 +957,7 @@ def sent_entries(entries: list[Entry], leaf: list | None = None) -> list[Entry]:
     if below:
         out += [e for e in below if e.kind == MESSAGE and e.index not in done]
     if leaf is not None:
-        leaf.extend((seq[-1], place))
+        leaf.extend((seq[-1], place, any(e.type == "attachment" for e in below)))
     return out
 
 

@@ -516,13 +516,15 @@ LOCAL_COMMAND = (("<command-name>", "record"), ("<local-command-stdout>", "outpu
                  ("<local-command-caveat>", "caveat"))
 
 
-def _closes_turn(t, entries: list[Entry], context: list[Entry], f, resumed: Entry | None = None, place=None) -> bool:
+def _closes_turn(t, entries: list[Entry], context: list[Entry], f, resumed: Entry | None = None, place=None,
+                 attachment_after: bool = False) -> bool:
     """Whether the client closes a history that ends with a user message with its reply "No
     response requested." (``claude_chain.heal`` adds it): it does after a prompt that got no answer
     (one whose content it cannot read too), after a compact summary that nothing follows, and after
     rows that give no message, and after a meta line (judged: judge fuzz seed 532, case 0017); not after a local
     command's lines that its caveat leaves open (the client's ``qY``), nor when the turn's answer was an API error
-    (not sent)."""
+    (not sent), nor after the note of a stopped turn or call that attachments follow (``attachment_after``: the rows
+    the client puts after the leaf hold one, ``sent_entries``)."""
     if not context:
         return _rows_but_nothing_sent(entries)
     if all(_gives_nothing(t, e, f) for e in context):
@@ -546,6 +548,11 @@ def _closes_turn(t, entries: list[Entry], context: list[Entry], f, resumed: Entr
         return False
     if last.get("compact_summary") and any(e.type == "attachment" for e in islice(t.entries, last.index + 1, None)):
         return False  # attachments written after the summary (the client sends them in places of its own): left open (judged)
+    if attachment_after and last is resumed and last.get("interrupt"):
+        # "[Request interrupted by user]" (or "... for tool use"), then attachments below it, rendered or not: the client
+        # leaves the turn open, the new prompt joins the note's message and the attachments' context the new turn's
+        # (judged: 17 shapes, tests/test_claude_interrupted_turn.py); with nothing after the note, or a meta line, closed
+        return False
     return not _local_command_run(t, said, f)
 
 
