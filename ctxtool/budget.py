@@ -36,6 +36,8 @@ import os
 import re
 from dataclasses import dataclass, field
 
+import orjson
+
 from . import utf16
 from .errors import ConfigError, InputError
 from .tokens import heuristic_chars_tokens
@@ -236,8 +238,6 @@ def _session_like(path: str) -> bool:
         return False  # (read, and reported, with the other files)
     if not (first.startswith(b"{") and first.endswith(b"}")):
         return False
-    import orjson
-
     try:
         return isinstance(orjson.loads(first), dict)
     except orjson.JSONDecodeError:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import glob
 import errno
+import glob
 import os
 import re
 import stat

@@ -551,7 +551,7 @@ def _closes_turn(t, entries: list[Entry], context: list[Entry], f, resumed: Entr
     if attachment_after and last is resumed and last.get("interrupt"):
         # "[Request interrupted by user]" (or "... for tool use"), then attachments below it, rendered or not: the client
         # leaves the turn open, the new prompt joins the note's message and the attachments' context the new turn's
-        # (judged: 17 shapes, tests/test_claude_interrupted_turn.py); with nothing after the note, or a meta line, closed
+        # (judged: 18 shapes, tests/test_claude_interrupted_turn.py); with nothing after the note, or a meta line, closed
         return False
     return not _local_command_run(t, said, f)
 
