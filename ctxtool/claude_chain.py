@@ -179,7 +179,9 @@ def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict |
                 bridges[cur.index] = nxt
         cur = nxt
     out.reverse()
-    if leaf is not None and leaf.type == "user":
+    if leaf is not None and (leaf.type == "user" or leaf.get("api_error")):
+        # (a turn whose answer was the client's API error line, which it does not send: the rows below that line are
+        # the turn's, as below its prompt; judged, tests/test_claude_api_error_turn.py)
         below = _turn_tail(leaf, by_id, links, odd, seen)
         if tail is None:
             out += below

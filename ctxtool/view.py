@@ -543,7 +543,9 @@ def _closes_turn(t, entries: list[Entry], context: list[Entry], f, resumed: Entr
             said = said[:k] + [e for e in said[k:] if e.index not in unsent]
     last = said[-1]
     if last.role == "assistant":
-        return last.stop != "error"
+        # an answer that was an API error (not sent) leaves the turn open, unless attachments hang below it: the client
+        # sends them as the prompt's and closes the turn (judged, tests/test_claude_api_error_turn.py)
+        return last.stop != "error" or (attachment_after and last is resumed)
     if resumed is not None and _ends_at_a_later_call_line(said, resumed, place):
         return False
     if last.get("compact_summary") and any(e.type == "attachment" for e in islice(t.entries, last.index + 1, None)):

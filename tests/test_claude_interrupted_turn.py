@@ -8,66 +8,12 @@ closed every one of them until 2026-11-29."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
 from ctxtool.transcript import scan
 from ctxtool.view import sent_messages
 from tests.support.claude_agent import conversation, resume_payload
-
-REC = Path(__file__).resolve().parent.parent / "fixtures" / "claude-recorded"
-NOTE = "[Request interrupted by user]"
-CLOSING = {"role": "assistant", "content": [{"type": "text", "text": "No response requested."}]}
-
-
-def _recorded_attachments() -> dict:
-    """One recorded attachment line of each kind, from every recording."""
-    out: dict = {}
-    for f in sorted(REC.glob("*.jsonl")):
-        for raw in f.read_bytes().split(b"\n"):
-            if b'"attachment"' not in raw:
-                continue
-            try:
-                o = json.loads(raw)
-            except ValueError:
-                continue
-            if isinstance(o, dict) and o.get("type") == "attachment":
-                out.setdefault(o["attachment"].get("type"), o)
-    return out
-
-
-def build(name: str, cut: int, rows: list[str]) -> bytes:
-    """The recording ``name``'s first ``cut`` lines, then ``rows``, each below the one before: "note" (the client's
-    note, as it writes it: one text block), "note-string" (its text as a string), "prompt=TEXT" (a typed prompt),
-    "meta" (a meta line), "progress", "system" (a system line), or an attachment kind (a recorded one)."""
-    atts = _recorded_attachments()
-    objs = [json.loads(x) for x in (REC / name).read_bytes().split(b"\n") if x]
-    out = objs[:cut]
-    last = [o for o in out if o.get("uuid")][-1]
-    common = {"isSidechain": False, "timestamp": last["timestamp"], "sessionId": last["sessionId"]}
-    user = {"userType": "external", "cwd": last.get("cwd"), "version": "2.1.330"}
-    for k, row in enumerate(rows):
-        uuid = f"dddddddd-0000-4000-8000-{k:012d}"
-        if row in ("note", "note-string") or row.startswith("prompt="):
-            text = row[len("prompt="):] if row.startswith("prompt=") else NOTE
-            content = [{"type": "text", "text": text}] if row == "note" else text
-            o = {"type": "user", "message": {"role": "user", "content": content}, **user}
-        elif row == "meta":
-            o = {"type": "user", "isMeta": True, "message": {"role": "user", "content": [{"type": "text", "text": "noted"}]},
-                 **user}
-        elif row == "progress":
-            o = {"type": "progress", "data": {"type": "hook_progress"}}
-        elif row == "system":
-            o = {"type": "system", "subtype": "turn_duration", "durationMs": 5, "isMeta": False}
-        else:
-            o = json.loads(json.dumps(atts[row]))
-        o.update(common, parentUuid=last["uuid"], uuid=uuid)
-        out.append(o)
-        last = o
-    return ("\n".join(json.dumps(o, separators=(",", ":"), ensure_ascii=False) for o in out) + "\n").encode()
-
+from tests.support.claude_rows import NOTE, build, closes
 
 IBU = "interrupted_by_user.jsonl"  # line 33: the note of calls stopped; 42: "Take your time."; 44: its note
 # (recording, cut, rows after) -> whether the client closes the turn (each judged below)
@@ -98,17 +44,13 @@ def _id(shape) -> str:
     return f"{name.split('.')[0]}:{cut}:{','.join(rows) or '-'}"
 
 
-def _closes(messages: list) -> bool:
-    return [m for m in messages if m["role"] != "system"][-1:] == [CLOSING]
-
-
 @pytest.mark.parametrize("shape", sorted(SHAPES), ids=_id)
 def test_ctxtool_closes_the_turn_where_the_client_does(tmp_path, shape):
     name, cut, rows = shape
     path = tmp_path / name
     path.write_bytes(build(name, cut, list(rows)))
     mine = [{"role": m["role"], "content": m["content"]} for m in sent_messages(scan(str(path)))]
-    assert _closes(mine) is SHAPES[shape]
+    assert closes(mine) is SHAPES[shape]
     if not SHAPES[shape]:  # the note is the last message sent (the attachments' context, when rendered, after it)
         last = [m for m in mine if m["role"] != "system"][-1]["content"][-1]
         assert last in ({"type": "text", "text": NOTE}, {"type": "text", "text": NOTE[:-1] + " for tool use]"})
@@ -121,5 +63,5 @@ def test_the_client_closes_a_stopped_turn_as_the_table_says(tmp_path, shape):
     path = tmp_path / name
     path.write_bytes(build(name, cut, list(rows)))
     sent = resume_payload(str(path))["messages"]
-    assert _closes(sent) is SHAPES[shape]
+    assert closes(sent) is SHAPES[shape]
     assert conversation(sent_messages(scan(str(path)))) == conversation(sent)
