@@ -1,6 +1,7 @@
 """Files made of a recorded Claude Code transcript cut at a line, with rows of the client's own kinds written below it
-(test support): what the judged tables of ``test_claude_interrupted_turn.py`` and ``test_claude_api_error_turn.py``
-are made of."""
+(test support): what the judged tables of ``test_claude_interrupted_turn.py`` and ``test_claude_api_error_turn.py``, and
+the end shapes of ``test_claude_end_shapes.py``, are made of. The recording's lines are written again as JSON (the
+client reads them alike)."""
 
 from __future__ import annotations
 
