@@ -10,8 +10,8 @@ import click
 import orjson
 
 from .. import formats, render, retained
-from ..errors import ConfigError, unexpected
-from ..paths import Spool, expand
+from ..errors import ConfigError, InputError, unexpected
+from ..paths import Spool, expand, is_stream
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -103,6 +103,17 @@ def collect(targets) -> tuple[list[str], list[dict]]:
         retained.stop()  # each file's index is freed as the run goes on (``ctxtool.retained``)
     return files, failures
 
+
+
+def one_input(path: str) -> str:
+    """The file a single-file command reads for ``path``: itself, or for standard input or a pipe its spooled copy
+    (``collect``; output names it as the user did). A problem with it is raised as the ``InputError`` it would be."""
+    if not is_stream(path):
+        return path
+    files, failures = collect([path])
+    if not files:
+        raise InputError(failures[0]["error"], path=path)
+    return files[0]
 
 
 def spooled(path: str) -> str | None:

@@ -6,14 +6,13 @@ import click
 
 from .. import config, render
 from .. import prune as lib
-from ..errors import ConfigError, EXIT_FINDINGS, EXIT_OK, InputError
+from ..errors import ConfigError, EXIT_FINDINGS, EXIT_OK
 from ..jsonl import atomic_write
-from ..paths import is_stream
 from ..transcript import scan
 from ..validate import validate_messages
 from ..window import Evidence, configured_window, resolve_window
 from . import cli
-from .common import CONTEXT_SETTINGS, collect, emit_json, format_option, in_config, json_option, summarizer_options, working_on
+from .common import CONTEXT_SETTINGS, emit_json, format_option, in_config, json_option, one_input, summarizer_options, working_on
 
 MAX_ROWS = 40
 
@@ -180,11 +179,7 @@ def prune(path, strategy, compare, window, tokenizer, config_path, preset, ttl, 
 
         summ = make_summarizer(summarizer, model=model, command=command)
 
-    if is_stream(path):  # standard input or a pipe: read from a spooled copy
-        files, failures = collect([path])
-        if not files:
-            raise InputError(failures[0]["error"], path=path)
-        path = files[0]
+    path = one_input(path)  # standard input or a pipe: its spooled copy
     working_on(path)
     t = scan(path, fmt, keep=True)
     ev = Evidence.of(t.entries)

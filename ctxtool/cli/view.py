@@ -7,12 +7,11 @@ import sys
 import click
 
 from .. import render
-from ..errors import EXIT_OK, InputError
+from ..errors import EXIT_OK
 from ..jsonl import dumps
-from ..paths import is_stream
 from ..view import view_file
 from . import cli
-from .common import CONTEXT_SETTINGS, collect, emit_json, format_option, json_option, working_on, writing_out
+from .common import CONTEXT_SETTINGS, emit_json, format_option, json_option, one_input, working_on, writing_out
 
 
 def _summary(content) -> str:
@@ -63,12 +62,7 @@ def view(path, fmt, json_, jsonl):
     """
     if json_ and jsonl:
         raise click.UsageError("--json and --jsonl are two outputs: give one")
-    shown = path
-    if is_stream(path):  # standard input or a pipe (``-``): read from a spooled copy, as the other commands do
-        files, failures = collect([path])
-        if not files:
-            raise InputError(failures[0]["error"], path=path)
-        path = files[0]
+    path = one_input(path)  # standard input or a pipe (``-``): its spooled copy, shown as <stdin>
     working_on(path)  # an error that escapes names the file
     r = view_file(path, fmt)
     if json_:
@@ -78,7 +72,7 @@ def view(path, fmt, json_, jsonl):
     if con.is_terminal and not jsonl:
         rows = [[k, m["role"], ",".join(map(str, m["lines"][:6])) + ("…" if len(m["lines"]) > 6 else ""),
                  _summary(m["content"])] for k, m in enumerate(r["messages"])]
-        render.table(con, f"{shown} ({r['format']}, {len(rows)} messages)", ["#", "role", "lines", "content"], rows,
+        render.table(con, f"{path} ({r['format']}, {len(rows)} messages)", ["#", "role", "lines", "content"], rows,
                      justify={"#": "right"})
         raise SystemExit(EXIT_OK)
     out = sys.stdout.buffer
