@@ -191,19 +191,25 @@ class Relink:
     leaf ``old``; the rewrite made ``new`` the leaf (e.g. the compaction record), so the first
     carried line that links to a parent is moved from ``old`` to ``new``. A carried line whose
     parent the rewrite removed (``gone``: a set, or a function computing it on first need)
-    cannot be carried as it is: ``FileChanged(retry=True)``, the caller plans again or refuses."""
+    cannot be carried as it is: ``FileChanged(retry=True)``, the caller plans again or refuses. Nor can a carried
+    tool result for a call the rewrite gave a synthetic result (``answered``; ``results(obj)``: the call ids a line
+    answers): the tool was still running when the file was read, and its real result must not hang under the
+    synthetic one; after the rename such a line is kept as written (not re-linked), with a note."""
 
     field: str  # pi parentId, Claude Code parentUuid
     id_field: str  # pi id, Claude Code uuid
     old: str | None
     new: str | None
     gone: frozenset | Callable[[], set] = frozenset()
+    answered: frozenset = frozenset()
+    results: Callable[[dict], list] | None = None
 
 
-def relink_for(fmt_name: str, old: str | None, new: str | None, gone=frozenset()) -> Relink | None:
+def relink_for(fmt_name: str, old: str | None, new: str | None, gone=frozenset(), answered=frozenset(),
+               results: Callable[[dict], list] | None = None) -> Relink | None:
     """The Relink of a format with parent links (pi, Claude Code); None for the others."""
     fields = LINK_FIELDS.get(fmt_name)
-    return Relink(fields[0], fields[1], old, new, gone) if fields else None
+    return Relink(fields[0], fields[1], old, new, gone, frozenset(answered), results) if fields else None
 
 
 def relink_line(line: bytes, obj: dict, key: str, new: str | None) -> bytes:
@@ -327,10 +333,23 @@ class _Carry:
 
     def _line(self, line: bytes) -> bytes:
         r = self.relink
-        if r is None or (self.linked and not r.gone):
+        if r is None or (self.linked and not r.gone and not r.answered):
             return line
         obj = _record(line)
-        if obj is None or r.field not in obj:
+        if obj is None:
+            return line
+        if r.answered and r.results is not None:
+            hit = next((i for i in r.results(obj) if i in r.answered), None)
+            if hit is not None and self.strict:
+                raise FileChanged(f"a tool result appended meanwhile answers {hit}, a call this rewrite gives a synthetic "
+                                  "result (the tool was still running); nothing was written: run again",
+                                  path=self.snap.path, retry=True)
+            if hit is not None:
+                self.notes.append(f"a tool result that reached the old file after the rename answers {hit}, a call this "
+                                  "rewrite gave a synthetic result: kept as written (a repair run again keeps the real "
+                                  "result and drops the synthetic one)")
+                return line
+        if r.field not in obj:
             return line
         parent = obj[r.field]
         if r.gone and parent is not None:

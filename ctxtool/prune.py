@@ -42,7 +42,7 @@ import orjson
 from . import config
 from . import window as window_rule
 from .errors import ConfigError, InputError, SummarizerError, TokenizerUnavailable
-from .formats.common import THINKING_TYPES, args_chars, ms_to_seconds, new_uuid, scan_anthropic_blocks, without_thinking
+from .formats.common import OPENCLAW_MISSING_TEXT, THINKING_TYPES, args_chars, ms_to_seconds, new_uuid, scan_anthropic_blocks, without_thinking
 from .model import Entry, IMAGE_CHARS, as_list, as_text, js_len
 from .view import context_entries, is_result, merges, sent_context
 
@@ -55,7 +55,7 @@ IMAGE_REMOVED_TEXT = "[image removed during context pruning]"
 OC_IMAGE_CHARS = 8_000
 OC_OTHER_ROLE_CHARS = 256
 OC_CHARS_PER_TOKEN = 4
-MISSING_RESULT_TEXT = "[openclaw] missing tool result in session history; inserted synthetic error result for transcript repair."
+MISSING_RESULT_TEXT = OPENCLAW_MISSING_TEXT
 CACHE_TTL_TYPE = "openclaw.cache-ttl"
 
 # AceClaw pruneForRequest (seed: AceClaw context management).

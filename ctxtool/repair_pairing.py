@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .formats.common import brief, is_blank_text
+from .formats.common import SYNTHETIC_RESULT_TEXTS, brief, is_blank_text
 from .model import HEADER, MESSAGE, Entry
 from .repair_rewrite import _content_ref
 from .scanloop import index_passes
@@ -171,6 +171,27 @@ class Pairing:
                 self.change("reused-id", "rewritten", s, r.id, f"result renamed {final[k]} with its tool call")
         return True
 
+    def _synthetic_beside_real(self, span: list[Entry], by_call_id: dict) -> set:
+        """The results of ``span`` that a repair made (ctxtool's or OpenClaw's synthetic text) for a call that has more
+        results than calls and a real one among them: {(index, result idx)}. Dropped first, so that the matching keeps
+        the real output (a tool's result appended while a repair ran, after the synthetic one it wrote)."""
+        if self.client_heals_pairing:
+            return set()
+        per_id: dict[str, list] = {}
+        for s in span:
+            for r in self.results_of(s):
+                if r.id in by_call_id:
+                    per_id.setdefault(r.id, []).append((s, r))
+        out: set = set()
+        for cid, rs in per_id.items():
+            extra = len(rs) - len(by_call_id[cid])
+            if extra <= 0:
+                continue
+            made = [(s, r) for s, r in rs if _result_text(self.name, self.t.load(s), r) in SYNTHETIC_RESULT_TEXTS]
+            if len(made) < len(rs):  # a real result is there
+                out.update((s.index, r.idx) for s, r in made[:extra])
+        return out
+
     def _final_call_id(self, u: Entry, c, seen_calls: set[str]) -> str:
         """The id call ``c`` is sent with: its own, or renamed when an earlier call of the request used it."""
         fid = c.id
@@ -217,8 +238,13 @@ class Pairing:
         first_remainder = None
         mixed_first = False  # the first remainder is a message with results of its own, and text after them
         moved_entries: dict[int, Entry] = {}  # by index, in the order found
+        synthetic = self._synthetic_beside_real(span, by_call_id)
         for s in span:
             for r in list(self.results_of(s)):
+                if synthetic and (s.index, r.idx) in synthetic:
+                    self._drop_result(s, r, "duplicate-result", "a synthetic result (a repair's) for a call whose real "
+                                      "result is in the file too: the real one is kept")
+                    continue
                 ks = by_call_id.get(r.id)
                 k = None
                 if ks is not None:  # calls of an id are taken in order: a cursor finds the first untaken one
@@ -449,3 +475,16 @@ class Pairing:
         else:
             self.edit(s).setdefault("drop_blocks", set()).add(r.idx)
             self.change(kind, "dropped", s, r.id, detail + " (block removed from the message)")
+
+
+def _result_text(name: str, obj: dict, r) -> str | None:
+    """The text of result ``r`` of line ``obj`` (its text blocks joined), or None when it has none of text."""
+    content = _content_ref(name, obj)
+    if name != "pi":  # a tool_result block among the message's blocks
+        b = content[r.idx] if 0 <= r.idx < len(content) else None
+        content = b.get("content") if isinstance(b, dict) else None
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str))
+    return None

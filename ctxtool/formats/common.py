@@ -17,6 +17,10 @@ REPAIR_TEXT = (
     "[ctxtool repair] missing tool result in session history; "
     "inserted synthetic error result for transcript repair."
 )
+# what OpenClaw writes for a call whose result is missing (its session-tool-result-guard / transcript repair)
+OPENCLAW_MISSING_TEXT = "[openclaw] missing tool result in session history; inserted synthetic error result for transcript repair."
+# the results a repair made, not a tool: where a call has one of these and a real result, the real one is kept
+SYNTHETIC_RESULT_TEXTS = frozenset((REPAIR_TEXT, OPENCLAW_MISSING_TEXT))
 STREAM_ERROR_FALLBACK_TEXT = "[assistant turn failed before producing content]"
 BLANK_USER_FALLBACK_TEXT = "(continue)"
 
