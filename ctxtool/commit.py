@@ -329,6 +329,11 @@ class _Carry:
         if _record(line) is not None:
             self.notes.append(f"the last line (byte {at}) was still being written when it was read: it is carried whole, "
                               "not dropped")
+        elif not line[cut:].strip():
+            # a writer ended the torn line with a newline (then appended its own line): still no record, not carried
+            self.notes.append(f"an unfinished line at byte {at} was ended with a newline but never completed: it is not "
+                              "carried (its bytes are in the backup)")
+            return b""
         return line
 
     def _line(self, line: bytes) -> bytes:
@@ -394,6 +399,7 @@ def commit(snap: Snapshot, chunks: Iterable[bytes], *, relink: Relink | None = N
         st = os.fstat(old)
         if (st.st_dev, st.st_ino) != (snap.dev, snap.ino):
             raise _replaced(path)
+        _may_replace(st, path)
         tmp, out, res.written = write_temp(path, chunks)
         carry = _Carry(snap, old, out, relink, may_hold=_rounds > 0)
         carry.live = _live  # a second write to put late lines back: its file is live already
@@ -407,6 +413,8 @@ def commit(snap: Snapshot, chunks: Iterable[bytes], *, relink: Relink | None = N
         res.carried = carry.lines
         keep_owner(out, st)
         os.fchmod(out, st.st_mode & 0o7777)
+        _same_owner(out, st, path)
+        _copy_xattrs(old, out, path)
         os.fsync(out)
         os.replace(tmp, path)
         tmp = None
@@ -531,6 +539,56 @@ def _check(snap: Snapshot, old: int) -> None:
     if _digest(old, snap.size, snap.whole) != snap.tail:
         raise FileChanged("was rewritten in place while ctxtool was rewriting it (the bytes read differ now); "
                           "nothing was written (run again)", path=path)
+
+
+def _may_replace(st: os.stat_result, path: str) -> None:
+    """Refuse (nothing written) to replace a file whose agent would not get it back as it had it: one with other names
+    (hard links: they would keep the old content, and a writer using one of them would write to a file that is no
+    longer the session), one of another user's (the new file would be this process's: the agent could no longer
+    append to it; root can give it back) and a read-only one."""
+    if st.st_nlink > 1:
+        raise WriteError(f"has {st.st_nlink} names (hard links): a rewrite would leave the others with the old content; "
+                         "nothing was written (remove the other links, or write elsewhere with -o)", path=path)
+    euid = os.geteuid()
+    if euid != 0 and st.st_uid != euid:
+        raise WriteError(f"belongs to another user (uid {st.st_uid}, this process is uid {euid}): rewritten here, its "
+                         "agent could no longer append to it; nothing was written (run ctxtool as that user)", path=path)
+    if not st.st_mode & (0o222 if euid == 0 else 0o200):
+        raise WriteError(f"is read-only (mode {st.st_mode & 0o7777:04o}): nothing was written (make it writable first, "
+                         "or write elsewhere with -o)", path=path)
+
+
+def _same_owner(out: int, st: os.stat_result, path: str) -> None:
+    """The replacement has the owner and group of the file it replaces (``keep_owner`` tried), or nothing is written."""
+    o = os.fstat(out)
+    if (o.st_uid, o.st_gid) != (st.st_uid, st.st_gid):
+        raise WriteError(f"its group (gid {st.st_gid}) cannot be kept by this process (uid {os.geteuid()}, not a member): "
+                         "nothing was written (run ctxtool as a member of that group, or as root)", path=path)
+
+
+def _copy_xattrs(old: int, out: int, path: str) -> None:
+    """The old file's extended attributes on the replacement: a POSIX ACL (``system.posix_acl_access``) that lets the
+    agent's user write the file among them. One that cannot be set, and that the new file does not have already with
+    the same value, refuses the rewrite (nothing written)."""
+    try:
+        names = os.listxattr(old)
+    except OSError:  # a file system without them
+        return
+    for name in names:
+        try:
+            value = os.getxattr(old, name)
+        except OSError:
+            continue
+        try:
+            os.setxattr(out, name, value)
+        except OSError as e:
+            try:
+                same = os.getxattr(out, name) == value
+            except OSError:
+                same = False
+            if not same:
+                raise WriteError(f"its extended attribute {name} cannot be kept ({e.strerror or e}): "
+                                 "nothing was written", path=path) from None
 
 
 def _keep_old(old: int, path: str, *, copy: bool) -> str | None:

@@ -46,7 +46,7 @@ def main() -> None:
     ap.add_argument("--format", choices=["pi", "claude"], default="pi")
     ap.add_argument("--dir", default="/tmp/ctxtool-stress")
     a = ap.parse_args()
-    commit.WATCH_MAX = 2.0  # the appender closes its handle well before this
+    # the watch as it ships (commit.WATCH_MAX, 1 s): the appender closes its handle well before it ends
     os.makedirs(a.dir, exist_ok=True)
     work = os.path.join(a.dir, "run")
     totals = {"runs": 0, "lost_silently": 0, "lost_reported": 0, "out_of_order_runs": 0, "carried": 0, "put_back_runs": 0, "not_compacted": 0}
