@@ -9,6 +9,8 @@ import re
 import stat
 import sys
 
+from .errors import InputError
+
 # Files that live beside sessions but are not live sessions (ours and OpenClaw's): backups,
 # temp files, locks, archives, and compaction checkpoints (<id>.checkpoint.<uuid>.jsonl,
 # snapshots that would be counted twice). Named explicitly, any of them is still read.
@@ -62,6 +64,8 @@ class Spool:
         try:
             with os.fdopen(fd, "wb") as out:
                 if target in STDIN_TARGETS:
+                    if sys.stdin is None:  # closed at the start (``<&-``)
+                        raise InputError("cannot read: standard input is closed", path=STDIN_NAME)
                     shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
                 else:
                     with open(target, "rb") as src:

@@ -395,6 +395,42 @@ def test_output_rich_cannot_write_names_standard_output(tmp_path, args):
     assert (p.returncode, p.stderr.decode()) == (3, "Error: <stdout>: cannot be written: No space left on device\n")
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full here")
+@pytest.mark.parametrize("args", [["-h"], ["--version"], ["validate", "-h"], ["view", "-h"]])
+def test_help_and_version_that_cannot_be_written_are_one_line_and_exit_3(args):
+    """click writes these before any command runs: a raw traceback, exit 1 (found by an adversarial review)."""
+    with open("/dev/full", "wb") as full:
+        p = subprocess.run([sys.executable, "-m", "ctxtool", *args], stdout=full, stderr=subprocess.PIPE, cwd=ROOT,
+                           timeout=120)
+    assert (p.returncode, p.stderr.decode()) == (3, "Error: <stdout>: cannot be written: No space left on device\n")
+
+
+@pytest.mark.parametrize("args", [["validate"], ["estimate", "--json"], ["view"], ["repair", "--check"], ["-h"],
+                                  ["--version"]])
+def test_a_closed_standard_output_is_one_line_and_exit_3(tmp_path, args):
+    """``>&-``: Python starts with no sys.stdout; every command printed "internal error" and two tracebacks, exit 1
+    (which reads as findings). Nothing runs now (a repair would be done unseen): one line, exit 3."""
+    target = copy(tmp_path, "repair/pi-clean.jsonl")
+    p = subprocess.run([sys.executable, "-m", "ctxtool", *args, *([target] if args[0][0] != "-" else [])],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT, timeout=120,
+                       preexec_fn=lambda: os.close(1))
+    assert (p.returncode, p.stderr.decode()) == (3, "Error: <stdout>: cannot be written: standard output is closed\n")
+
+
+def test_a_closed_standard_input_read_as_a_session_is_one_line(tmp_path):
+    p = subprocess.run([sys.executable, "-m", "ctxtool", "validate", "-"], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, timeout=120,
+                       preexec_fn=lambda: os.close(0))
+    assert p.returncode == 3 and p.stderr.decode() == "Error: <stdin>: cannot read: standard input is closed\n"
+
+
+def test_a_closed_standard_error_still_runs_the_command(tmp_path):
+    target = copy(tmp_path, "repair/pi-clean.jsonl")
+    p = subprocess.run([sys.executable, "-m", "ctxtool", "validate", target], stdout=subprocess.PIPE,
+                       stderr=subprocess.DEVNULL, cwd=ROOT, timeout=120, preexec_fn=lambda: os.close(2))
+    assert p.returncode == 0 and b"ok" in p.stdout
+
+
 @pytest.mark.parametrize("argv", [["estimate", "--help"], ["--version"], ["no-such-command"]])
 def test_main_pauses_the_collector_only_while_the_command_loads(argv):
     """``main`` pauses the cyclic GC while click and the command's modules load (its collections cost each start

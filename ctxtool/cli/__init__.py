@@ -66,6 +66,9 @@ class CtxGroup(click.Group):
             ctx.exit(0)
         except Exception as e:  # last resort, never a traceback: one line naming the file being processed
             out = render.output_error() if isinstance(e, OSError) else None
+            if out is None and isinstance(e, OSError) and _writing_stdout(e):  # (a write that failed whole: help text)
+                render.silence_stdout()
+                out = e
             where = ctx.meta.get(CURRENT) or ", ".join(ctx.meta.get(TARGETS) or ()) or None
             # stdout itself cannot be written (a full disk): no file of the session's is to blame
             err = render.unwritable(out) if out is not None else unexpected(e, path=where)
@@ -124,6 +127,8 @@ def _imports_done() -> None:
 
 
 def main():
+    if sys.stdout is None or sys.stderr is None:
+        _closed_streams()
     retained.start()  # a command over one file leaves its index unfreed (``ctxtool.retained``)
     if gc.isenabled():  # its collections while the command's modules load cost ~4 ms of each start
         gc.disable()
@@ -147,8 +152,37 @@ def main():
         if retained.holding():
             _end_now(code)
         sys.exit(code)
+    except OSError as e:
+        # outside a command (click's help or version, written before any command ran): standard output that cannot be
+        # written says so, as a command's does; any other error is not this one's
+        if not _writing_stdout(e):
+            raise
+        render.silence_stdout()
+        try:
+            click.echo(f"Error: {render.unwritable(e)}", err=True)
+        except OSError:
+            pass
+        sys.exit(EXIT_FAILED)
     finally:
         _imports_done()  # (a command that ended before it was looked up: a caller's own GC as it was)
+
+
+def _writing_stdout(e: OSError) -> bool:
+    """Whether ``e`` was raised writing standard output (the innermost frame wrote to it: click's ``echo``)."""
+    tb = e.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and tb.tb_frame.f_locals.get("file") is sys.stdout
+
+
+def _closed_streams() -> None:
+    """Standard output closed at the start (``>&-``: Python gives None): nothing a command prints could be read, so no
+    command runs (one line on standard error, exit 3). Standard error closed: what it would say is dropped."""
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w")
+    if sys.stdout is None:
+        click.echo(f"Error: {WriteError('cannot be written: standard output is closed', path='<stdout>')}", err=True)
+        sys.exit(EXIT_FAILED)
 
 
 def _end_now(code: int) -> None:
