@@ -118,8 +118,9 @@ def expand(targets: list[str], spool: Spool | None = None) -> tuple[list[str], l
             except OSError as e:
                 problems.append((target, f"cannot read: {e.strerror or e}"))
         elif os.path.isdir(target):
-            found = _sessions_under(target)
-            if not found:
+            found, unlisted = _sessions_under(target)
+            problems += unlisted  # a folder that may not be listed (its sessions would be passed over unsaid)
+            if not found and not unlisted:
                 problems.append((target, "directory holds no *.jsonl session files"))
             for p, is_regular, key in found:
                 if is_regular:
@@ -161,19 +162,22 @@ def _missing(path: str) -> str:
     return "no such file or directory"  # (there now: it was not when looked for)
 
 
-def _sessions_under(top: str) -> list[tuple[str, bool, str | None]]:
+def _sessions_under(top: str) -> tuple[list[tuple[str, bool, str | None]], list[tuple[str, str]]]:
     """The session files under the directory ``top``, in os.walk's order (each directory's files by name, then its
-    directories by name; symlinked directories not entered): ``(path, regular, real path)``. What the directory
+    directories by name; symlinked directories not entered): ``(path, regular, real path)``; and the folders that
+    could not be listed, each with why: ``(folder, problem)``. What the directory
     listing tells is not asked again of the file system: a file that is no symlink has its directory's real path
     (one realpath a tree, where one per file was ~40 ms of a 2,000-file folder), a regular one its type from the
     listing; only a symlink is stat'ed and resolved."""
     out: list[tuple[str, bool, str | None]] = []
+    unlisted: list[tuple[str, str]] = []
 
     def visit(d: str, real: str) -> None:
         try:
             with os.scandir(d) as it:
                 entries = list(it)
-        except OSError:  # (os.walk leaves out what it cannot list)
+        except OSError as e:  # (os.walk leaves out what it cannot list: a check in CI would pass without it)
+            unlisted.append((d, f"cannot list this folder: {e.strerror or e}"))
             return
         files, subdirs = [], []
         for e in entries:
@@ -203,7 +207,7 @@ def _sessions_under(top: str) -> list[tuple[str, bool, str | None]]:
             visit(os.path.join(d, name), os.path.join(real, name))
 
     visit(top, os.path.realpath(top))
-    return out
+    return out, unlisted
 
 
 def shard(files: list[str], spec: str | None) -> list[str]:

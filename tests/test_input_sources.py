@@ -5,7 +5,9 @@ was read twice from a pipe (line 1 unparseable, wrong counts); ``repair -o`` sai
 """
 
 import glob
+import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -254,3 +256,37 @@ def test_a_path_that_cannot_be_looked_at_says_why(tmp_path, monkeypatch):
     r = run("validate", tmp_path / "a.jsonl")
     assert r.exit_code == 3
     assert r.stderr.strip() == f"Error: {tmp_path / 'a.jsonl'}: cannot read: Too many levels of symbolic links"
+
+
+def _unlistable(monkeypatch, *closed):
+    """``os.scandir`` refuses these folders, as for a user who may not enter them (tests run as root)."""
+    real = os.scandir
+    shut = {str(c) for c in closed}
+
+    def scandir(p="."):
+        if str(p) in shut:
+            raise PermissionError(13, "Permission denied", str(p))
+        return real(p)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+
+
+def test_a_folder_that_cannot_be_listed_is_a_problem_not_passed_over(tmp_path, monkeypatch):
+    # it was left out unsaid: `repair --check` of the tree exited 0 in CI without checking its sessions (found by an
+    # adversarial review); named directly, it "held no *.jsonl session files"
+    top = tmp_path / "projects"
+    (top / "locked").mkdir(parents=True)
+    healthy = os.path.join(FIX, "claude-recorded", "parallel.jsonl")
+    shutil.copy(healthy, top / "a.jsonl")
+    shutil.copy(healthy, top / "locked" / "b.jsonl")
+    assert run("repair", "--check", top).exit_code == 0  # (listed: both healthy)
+    _unlistable(monkeypatch, top / "locked")
+    files, problems = expand([str(top)])
+    assert [os.path.basename(f) for f in files] == ["a.jsonl"]
+    assert problems == [(str(top / "locked"), "cannot list this folder: Permission denied")]
+    assert expand([str(top / "locked")])[1] == [(str(top / "locked"), "cannot list this folder: Permission denied")]
+    r = run("repair", "--check", top)
+    assert r.exit_code == 1 and f"Error: {top / 'locked'}: cannot list this folder: Permission denied" in r.stderr
+    r = run("validate", "--json", top)
+    assert r.exit_code == 1
+    assert [f["path"] for f in json.loads(r.stdout)["failures"]] == [str(top / "locked")]
