@@ -223,19 +223,19 @@ def extract_facts(path: str, fmt: str | None = None, *, t=None, ctx=None) -> Fac
                             fc.tools.append(tool)
                         fc.lines.append(line)
                         changes.append(fc)
-                    calls[b.get("id")] = ("file", changes)
+                    calls[_id(b.get("id"))] = ("file", changes)
                 elif name in cp.SHELL_TOOLS:
                     cmd = cp._command_of(args)
                     if cmd:
                         c = Command(cmd, line, b.get("name") or name)
                         facts.commands.append(c)
-                        calls[b.get("id")] = ("cmd", c)
+                        calls[_id(b.get("id"))] = ("cmd", c)
             elif kind == "text" and u.role == "assistant":
                 txt = str(b.get("text") or "").strip()
                 if txt:
                     assistant_texts.append(txt)
             elif kind == "tool_result":
-                what = calls.get(b.get("tool_use_id"))
+                what = calls.get(_id(b.get("tool_use_id")))
                 if what is None:
                     continue
                 out = text_of(b.get("content"))
@@ -558,3 +558,9 @@ def locate(path: str, fmt: str | None = None, output: str | None = None) -> str:
         raise InputError("no such file", path=path)
     t = scan(path, fmt)
     return target_for(path, None, _session_cwd(t))
+
+
+def _id(value):
+    """A tool id as a key: a string as it is; anything else (a damaged line's object or list, which no key can be) as
+    its text, so that a call and its result written alike still meet."""
+    return value if isinstance(value, str) or value is None else repr(value)

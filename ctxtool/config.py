@@ -93,9 +93,13 @@ def json5_to_json(text: str) -> str:
 def loads(text: str, *, path: str | None = None) -> dict:
     try:
         data = json.loads(text)
+    except RecursionError:
+        raise ConfigError("not valid JSON or JSON5 (nested too deep to read)", path=path) from None
     except ValueError:
         try:
             data = json.loads(json5_to_json(text))
+        except RecursionError:
+            raise ConfigError("not valid JSON or JSON5 (nested too deep to read)", path=path) from None
         except json.JSONDecodeError as e:
             raise ConfigError(f"not valid JSON or JSON5 ({e.msg})", path=path, line=e.lineno) from None
         except ValueError as e:
@@ -115,6 +119,8 @@ def loads_toml(text: str, *, path: str | None = None) -> dict:
 
     try:
         return tomlkit.parse(text).unwrap()
+    except RecursionError:
+        raise ConfigError("not valid TOML (nested too deep to read)", path=path) from None
     except tomlkit.exceptions.ParseError as e:
         reason = str(e).split(" at line ")[0]
         raise ConfigError(f"not valid TOML ({reason})", path=path, line=getattr(e, "line", None)) from None

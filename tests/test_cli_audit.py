@@ -450,3 +450,83 @@ def test_main_pauses_the_collector_only_while_the_command_loads(argv):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     said = [line for line in out.stderr.splitlines() if line.startswith(("loading", "after"))]
     assert said[0] == "loading False" and said[-1] == "after True", out.stderr
+
+
+# -- inputs an adversarial review found to end in "internal error" ------------------------------
+
+
+@pytest.mark.parametrize("kind", ["deep.json", "deep.toml", "binary.toml"])
+@pytest.mark.parametrize("cmd", [["prune", "--config"], ["prune", "-s", "spacebot", "--spacebot-config"],
+                                 ["profile", "--config"], ["budget", "--config"]])
+def test_a_config_nested_too_deep_or_not_text_is_a_config_error_naming_it(tmp_path, cmd, kind):
+    """A config 100,000 levels deep, or bytes that are no UTF-8: "internal error: RecursionError" (or
+    UnicodeDecodeError) with no file name, exit 3; now the file, why, and exit 2 (a usage error) as for any bad config."""
+    cfg = tmp_path / kind
+    if kind == "deep.json":
+        cfg.write_text('{"a":' * 100_000 + "1" + "}" * 100_000)
+    elif kind == "deep.toml":
+        cfg.write_text("a = " + "[" * 100_000 + "]" * 100_000)
+    else:
+        cfg.write_bytes(bytes(range(128, 256)) * 8)
+    if cmd[-1] == "--spacebot-config" and kind == "deep.json":
+        pytest.skip("a spacebot config is TOML")
+    if cmd[0] == "budget":
+        args = [*cmd, cfg, os.path.join(FIX, "budget", "codex-chain", "workspace")]
+        if kind.endswith(".toml"):
+            args[1:1] = ["--agent", "codex"]
+    else:
+        args = [*cmd, cfg, copy(tmp_path, "repair/pi-clean.jsonl")]
+    r = run(*args)
+    assert r.exit_code == 2, r.output
+    assert r.stderr.startswith(f"Error: {cfg}") and "internal error" not in r.stderr and "Traceback" not in r.output
+
+
+def test_checkpoint_of_a_call_whose_id_is_an_object_is_written(tmp_path):
+    """A damaged line's tool_use id (an object, a list): checkpoint alone of the commands failed ("unhashable type")."""
+    src = os.path.join(FIX, "claude-recorded", "parallel.jsonl")
+    lines = open(src, "rb").read().splitlines()
+    out = []
+    for raw in lines:
+        o = json.loads(raw)
+        content = (o.get("message") or {}).get("content")
+        if o.get("type") == "assistant" and isinstance(content, list):
+            for b in content:
+                if isinstance(b, dict) and b.get("type") == "tool_use":
+                    b["id"] = {"damaged": b["id"]}
+        out.append(json.dumps(o))
+    p = tmp_path / "s.jsonl"
+    p.write_text("\n".join(out) + "\n")
+    r = run("checkpoint", "-n", p)
+    assert r.exit_code == 0 and "internal error" not in r.output and "## Next Steps" in r.stdout
+
+
+def test_view_json_of_a_tool_input_nested_deeper_than_python_s_stack(tmp_path):
+    """orjson stops at 255 levels and json.dumps at Python's stack: a tool input 50,000 deep ended in "internal error:
+    RecursionError"; it is written with a stack of its own (plain `view` printed it already)."""
+    deep = '{"a":' * 50_000 + "1" + "}" * 50_000
+    rows = [{"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "s", "timestamp": "2026-01-01T00:00:00.000Z",
+             "message": {"role": "user", "content": "go"}}]
+    p = tmp_path / "s.jsonl"
+    call = ('{"type":"assistant","uuid":"a1","parentUuid":"u1","sessionId":"s","timestamp":"2026-01-01T00:00:01.000Z",'
+            '"message":{"id":"m1","role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":'
+            + deep + '}]}}')
+    p.write_text(json.dumps(rows[0]) + "\n" + call + "\n")
+    r = run("view", "--json", p)
+    assert r.exit_code == 0, r.output
+    import sys as _sys
+
+    limit = _sys.getrecursionlimit()
+    _sys.setrecursionlimit(200_000)
+    try:
+        doc = json.loads(r.stdout)
+    finally:
+        _sys.setrecursionlimit(limit)
+    assert isinstance(doc, (dict, list)) and '"t1"' in r.stdout
+
+
+def test_the_deep_encoder_writes_what_json_dumps_writes():
+    from ctxtool.cli.common import _deep_dumps
+
+    for v in [{"a": [1, 2.5, None, True, "x\u00e9\ud800"], "b": {}}, [], {}, "x", {1: 2, None: 3, 2.5: 1},
+              [[[]]], {"k": {"j": [{"z": 1}]}}, [float("inf")], {"t": (1, 2)}]:
+        assert _deep_dumps(v) == json.dumps(v, ensure_ascii=True, default=str, separators=(",", ":")), v

@@ -6,7 +6,7 @@ import click
 
 from .. import budget as bud
 from .. import render, tokenizers
-from ..errors import EXIT_FINDINGS, EXIT_OK, ConfigError
+from ..errors import EXIT_FINDINGS, EXIT_OK
 from . import cli
 from .common import CONTEXT_SETTINGS, emit_json, in_config, json_option, write_out
 
@@ -14,21 +14,9 @@ from .common import CONTEXT_SETTINGS, emit_json, in_config, json_option, write_o
 def _load_config(path: str | None) -> dict | None:
     if not path:
         return None
-    if path.endswith(".toml"):
-        try:
-            import tomllib
-        except ImportError:  # Python 3.10
-            raise ConfigError("reading TOML needs Python 3.11 or later", path=path) from None
-        try:
-            with open(path, "rb") as f:
-                return tomllib.load(f)
-        except OSError as e:
-            raise ConfigError(f"cannot read: {e.strerror or e}", path=path) from None
-        except tomllib.TOMLDecodeError as e:
-            raise ConfigError(f"not valid TOML: {e}", path=path) from None
     from .. import config
 
-    return config.load(path)
+    return config.load_for(path, "toml" if path.endswith(".toml") else "json5")
 
 
 def _counter(tokenizer: str):

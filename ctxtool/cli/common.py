@@ -43,8 +43,47 @@ def emit_json(data) -> None:
     try:
         out = orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
     except orjson.JSONEncodeError:  # lone surrogates, numbers beyond 64 bits read from a session
-        out = json.dumps(data, indent=2, ensure_ascii=True, default=str).encode("ascii")
+        try:
+            out = json.dumps(data, indent=2, ensure_ascii=True, default=str).encode("ascii")
+        except RecursionError:  # a value nested deeper than Python's stack (a tool input 50,000 levels deep)
+            out = _deep_dumps(data).encode("ascii")
     write_out(out + b"\n")
+
+
+def _deep_dumps(data) -> str:
+    """``data`` as compact JSON (ASCII), however deep: the encoding done with a stack of its own, not by recursion.
+    What ``json.dumps(..., default=str)`` writes for each leaf."""
+    from json.encoder import encode_basestring_ascii as string
+
+    parts: list[str] = []
+    stack: list = [data]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, _Text):
+            parts.append(x)
+        elif isinstance(x, dict):
+            items = list(x.items())
+            stack.append(_Text("}"))
+            for k, (key, v) in reversed(list(enumerate(items))):
+                stack.append(v)
+                stack.append(_Text(string(key if isinstance(key, str) else json.dumps(key) if key is None or isinstance(key, (bool, int, float)) else str(key)) + ":"))
+                if k:
+                    stack.append(_Text(","))
+            stack.append(_Text("{"))
+        elif isinstance(x, (list, tuple)):
+            stack.append(_Text("]"))
+            for k in range(len(x) - 1, -1, -1):
+                stack.append(x[k])
+                if k:
+                    stack.append(_Text(","))
+            stack.append(_Text("["))
+        else:
+            parts.append(json.dumps(x, ensure_ascii=True, default=str))
+    return "".join(parts)
+
+
+class _Text(str):
+    """Text ``_deep_dumps`` writes as it is (punctuation, encoded keys)."""
 
 
 def write_out(data: str | bytes) -> None:

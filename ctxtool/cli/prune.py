@@ -6,7 +6,7 @@ import click
 
 from .. import config, render
 from .. import prune as lib
-from ..errors import ConfigError, EXIT_FINDINGS, EXIT_OK
+from ..errors import EXIT_FINDINGS, EXIT_OK
 from ..jsonl import atomic_write
 from ..transcript import scan
 from ..validate import validate_messages
@@ -236,17 +236,7 @@ def prune(path, strategy, compare, window, tokenizer, config_path, preset, ttl, 
 def _spacebot(path, agent, background, aggressive, emergency, background_fraction, aggressive_fraction) -> dict:
     out: dict = {}
     if path:
-        try:
-            import tomllib
-        except ImportError:  # Python 3.10
-            raise ConfigError("reading TOML needs Python 3.11 or later", path=path) from None
-        try:
-            with open(path, "rb") as f:
-                cfg = tomllib.load(f)
-        except OSError as e:
-            raise ConfigError(f"cannot read: {e.strerror or e}", path=path) from None
-        except tomllib.TOMLDecodeError as e:
-            raise ConfigError(f"not valid TOML: {e}", path=path) from None
+        cfg = config.load_for(path, "toml")
         with in_config(path):
             out.update(lib.spacebot_settings(cfg, agent))
     elif agent:
