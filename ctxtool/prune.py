@@ -1455,9 +1455,13 @@ def parse_now(value) -> float:
     s = str(value).strip()
     try:
         f = float(s)
-        return f / 1000.0 if f > 1e11 else f
     except ValueError:
         pass
+    else:
+        f = f / 1000.0 if f > 1e11 else f
+        if not -62135596800.0 <= f <= 253402300799.0:  # years 1 to 9999, as an ISO time can say (nan is neither)
+            raise ConfigError(f"invalid time {value!r} (epoch seconds or milliseconds of the years 1 to 9999)")
+        return f
     try:
         dt = datetime.fromisoformat(s.replace("Z", "+00:00"))
     except ValueError:

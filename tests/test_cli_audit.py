@@ -530,3 +530,21 @@ def test_the_deep_encoder_writes_what_json_dumps_writes():
     for v in [{"a": [1, 2.5, None, True, "x\u00e9\ud800"], "b": {}}, [], {}, "x", {1: 2, None: 3, 2.5: 1},
               [[[]]], {"k": {"j": [{"z": 1}]}}, [float("inf")], {"t": (1, 2)}]:
         assert _deep_dumps(v) == json.dumps(v, ensure_ascii=True, default=str, separators=(",", ":")), v
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e400"])
+@pytest.mark.parametrize("cmd", [["estimate", "--safety-margin"], ["repair", "--check", "--lock-timeout"],
+                                 ["prune", "--trigger"], ["prune", "--now"]])
+def test_a_number_option_that_is_not_finite_is_a_usage_error(tmp_path, cmd, value):
+    """NaN passes every bound (each comparison with it is false): --safety-margin nan ended in "internal error",
+    --now nan in "expired (nans since the last cache touch)"."""
+    r = run(*cmd, value, copy(tmp_path, "repair/pi-clean.jsonl"))
+    assert r.exit_code == 2, r.output
+    assert "internal error" not in r.output
+
+
+def test_an_epoch_beyond_the_years_an_iso_time_can_say_is_refused_as_the_iso_time_is(tmp_path):
+    p = copy(tmp_path, "repair/pi-clean.jsonl")
+    assert run("prune", "--now", "99999999999999999999", p).exit_code == 2
+    assert run("prune", "--now", "10000-01-01", p).exit_code == 2
+    assert run("prune", "--now", "1767225600000", p).exit_code in (0, 1)

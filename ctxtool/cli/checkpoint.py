@@ -9,7 +9,10 @@ from .. import render
 from ..errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK, CtxError, InputError
 from ..summarize import DEFAULT_CALL_TIMEOUT, make_summarizer
 from . import cli
-from .common import CONTEXT_SETTINGS, collect, emit_json, failure, format_option, json_option, summarizer_options, write_out
+from .common import (
+    collect, CONTEXT_SETTINGS, emit_json, failure, FiniteRange, format_option, json_option, summarizer_options,
+    write_out,
+)
 
 
 @cli.command(context_settings=CONTEXT_SETTINGS)
@@ -17,9 +20,9 @@ from .common import CONTEXT_SETTINGS, collect, emit_json, failure, format_option
 @click.option("-o", "--output", metavar="FILE", default=None,
               help=f"Checkpoint file [default: {ckpt.NAME} in the workspace the session records (its cwd)].")
 @summarizer_options("The checkpoint (on a failed call the extractive one is written)")
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=DEFAULT_CALL_TIMEOUT, show_default=True,
+@click.option("--timeout", type=FiniteRange(min=0.1), default=DEFAULT_CALL_TIMEOUT, show_default=True,
               help="Seconds for the summarizer call.")
-@click.option("--if-over", type=click.FloatRange(min=0.0, max=1.0), default=None, metavar="RATIO",
+@click.option("--if-over", type=FiniteRange(min=0.0, max=1.0), default=None, metavar="RATIO",
               help=f"Write only when the context is past RATIO of the window (the skill writes proactively at "
                    f"{ckpt.SKILL_PROACTIVE}).")
 @click.option("--window", type=click.IntRange(min=1000), default=None,

@@ -39,6 +39,20 @@ def summarizer_options(what: str):
     return deco
 
 
+class FiniteRange(click.FloatRange):
+    """``click.FloatRange`` that refuses ``nan`` and ``inf`` (which pass its bounds: a comparison with NaN is false):
+    ``--safety-margin nan`` ended in "internal error", ``--now nan`` in "expired (nans since ...)"."""
+
+    def convert(self, value, param, ctx):
+        rv = super().convert(value, param, ctx)
+        if rv != rv or rv in (float("inf"), float("-inf")):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return rv
+
+
+FINITE = FiniteRange()  # for type=float
+
+
 def emit_json(data) -> None:
     try:
         out = orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)

@@ -21,7 +21,10 @@ from ..paths import shard as shard_files
 from ..report import MAX_SHARDS
 from ..summarize import DEFAULT_CALL_TIMEOUT, DEFAULT_OVERALL_TIMEOUT, PlanOnly, Settings, make_summarizer
 from . import cli
-from .common import CONTEXT_SETTINGS, collect, emit_json, failure, format_option, json_option, spooled, summarizer_options
+from .common import (
+    collect, CONTEXT_SETTINGS, emit_json, failure, FiniteRange, format_option, json_option, spooled,
+    summarizer_options,
+)
 
 
 def _shard(ctx, param, value):
@@ -45,7 +48,7 @@ def _shard(ctx, param, value):
                    "(recorded window, model, usage above 200K; else 200,000), as estimate and profile find it.")
 @click.option("--parts", type=click.IntRange(min=1), default=DEFAULT_PARTS, show_default=True,
               help="Split large histories into this many parts by token share, then merge their summaries.")
-@click.option("--if-over", type=click.FloatRange(min=0.0, max=1.0), default=None, metavar="RATIO",
+@click.option("--if-over", type=FiniteRange(min=0.0, max=1.0), default=None, metavar="RATIO",
               help="Only compact sessions whose context is above RATIO of --window (e.g. 0.8).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Files compacted concurrently (direct calls; --batch writes each file as its answers arrive).")
@@ -58,22 +61,22 @@ def _shard(ctx, param, value):
                    "and options>.jsonl; removed when every file is done.")
 @click.option("--batch-size", type=click.IntRange(min=1, max=100_000), default=DEFAULT_BATCH_SIZE, show_default=True,
               help="Requests per batch (each batch also stays under 200 MB); a batch is sent as soon as it is full.")
-@click.option("--batch-poll", type=click.FloatRange(min=0.001), default=1.0, show_default=True, metavar="SECONDS",
+@click.option("--batch-poll", type=FiniteRange(min=0.001), default=1.0, show_default=True, metavar="SECONDS",
               envvar="CTXTOOL_BATCH_POLL",
               help="First status check of a batch after this long; then doubling, at most 60 s and at most 10% of the "
                    "batch's age (env CTXTOOL_BATCH_POLL).")
-@click.option("--batch-wait", type=click.FloatRange(min=0), default=None, metavar="SECONDS",
+@click.option("--batch-wait", type=FiniteRange(min=0), default=None, metavar="SECONDS",
               help="Stop waiting for batches after this long (0: submit and return): files still waiting are "
                    "reported pending (exit 1) and the same command collects them later. Default: wait until they end.")
 @click.option("-n", "--dry-run", is_flag=True, help="Show the plan (messages and tokens to summarize, tokens sent, tokens after); call and write nothing.")
 @click.option("--truncate", is_flag=True, help="pi: also remove the summarized message entries and re-link the rest (OpenClaw truncateAfterCompaction).")
 @click.option("--no-backup", is_flag=True, help="Do not keep <file>.bak-<pid>-<ms> (kept anyway when an agent appended to the file meanwhile).")
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=DEFAULT_CALL_TIMEOUT, show_default=True, help="Seconds per summarizer call.")
-@click.option("--overall-timeout", type=click.FloatRange(min=0.1), default=DEFAULT_OVERALL_TIMEOUT, show_default=True,
+@click.option("--timeout", type=FiniteRange(min=0.1), default=DEFAULT_CALL_TIMEOUT, show_default=True, help="Seconds per summarizer call.")
+@click.option("--overall-timeout", type=FiniteRange(min=0.1), default=DEFAULT_OVERALL_TIMEOUT, show_default=True,
               help="Seconds for all summarizer calls of one file, retries included.")
 @click.option("--on-error", type=click.Choice(["fallback", "skip"]), default="fallback", show_default=True,
               help="When the summarizer fails: write OpenClaw's fallback text plus the extractive summary, or leave the file.")
-@click.option("--lock-timeout", type=click.FloatRange(min=0), default=DEFAULT_TIMEOUT, show_default=True, help="Seconds to wait for the agent's <file>.lock.")
+@click.option("--lock-timeout", type=FiniteRange(min=0), default=DEFAULT_TIMEOUT, show_default=True, help="Seconds to wait for the agent's <file>.lock.")
 @click.option("--break-stale-lock", is_flag=True, help="Also remove a lock held for over 30 min by a live process (a dead or recycled holder's lock is always taken over).")
 @click.option("--show-summary", is_flag=True, help="Print each summary (and include it in --json).")
 @format_option

@@ -8,7 +8,7 @@ from .. import render, tokenizers
 from ..errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK
 from ..estimate import PI_RESERVE_TOKENS, TOKENIZERS, Options, estimate_many
 from . import cli
-from .common import CONTEXT_SETTINGS, collect, each_with_progress, emit_json, format_option, json_option
+from .common import collect, CONTEXT_SETTINGS, each_with_progress, emit_json, FiniteRange, format_option, json_option
 
 ESTIMATOR_TEXT = {
     "heuristic": "heuristic (pi estimateTokens: ceil(chars/4) per message)",
@@ -25,7 +25,7 @@ ESTIMATOR_TEXT = {
                    "anthropic: count_tokens API (needs ANTHROPIC_API_KEY).")
 @click.option("--encoding", type=click.Choice(tokenizers.ENCODINGS), default=None,
               help="tiktoken encoding [default: o200k_base for OpenAI models and Codex rollouts, else cl100k_base].")
-@click.option("--safety-margin", type=click.FloatRange(min=0.1, max=10), default=1.0, show_default=True,
+@click.option("--safety-margin", type=FiniteRange(min=0.1, max=10), default=1.0, show_default=True,
               help="Multiply heuristic/tiktoken totals (OpenClaw uses 1.2).")
 @click.option("--overheads", is_flag=True, help="Add AceClaw's overheads: 4 per message, 20 per tool use, 10 per tool result.")
 @click.option("--window", type=click.IntRange(min=1), default=None,
@@ -38,7 +38,7 @@ ESTIMATOR_TEXT = {
 @click.option("--calibrate", is_flag=True,
               help="Compare every offline estimator with the usage recorded at each assistant turn, against what the "
                    "model saw then (the compaction in effect); recommend one only if its p90 error is <= 25%.")
-@click.option("--api-timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
+@click.option("--api-timeout", type=FiniteRange(min=0.1), default=60.0, show_default=True,
               help="Seconds before count_tokens gives up (anthropic).")
 @click.option("--auto-compact-limit", type=click.IntRange(min=1), default=None,
               help="Codex rollouts: the model_auto_compact_token_limit your Codex config sets "

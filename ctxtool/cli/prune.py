@@ -12,7 +12,10 @@ from ..transcript import scan
 from ..validate import validate_messages
 from ..window import Evidence, configured_window, resolve_window
 from . import cli
-from .common import CONTEXT_SETTINGS, emit_json, format_option, in_config, json_option, one_input, summarizer_options, working_on
+from .common import (
+    CONTEXT_SETTINGS, emit_json, FINITE, FiniteRange, format_option, in_config, json_option, one_input,
+    summarizer_options, working_on,
+)
 
 MAX_ROWS = 40
 
@@ -61,8 +64,8 @@ def _deep(base: dict, over: dict) -> dict:
 @click.option("--preset", type=click.Choice(list(config.WORK_STYLE_PRESETS)), help="Work-style preset: ttl, keepLastAssistants, minPrunableToolChars.")
 @click.option("--ttl", help="[openclaw] Cache TTL (30s, 5m, 1h; bare number = minutes).")
 @click.option("--keep-last-assistants", type=click.IntRange(min=0), help="[openclaw] Protected tail: last N assistant messages (default 3).")
-@click.option("--soft-trim-ratio", type=float, callback=_ratio, help="[openclaw] Soft-trim above this share of the window (0.3).")
-@click.option("--hard-clear-ratio", type=float, callback=_ratio, help="[openclaw] Hard-clear above this share (0.5).")
+@click.option("--soft-trim-ratio", type=FINITE, callback=_ratio, help="[openclaw] Soft-trim above this share of the window (0.3).")
+@click.option("--hard-clear-ratio", type=FINITE, callback=_ratio, help="[openclaw] Hard-clear above this share (0.5).")
 @click.option("--min-prunable-tool-chars", type=click.IntRange(min=0), help="[openclaw] Hard clear only when prunable results total this many chars (50000).")
 @click.option("--soft-trim-max-chars", type=click.IntRange(min=0), help="[openclaw] Trim results longer than this (4000).")
 @click.option("--soft-trim-head-chars", type=click.IntRange(min=0), help="[openclaw] Characters kept from the start (1500).")
@@ -74,18 +77,18 @@ def _deep(base: dict, over: dict) -> dict:
 @click.option("--now", help="[openclaw] Current time for the TTL gate (ISO 8601 or epoch); default: now.")
 @click.option("--ignore-ttl", is_flag=True, help="[openclaw] Skip the cache-TTL gate.")
 @click.option("--protect-turns", type=click.IntRange(min=0), default=5, show_default=True, help="[aceclaw] Last N user turns kept intact.")
-@click.option("--trigger", type=float, callback=_ratio, default=0.85, show_default=True, help="[aceclaw] Prune only above this share of the window.")
-@click.option("--target", type=float, callback=_ratio, default=0.60, show_default=True, help="[aceclaw] Target share (phase 2 would run if missed).")
+@click.option("--trigger", type=FINITE, callback=_ratio, default=0.85, show_default=True, help="[aceclaw] Prune only above this share of the window.")
+@click.option("--target", type=FINITE, callback=_ratio, default=0.60, show_default=True, help="[aceclaw] Target share (phase 2 would run if missed).")
 @click.option("--turns", type=click.IntRange(min=1), default=10, show_default=True, help="[history-turns] User turns to keep.")
-@click.option("--max-history-share", type=click.FloatRange(0.1, 0.9), help="[history-share] Share of the window for history (0.5).")
+@click.option("--max-history-share", type=FiniteRange(0.1, 0.9), help="[history-share] Share of the window for history (0.5).")
 @click.option("--spacebot-config", type=click.Path(dir_okay=False, readable=False),
               help="[spacebot] Spacebot's config.toml: [defaults.compaction] background/aggressive/emergency_threshold.")
 @click.option("--spacebot-agent", metavar="ID", help="[spacebot] Use the [agents.compaction] overrides of this agent id.")
-@click.option("--background", type=float, callback=_ratio, help="[spacebot] Background tier threshold (0.80).")
-@click.option("--aggressive", type=float, callback=_ratio, help="[spacebot] Aggressive tier threshold (0.85).")
-@click.option("--emergency", type=float, callback=_ratio, help="[spacebot] Emergency tier threshold (0.95).")
-@click.option("--background-fraction", type=float, callback=_ratio, help="[spacebot] Oldest share drained by the background tier (0.30).")
-@click.option("--aggressive-fraction", type=float, callback=_ratio, help="[spacebot] Oldest share drained by the aggressive tier (0.50).")
+@click.option("--background", type=FINITE, callback=_ratio, help="[spacebot] Background tier threshold (0.80).")
+@click.option("--aggressive", type=FINITE, callback=_ratio, help="[spacebot] Aggressive tier threshold (0.85).")
+@click.option("--emergency", type=FINITE, callback=_ratio, help="[spacebot] Emergency tier threshold (0.95).")
+@click.option("--background-fraction", type=FINITE, callback=_ratio, help="[spacebot] Oldest share drained by the background tier (0.30).")
+@click.option("--aggressive-fraction", type=FINITE, callback=_ratio, help="[spacebot] Oldest share drained by the aggressive tier (0.50).")
 @summarizer_options("[spacebot] The summary of the drained messages")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the pruned provider view as Messages JSONL (one strategy).")
 @click.option("--as-session", is_flag=True, help="With -o: write a new session file in the input's format instead.")

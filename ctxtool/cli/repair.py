@@ -13,7 +13,10 @@ from ..validate import errors as error_violations
 from ..validate import validate_report
 from .. import pool, render
 from . import cli
-from .common import CONTEXT_SETTINGS, collect, each_with_progress, emit_json, failure, format_option, json_option, spooled
+from .common import (
+    collect, CONTEXT_SETTINGS, each_with_progress, emit_json, failure, FiniteRange, format_option, json_option,
+    spooled,
+)
 
 
 @cli.command(context_settings=CONTEXT_SETTINGS)
@@ -22,7 +25,7 @@ from .common import CONTEXT_SETTINGS, collect, each_with_progress, emit_json, fa
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the repaired file here; the input is left alone (one input only).")
 @click.option("--no-backup", is_flag=True, help="Do not keep <file>.bak-<pid>-<ms> beside a file repaired in place (kept anyway when an agent appended to the file meanwhile).")
 @click.option("--trim-trailing-assistant", is_flag=True, help="Also drop a trailing assistant message (avoids the prefill 400).")
-@click.option("--lock-timeout", type=click.FloatRange(min=0), default=DEFAULT_TIMEOUT, show_default=True, help="Seconds to wait for the agent's <file>.lock.")
+@click.option("--lock-timeout", type=FiniteRange(min=0), default=DEFAULT_TIMEOUT, show_default=True, help="Seconds to wait for the agent's <file>.lock.")
 @click.option("--break-stale-lock", is_flag=True, help="Also remove a lock held for over 30 min by a live process (a dead or recycled holder's lock is always taken over).")
 @click.option("-v", "--verbose", is_flag=True, help="List every change, not just the counts.")
 @format_option
