@@ -139,11 +139,11 @@ def expand(targets: list[str], spool: Spool | None = None) -> tuple[list[str], l
             for p in matches:
                 add(p)
         else:
-            problems.append((target, _missing(target)))
+            problems.append((target, why_missing(target)))
     return files, problems
 
 
-def _missing(path: str) -> str:
+def why_missing(path: str) -> str:
     """Why ``path``, which ``os.path.exists`` says is not there, cannot be read: missing, a symbolic link to a file
     that is missing, a loop of links, or a folder on the way that may not be entered (``exists`` says False for all)."""
     try:

@@ -95,7 +95,16 @@ def test_prune_json_missing_file_is_json_error(tmp_path):
     assert r.exit_code == 3
     err = stdout_json(r)["error"]
     assert err["exit_code"] == 3 and err["path"] == missing and "no such file" in err["message"]
-    assert r.stderr.strip().splitlines() == [f"Error: {missing}: no such file"]
+    assert r.stderr.strip().splitlines() == [f"Error: {missing}: no such file or directory"]  # (as every command says)
+
+
+@pytest.mark.parametrize("cmd", ["view", "prune", "validate", "estimate"])
+def test_a_link_to_a_missing_file_says_so_in_every_command(tmp_path, cmd):
+    """view and prune said "no such file" where the others say what the path is (found by an adversarial review)."""
+    link = tmp_path / "d.jsonl"
+    link.symlink_to(tmp_path / "nowhere.jsonl")
+    r = run(cmd, link)
+    assert r.exit_code == 3 and r.stderr.strip() == f"Error: {link}: a symbolic link to a missing file ({tmp_path / 'nowhere.jsonl'})"
 
 
 def test_usage_error_with_json_is_json_error(tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sys
 
 import click
@@ -11,7 +12,7 @@ import orjson
 
 from .. import formats, render, retained
 from ..errors import ConfigError, InputError, unexpected
-from ..paths import Spool, expand, is_stream
+from ..paths import Spool, expand, is_stream, why_missing
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -162,6 +163,8 @@ def one_input(path: str) -> str:
     """The file a single-file command reads for ``path``: itself, or for standard input or a pipe its spooled copy
     (``collect``; output names it as the user did). A problem with it is raised as the ``InputError`` it would be."""
     if not is_stream(path):
+        if not os.path.exists(path):  # why, as a folder's walk says it (a link to a missing file, a loop of links)
+            raise InputError(why_missing(path), path=path)
         return path
     files, failures = collect([path])
     if not files:
