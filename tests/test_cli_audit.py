@@ -557,3 +557,21 @@ def test_an_epoch_beyond_the_years_an_iso_time_can_say_is_refused_as_the_iso_tim
     assert run("prune", "--now", "99999999999999999999", p).exit_code == 2
     assert run("prune", "--now", "10000-01-01", p).exit_code == 2
     assert run("prune", "--now", "1767225600000", p).exit_code in (0, 1)
+
+
+@pytest.mark.parametrize("target", ["-", "/dev/stdout", "/proc/self/fd/1"])
+@pytest.mark.parametrize("cmd", [["repair", "-o"], ["prune", "-o"], ["checkpoint", "-o"], ["profile", "--html"]])
+def test_an_output_file_that_is_standard_output_or_a_device_is_a_usage_error(tmp_path, cmd, target, monkeypatch):
+    """Outputs are written whole and renamed into place: `-o -` made a file named "-", `-o /dev/stdout` failed on a pipe
+    and replaced the file stdout went to (found by an adversarial review)."""
+    monkeypatch.chdir(tmp_path)
+    r = run(*cmd, target, copy(tmp_path, "repair/pi-clean.jsonl"))
+    assert r.exit_code == 2 and "is not a file" in r.output
+    assert not (tmp_path / "-").exists()
+
+
+def test_budget_show_with_json_is_json(tmp_path):
+    r = run("budget", "--json", "--show", "AGENTS.md", os.path.join(FIX, "budget", "openclaw-within", "workspace"))
+    assert r.exit_code == 0
+    doc = json.loads(r.stdout)  # (it printed the file's markdown)
+    assert doc["file"] == "AGENTS.md" and doc["injected"].startswith("# Operating manual")

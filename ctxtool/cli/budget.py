@@ -107,7 +107,11 @@ def budget(targets, agent, config_path, max_file_chars, max_total_chars, max_byt
 
         report["session"] = bud.compare_session(report, profile_session(session, window=window))
     if show:
-        write_out(bud.injected(report, show))
+        text = bud.injected(report, show)
+        if json_:  # (only JSON on stdout with --json: the file's name and its text as injected)
+            emit_json({"file": show, "agent": report.get("agent"), "injected": text})
+        else:
+            write_out(text)
         raise SystemExit(EXIT_OK)
     code = EXIT_FINDINGS if report["advice"] else EXIT_OK
     if json_:

@@ -10,14 +10,14 @@ from ..errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK, CtxError, InputError
 from ..summarize import DEFAULT_CALL_TIMEOUT, make_summarizer
 from . import cli
 from .common import (
-    collect, CONTEXT_SETTINGS, emit_json, failure, FiniteRange, format_option, json_option, summarizer_options,
-    write_out,
+    collect, CONTEXT_SETTINGS, emit_json, failure, FiniteRange, format_option, json_option, output_file,
+    summarizer_options, write_out,
 )
 
 
 @cli.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("paths", nargs=-1)
-@click.option("-o", "--output", metavar="FILE", default=None,
+@click.option("-o", "--output", metavar="FILE", default=None, callback=output_file,
               help=f"Checkpoint file [default: {ckpt.NAME} in the workspace the session records (its cwd)].")
 @summarizer_options("The checkpoint (on a failed call the extractive one is written)")
 @click.option("--timeout", type=FiniteRange(min=0.1), default=DEFAULT_CALL_TIMEOUT, show_default=True,

@@ -54,6 +54,18 @@ class FiniteRange(click.FloatRange):
 FINITE = FiniteRange()  # for type=float
 
 
+def output_file(ctx, param, value):
+    """An output file option (``-o``, ``--html``, ``--write-patch``): ctxtool writes it whole and renames it into place,
+    so it must name a file. ``-`` and a stream or device (``/dev/stdout``, ``/proc/self/fd/1``) are refused: the rename
+    failed for a pipe, and replaced the file standard output was sent to while the report went to the unlinked one;
+    ``-`` made a file named "-"."""
+    if value is None:
+        return value
+    if value == "-" or value.startswith(("/dev/", "/proc/")):
+        raise click.BadParameter(f"{value!r} is not a file (standard output or a device): name a file to write")
+    return value
+
+
 def emit_json(data) -> None:
     try:
         out = orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)

@@ -20,7 +20,10 @@ from ..profile import (
     aggregate, profile_file,
 )
 from . import cli
-from .common import CONTEXT_SETTINGS, collect, each_with_progress, emit_json, failure, format_option, in_config, json_option
+from .common import (
+    collect, CONTEXT_SETTINGS, each_with_progress, emit_json, failure, format_option, in_config, json_option,
+    output_file,
+)
 
 HELP = f"""Profile sessions: work style, what eats the context, and config advice.
 
@@ -87,10 +90,10 @@ Example:
 @click.option("--agent", "agent_name", type=click.Choice(agents.AGENT_NAMES), default=None, help="The agent whose settings to advise (default: detected from the sessions).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False, readable=False), help="The agent's settings file to compare with: openclaw.json (JSON5), pi or Claude Code settings.json, Codex config.toml.")
 @click.option("--window", type=click.IntRange(1000), default=None, help="Context window in tokens (default: the --config model window, a contextWindow the file records, the model (1M only when recorded usage above 200K proves it), else 200000).")
-@click.option("--write-patch", "patch_path", type=click.Path(dir_okay=False), help="Write the recommended change as a JSON patch (RFC 6902). Needs --config.")
+@click.option("--write-patch", "patch_path", type=click.Path(dir_okay=False), callback=output_file, help="Write the recommended change as a JSON patch (RFC 6902). Needs --config.")
 @click.option("--apply", "apply_", is_flag=True, help="Change the config file (shows file and values first; backup + rollback note). Needs --config.")
 @click.option("-y", "--yes", is_flag=True, help="Do not ask before --apply (required when not interactive).")
-@click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None, help="Write a self-contained HTML report (charts as inline SVG, no network).")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), default=None, callback=output_file, help="Write a self-contained HTML report (charts as inline SVG, no network).")
 @format_option
 @json_option
 def profile(paths, agent_name, config_path, window, patch_path, apply_, yes, html_path, fmt, json_):

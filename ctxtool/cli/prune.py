@@ -14,7 +14,7 @@ from ..window import Evidence, configured_window, resolve_window
 from . import cli
 from .common import (
     CONTEXT_SETTINGS, emit_json, FINITE, FiniteRange, format_option, in_config, json_option, one_input,
-    summarizer_options, working_on,
+    output_file, summarizer_options, working_on,
 )
 
 MAX_ROWS = 40
@@ -90,7 +90,7 @@ def _deep(base: dict, over: dict) -> dict:
 @click.option("--background-fraction", type=FINITE, callback=_ratio, help="[spacebot] Oldest share drained by the background tier (0.30).")
 @click.option("--aggressive-fraction", type=FINITE, callback=_ratio, help="[spacebot] Oldest share drained by the aggressive tier (0.50).")
 @summarizer_options("[spacebot] The summary of the drained messages")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the pruned provider view as Messages JSONL (one strategy).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), callback=output_file, help="Write the pruned provider view as Messages JSONL (one strategy).")
 @click.option("--as-session", is_flag=True, help="With -o: write a new session file in the input's format instead.")
 @click.option("-v", "--verbose", is_flag=True, help="List every action (default: the first 40).")
 @format_option

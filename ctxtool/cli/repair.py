@@ -15,14 +15,14 @@ from .. import pool, render
 from . import cli
 from .common import (
     collect, CONTEXT_SETTINGS, each_with_progress, emit_json, failure, FiniteRange, format_option, json_option,
-    spooled,
+    output_file, spooled,
 )
 
 
 @cli.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 when anything would change (for CI).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the repaired file here; the input is left alone (one input only).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), callback=output_file, help="Write the repaired file here; the input is left alone (one input only).")
 @click.option("--no-backup", is_flag=True, help="Do not keep <file>.bak-<pid>-<ms> beside a file repaired in place (kept anyway when an agent appended to the file meanwhile).")
 @click.option("--trim-trailing-assistant", is_flag=True, help="Also drop a trailing assistant message (avoids the prefill 400).")
 @click.option("--lock-timeout", type=FiniteRange(min=0), default=DEFAULT_TIMEOUT, show_default=True, help="Seconds to wait for the agent's <file>.lock.")
