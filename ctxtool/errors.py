@@ -45,11 +45,20 @@ class CtxError(Exception):
     def format(self) -> str:
         where = ""
         if self.path is not None:
-            where = str(self.path)
+            where = printable_name(str(self.path))
             if self.line is not None:
                 where += f":{self.line}"
             where += ": "
         return where + self.reason
+
+
+_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F)}
+
+
+def printable_name(name: str) -> str:
+    """A file name as one line of text: its control characters (a newline, an escape sequence that would recolour the
+    terminal) written as ``\\xNN``, as ``ls -b`` writes them. The error's path itself stays as it is (``--json``)."""
+    return name.translate(_CONTROL) if any(ord(ch) < 0x20 or ch == "\x7f" for ch in name) else name
 
 
 def _restore(cls, args, state):

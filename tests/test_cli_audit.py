@@ -575,3 +575,17 @@ def test_budget_show_with_json_is_json(tmp_path):
     assert r.exit_code == 0
     doc = json.loads(r.stdout)  # (it printed the file's markdown)
     assert doc["file"] == "AGENTS.md" and doc["injected"].startswith("# Operating manual")
+
+
+@pytest.mark.parametrize("name", ["new\nline.jsonl", "esc\x1b[31mred.jsonl", "tab\tand\x7fdel.jsonl"])
+def test_an_error_naming_a_file_with_control_characters_is_one_line(tmp_path, name):
+    """A newline in a file name split the one error line in two, and an escape sequence recoloured the terminal; they
+    are written as \\xNN (as `ls -b` does), and --json keeps the name as it is (found by an adversarial review)."""
+    p = tmp_path / name
+    p.write_bytes(b"")
+    r = run("validate", p)
+    assert r.exit_code == 3
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and "\x1b" not in r.stderr and lines[0].endswith(": empty session file")
+    r = run("validate", "--json", p)
+    assert json.loads(r.stdout)["failures"][0]["path"] == str(p)
