@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from ctxtool.cli import cli
@@ -106,3 +107,19 @@ def test_the_table_on_a_terminal_takes_every_kind_of_content(tmp_path, monkeypat
         r = CliRunner().invoke(cli, ["view", f])
         assert r.exit_code == 0, (f, r.output)
         assert "user" in screens[-1].getvalue(), f
+
+
+@pytest.mark.parametrize("env", [{"FORCE_COLOR": "1"}, {"FORCE_COLOR": "0"}, {"TTY_COMPATIBLE": "1"}])
+def test_piped_view_is_messages_jsonl_whatever_rich_is_told(env):
+    """CI systems set FORCE_COLOR: `view s.jsonl > out.jsonl` wrote a drawn table instead of the data (found by an
+    adversarial review). Those variables are about drawing; piped, view's output is Messages JSONL."""
+    import os
+    import subprocess
+    import sys
+
+    src = Path(__file__).parent.parent / "fixtures" / "claude-recorded" / "parallel.jsonl"
+    p = subprocess.run([sys.executable, "-m", "ctxtool", "view", str(src)], capture_output=True, text=True,
+                       env={**os.environ, **env}, cwd=Path(__file__).parent.parent, timeout=120)
+    assert p.returncode == 0
+    rows = [json.loads(x) for x in p.stdout.splitlines()]
+    assert rows and {r["role"] for r in rows} <= {"user", "assistant", "system"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -69,7 +70,9 @@ def view(path, fmt, json_, jsonl):
         emit_json(r)
         raise SystemExit(EXIT_OK)
     con = render.console()
-    if con.is_terminal and not jsonl:
+    # the table only on a real terminal: piped, the output is data (Messages JSONL), whatever FORCE_COLOR or
+    # TTY_COMPATIBLE tell rich about drawing (CI systems set them: `view s.jsonl > out.jsonl` made a table)
+    if con.is_terminal and not _drawing_forced() and not jsonl:
         rows = [[k, m["role"], ",".join(map(str, m["lines"][:6])) + ("…" if len(m["lines"]) > 6 else ""),
                  _summary(m["content"])] for k, m in enumerate(r["messages"])]
         render.table(con, f"{path} ({r['format']}, {len(rows)} messages)", ["#", "role", "lines", "content"], rows,
@@ -82,3 +85,13 @@ def view(path, fmt, json_, jsonl):
             out.write(dumps(m["item"] if "item" in m else {"role": m["role"], "content": m["content"]}) + b"\n")
         out.flush()
     raise SystemExit(EXIT_OK)
+
+
+def _drawing_forced() -> bool:
+    """rich was told to draw on what is no terminal (FORCE_COLOR, TTY_COMPATIBLE with standard output piped)."""
+    if "FORCE_COLOR" not in os.environ and "TTY_COMPATIBLE" not in os.environ:
+        return False
+    try:
+        return not sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return True
