@@ -117,3 +117,14 @@ def test_a_session_file_gets_one_line_naming_it(tmp_path):
     assert r.output.strip().splitlines() == [f"Error: {p}: a session transcript, not a context file: budget sizes the "
                                              "files an agent loads (a workspace folder, or files such as CLAUDE.md, "
                                              "AGENTS.md, SOUL.md); to compare them with a session, give it with --session"]
+
+
+def test_the_session_read_from_standard_input(tmp_path):
+    """`--session -` said "-: no such file" (found by an adversarial review): standard input, as everywhere."""
+    ws = _copy(tmp_path, "openclaw-within")
+    demo = os.path.join(os.path.dirname(__file__), "..", "fixtures", "demo", "openclaw-tool-heavy.jsonl")
+    by_name = json.loads(_run("--json", "--session", demo, ws).output)["session"]
+    with open(demo, encoding="utf-8") as f:
+        r = CliRunner().invoke(cli, ["budget", "--json", "--session", "-", str(ws)], input=f.read())
+    assert r.exit_code in (0, 1), r.output
+    assert json.loads(r.stdout)["session"] == by_name

@@ -178,3 +178,12 @@ def test_one_bad_report_leaves_the_others_summarized(tmp_path):
     out = json.loads(r.output)
     assert r.exit_code == 1 and out["compacted"] == 1 and out["tokens_saved"] == 6
     assert [u["path"] for u in out["unreadable"]] == [str(bad)]
+
+
+def test_a_report_read_from_standard_input(tmp_path):
+    """`-` is standard input for every command that reads a file: `report -` said "-: cannot read: No such file"
+    (found by an adversarial review)."""
+    doc = '{"files": [{"path": "a.jsonl", "status": "compacted", "tokens_before": 10, "tokens_after": 4}], "seconds": 1}'
+    r = CliRunner().invoke(cli, ["report", "--json", "-"], input=doc)
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["compacted"] == 1

@@ -8,7 +8,7 @@ from .. import budget as bud
 from .. import render, tokenizers
 from ..errors import EXIT_FINDINGS, EXIT_OK
 from . import cli
-from .common import CONTEXT_SETTINGS, emit_json, in_config, json_option, write_out
+from .common import CONTEXT_SETTINGS, emit_json, in_config, json_option, one_input, write_out
 
 
 def _load_config(path: str | None) -> dict | None:
@@ -105,7 +105,7 @@ def budget(targets, agent, config_path, max_file_chars, max_total_chars, max_byt
     if session:
         from ..profile import profile_session
 
-        report["session"] = bud.compare_session(report, profile_session(session, window=window))
+        report["session"] = bud.compare_session(report, profile_session(one_input(session), window=window))
     if show:
         text = bud.injected(report, show)
         if json_:  # (only JSON on stdout with --json: the file's name and its text as injected)

@@ -11,7 +11,8 @@ from .. import render
 from ..errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK, CtxError
 from ..report import merge, read_report
 from . import cli
-from .common import CONTEXT_SETTINGS, emit_json, failure, json_option
+from ..paths import is_stream
+from .common import CONTEXT_SETTINGS, emit_json, failure, json_option, one_input
 
 
 def _inputs(targets) -> tuple[list[str], list[dict]]:
@@ -23,6 +24,11 @@ def _inputs(targets) -> tuple[list[str], list[dict]]:
                 problems.append({"path": t, "error": "directory holds no *.json reports", "line": None,
                                  "message": f"{t}: directory holds no *.json reports"})
             files.extend(found)
+        elif is_stream(t):  # standard input (``-``) or a pipe: its spooled copy, shown as <stdin>
+            try:
+                files.append(one_input(t))
+            except CtxError as e:
+                problems.append(failure(t, e))
         else:
             files.append(t)
     return list(dict.fromkeys(files)), problems
