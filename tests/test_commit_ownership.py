@@ -6,7 +6,6 @@ The owner and group cases run a real process as another user (root only: CI runs
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -15,22 +14,9 @@ import pytest
 
 from ctxtool import commit
 from ctxtool.errors import WriteError
+from tests.test_commit_protocol import NEW, ORIGINAL, line, pi
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def line(obj) -> bytes:
-    return json.dumps(obj, separators=(",", ":")).encode() + b"\n"
-
-
-def pi(i, parent, text="x"):
-    return {"type": "message", "id": i, "parentId": parent, "timestamp": "2026-03-01T10:00:00.000Z",
-            "message": {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1}}
-
-
-ORIGINAL = line({"type": "session", "version": 3, "id": "s1", "timestamp": "2026-03-01T10:00:00.000Z", "cwd": "/w"}) \
-    + line(pi("a1", None)) + line(pi("a2", "a1"))
-NEW = ORIGINAL + line(pi("c1", "a2", "compaction"))
 
 
 @pytest.fixture(autouse=True)

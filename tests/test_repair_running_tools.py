@@ -60,13 +60,16 @@ def hook():
         commit.hooks.remove(fn)
 
 
-def test_results_appended_while_repair_plans_make_it_plan_again_and_change_nothing(tmp_path, hook):
+@pytest.mark.parametrize("when", ["planned", "tmp-written", "before-rename"])
+def test_results_appended_while_repair_runs_make_it_plan_again_and_change_nothing(tmp_path, hook, when):
+    """The tool finishes while repair plans, writes its new file, or is about to rename it: the results are carried
+    no more (they hung under the synthetic ones); the plan is made again with them, and nothing is left to change."""
     p = tmp_path / "live.jsonl"
     p.write_bytes(CALLING)
     fired = []
 
     def tool_done(phase, path):
-        if phase == "planned" and not fired:
+        if phase == when and not fired:
             fired.append(phase)
             with open(path, "ab") as f:  # pi appends each line with its own open
                 f.write(RESULTS)
@@ -76,25 +79,7 @@ def test_results_appended_while_repair_plans_make_it_plan_again_and_change_nothi
     assert fired
     assert p.read_bytes() == CALLING + RESULTS  # the agent's lines, byte for byte: no synthetic result
     assert not report.changes and not report.written
-    assert not _errors(p)
-
-
-def test_results_appended_just_before_the_rename_are_not_hung_under_synthetic_ones(tmp_path, hook):
-    p = tmp_path / "live.jsonl"
-    p.write_bytes(CALLING)
-    fired = []
-
-    def tool_done(phase, path):
-        if phase == "before-rename" and not fired:
-            fired.append(phase)
-            with open(path, "ab") as f:
-                f.write(RESULTS)
-
-    hook(tool_done)
-    repair_file(str(p))
-    assert fired
-    assert p.read_bytes() == CALLING + RESULTS
-    assert REPAIR_TEXT not in _results_text(p)
+    assert REPAIR_TEXT not in _results_text(p) and not _errors(p)
 
 
 def test_without_the_tool_finishing_the_call_gets_its_synthetic_result(tmp_path):
