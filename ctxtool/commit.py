@@ -561,7 +561,10 @@ def _may_replace(st: os.stat_result, path: str) -> None:
 def _same_owner(out: int, st: os.stat_result, path: str) -> None:
     """The replacement has the owner and group of the file it replaces (``keep_owner`` tried), or nothing is written."""
     o = os.fstat(out)
-    if (o.st_uid, o.st_gid) != (st.st_uid, st.st_gid):
+    if o.st_uid != st.st_uid:
+        raise WriteError(f"its owner (uid {st.st_uid}) cannot be kept by this process (uid {os.geteuid()}): nothing was "
+                         "written (run ctxtool as that user, or as root)", path=path)
+    if o.st_gid != st.st_gid:
         raise WriteError(f"its group (gid {st.st_gid}) cannot be kept by this process (uid {os.geteuid()}, not a member): "
                          "nothing was written (run ctxtool as a member of that group, or as root)", path=path)
 
