@@ -145,10 +145,20 @@ CLAUDE_HEALS = {
 OLDER_CLIENTS = " [older Claude Code versions sent this as is and the API answered: {}]"
 
 
+# pi-ai's transformMessages, which every pi provider runs on the history first (judged: tests/pi_harness reads the
+# messages it returns): a call with no result before the next user or assistant message, or at the end, gets one
+PI_HEALS = ("pi sends the error result \"No result provided\" for this call (pi-ai fills in a missing result; repair "
+            "writes a synthetic one into the file): ")
+
+
 def as_sent(fmt_name: str, violations: list[Violation]) -> list[Violation]:
     """Violations as the agent's own request would meet them. Claude Code heals pairing itself,
     so those are warnings that name what it does; it always appends the new prompt after a final
-    assistant message, so that is no finding at all."""
+    assistant message, so that is no finding at all. pi answers a call left without a result itself
+    (``PI_HEALS``): a warning too."""
+    if fmt_name == "pi":
+        return [Violation(v.kind, WARNING, v.message_index, v.lines, PI_HEALS + ", ".join(v.ids), v.ids)
+                if v.kind == "missing-tool-result" and v.severity == ERROR else v for v in violations]
     if fmt_name != "claude":
         return violations
     out = []

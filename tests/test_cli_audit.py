@@ -59,7 +59,7 @@ def test_broken_pipe_on_human_output_keeps_exit_0(tmp_path, monkeypatch):
     monkeypatch.setattr(render, "console", broken_console)
     r = run("validate", copy(tmp_path, "repair/pi-clean.jsonl"))
     assert r.exit_code == 0, r.output
-    r = run("validate", copy(tmp_path, "repair/pi-missing-result.jsonl"))
+    r = run("validate", copy(tmp_path, "repair/pi-separated-orphan.jsonl"))
     assert r.exit_code == 1, r.output
 
 
@@ -78,7 +78,7 @@ def _closed_pipe_run(args):
 @pytest.mark.parametrize("json_", [False, True])
 def test_broken_pipe_real_process_exit_code_reports_findings(tmp_path, json_):
     clean = copy(tmp_path, "repair/pi-clean.jsonl")
-    bad = copy(tmp_path, "repair/pi-missing-result.jsonl")
+    bad = copy(tmp_path, "repair/pi-separated-orphan.jsonl")
     extra = ["--json"] if json_ else []
     rc, err = _closed_pipe_run(["validate", *extra, clean])
     assert (rc, err) == (0, "")
@@ -303,7 +303,7 @@ def test_validate_table_on_terminal(tmp_path, monkeypatch):
     monkeypatch.setenv("TTY_COMPATIBLE", "1")  # rich: behave as on a terminal
     monkeypatch.setenv("COLUMNS", "200")
     monkeypatch.setenv("NO_COLOR", "1")
-    r = run("validate", copy(tmp_path, "repair/pi-clean.jsonl"), copy(tmp_path, "repair/pi-missing-result.jsonl"))
+    r = run("validate", copy(tmp_path, "repair/pi-clean.jsonl"), copy(tmp_path, "repair/pi-separated-orphan.jsonl"))
     assert r.exit_code == 1
     plain = re.sub(r"\x1b\[[0-9;]*m", "", r.stdout)
     assert "┃ file" in plain and "unparseable lines" in plain

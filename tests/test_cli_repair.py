@@ -110,13 +110,25 @@ def test_directory_summary_table(tmp_path):
 
 
 def test_validate_reports_api_errors(tmp_path):
-    p = copy(tmp_path, "pi-missing-result")
+    p = copy(tmp_path, "pi-separated-orphan")
     r = run("validate", p)
     assert r.exit_code == 1
-    assert "`tool_use` ids were found without `tool_result` blocks immediately after" in r.output
+    assert "unexpected `tool_use_id` found in `tool_result` blocks: toolu_01GONE" in r.output
     r = run("validate", "--json", p)
     v = json.loads(r.output)["files"][0]["violations"]
-    assert v[0]["kind"] == "missing-tool-result" and v[0]["severity"] == "error"
+    assert {x["kind"] for x in v if x["severity"] == "error"} == {"result-not-first", "unexpected-tool-result"}
+
+
+def test_validate_names_what_pi_fills_in_as_a_warning(tmp_path):
+    """pi-ai answers a call left without a result itself ("No result provided"; judged in test_pi_missing_results):
+    the request pi sends is accepted, so this is a warning (it was an error, exit 1); repair still writes a result."""
+    p = copy(tmp_path, "pi-missing-result")
+    r = run("validate", p)
+    assert r.exit_code == 0, r.output
+    assert 'pi sends the error result "No result provided" for this call' in r.output and "toolu_01B" in r.output
+    v = json.loads(run("validate", "--json", p).output)["files"][0]["violations"]
+    assert v[0]["kind"] == "missing-tool-result" and v[0]["severity"] == "warning"
+    assert run("repair", "--check", p).exit_code == 1
 
 
 def test_validate_names_what_claude_code_heals_as_a_warning(tmp_path):

@@ -151,6 +151,7 @@ async function main() {
 	// The SessionManager method pi calls on resume (agent-session.js): wraps
 	// buildSessionContext(getEntries(), leafId, byId).
 	const ctx = sm.buildSessionContext();
+	const llm = convertToLlm(ctx.messages);
 	const loops = treeLoops(entries);
 	const after = sha256(path);
 	return {
@@ -165,7 +166,10 @@ async function main() {
 		model: ctx.model,
 		messages: ctx.messages,
 		// What the LLM would receive (compactionSummary/branchSummary/custom -> user, etc.).
-		llmMessages: convertToLlm(ctx.messages),
+		llmMessages: llm,
+		// What a request carries (pi-ai's transformMessages, which every provider runs first: errored and aborted
+		// turns skipped, "No result provided" for a call left without a result), for the session's own model
+		sentMessages: await sent(llm, ctx.model),
 		treeRoots: loops ? null : sm.getTree().map((n) => n.entry.id),
 		treeLoops: loops,
 		fileSha256Before: before,
@@ -173,6 +177,22 @@ async function main() {
 		rewritten: before !== after,
 		fileAfter: before !== after && existsSync(path) ? readFileSync(path, "utf8") : null,
 	};
+}
+
+// pi-ai's transformMessages (the package pi-coding-agent depends on), or null where it is not at that path.
+async function sent(llm, model) {
+	let transform;
+	try {
+		const aiDir = dirname(fileURLToPath(import.meta.resolve("@mariozechner/pi-ai")));
+		const p = join(aiDir, "providers", "transform-messages.js");
+		if (!existsSync(p)) return null;
+		({ transformMessages: transform } = await import(pathToFileURL(p).href));
+	} catch {
+		return null;
+	}
+	const m = { provider: model?.provider ?? "anthropic", api: "anthropic-messages", id: model?.modelId ?? "",
+		input: ["text", "image"] };
+	return transform(llm, m);
 }
 
 let result;
