@@ -252,7 +252,7 @@ def test_symlink_and_target_processed_once(tmp_path):
 # -- progress bars on estimate and profile batches --------------------------------------------
 
 
-@pytest.mark.parametrize("cmd", ["estimate", "profile"])
+@pytest.mark.parametrize("cmd", ["estimate", "profile", "checkpoint"])  # (checkpoint had none: an adversarial review)
 def test_batch_progress_bar(tmp_path, monkeypatch, cmd):
     import importlib
 
@@ -267,8 +267,9 @@ def test_batch_progress_bar(tmp_path, monkeypatch, cmd):
     monkeypatch.setattr(mod, "each_with_progress", record)
     a = copy(tmp_path, "profile/tool_heavy.jsonl")
     b = copy(tmp_path, "profile/mixed.jsonl")
-    assert run(cmd, a, b).exit_code == 0
-    assert run(cmd, "--json", a, b).exit_code == 0
+    extra = ["-n"] if cmd == "checkpoint" else []
+    assert run(cmd, *extra, a, b).exit_code == 0
+    assert run(cmd, *extra, "--json", a, b).exit_code == 0
     assert calls == [(cmd, 2, True), (cmd, 2, False)]
 
 

@@ -10,7 +10,7 @@ from ..errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK, CtxError, InputError
 from ..summarize import DEFAULT_CALL_TIMEOUT, make_summarizer
 from . import cli
 from .common import (
-    collect, CONTEXT_SETTINGS, emit_json, failure, FiniteRange, format_option, json_option, output_file,
+    collect, CONTEXT_SETTINGS, each_with_progress, emit_json, failure, FiniteRange, format_option, json_option, output_file,
     summarizer_options, write_out,
 )
 
@@ -67,7 +67,7 @@ def checkpoint(paths, output, summarizer, model, command, timeout, if_over, wind
     summ = make_summarizer(summarizer, model=model, command=command, timeout=timeout) if summarizer != "extractive" else None
     results = []
     try:
-        for path in files:
+        for path in each_with_progress(files, "checkpoint", enabled=not json_):
             try:
                 results.append(ckpt.build(path, summ, fmt=fmt, output=output, if_over=if_over, window=window,
                                           dry_run=dry_run).to_dict(text=dry_run))
