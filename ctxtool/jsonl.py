@@ -96,6 +96,11 @@ def _reject_constant(name):
     raise ValueError(f"{name} is not JSON")
 
 
+def _js_int(digits: str):
+    """An integer literal as JSON.parse reads it where Python's ``int`` refuses to (more than 4,300 digits: infinity)."""
+    return int(digits) if len(digits) <= 4300 else float(digits)
+
+
 def _strict_fallback(raw: bytes):
     """Lines orjson refuses but JavaScript's JSON.parse (so the agent) accepts: numbers
     beyond double range and lone UTF-16 surrogate escapes. Such a line is valid and
@@ -107,7 +112,7 @@ def _strict_fallback(raw: bytes):
     except UnicodeDecodeError:
         text = raw.decode("utf-8", "replace")
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return json.loads(text, parse_constant=_reject_constant, parse_int=_js_int)
     except ValueError:
         return _INVALID
     except RecursionError:  # nested deeper than Python reads on its own stack: JavaScript reads it

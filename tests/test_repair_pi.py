@@ -141,6 +141,21 @@ def test_bytes_that_are_not_utf8_are_read_as_pi_reads_them_and_the_line_is_kept(
 RECORDED = os.path.join(os.path.dirname(__file__), "..", "fixtures", "pi-recorded", "branched.jsonl")
 
 
+@pytest.mark.parametrize("number", [b"1" + b"0" * 4300, b"9" * 5000, b"-" + b"7" * 4301, b"1" + b"0" * 400])
+def test_an_integer_longer_than_python_reads_is_read_as_pi_reads_it_and_the_line_is_kept(tmp_path, number):
+    """JSON.parse reads an integer of any length (beyond double range: Infinity); Python's int refuses more than
+    4,300 digits, and repair dropped such a line (a tool call's) as invalid JSON (found by an adversarial review)."""
+    lines = open(RECORDED, "rb").read().splitlines(keepends=True)
+    k = next(n for n, ln in enumerate(lines) if b'"arguments":{"path":"a.txt"}' in ln)
+    lines[k] = lines[k].replace(b'"arguments":{"path":"a.txt"}', b'"arguments":{"path":"a.txt","n":' + number + b"}")
+    path = str(tmp_path / "s.jsonl")
+    open(path, "wb").write(b"".join(lines))
+    result = load_with_pi(path)
+    assert pi_roles(result) == our_roles(path)
+    assert scan(path).bad == []
+    assert not repair_file(path, check=True).changed
+
+
 @pytest.mark.parametrize("version,linear", [("3", False), ('""', True), ("null", True), ("1.5", True), ('"3"', False),
                                             ("1e400", False)])
 def test_a_session_pi_wrote_is_read_by_its_header_version_as_pi_reads_it(tmp_path, version, linear):
