@@ -183,11 +183,19 @@ class Pairing:
                 if r.id in by_call_id:
                     per_id.setdefault(r.id, []).append((s, r))
         out: set = set()
+        loaded: dict[int, dict] = {}  # each line read once (one message may hold thousands of results)
         for cid, rs in per_id.items():
             extra = len(rs) - len(by_call_id[cid])
-            if extra <= 0:
+            if extra <= 0 or not any(r.is_error for _, r in rs):  # (a repair's result is an error result)
                 continue
-            made = [(s, r) for s, r in rs if _result_text(self.name, self.t.load(s), r) in SYNTHETIC_RESULT_TEXTS]
+            made = []
+            for s, r in rs:
+                if r.is_error:
+                    obj = loaded.get(s.index)
+                    if obj is None:
+                        obj = loaded[s.index] = self.t.load(s)
+                    if _result_text(self.name, obj, r) in SYNTHETIC_RESULT_TEXTS:
+                        made.append((s, r))
             if len(made) < len(rs):  # a real result is there
                 out.update((s.index, r.idx) for s, r in made[:extra])
         return out

@@ -103,7 +103,8 @@ def _with_results(first: list[str], second: list[str]) -> bytes:
             i = f"r{n:07d}"
             out.append(json.dumps({"type": "message", "id": i, "parentId": parent, "timestamp": "2026-04-17T02:39:45.000Z",
                                    "message": {"role": "toolResult", "toolCallId": call, "toolName": "read",
-                                               "content": [{"type": "text", "text": text}], "isError": False,
+                                               "content": [{"type": "text", "text": text}],
+                                               "isError": text in (REPAIR_TEXT, OPENCLAW_MISSING_TEXT),
                                                "timestamp": 1776393585000}}, separators=(",", ":")).encode() + b"\n")
             parent = i
     return b"".join(out)
