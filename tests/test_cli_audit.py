@@ -571,6 +571,22 @@ def test_an_output_file_that_is_standard_output_or_a_device_is_a_usage_error(tmp
     assert not (tmp_path / "-").exists()
 
 
+def test_an_output_file_in_a_folder_under_dev_is_written(tmp_path):
+    """(/dev/shm holds regular files: only streams, devices and pipes are refused.)"""
+    if not os.path.isdir("/dev/shm") or not os.access("/dev/shm", os.W_OK):
+        pytest.skip("no writable /dev/shm here")
+    out = f"/dev/shm/ctxtool-test-{os.getpid()}.jsonl"
+    try:
+        r = run("repair", "-o", out, copy(tmp_path, "repair/pi-missing-result.jsonl"))
+        assert r.exit_code == 0 and os.path.isfile(out)
+    finally:
+        if os.path.exists(out):
+            os.unlink(out)
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    assert run("repair", "-o", fifo, copy(tmp_path, "repair/pi-missing-result.jsonl")).exit_code == 2
+
+
 def test_budget_show_with_json_is_json(tmp_path):
     r = run("budget", "--json", "--show", "AGENTS.md", os.path.join(FIX, "budget", "openclaw-within", "workspace"))
     assert r.exit_code == 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sys
 
 import click
@@ -61,9 +62,14 @@ def output_file(ctx, param, value):
     ``-`` made a file named "-"."""
     if value is None:
         return value
-    if value == "-" or value.startswith(("/dev/", "/proc/")):
-        raise click.BadParameter(f"{value!r} is not a file (standard output or a device): name a file to write")
+    stream = value == "-" or value.startswith(_STREAM_NAMES) or _PROC_FD.match(value) is not None
+    if stream or (os.path.exists(value) and not os.path.isfile(value)):  # (a device or a pipe, /dev/shm's files are)
+        raise click.BadParameter(f"{value!r} is not a file (standard output, a device or a pipe): name a file to write")
     return value
+
+
+_STREAM_NAMES = ("/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/")
+_PROC_FD = re.compile(r"/proc/\d+/fd/")
 
 
 def emit_json(data) -> None:
@@ -93,7 +99,7 @@ def _deep_dumps(data) -> str:
             stack.append(_Text("}"))
             for k, (key, v) in reversed(list(enumerate(items))):
                 stack.append(v)
-                stack.append(_Text(string(key if isinstance(key, str) else json.dumps(key) if key is None or isinstance(key, (bool, int, float)) else str(key)) + ":"))
+                stack.append(_Text(string(_key(key)) + ":"))
                 if k:
                     stack.append(_Text(","))
             stack.append(_Text("{"))
@@ -111,6 +117,13 @@ def _deep_dumps(data) -> str:
 
 class _Text(str):
     """Text ``_deep_dumps`` writes as it is (punctuation, encoded keys)."""
+
+
+def _key(key) -> str:
+    """A dict key as ``json.dumps`` writes it: a string as it is, None, a bool or a number as its JSON text."""
+    if isinstance(key, str):
+        return key
+    return json.dumps(key) if key is None or isinstance(key, (bool, int, float)) else str(key)
 
 
 def write_out(data: str | bytes) -> None:
