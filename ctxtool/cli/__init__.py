@@ -65,10 +65,7 @@ class CtxGroup(click.Group):
             render.silence_stdout()
             ctx.exit(0)
         except Exception as e:  # last resort, never a traceback: one line naming the file being processed
-            out = render.output_error() if isinstance(e, OSError) else None
-            if out is None and isinstance(e, OSError) and _writing_stdout(e):  # (a write that failed whole: help text)
-                render.silence_stdout()
-                out = e
+            out = _stdout_failure(e) if isinstance(e, OSError) else None
             where = ctx.meta.get(CURRENT) or ", ".join(ctx.meta.get(TARGETS) or ()) or None
             # stdout itself cannot be written (a full disk): no file of the session's is to blame
             err = render.unwritable(out) if out is not None else unexpected(e, path=where)
@@ -155,11 +152,11 @@ def main():
     except OSError as e:
         # outside a command (click's help or version, written before any command ran): standard output that cannot be
         # written says so, as a command's does; any other error is not this one's
-        if not _writing_stdout(e):
+        out = _stdout_failure(e)
+        if out is None:
             raise
-        render.silence_stdout()
         try:
-            click.echo(f"Error: {render.unwritable(e)}", err=True)
+            click.echo(f"Error: {render.unwritable(out)}", err=True)
         except OSError:
             pass
         sys.exit(EXIT_FAILED)
@@ -167,12 +164,20 @@ def main():
         _imports_done()  # (a command that ended before it was looked up: a caller's own GC as it was)
 
 
-def _writing_stdout(e: OSError) -> bool:
-    """Whether ``e`` was raised writing standard output (the innermost frame wrote to it: click's ``echo``)."""
+def _stdout_failure(e: OSError) -> OSError | None:
+    """The error standard output met, when ``e`` is one (then what is left of it goes to /dev/null), else None: what
+    flushing it now meets (a full disk: ``render.output_error``), or ``e`` itself when it was raised writing it whole
+    (the innermost frame wrote to it: click's ``echo`` of help or version text, whose failed write left nothing to flush)."""
+    out = render.output_error()
+    if out is not None:
+        return out
     tb = e.__traceback__
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
-    return tb is not None and tb.tb_frame.f_locals.get("file") is sys.stdout
+    if tb is None or tb.tb_frame.f_locals.get("file") is not sys.stdout:
+        return None
+    render.silence_stdout()
+    return e
 
 
 def _closed_streams() -> None:
