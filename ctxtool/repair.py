@@ -826,7 +826,7 @@ def _repair(path, fmt, check, output, backup, trim_trailing, in_place, with_befo
 
         synthesized = {c.id for c in plan.changes if c.kind == "missing-result" and c.action == "inserted" and c.id}
         relink = commit.relink_for(t.format_name, old_leaf, _last_id(plan.final_entries), gone if dropped else frozenset(),
-                                   synthesized, result_ids(t.format_name))
+                                   synthesized, getattr(t.fmt, "result_ids", None))
         done = commit.commit(snap, plan.chunks(), relink=relink, backup=backup)
         report.backup, report.carried = done.backup, done.carried + done.carried_late
         report.notices += done.notices
@@ -835,27 +835,6 @@ def _repair(path, fmt, check, output, backup, trim_trailing, in_place, with_befo
     report.output = dest
     report.written = True
     return report
-
-
-def result_ids(fmt_name: str):
-    """``f(obj)``: the call ids a line of the format answers (its tool results), read from the raw object; None for a
-    format without parent links (whose carried lines are never re-linked)."""
-    def pi(obj: dict) -> list:
-        m = obj.get("message")
-        if obj.get("type") == "message" and isinstance(m, dict) and m.get("role") == "toolResult":
-            i = m.get("toolCallId")
-            return [i] if isinstance(i, str) else []
-        return []
-
-    def claude(obj: dict) -> list:
-        m = obj.get("message")
-        c = m.get("content") if isinstance(m, dict) else None
-        if not isinstance(c, list):
-            return []
-        return [b["tool_use_id"] for b in c if isinstance(b, dict) and b.get("type") == "tool_result"
-                and isinstance(b.get("tool_use_id"), str)]
-
-    return {"pi": pi, "claude": claude}.get(fmt_name)
 
 
 def parents_first(entries: list[Entry]) -> list[Entry]:

@@ -137,13 +137,13 @@ def test_two_results_of_one_kind_keep_the_first_as_before(tmp_path, texts):
 
 
 def test_the_carried_line_check_reads_each_format_s_results():
-    from ctxtool.repair import result_ids
+    from ctxtool import formats
 
-    assert result_ids("pi")(json.loads(LINES[6])) == ["toolu_01A"]
-    assert result_ids("pi")(json.loads(LINES[5])) == []
+    assert formats.get("pi").result_ids(json.loads(LINES[6])) == ["toolu_01A"]
+    assert formats.get("pi").result_ids(json.loads(LINES[5])) == []
     claude = {"type": "user", "message": {"role": "user", "content": [
         {"type": "tool_result", "tool_use_id": "toolu_x", "content": "ok"}, {"type": "text", "text": "hi"}]}}
-    assert result_ids("claude")(claude) == ["toolu_x"]
-    assert result_ids("claude")({"type": "user", "message": {"role": "user", "content": "hi"}}) == []
-    assert result_ids("codex") is None
+    assert formats.get("claude").result_ids(claude) == ["toolu_x"]
+    assert formats.get("claude").result_ids({"type": "user", "message": {"role": "user", "content": "hi"}}) == []
+    assert not hasattr(formats.get("codex"), "result_ids")  # (no parent links: its carried lines are never re-linked)
     assert scan(str(os.path.join(FIXTURES, "pi-clean.jsonl"))).format_name == "pi"

@@ -305,6 +305,16 @@ def drop_blocks(obj: dict, idxs: set) -> None:
     m["content"] = [b for i, b in enumerate(_content(obj)) if i not in idxs]
 
 
+def result_ids(obj: dict) -> list:
+    """The call ids a raw line answers: its message's ``tool_result`` blocks' ``tool_use_id`` (strings)."""
+    m = obj.get("message")
+    c = m.get("content") if isinstance(m, dict) else None
+    if not isinstance(c, list):
+        return []
+    return [b["tool_use_id"] for b in c if isinstance(b, dict) and b.get("type") == "tool_result"
+            and isinstance(b.get("tool_use_id"), str)]
+
+
 def add_result_blocks(obj: dict, blocks: list) -> None:
     c = _content(obj)
     obj["message"]["content"] = blocks + c

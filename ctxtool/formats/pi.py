@@ -341,3 +341,12 @@ def set_id(obj: dict, new: str) -> None:
 def fill_result_name(obj: dict, name: str) -> None:
     obj["message"]["toolName"] = name or "unknown"
 
+
+def result_ids(obj: dict) -> list:
+    """The call ids a raw line answers: a toolResult message's ``toolCallId`` (a string), else none."""
+    m = obj.get("message")
+    if obj.get("type") == "message" and isinstance(m, dict) and m.get("role") == "toolResult":
+        i = m.get("toolCallId")
+        return [i] if isinstance(i, str) else []
+    return []
+
