@@ -157,39 +157,28 @@ def open_dir():
     shutil.rmtree(d, ignore_errors=True)
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run a process as other users")
-def test_a_user_who_may_write_the_folder_but_does_not_own_the_file_is_refused(open_dir):
-    d = os.path.join(open_dir, "shared")
-    os.mkdir(d)
-    os.chmod(d, 0o777)
-    p = _file(d, BROKEN)
-    os.chown(p, 1000, 1000)
-    out = _as(65534, 65534, p)
-    assert out.startswith("refused:") and "another user" in out
-    st = os.stat(p)
-    assert (st.st_uid, st.st_gid) == (1000, 1000) and open(p, "rb").read() == BROKEN and _left(d) == []
+# (the folder's owner and mode, the file's owner and group, the user who runs repair, what it says, the file after)
+AS_OTHERS = {
+    "a user who may write the folder but does not own the file": ((0, 0o777), (1000, 1000), (65534, 65534),
+                                                                   "refused:", "another user", BROKEN),
+    "an owner outside the file's group": ((1000, 0o755), (1000, 1001), (1000, 1000), "refused:", "group", BROKEN),
+    "the owner, its own file": ((1000, 0o755), (1000, 1000), (1000, 1000), "written", "", ORIGINAL),
+}
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run a process as other users")
-def test_an_owner_outside_the_file_s_group_is_refused(open_dir):
-    d = os.path.join(open_dir, "own")
+@pytest.mark.parametrize("case", list(AS_OTHERS))
+def test_who_runs_repair_decides_whether_the_file_is_rewritten(open_dir, case):
+    (dir_uid, dir_mode), owner, runner, said, why, after = AS_OTHERS[case]
+    d = os.path.join(open_dir, "folder")
     os.mkdir(d)
-    os.chown(d, 1000, 1000)
+    os.chown(d, dir_uid, dir_uid)
+    os.chmod(d, dir_mode)
     p = _file(d, BROKEN)
-    os.chown(p, 1000, 1001)  # its group is one the owner is not a member of
-    out = _as(1000, 1000, p)
-    assert out.startswith("refused:") and "group" in out
+    os.chown(p, *owner)
+    out = _as(*runner, p)
+    assert out.startswith(said) and why in out
     st = os.stat(p)
-    assert (st.st_uid, st.st_gid) == (1000, 1001) and open(p, "rb").read() == BROKEN and _left(d) == []
-
-
-@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run a process as other users")
-def test_the_owner_repairs_its_own_file(open_dir):
-    d = os.path.join(open_dir, "mine")
-    os.mkdir(d)
-    os.chown(d, 1000, 1000)
-    p = _file(d, BROKEN)
-    os.chown(p, 1000, 1000)
-    assert _as(1000, 1000, p) == "written"
-    st = os.stat(p)
-    assert (st.st_uid, st.st_gid) == (1000, 1000) and open(p, "rb").read() == ORIGINAL
+    assert (st.st_uid, st.st_gid) == owner and open(p, "rb").read() == after
+    if after == BROKEN:
+        assert _left(d) == []
