@@ -16,8 +16,10 @@ appended line is lost and no other writer's file is overwritten:
    for byte; the first one that links to a parent is re-linked from the old leaf to the new
    one when the rewrite changed the leaf (``Relink``: pi ``parentId``, Claude Code
    ``parentUuid``), and only that line changes. An unfinished last line stays pending.
-4. The old file is hard-linked as ``.<name>.ctxtool-<pid>-<ms>.bak`` and the temp file is
-   renamed over the path.
+4. The old file is hard-linked as ``.<name>.ctxtool-<pid>-<ms>.bak``; a process that keeps the
+   file open for writing (``held_open``: Codex holds its rollout while it runs) is refused
+   (``HeldOpen``: its next lines would go to the replaced file; the callers first wait for it,
+   ``wait_unheld``); the temp file is renamed over the path.
 5. A writer that opened the path before the rename writes to the old file. It is watched
    through the handle ctxtool holds on it, and lines arriving there are appended to the
    new file, until no process has it open for writing (``/proc``; without ``/proc``: until
@@ -48,18 +50,24 @@ import errno
 import json
 import os
 import time
+from stat import S_ISREG
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 import orjson
 
-from .errors import FileChanged, InputError, WriteError
+from .errors import FileChanged, HeldOpen, InputError, WriteError
 from .jsonl import TEMP_NAME, backup_path, discard, dumps, fsync_dir, keep_owner, temp_path, write_temp
 from .lock import pid_gone, process_starttime
 
 TAIL_BYTES = 64 << 10  # the end of what was read, hashed: an in-place rewrite of the same size shows there
 WATCH_MAX = 1.0  # seconds the old file is watched after the rename while a writer still has it open
 LIVE_GRACE = 0.1  # seconds a live file's old copy is still watched after the last sign of a writer
+# a writer seen at each of this many looks this far apart keeps the file open (an agent that opens it per line, as pi and
+# Claude Code do, holds it some microseconds a line: even one appending every 0.2 ms is seen at 5 looks in a row
+# about once in 10^5)
+HELD_LOOKS = 5
+HELD_GAP = 0.02
 SETTLE = 0.05  # without /proc: the old file is let go after this long without growth
 WRITERS = ".writers"  # <backup>.writers: a writer still held the old file open when ctxtool let it go
 LISTING_TTL = 10.0  # seconds a directory's leftover names are reused (a batch in a 10,000-file folder lists it rarely)
@@ -382,7 +390,7 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def commit(snap: Snapshot, chunks: Iterable[bytes], *, relink: Relink | None = None, backup: bool = True,
-           _rounds: int = PUT_BACK_ROUNDS, _live: bool = False) -> Committed:
+           _rounds: int = PUT_BACK_ROUNDS, _live: bool = False, _mine: tuple = ()) -> Committed:
     """Replace ``snap.path`` with ``chunks`` (the caller holds the agent's lock): the protocol
     in the module doc. Raises ``FileChanged`` (nothing written) when the file was replaced,
     shrank or was rewritten since the snapshot, ``WriteError`` when writing fails."""
@@ -409,6 +417,8 @@ def commit(snap: Snapshot, chunks: Iterable[bytes], *, relink: Relink | None = N
         pending = _keep_old(old, path, copy=backup)
         phase("before-rename", path)
         _check(snap, old)  # once more, as close to the rename as possible
+        _refuse_held(old, st, path, _mine)
+        phase("renaming", path)
         carry.pull()
         res.carried = carry.lines
         keep_owner(out, st)
@@ -484,8 +494,9 @@ def _put_back(res: Committed, carry: _Carry, rounds: int) -> bool:
             if again.skip_eol:  # a complete record still waiting for its newline: the carry skips that newline
                 yield b"\n"
 
-        more = commit(again, chunks(), backup=False, _rounds=rounds - 1, _live=True)
-    except (FileChanged, WriteError, InputError) as e:
+        # (this write's own handle on the file is no other writer's)
+        more = commit(again, chunks(), backup=False, _rounds=rounds - 1, _live=True, _mine=(carry.out,))
+    except (FileChanged, WriteError, InputError, HeldOpen) as e:  # (HeldOpen: a writer keeps the new file open)
         if getattr(e, "written", False):  # the second write is in place; only watching after it failed
             res.notices.append(f"{len(held)} line(s) that reached the old file after the rename were put in place, "
                                f"but {e.reason}")
@@ -719,16 +730,75 @@ def _now_iso() -> str:
 # ---------------------------------------------------------------- who still writes to the old file
 
 
-def writers_of(fd: int, st: os.stat_result, name: str) -> list[dict] | None:
+def held_open(fd: int, st: os.stat_result, name: str, mine: tuple = ()) -> list[dict]:
+    """The processes that keep the file open for writing: seen at each of ``HELD_LOOKS`` looks ``HELD_GAP`` apart (the
+    first look, the kernel's lease, costs nothing when nobody writes). An agent that opens the file for each line is
+    not one; Codex, which holds its rollout open for as long as it runs, is. ``mine``: this process's own descriptors
+    of the file, not counted."""
+    seen = None
+    for k in range(HELD_LOOKS):
+        if k:
+            time.sleep(HELD_GAP)
+        found = writers_of(fd, st, name, mine)
+        if not found:  # nobody (or it cannot be told: None)
+            return []
+        keys = {(w["pid"], w["starttime"]): w for w in found}
+        seen = keys if seen is None else {k: w for k, w in keys.items() if k in seen}
+        if not seen:
+            return []
+    return list(seen.values())
+
+
+def _held_error(holders: list[dict], path: str, waited: float | None = None) -> HeldOpen:
+    who = ", ".join(f"pid {w['pid']} ({w['name']})" if w["pid"] else w["name"] for w in holders)
+    since = f" (waited {waited:g} s)" if waited else ""
+    return HeldOpen(f"{who} keeps the file open for writing{since}: a rewrite would lose what it writes next (an agent "
+                    f"still running, as Codex holds its rollout); nothing was written. Stop it and run again",
+                    path=path, holders=holders)
+
+
+def _refuse_held(fd: int, st: os.stat_result, path: str, mine: tuple = ()) -> None:
+    holders = held_open(fd, st, os.path.basename(path), mine)
+    if holders:
+        raise _held_error(holders, path)
+
+
+def wait_unheld(path: str, timeout: float) -> None:
+    """Before a rewrite: wait up to ``timeout`` seconds until no process keeps ``path`` open for writing (``held_open``);
+    ``HeldOpen`` when one still does. A file that cannot be opened is left to the rewrite's read, which says why."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return
+    try:
+        st = os.fstat(fd)
+        if not S_ISREG(st.st_mode):
+            return
+        name = os.path.basename(path)
+        start = time.monotonic()
+        while True:
+            holders = held_open(fd, st, name)
+            if not holders:
+                return
+            waited = time.monotonic() - start
+            if waited >= timeout:
+                raise _held_error(holders, path, round(timeout, 2))
+            time.sleep(min(0.1, max(0.0, timeout - waited)))
+    finally:
+        os.close(fd)
+
+
+def writers_of(fd: int, st: os.stat_result, name: str, mine: tuple = ()) -> list[dict] | None:
     """Processes that have the file open for writing; None when that cannot be told.
 
     First the kernel's own answer, in O(1): a read lease (``F_SETLEASE``) is granted only when no
-    process has the file open for writing. Only when there is one is /proc searched, to name it."""
+    process has the file open for writing. Only when there is one is /proc searched, to name it.
+    ``mine``: descriptors of this process not counted (the lease then cannot tell another user's writer)."""
     lease = _lease_free(fd)
     if lease:
         return []
-    found = open_writers(st.st_dev, st.st_ino, name)
-    if lease is False and not found:  # the kernel says someone writes; /proc does not show whom
+    found = open_writers(st.st_dev, st.st_ino, name, mine)
+    if lease is False and not found and not mine:  # the kernel says someone writes; /proc does not show whom
         return [{"pid": 0, "name": "a process of another user", "starttime": None}]
     return found
 
@@ -748,7 +818,7 @@ def _lease_free(fd: int) -> bool | None:
     return True
 
 
-def open_writers(dev: int, ino: int, name: str) -> list[dict] | None:
+def open_writers(dev: int, ino: int, name: str, mine: tuple = ()) -> list[dict] | None:
     """Processes that have the file (dev, ino) open for writing, from /proc (only this user's
     processes are visible); None when /proc cannot tell. ``name`` (the file's base name)
     narrows the search to descriptors whose path mentions it."""
@@ -759,6 +829,7 @@ def open_writers(dev: int, ino: int, name: str) -> list[dict] | None:
     if not pids:
         return None
     found = []
+    me = str(os.getpid()) if mine else None
     for pid in pids:
         fd_dir = f"/proc/{pid}/fd"
         try:
@@ -766,6 +837,8 @@ def open_writers(dev: int, ino: int, name: str) -> list[dict] | None:
         except OSError:
             continue
         for n in fds:
+            if pid == me and int(n) in mine:
+                continue
             try:
                 if name not in os.readlink(f"{fd_dir}/{n}"):
                     continue

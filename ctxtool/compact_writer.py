@@ -389,6 +389,9 @@ def _compact(path: str, summarizer, opts: Options, res: FileResult) -> None:
             res.tokens_after = est + plan.tokens_kept
         res.status = "planned"
         return
+    # an agent that keeps the file open (Codex) would write on into the replaced file: waited for (up to the lock's
+    # timeout) before anything is summarized, and looked for again just before the rename (commit)
+    commit.wait_unheld(path, opts.lock_timeout)
     summ: SummaryResult = summarize_plan(plan, summarizer, st)
     res.calls = summ.calls
     res.errors = summ.errors

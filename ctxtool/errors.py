@@ -88,6 +88,15 @@ class StaleLock(LockError):
     """A stale lock exists and removing it was not allowed."""
 
 
+class HeldOpen(LockError):
+    """A process keeps the file open for writing (an agent that takes no lock but holds its file, as Codex holds its
+    rollout): a rewrite renamed over it would lose every line it writes afterwards. ``holders``: who (pid, name)."""
+
+    def __init__(self, message: str, *, path: str | None = None, holders: list | None = None):
+        self.holders = holders or []
+        super().__init__(message, path=path)
+
+
 class WriteError(CtxError):
     """Writing the output, the backup or the temp file failed."""
 

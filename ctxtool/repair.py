@@ -750,7 +750,7 @@ def repair_file(
             for attempt in range(REPLANS):
                 try:
                     report = _repair(real if in_place else path, fmt, check, None if in_place else output,
-                                     backup, trim_trailing, in_place, violations_before)
+                                     backup, trim_trailing, in_place, violations_before, lock_timeout)
                     break
                 except FileChanged as e:
                     if not e.retry or attempt == REPLANS - 1:
@@ -776,7 +776,8 @@ def check_file(path: str, fmt: str | None, trim_trailing: bool, with_before: boo
     return repair_file(path, fmt=fmt, check=True, trim_trailing=trim_trailing, violations_before=with_before)
 
 
-def _repair(path, fmt, check, output, backup, trim_trailing, in_place, with_before) -> RepairReport:
+def _repair(path, fmt, check, output, backup, trim_trailing, in_place, with_before,
+            lock_timeout: float = DEFAULT_TIMEOUT) -> RepairReport:
     """Scan, plan, validate before and after, and write (unless checking)."""
     ident = commit.identity(path) if in_place else None
     commit.phase("before-read", path)
@@ -827,6 +828,9 @@ def _repair(path, fmt, check, output, backup, trim_trailing, in_place, with_befo
         synthesized = {c.id for c in plan.changes if c.kind == "missing-result" and c.action == "inserted" and c.id}
         relink = commit.relink_for(t.format_name, old_leaf, _last_id(plan.final_entries), gone if dropped else frozenset(),
                                    synthesized, getattr(t.fmt, "result_ids", None))
+        # an agent that keeps the file open (Codex) would write on into the replaced file: waited for (up to the lock's
+        # timeout), and looked for again just before the rename
+        commit.wait_unheld(path, lock_timeout)
         done = commit.commit(snap, plan.chunks(), relink=relink, backup=backup)
         report.backup, report.carried = done.backup, done.carried + done.carried_late
         report.notices += done.notices

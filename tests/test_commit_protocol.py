@@ -176,19 +176,21 @@ def test_an_unfinished_line_completed_after_the_rename_is_carried(tmp_path):
     snap = commit.snapshot(p, len(ORIGINAL))
     full = line(pi("a3", "a2"))
     append(p, full[:20])
-    handle = open(p, "ab")  # the writer finishes its line through the handle it opened before the rename
+    handle = []  # the writer finishes its line through the handle it opened just before the rename
 
     def finish(phase, path):
+        if phase == "renaming":
+            handle.append(open(p, "ab"))
         if phase == "after-rename":
-            handle.write(full[20:])
-            handle.flush()
+            handle[0].write(full[20:])
+            handle[0].flush()
 
     commit.hooks.append(finish)
     try:
         done = commit.commit(snap, [NEW])
     finally:
         commit.hooks.remove(finish)
-        handle.close()
+        handle[0].close()
     assert open(p, "rb").read() == NEW + full
     assert done.carried == 0 and done.carried_late == 1
 
@@ -315,18 +317,28 @@ def test_open_writers_sees_write_handles_only(tmp_path):
 
 
 def test_a_persistent_writer_after_the_commit_is_reported_by_the_next_read(tmp_path):
+    """A writer that opened the file after ctxtool's last look (``renaming``) and keeps it open."""
     p = write(tmp_path / "s.jsonl", ORIGINAL)
     snap = commit.snapshot(p, len(ORIGINAL))
-    handle = open(p, "ab")
+    opened = []
+
+    def opens(phase, path):
+        if phase == "renaming":
+            opened.append(open(p, "ab"))
+
+    commit.hooks.append(opens)
     try:
         done = commit.commit(snap, [NEW], backup=False)
+        handle = opened[0]
         assert [w["pid"] for w in done.writers] == [os.getpid()]
         assert done.backup and any("still has the replaced file open" in n for n in done.notices)
         assert any("still has the old copy" in n for n in commit.late_writes(p))
         handle.write(line(pi("a3", "a2")))  # nothing can bring this into the new file
         handle.flush()
     finally:
-        handle.close()
+        commit.hooks.remove(opens)
+        for h in opened:
+            h.close()
     notes = commit.late_writes(p)
     assert len(notes) == 1 and "1 line(s)" in notes[0] and done.backup in notes[0]
     assert open(done.backup, "rb").read().endswith(line(pi("a3", "a2")))

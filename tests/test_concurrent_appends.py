@@ -1,11 +1,13 @@
 """Agents append while ctxtool rewrites: no appended line is ever lost.
 
 An agent appends without a lock, either opening the file for every line (pi, Claude Code)
-or through one handle kept open. ``ctxtool.commit.hooks`` makes each append land at a
+or through one handle kept open (Codex). ``ctxtool.commit.hooks`` makes each append land at a
 chosen phase of repair, compact and ``profile --apply`` (before the read, after the plan,
-with the temp file written, just before and just after the rename, after the commit), so
-every phase is hit on purpose rather than by timing luck; one short stress run at the end
-appends from another process while the rewrite runs.
+with the temp file written, just before ctxtool's last look for writers, after it and before the
+rename, after the rename, after the commit), so every phase is hit on purpose rather than by
+timing luck; one short stress run at the end appends from another process while the rewrite runs.
+A writer that keeps the file open when ctxtool looks is refused (``HeldOpen``: nothing written);
+one that opens it after the last look (``renaming``) is what the watch after the rename is for.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from click.testing import CliRunner
 
 from ctxtool import commit
 from ctxtool.cli import cli
+from ctxtool.errors import HeldOpen
 from ctxtool.compact_writer import STRUCTURAL, Options, compact_file
 from ctxtool.repair import repair_file
 from ctxtool.summarize import ExtractiveSummarizer
@@ -29,7 +32,9 @@ from ctxtool.synth import write_session
 from tests.support import pi_agent
 from tests.test_compact_support import make_session
 
-PHASES = ["before-read", "planned", "tmp-written", "before-rename", "after-rename"]
+PHASES = ["before-read", "planned", "tmp-written", "before-rename", "renaming", "after-rename"]
+# a handle kept open from one of these phases on is still open at ctxtool's last look before the rename: refused
+HELD_AT_THE_LOOK = ("before-read", "planned", "tmp-written", "before-rename")
 MODES = ["open-per-line", "persistent-handle"]
 EXTRACTIVE = ExtractiveSummarizer()
 PROFILE_FIXTURE = os.path.join(os.path.dirname(__file__), "..", "fixtures", "profile", "tool_heavy.jsonl")
@@ -61,7 +66,7 @@ class Agent:
         self.leaf = next(r[self.key] for r in reversed(records(path)) if r.get(self.key) and r.get("type") != "session")
         self.first_parent = self.leaf
         self.written: list[str] = []
-        self.handle = open(path, "ab") if mode == "persistent-handle" else None
+        self.handle = None  # persistent-handle: opened at its first line (an agent that starts while ctxtool works)
         self.pending = None  # open-per-line: opened, not yet written
 
     def line(self) -> bytes:
@@ -88,7 +93,9 @@ class Agent:
     def append(self, n: int = 2) -> None:
         for _ in range(n):
             data = self.line()
-            if self.handle is not None:
+            if self.mode == "persistent-handle":
+                if self.handle is None:
+                    self.handle = open(self.path, "ab")
                 self.handle.write(data)
                 self.handle.flush()
             else:
@@ -166,6 +173,28 @@ def broken_session(tmp_path, fmt: str) -> str:
     return p
 
 
+def refused_while_held(tmp_path, hooks, p: str, fmt: str, phase: str, rewrite, refusal=None):
+    """An agent that starts at ``phase`` and keeps its handle open: the rewrite is refused before the rename (``refusal``
+    tells how the rewrite says so; default: it raises HeldOpen), the file is the original with the agent's lines after
+    it, and nothing of ctxtool's is left beside it."""
+    before = open(p, "rb").read()
+    agent = Agent(p, fmt, "persistent-handle")
+    install(hooks, (phase, agent.append))
+    try:
+        if refusal is None:
+            with pytest.raises(HeldOpen) as err:
+                rewrite(p)
+            said = str(err.value)
+        else:
+            said = refusal(rewrite(p))
+    finally:
+        agent.close()
+    assert f"pid {os.getpid()}" in said and "keeps the file open for writing" in said and "nothing was written" in said
+    data = open(p, "rb").read()
+    assert data.startswith(before) and [r.get(agent.key) for r in records(p)][-2:] == agent.written
+    assert [n for n in os.listdir(tmp_path) if ".ctxtool-" in n or ".bak-" in n or n.endswith(".lock")] == []
+
+
 def no_structure_left_to_fix(path):
     """Nothing for repair to do: no line broken, no dangling or forward parent, no duplicate."""
     changes = repair_file(path, check=True).changes
@@ -180,10 +209,12 @@ def no_structure_left_to_fix(path):
 @pytest.mark.parametrize("phase", PHASES)
 def test_repair_loses_no_appended_line(tmp_path, hooks, fmt, mode, phase):
     p = broken_session(tmp_path, fmt)
+    if mode == "persistent-handle" and phase in HELD_AT_THE_LOOK:
+        return refused_while_held(tmp_path, hooks, p, fmt, phase, repair_file)
     agent, report = with_agent(hooks, p, fmt, mode, phase, repair_file)
     assert report.written and any(c.kind == "bad-line" for c in report.changes)
     agent.check(p)
-    if phase != "before-read" and not (phase == "after-rename" and mode == "open-per-line"):
+    if phase not in ("before-read", "after-rename"):
         assert report.carried == 2  # the two lines reached the file ctxtool had read
     backup = records(report.backup)
     assert [r.get(agent.key) for r in backup if r.get(agent.key) in set(agent.written)] == (
@@ -194,7 +225,7 @@ def test_repair_loses_no_appended_line(tmp_path, hooks, fmt, mode, phase):
 def test_an_open_per_line_writer_that_opened_before_the_rename_loses_nothing(tmp_path, hooks):
     p = broken_session(tmp_path, "pi")
     agent = Agent(p, "pi", "open-per-line")
-    install(hooks, ("before-rename", agent.open_line), ("after-rename", agent.finish_line))
+    install(hooks, ("renaming", agent.open_line), ("after-rename", agent.finish_line))
     report = repair_file(p)
     agent.check(p)
     assert report.carried == 1
@@ -213,7 +244,7 @@ def _opened_before_the_rename_then_wrote_on(agent: Agent, more: int = 2):
 def test_a_late_line_is_put_before_the_lines_its_writer_added_to_the_new_file(tmp_path, hooks, fmt):
     p = broken_session(tmp_path, fmt)
     agent = Agent(p, fmt, "open-per-line")
-    install(hooks, ("before-rename", agent.open_line), ("after-rename", _opened_before_the_rename_then_wrote_on(agent)))
+    install(hooks, ("renaming", agent.open_line), ("after-rename", _opened_before_the_rename_then_wrote_on(agent)))
     report = repair_file(p)
     agent.check(p)  # in order, each under the one before: was the late line after the two newer ones
     assert records(p)[-1][agent.key] == agent.written[-1]
@@ -226,7 +257,7 @@ def test_a_late_line_is_put_before_the_lines_its_writer_added_to_the_new_file(tm
 def test_real_pi_resumes_at_the_writers_newest_line_after_a_late_line(tmp_path, hooks):
     p = broken_session(tmp_path, "pi")
     agent = Agent(p, "pi", "open-per-line")
-    install(hooks, ("before-rename", agent.open_line), ("after-rename", _opened_before_the_rename_then_wrote_on(agent)))
+    install(hooks, ("renaming", agent.open_line), ("after-rename", _opened_before_the_rename_then_wrote_on(agent)))
     repair_file(p)
     out = pi_agent.load_with_pi(p)
     assert out["leafId"] == agent.written[-1]  # was the late line, beside the newer ones
@@ -239,7 +270,7 @@ def test_a_late_line_whose_writer_appends_between_ctxtools_look_and_its_write_is
     before its copy of the late line: the copy is behind the newer line, so it is put back too."""
     p = broken_session(tmp_path, "pi")
     agent = Agent(p, "pi", "open-per-line")
-    install(hooks, ("before-rename", agent.open_line), ("after-rename", agent.finish_line))
+    install(hooks, ("renaming", agent.open_line), ("after-rename", agent.finish_line))
     real = commit._write_all
     raced = []
 
@@ -260,7 +291,7 @@ def test_a_late_line_whose_writer_appends_between_ctxtools_look_and_its_write_is
 def test_a_raced_late_line_that_cannot_be_put_back_is_in_the_file_once(tmp_path, hooks, monkeypatch):
     p = broken_session(tmp_path, "pi")
     agent = Agent(p, "pi", "open-per-line")
-    install(hooks, ("before-rename", agent.open_line), ("after-rename", agent.finish_line))
+    install(hooks, ("renaming", agent.open_line), ("after-rename", agent.finish_line))
     real = commit._write_all
 
     def racing(fd, data):
@@ -296,7 +327,7 @@ def test_a_line_another_writer_adds_right_after_a_late_copy_still_holds_the_next
     def after_rename():
         fds["a"].write(l1a); fds["a"].close()
 
-    install(hooks, ("before-rename", before_rename), ("after-rename", after_rename))
+    install(hooks, ("renaming", before_rename), ("after-rename", after_rename))
     real = commit._write_all
     done = []
 
@@ -315,9 +346,11 @@ def test_a_line_another_writer_adds_right_after_a_late_copy_still_holds_the_next
     assert any("put before the lines their writer had meanwhile added" in n for n in report.notices)
 
 
-def test_a_writer_of_the_second_writes_file_is_not_said_to_write_to_the_first_backup(tmp_path, hooks):
-    """A process holding the *intermediate* file (the one the first write made, replaced by the
-    second) open is not said to write to the first backup (the original file): it does not."""
+def test_a_writer_that_keeps_the_new_file_open_is_not_written_over_to_put_a_late_line_back(tmp_path, hooks):
+    """A late line is to be put back (the new file written once more), but a process has meanwhile opened the new file
+    and keeps it open: that second write is refused as any other (its lines would go to a replaced file), the late line
+    is appended instead, out of order but not lost, the backup kept, and the process is not said to write to the first
+    backup (the original file): it does not."""
     p = broken_session(tmp_path, "pi")
     agent = Agent(p, "pi", "open-per-line")
     held = {}
@@ -325,20 +358,24 @@ def test_a_writer_of_the_second_writes_file_is_not_said_to_write_to_the_first_ba
 
     def after():
         act()
-        held["h"] = open(p, "ab")  # persistent handle on the new (intermediate) file
+        held["h"] = open(p, "ab")  # persistent handle on the new file
 
-    install(hooks, ("before-rename", agent.open_line), ("after-rename", after))
-    report = repair_file(p)
-    inter = os.fstat(held["h"].fileno()).st_ino
-    held["h"].close()
-    assert os.stat(report.backup).st_ino == inter or not any(
-        report.backup in n and "open for writing" in n for n in report.notices)
+    install(hooks, ("renaming", agent.open_line), ("after-rename", after))
+    try:
+        report = repair_file(p)
+        assert os.fstat(held["h"].fileno()).st_ino == os.stat(p).st_ino  # no second write: it still has the file
+    finally:
+        held["h"].close()
+    assert set(agent.written) <= set(ids_of(p, agent))
+    assert any("could not be put in place" in n and "keeps the file open for writing" in n for n in report.notices)
+    assert agent.written[0] in [r.get("id") for r in records(report.backup)]
+    assert not any(report.backup in n and "open for writing" in n for n in report.notices)
 
 
 def test_a_file_removed_during_the_second_write_leaves_no_pending_backup_and_no_traceback(tmp_path, hooks):
     p = broken_session(tmp_path, "pi")
     agent = Agent(p, "pi", "open-per-line")
-    install(hooks, ("before-rename", agent.open_line), ("after-rename", _opened_before_the_rename_then_wrote_on(agent, 1)))
+    install(hooks, ("renaming", agent.open_line), ("after-rename", _opened_before_the_rename_then_wrote_on(agent, 1)))
     n = []
 
     def remove_in_second_write(name, path):
@@ -374,7 +411,7 @@ def test_an_unfinished_line_from_before_the_rename_is_not_reported_as_a_late_wri
 def test_a_second_write_that_fails_after_its_rename_says_the_lines_are_in_place(tmp_path, hooks):
     p = broken_session(tmp_path, "pi")
     agent = Agent(p, "pi", "open-per-line")
-    install(hooks, ("before-rename", agent.open_line), ("after-rename", _opened_before_the_rename_then_wrote_on(agent, 1)))
+    install(hooks, ("renaming", agent.open_line), ("after-rename", _opened_before_the_rename_then_wrote_on(agent, 1)))
     n = []
 
     def fail_second_watch(name, path):  # stands for an OSError in the second write's watch (EIO, ENOSPC on fsync)
@@ -394,7 +431,7 @@ def test_a_second_write_that_fails_after_its_rename_says_the_lines_are_in_place(
 def test_lines_appended_while_the_late_line_is_put_back_are_carried_too(tmp_path, hooks):
     p = broken_session(tmp_path, "pi")
     agent = Agent(p, "pi", "open-per-line")
-    install(hooks, ("before-rename", agent.open_line), ("after-rename", _opened_before_the_rename_then_wrote_on(agent, 1)))
+    install(hooks, ("renaming", agent.open_line), ("after-rename", _opened_before_the_rename_then_wrote_on(agent, 1)))
     rounds = []
 
     def during_second_write(name, path):  # the second write's own temp file is written: the writer goes on
@@ -422,7 +459,7 @@ def test_a_late_line_that_cannot_be_put_back_is_appended_and_the_backup_kept(tmp
         write_on()
         monkeypatch.setattr(commit, "snapshot", shrunk)
 
-    install(hooks, ("before-rename", agent.open_line), ("after-rename", then_changed))
+    install(hooks, ("renaming", agent.open_line), ("after-rename", then_changed))
     report = repair_file(p, backup=False)
     ids = [r.get("id") for r in records(p)]
     assert set(agent.written) <= set(ids)  # nothing lost, though out of order
@@ -444,8 +481,15 @@ def test_repair_plans_again_when_an_appended_line_hangs_under_an_entry_it_remove
 
 
 def test_a_persistent_writer_after_the_commit_is_reported_not_silently_lost(tmp_path, hooks):
+    """A writer that opened the file after ctxtool's last look and before the rename, and keeps it open: what it writes
+    after the commit is in the replaced file, said at once and by every later read."""
     p = broken_session(tmp_path, "pi")
-    agent, report = with_agent(hooks, p, "pi", "persistent-handle", "committed", repair_file)
+    agent = Agent(p, "pi", "persistent-handle")
+    install(hooks, ("renaming", lambda: setattr(agent, "handle", open(p, "ab"))), ("committed", agent.append))
+    try:
+        report = repair_file(p)
+    finally:
+        agent.close()
     assert any("still has the replaced file open" in n for n in report.notices)
     in_file = {r.get("id") for r in records(p)}
     assert not set(agent.written) & in_file  # written to the old file: nothing can bring them over
@@ -512,6 +556,13 @@ def test_compact_still_refuses_a_last_line_that_stays_torn(tmp_path):
 @pytest.mark.parametrize("phase", PHASES)
 def test_compact_loses_no_appended_line_and_hangs_it_under_the_compaction(tmp_path, hooks, fmt, mode, phase):
     p = make_session(tmp_path, fmt, 10, size=300)
+    if mode == "persistent-handle" and phase in HELD_AT_THE_LOOK:
+        def failed(res):
+            assert res.status == "failed"
+            return res.error
+
+        return refused_while_held(tmp_path, hooks, p, fmt, phase, lambda p: compact_file(
+            p, EXTRACTIVE, Options(keep_recent_tokens=600)), failed)
     agent, res = with_agent(hooks, p, fmt, mode, phase, compacted)
     recs = records(p)
     if fmt == "pi":
@@ -521,8 +572,7 @@ def test_compact_loses_no_appended_line_and_hangs_it_under_the_compaction(tmp_pa
         new_leaf = [r for r in recs[boundary:] if r.get("uuid") not in set(agent.written)][-1]["uuid"]
     agent.check(p, new_leaf)
     first = next(r for r in recs if r.get(agent.key) == agent.written[0])
-    carried = phase != "before-read" and not (phase == "after-rename" and mode == "open-per-line")
-    if carried:
+    if phase not in ("before-read", "after-rename"):
         assert res.carried == 2
         assert first[agent.link] == new_leaf  # re-linked: pi resumes through the compaction
     position = [r.get(agent.key) for r in recs].index(agent.written[0])
@@ -571,11 +621,13 @@ def apply_config(cfg):
 def test_profile_apply_never_overwrites_a_config_that_changed(tmp_path, hooks, mode, phase):
     cfg = tmp_path / "openclaw.json"
     cfg.write_text(CONFIG)
-    handle = open(cfg, "ab") if mode == "persistent-handle" else None
+    handle = None
     edit = b"// edited meanwhile\n"
 
     def append():
-        if handle is not None:
+        nonlocal handle
+        if mode == "persistent-handle":
+            handle = handle or open(cfg, "ab")  # an editor that starts at this phase and keeps the file open
             handle.write(edit)
             handle.flush()
         else:
@@ -594,7 +646,10 @@ def test_profile_apply_never_overwrites_a_config_that_changed(tmp_path, hooks, m
     if phase in ("planned", "tmp-written", "before-rename"):
         assert r.exit_code == 3 and "changed since it was read" in r.output, r.output
         assert cfg.read_bytes() == CONFIG.encode() + edit and backups == []
-    elif phase == "after-rename" and mode == "persistent-handle":  # it wrote to the replaced file: kept and said
+    elif phase == "before-read" and mode == "persistent-handle":  # still open at the last look: refused
+        assert r.exit_code == 3 and "keeps the file open for writing" in r.output, r.output
+        assert cfg.read_bytes() == CONFIG.encode() + edit and backups == []
+    elif phase == "renaming":  # it wrote to the file about to be replaced, after the last look: kept and said
         assert r.exit_code == 0 and "changed while it was being replaced" in r.output
         assert open(tmp_path / backups[0], "rb").read() == CONFIG.encode() + edit
     else:
@@ -637,6 +692,9 @@ def test_stress_appends_from_another_process_are_never_lost(tmp_path, monkeypatc
     monkeypatch.setattr(commit, "WATCH_MAX", 2.0)  # the appender closes its handle well before this
     lost = carried = 0
     n = 150
+    at_rename: list = []  # who had the file open for writing at each rename
+    monkeypatch.setattr(commit, "hooks", [lambda name, path: name == "renaming" and at_rename.append(
+        [w["pid"] for w in commit.open_writers(*commit.identity(path), os.path.basename(path))])])
     for run in range(2):
         p = str(tmp_path / f"run{run}.jsonl")  # 6 MB: the rewrite takes about as long as the appender
         write_session(p, "pi", seed=run, target_bytes=6 << 20, corruptions=("bad_control_char",) if writer == "repair" else ())
@@ -648,13 +706,15 @@ def test_stress_appends_from_another_process_are_never_lost(tmp_path, monkeypatc
         else:
             carried += compacted(p, keep=20000).carried
         assert proc.wait(timeout=60) == 0
+        if mode == "persistent-handle":  # waited for: the rename came after it let go of the file
+            assert at_rename and proc.pid not in at_rename[-1]
         ids = {r.get("id") for r in records(p)}
         lost += sum(1 for k in range(n) if "st%06x" % k not in ids)
         mine = [r["id"] for r in records(p) if str(r.get("id", "")).startswith("st")]
         assert mine == sorted(mine)  # in the order they were written: pi resumes at the last one
         no_structure_left_to_fix(p)
     assert lost == 0
-    assert carried > 0  # the appends did land while the file was being rewritten
+    assert carried > 0  # the appends did land while the file was being rewritten (a kept handle's: while it was planned)
 
 
 # ---------------------------------------------------------------- a line torn by the read itself
@@ -740,7 +800,7 @@ def test_real_claude_code_resumes_at_the_writers_newest_line_after_a_late_line(t
     p = str(tmp_path / "parallel.jsonl")
     open(p, "wb").write(b"".join(lines))
     agent = Agent(p, "claude", "open-per-line")
-    install(hooks, ("before-rename", agent.open_line), ("after-rename", _opened_before_the_rename_then_wrote_on(agent)))
+    install(hooks, ("renaming", agent.open_line), ("after-rename", _opened_before_the_rename_then_wrote_on(agent)))
     report = repair_file(p)
     assert any("put before the lines their writer had meanwhile added" in n for n in report.notices)
     agent.check(p)

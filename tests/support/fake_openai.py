@@ -136,6 +136,9 @@ class _Handler(_QuietHandler):
             fake._stopping.wait(action[1])
             self.close_connection = True
             return
+        if kind == "slow":  # ("slow", seconds, items[, usage]): the answer after a wait (a model that takes its time)
+            fake._stopping.wait(action[1])
+            action = ("items", *action[2:])
         rid = f"resp_fake_{fake._run}_{next(fake._ids)}"
         if kind == "failed":
             events = [{"type": "response.created", "response": {"id": rid}},
