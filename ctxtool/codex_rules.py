@@ -351,15 +351,19 @@ def fork_chain(t, entries: list[Entry]) -> list[tuple]:
         seen.add(parent)
         pt = scan(parent, "codex", stats=False)
         end = base.get("end_byte_offset")
-        cur = [e for e in pt.entries if end is None or e.offset < end]
+        # the lines whose JSON ends by the cut (Codex reads the parent up to that byte: a line cut in two there is not
+        # one of the fork's; judged: review of 2026-11-30, finding 7)
+        cur = [e for e in pt.entries if end is None or e.offset + e.length <= end]
         chain.insert(0, (pt, [e for e in cur if e.kind != HEADER]))
         cur = [e for e in pt.entries if e.kind == HEADER][:1]
     return chain
 
 
 def find_rollout(near: str, thread_id: str) -> str | None:
-    """The rollout of ``thread_id``: beside ``near`` or anywhere under the ``sessions`` directory
-    ``near`` sits in (Codex's ``sessions/YYYY/MM/DD/rollout-<ts>-<id>.jsonl``)."""
+    """The rollout of ``thread_id``: beside ``near``, anywhere under the ``sessions`` directory
+    ``near`` sits in (Codex's ``sessions/YYYY/MM/DD/rollout-<ts>-<id>.jsonl``), or among the archived ones beside that
+    directory (``archived_sessions/rollout-<ts>-<id>.jsonl``, where ``codex archive`` moves a rollout: Codex still
+    reads a fork's parent there, judged)."""
     import glob
     import os
 
@@ -370,5 +374,8 @@ def find_rollout(near: str, thread_id: str) -> str | None:
         root = os.path.dirname(root)
     if not found and os.path.basename(root) == "sessions":
         found = glob.glob(os.path.join(glob.escape(root), "**", f"rollout-*{thread_id}.jsonl"), recursive=True)
+        if not found:
+            archived = os.path.join(os.path.dirname(root), "archived_sessions")
+            found = glob.glob(os.path.join(glob.escape(archived), "**", f"rollout-*{thread_id}.jsonl"), recursive=True)
     found = [p for p in found if os.path.abspath(p) != os.path.abspath(near)]
     return sorted(found)[0] if found else None

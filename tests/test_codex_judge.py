@@ -907,3 +907,47 @@ def test_a_world_state_naming_agents_md_the_new_turn_does_not_find(tmp_path, age
     r = resume_payload(str(path))
     assert compare(view(str(path)), r["history"]) == []
     assert len(r["history"]) == len(view(str(path)))
+
+
+def test_a_fork_whose_parent_was_archived_is_read_with_the_parents_history():
+    """``codex archive`` moves a rollout to ``archived_sessions/``: Codex still resumes a fork of it with the parent's
+    history (found by a review, 2026-11-30: ctxtool looked only under ``sessions/``)."""
+    from tests.support.codex_agent import PROMPT, CodexSandbox, strip_turn
+
+    parent = os.path.join(FIX, "fork_compact.parent-01a22a95-7bd0-7391-bc66-34b5cf1950a9.jsonl")
+    with CodexSandbox() as box:
+        box.install(parent)
+        sid = box.install(os.path.join(FIX, "fork_compact.jsonl"))
+        moved = next(p for p in box.sessions() if "01a22a95-7bd0" in p)
+        archived = os.path.join(box.codex_home, "archived_sessions")
+        os.makedirs(archived)
+        shutil.move(moved, os.path.join(archived, os.path.basename(moved)))
+        fork = box.sessions()[0]
+        seen = view(fork)  # (before the run: Codex appends its new turn to the file)
+        run = box.run(PROMPT, resume=sid, script=[("status", 400, "ctxtool judge: recorded")])
+        assert run.bodies, run.stderr[-500:]
+        sent = strip_turn(run.bodies[0]["input"])
+        assert compare(seen, sent) == []
+        assert len(seen) == 13  # the parent's 10 items and the fork's own 3
+
+
+def test_a_fork_cut_inside_a_parent_line_leaves_that_line_out_as_codex_does(tmp_path):
+    """A fork's ``end_byte_offset`` that falls inside a line of its parent (an edited or repaired parent): Codex reads
+    only the lines that end by the cut (found by a review, 2026-11-30: ctxtool kept the cut line, and healed it)."""
+    import json
+
+    from ctxtool.transcript import scan as scan_file
+
+    name = "fork_compact.parent-01a22a95-7bd0-7391-bc66-34b5cf1950a9.jsonl"
+    shutil.copy(os.path.join(FIX, name), tmp_path / name)
+    lines = open(os.path.join(FIX, "fork_compact.jsonl"), "rb").read().splitlines(keepends=True)
+    meta = json.loads(lines[0])
+    end = meta["payload"]["history_base"]["end_byte_offset"]
+    parent = scan_file(str(tmp_path / name))
+    cut = next(e for e in reversed(parent.entries) if e.offset + e.length + 1 <= end and e.kind == "message" and e.length > 200)
+    meta["payload"]["history_base"]["end_byte_offset"] = cut.offset + 100  # inside that line
+    lines[0] = json.dumps(meta, separators=(",", ":")).encode() + b"\n"
+    fork = tmp_path / "fork_compact.jsonl"
+    fork.write_bytes(b"".join(lines))
+    sent = judge(str(fork))
+    assert compare(view(str(fork)), sent) == []
