@@ -29,8 +29,10 @@ def view(path):
 
 
 def judge(path):
+    # a fork's parents beside it (NAME.parent-<id>.jsonl); a parent that is a fork itself, with the file's other parents
+    stem = os.path.basename(path)[:-6].split(".parent-")[0]
     parents = [os.path.join(os.path.dirname(path), n) for n in os.listdir(os.path.dirname(path))
-               if n.startswith(os.path.basename(path)[:-6] + ".parent-") and n.endswith(".jsonl")]
+               if n.startswith(stem + ".parent-") and n.endswith(".jsonl") and n != os.path.basename(path)]
     return resume_payload(path, also=parents)["history"]
 
 
