@@ -28,7 +28,10 @@ How a run goes
   when their batch has ended), never sent again. A file whose size, mtime or inode changed
   since its requests were submitted is re-planned from its current content; requests whose
   content did not change still apply, the others are new (the per-file ``replanned`` note
-  says so). A submission whose create call has no recorded outcome (a crash or a timeout
+  says so). The same holds for a file recorded done (written or skipped) by an earlier run of
+  the journal: its result is reused only while its size, mtime and inode are those recorded
+  with it; otherwise it is planned again from its current content (a skip or a result decided
+  on older content is never replayed). A submission whose create call has no recorded outcome (a crash or a timeout
   in between) is matched against the batches the API lists for that moment.
 """
 
@@ -57,6 +60,7 @@ ADOPT_AFTER = 900.0  # ...to 15 min after the submission was recorded
 POLL_FAILURES = 3  # consecutive failed polls (each with its own retries) before a batch is left for a later run
 MAX_REPLANS = 3  # a file that keeps changing between planning and writing is given up for this run
 FINAL = ("compacted", "fallback", "skipped")  # recorded as done: a resumed run does not touch the file again
+# (unless its size, mtime or inode changed since: it is then planned again from its current content)
 
 
 def custom_id(params: dict) -> str:
@@ -264,10 +268,17 @@ class _Runner:
         """Plan ``path`` (again): write it when every answer it needs is known, else ask for what is missing."""
         done = self.state.done.get(path)
         if done is not None and done["status"] in FINAL:
-            info = self._info(path)
-            info["resumed"] = True
-            self.used[path] = (self.state.plans.get(path) or {}).get("needs") or []
-            return self._finish_file(path, _result_from(done["result"], path), record=False)
+            stamp = file_stamp(path)
+            if stamp is not None and stamp == done["stamp"]:  # as it was left: its result stands
+                info = self._info(path)
+                info["resumed"] = True
+                self.used[path] = (self.state.plans.get(path) or {}).get("needs") or []
+                return self._finish_file(path, _result_from(done["result"], path), record=False)
+            # changed since (the agent appended, or it was replaced): planned again from its current content,
+            # as a file that changed since its requests were made; its old result would be stale
+            size = f"{done['stamp'][0]:,} -> {stamp[0]:,} bytes" if done["stamp"] and stamp else "replaced"
+            self._info(path)["replanned"] = (f"the session changed since an earlier run of this state found it "
+                                             f"{done['status']} ({size}): re-planned")
         gate = self._gate(path)
         if gate.status != "planned":
             return self._finish_file(path, gate)

@@ -491,3 +491,40 @@ def test_cli_interrupted_batch_says_where_the_state_is(srv, tmp_path, monkeypatc
             env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": srv.base_url})
     assert r.exit_code == 130
     assert f"the batch state is kept in {state}; run the same command again to resume" in r.output
+
+
+# ---------------------------------------------------------------- a kept journal and files that changed since
+
+
+def test_a_done_file_that_changed_since_is_planned_again_not_replayed(srv, tmp_path):
+    d = tmp_path / "n"
+    d.mkdir()
+    small = make_session(d, "pi", 8, name="a-small.jsonl")  # ~2.3K tokens: under --if-over 0.3 of 50K
+    big = make_session(d, "pi", 16, size=2000, name="d-big.jsonl")
+    o = opts(if_over=0.3)
+    res, rep = run_batch([small, big], summarizer(srv), o, bopts(tmp_path, wait=0))
+    assert [r.status for r in res] == ["skipped", "pending"] and not rep.state_removed  # the journal is kept
+    assert "not over 0.3" in res[0].reason
+    t = scan(small)
+    with open(small, "a") as f:  # the agent works on the small session all day: now well over 0.3
+        f.writelines(json.dumps(x) + "\n" for x in pi_lines(turns(10, size=8000, tag="day"), header=False, start=500,
+                                                             parent=t.entries[-1].id))
+    time.sleep(0.1)  # the big file's batch ends meanwhile
+    res, rep = run_batch([small, big], summarizer(srv), o, bopts(tmp_path))
+    assert [r.status for r in res] == ["compacted", "compacted"]
+    assert res[0].tokens_before > 15_000 and compactions(small) == 1 and api_errors(small) == []
+    assert not rep.files[small]["resumed"] and "changed since" in rep.files[small]["replanned"]
+    assert rep.state_removed
+
+
+def test_a_done_file_that_did_not_change_keeps_its_result(srv, tmp_path):
+    d = tmp_path / "n"
+    d.mkdir()
+    small = make_session(d, "pi", 8, name="a-small.jsonl")
+    big = make_session(d, "pi", 16, size=2000, name="d-big.jsonl")
+    o = opts(if_over=0.3)
+    first, _ = run_batch([small, big], summarizer(srv), o, bopts(tmp_path, wait=0))
+    time.sleep(0.1)
+    res, rep = run_batch([small, big], summarizer(srv), o, bopts(tmp_path))
+    assert res[0].status == "skipped" and res[0].reason == first[0].reason and rep.files[small]["resumed"]
+    assert rep.files[small]["replanned"] is None and res[1].status == "compacted"
