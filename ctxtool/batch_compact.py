@@ -22,6 +22,9 @@ How a run goes
   failed direct call raises, so the fallback chain (without oversized messages, then the
   fixed text plus the extractive summary, or ``--on-error skip``) is the very code a direct
   run goes through. Files are written as their batch's results are read, in arrival order.
+  Such an error is this run's answer (the request is not sent twice in one run); the journal
+  records it (``retry``), so the next run of the journal submits the request again if a file
+  still needs it (a file failed under ``--on-error skip``) instead of replaying the error.
 * **Resume.** The journal (``batch_state``) records each submission before and after the
   create call, each file's plan and each file done. Re-running the same command re-plans
   the files not done: requests already submitted are waited for (or their results fetched,
@@ -206,6 +209,9 @@ class _Runner:
         self.keep_state = False
         self.ambiguous = 0  # create calls whose outcome was unknown and that turned out never to have arrived
         self.earlier_n = 0  # submissions up to this number were made by earlier runs of the state
+        self.resent: set = set()  # requests an earlier run got an error for, submitted again by this run
+        self.errored: set = set()  # requests this run got an error for (the next run of the state sends them again)
+        self.failed_used: set = set()  # requests used by files that failed in this run
 
     # ------------------------------------------------------------ the loop
 
@@ -334,7 +340,11 @@ class _Runner:
         if record and r.status in FINAL:
             self.state.file_done(path, r.status, file_stamp(path), r.to_dict())
         elif r.status == "pending" or (r.status == "failed" and used):
-            self.keep_state = True  # a later run has something to collect (answers exist for a failed write)
+            # a later run has something to collect (answers exist for a failed write), or requests to send
+            # again (answered with an error: ``_consume``)
+            self.keep_state = True
+            if r.status == "failed":
+                self.failed_used.update(used)
         for cid in used:
             users = self.users.get(cid)
             if users is not None:
@@ -359,6 +369,8 @@ class _Runner:
             self._adopt(sub)
             sub = self.state.by_id.get(cid)
         if sub is None:
+            if cid in self.state.retry:
+                self.resent.add(cid)
             self.buffer[cid] = params
             self.buffer_files[cid] = {path}
             self.buffer_bytes += len(orjson.dumps(params)) + 80
@@ -498,12 +510,17 @@ class _Runner:
         wanted_by_files = {cid for s in subs for cid, paths in s.files.items() if any(p in self.unfinished for p in paths)}
         earlier = any(s.n <= self.earlier_n for s in subs)  # submitted by an earlier run of this state
         lines = list(self.s.batch_results(bid))  # read whole first: the stream is not held open while files are written
-        seen = set()
+        seen, errors = set(), []
         for cid, text, error in lines:
             seen.add(cid)
             have = self.answers.get(cid)
             if have is not None and have[1] is None:
                 continue
+            if error is not None:
+                live = self.state.by_id.get(cid)
+                if not any(live is sub for sub in subs):
+                    continue  # an old error of a request submitted again since: its new answer is awaited
+                errors.append(cid)
             if cid in self.waiting or cid in wanted_by_files:
                 if earlier:
                     self.reused.add(cid)
@@ -513,6 +530,7 @@ class _Runner:
             if s.batch == bid:
                 missing = [cid for cid in s.ids if cid not in seen and cid in self.waiting]
                 self._fail_requests(missing, f"anthropic batch {bid}: no result for the request")
+                errors += missing
             elif all(c in self.consumed for c in s.candidates):
                 # adopted batches hold only some of this submission's requests (or none): send the rest again
                 again = [cid for cid in s.ids if cid in self.waiting and self.state.by_id.get(cid) is s]
@@ -523,6 +541,11 @@ class _Runner:
                         for path in paths:
                             self.outstanding.get(path, set()).discard(cid)
                             self.queue.appendleft(path)
+
+        # an error is this run's answer (the file falls back or is skipped as after a failed direct call); a
+        # later run submits these requests again rather than replay the error for ever (--on-error skip)
+        self.state.retry_later(bid, sorted(set(errors)))
+        self.errored.update(errors)
 
     def _give_up(self, bid: str, why: str) -> None:
         """A batch cannot be reached in this run: its files wait for a later run (the state is kept)."""
@@ -546,9 +569,16 @@ class _Runner:
             self._finish_file(path, FileResult(path, status="pending",
                                                reason=f"waiting for {what}; re-run the same command to collect it"))
         self.report.reused = len(self.reused)
+        if self.resent:
+            self.report.notes.append(f"{len(self.resent)} request(s) answered with an error by an earlier run (errored, "
+                                     "expired, canceled or no result) were submitted again")
         if not self.keep_state:
             self.state.remove()
             self.report.state_removed = True
+        elif self.errored & self.failed_used:
+            n = len(self.errored & self.failed_used)
+            self.report.notes.append(f"{n} request(s) of failed files were answered with an error (errored, expired, "
+                                     "canceled or no result); the same command, run again, submits them again")
         return [self.results[p] for p in self.files], self.report
 
 

@@ -15,6 +15,9 @@ where losing it would cost money or redo work, fsynced before ctxtool goes on:
   same number of requests; its results are used only for the request ids they carry;
 * ``plan``: a file's size, mtime and inode when it was planned, and the requests it needs;
 * ``ended``: a batch ended (its request counts);
+* ``retry``: requests of an ended batch whose answer was an error (errored, expired, canceled,
+  or no result at all): from the next run on they are free to submit again (the run that read
+  the error keeps it: nothing is sent twice within one run);
 * ``done``: a file was written or skipped, with its result (synced after each batch's results
   and when the run ends: a crash of ctxtool loses nothing already written, a power loss at
   worst the last few of these, and those files are then planned again, where a pi or Claude
@@ -88,6 +91,7 @@ class BatchState:
         self.plans: dict[str, dict] = {}  # path -> {"stamp", "needs"}
         self.ended: dict[str, dict] = {}  # batch id -> counts
         self.done: dict[str, dict] = {}  # path -> {"status", "stamp", "result"}
+        self.retry: set[str] = set()  # custom_ids an earlier run got an error for: free to submit again
         self.resumed = False
         self._fd: int | None = None
 
@@ -208,6 +212,13 @@ class BatchState:
             self.plans[ev["path"]] = {"stamp": ev["stamp"], "needs": list(ev["needs"])}
         elif kind == "ended":
             self.ended[str(ev["batch"])] = dict(ev["counts"])
+        elif kind == "retry":
+            bid = str(ev["batch"])
+            for cid in ev["ids"]:
+                sub = self.by_id.get(cid)
+                if sub is not None and bid in sub.batches:  # (not a later submission of the same request)
+                    del self.by_id[cid]
+                    self.retry.add(cid)
         elif kind == "done":
             self.done[ev["path"]] = {"status": ev["status"], "stamp": ev["stamp"], "result": ev.get("result") or {}}
         # unknown kinds (a newer minor version) are ignored
@@ -260,6 +271,12 @@ class BatchState:
     def batch_ended(self, batch_id: str, counts: dict) -> None:
         if self.ended.get(batch_id) != counts:
             self._record({"ev": "ended", "batch": batch_id, "counts": counts})
+
+    def retry_later(self, batch_id: str, ids: list[str]) -> None:
+        """``ids`` got an error from ``batch_id``: the next run may submit them again. Appended only: this
+        run keeps them as they are (their error is its answer; it never sends a request twice)."""
+        if ids:
+            self._append({"ev": "retry", "batch": batch_id, "ids": ids})
 
     def file_done(self, path: str, status: str, stamp: list | None, result: dict) -> None:
         self._record({"ev": "done", "path": path, "status": status, "stamp": stamp, "result": result})

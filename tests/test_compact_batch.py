@@ -528,3 +528,36 @@ def test_a_done_file_that_did_not_change_keeps_its_result(srv, tmp_path):
     res, rep = run_batch([small, big], summarizer(srv), o, bopts(tmp_path))
     assert res[0].status == "skipped" and res[0].reason == first[0].reason and rep.files[small]["resumed"]
     assert rep.files[small]["replanned"] is None and res[1].status == "compacted"
+
+
+@pytest.mark.parametrize("outcome", ["expired", "canceled", ("errored", 500)])
+def test_on_error_skip_a_failed_request_is_submitted_again_by_the_next_run(srv, tmp_path, outcome):
+    small = write_jsonl(tmp_path / "small.jsonl", pi_lines(turns(8, tag="small")))  # one request
+    big = make_session(tmp_path, "pi", 16, size=2000, name="big.jsonl")  # its own requests, all answered
+    failing = {"on": True}
+    srv.batch_outcome = lambda req: outcome if failing["on"] and "Request small0" in prompt(req) else None
+    res, rep = run_batch([small, big], summarizer(srv), opts(on_error="skip"), bopts(tmp_path))
+    assert [r.status for r in res] == ["failed", "compacted"] and "file left unchanged" in res[0].error
+    assert not rep.state_removed and any("1 request(s) of failed files were answered with an error" in n for n in rep.notes)
+    first = srv.submitted_custom_ids()
+    (bad,) = [q["custom_id"] for b in srv.batches.values() for q in b.requests if "Request small0" in prompt(q)]
+
+    failing["on"] = False  # the next night
+    res, rep = run_batch([small, big], summarizer(srv), opts(on_error="skip"), bopts(tmp_path))
+    assert [r.status for r in res] == ["compacted", "compacted"] and compactions(small) == 1 and rep.state_removed
+    again = srv.submitted_custom_ids()[len(first):]
+    assert again == [bad]  # the failed request sent again, once; nothing else
+    assert any("1 request(s) answered with an error by an earlier run" in n and "submitted again" in n for n in rep.notes)
+
+
+def test_a_failed_request_is_not_sent_again_within_the_run(srv, tmp_path):
+    d = tmp_path / "same"
+    d.mkdir()
+    a = write_jsonl(d / "a.jsonl", pi_lines(turns(8, tag="small")))
+    b = str(d / "b.jsonl")
+    shutil.copy(a, b)  # the same prompt: one request, needed by both files
+    srv.batch_outcome = lambda req: "expired"
+    res, rep = run_batch([a, b], summarizer(srv), opts(on_error="skip"), bopts(tmp_path, batch_size=1))
+    assert [r.status for r in res] == ["failed", "failed"]
+    ids = srv.submitted_custom_ids()
+    assert len(ids) == 1 and len(srv.batches) == 1
