@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import glob
+import hashlib
 import os
 import re
 import stat
@@ -210,10 +211,27 @@ def _sessions_under(top: str) -> tuple[list[tuple[str, bool, str | None]], list[
     return out, unlisted
 
 
-def shard(files: list[str], spec: str | None) -> list[str]:
-    """``I/N``: the I-th of N deterministic slices (1-based), by sorted absolute path."""
+def shard_name(path: str, targets: list[str]) -> str:
+    """The name that decides ``path``'s shard: its path under the first directory target that holds it
+    (``sub/x.jsonl`` for ``sessions/sub/x.jsonl`` given ``sessions/``), else the path as given,
+    normalized; ``/``-separated."""
+    for t in targets:
+        prefix = os.path.join(t, "")
+        if os.path.isdir(t) and path.startswith(prefix):
+            return path[len(prefix):].replace(os.sep, "/")
+    return os.path.normpath(path).replace(os.sep, "/")
+
+
+def shard_of(name: str, n: int) -> int:
+    """1..n: the first 8 bytes of the SHA-256 of ``name`` (UTF-8), big-endian, mod n, plus 1."""
+    digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).digest()
+    return int.from_bytes(digest[:8], "big") % n + 1
+
+
+def shard(files: list[str], spec: str | None, targets: list[str] | None = None) -> list[str]:
+    """``I/N``: the files whose ``shard_name`` (under ``targets``) hashes to slice I of N (``shard_of``).
+    A file's slice depends on its own name only: a file added or removed moves no other file."""
     if not spec:
         return files
     i, n = (int(x) for x in spec.split("/", 1))
-    ordered = sorted(files, key=os.path.abspath)
-    return [f for k, f in enumerate(ordered) if k % n == i - 1]
+    return [f for f in files if shard_of(shard_name(f, targets or []), n) == i]

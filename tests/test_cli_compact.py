@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -69,6 +71,34 @@ def test_shard_is_deterministic_and_disjoint(tmp_path):
         seen.append({f["path"] for f in data["files"]})
     assert not seen[0] & seen[1] and len(seen[0] | seen[1]) == 5
     assert run("--shard", "3/2", str(tmp_path)).exit_code == 2
+
+
+def test_shard_of_a_file_is_a_hash_of_its_path_under_the_target_not_its_position(tmp_path):
+    d = tmp_path / "sessions"
+    (d / "sub").mkdir(parents=True)
+    names = [f"s{i}.jsonl" for i in range(8)] + ["sub/t.jsonl"]
+    for n in names:
+        make_session(d, "messages", 3, name=n)
+
+    def shards(target):
+        out = {}
+        for k in (1, 2, 3):
+            for f in json.loads(run("-n", "--json", "--shard", f"{k}/3", target).stdout)["files"]:
+                assert os.path.relpath(f["path"], target) not in out
+                out[os.path.relpath(f["path"], target)] = k
+        return out
+
+    before = shards(str(d))
+    assert set(before) == set(names)
+    for n, k in before.items():  # the documented rule: sha256 of the path under the target, first 8 bytes, mod N
+        assert k == int.from_bytes(hashlib.sha256(n.encode()).digest()[:8], "big") % 3 + 1
+    make_session(d, "messages", 3, name="s0a.jsonl")  # an agent starts a session between two shards' runs
+    after = shards(str(d))
+    assert {n: after[n] for n in names} == before  # no other file moved to another shard
+    assert "s0a.jsonl" in after
+    elsewhere = tmp_path / "copy" / "of" / "them"
+    shutil.copytree(d, elsewhere)  # another runner's checkout: the same split
+    assert shards(str(elsewhere) + "/") == after
 
 
 def test_anthropic_via_cli_env_key_never_printed(tmp_path):

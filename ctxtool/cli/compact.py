@@ -52,7 +52,8 @@ def _shard(ctx, param, value):
               help="Only compact sessions whose context is above RATIO of --window (e.g. 0.8).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Files compacted concurrently (direct calls; --batch writes each file as its answers arrive).")
-@click.option("--shard", callback=_shard, metavar="I/N", help="Process only the I-th of N deterministic slices of the file list (CI).")
+@click.option("--shard", callback=_shard, metavar="I/N", help="Process only the files whose name (their path under the directory given, else as given) "
+                   "hashes to slice I of N (CI): a file added moves no other file.")
 @click.option("--batch", is_flag=True,
               help="Send every summarization request through the Message Batches API (half the price, asynchronous; "
                    "--summarizer anthropic). Resumable: re-running the same command never submits a request twice.")
@@ -111,7 +112,7 @@ def compact(paths, summarizer, model, command, keep_recent_tokens, reserve_token
         failures += [failure(f, InputError("standard input or a pipe cannot be compacted in place; use --dry-run", path=f))
                      for f in files if spooled(f)]
         files = [f for f in files if not spooled(f)]
-    files = shard_files(files, shard)
+    files = shard_files(files, shard, list(paths))
     opts = Options(fmt=fmt, keep_recent_tokens=keep_recent_tokens,
                    settings=Settings(window=window or DEFAULT_WINDOW, reserve_tokens=reserve_tokens, parts=parts, overall_timeout=overall_timeout),
                    if_over=if_over, dry_run=dry_run, truncate=truncate, backup=not no_backup, lock_timeout=lock_timeout,
