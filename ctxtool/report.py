@@ -2,8 +2,9 @@
 
 Plain data in, plain data out: ``read_report(path)`` loads and checks one report, ``merge``
 combines them (files by status, skip reasons, failures, fallbacks, tokens, batches) and says
-what is wrong with the set: shards missing from an ``I/N`` series, a file reported by two
-shards, a shard whose whole command failed.
+what is wrong with the set: shards missing from an ``I/N`` series or given twice, shards of
+different splits, a file reported by two shards (counted once, by its most advanced status,
+whatever the order of the reports), a shard whose whole command failed.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from .paths import NOT_REGULAR, regular
 
 STATUSES = ("compacted", "fallback", "skipped", "planned", "pending", "failed")
 OK = ("compacted", "skipped", "planned")
+_RANK = {s: k for k, s in enumerate(("compacted", "fallback", "skipped", "planned", "pending", "failed"))}
 
 
 def read_report(path: str) -> dict:
@@ -83,6 +85,8 @@ def _mistyped(rep: dict) -> str | None:
         for key in ("status", "reason", "error", "fallback"):
             if f.get(key) is not None and not isinstance(f[key], str):
                 return f'files[{k}].{key} is {_brief(f[key])}, not text'
+        if f.get("status") is not None and f["status"] not in STATUSES:
+            return f'files[{k}].status is {_brief(f["status"])}, not one of {", ".join(STATUSES)}'
     return None
 
 
@@ -115,8 +119,9 @@ def merge(reports: list[tuple[str, dict]]) -> dict:
     """Combine ``[(source, report)]`` into one summary (see the module docstring)."""
     status: Counter = Counter()
     skips: dict[str, dict] = {}
-    failed, fallbacks, pending, failures, shards, notes = [], [], [], [], [], []
-    seen: dict[str, str] = {}
+    failed, fallbacks, pending, shards, notes = [], [], [], [], []
+    reported: dict[str, list] = {}  # path -> [(source, file result)]
+    failed_targets: dict[tuple, dict] = {}
     duplicates: list[dict] = []
     tokens_before = tokens_after = calls = 0
     batches = submitted = reused = 0
@@ -134,51 +139,65 @@ def merge(reports: list[tuple[str, dict]]) -> dict:
                        **{s: counts.get(s, 0) for s in STATUSES},
                        "tokens_before": sum(int(f.get("tokens_before") or 0) for f in files),
                        "tokens_after": sum(int(f.get("tokens_after") or 0) for f in files)})
-        for fail in rep.get("failures") or []:
-            failures.append({"source": source, "path": fail.get("path"), "error": fail.get("error")})
+        for fail in rep.get("failures") or []:  # a target missing in every shard is one failure
+            key = (fail.get("path"), fail.get("error"))
+            if key in failed_targets:
+                failed_targets[key]["sources"].append(source)
+            else:
+                failed_targets[key] = {"source": source, "sources": [source], "path": key[0], "error": key[1]}
         b = rep.get("batch")
         if isinstance(b, dict):
             batches += len(b.get("batches") or [])
             submitted += int(b.get("requests_submitted") or 0)
             reused += int(b.get("requests_reused") or 0)
         for f in files:
-            path = f["path"]
-            if path in seen:
-                duplicates.append({"path": path, "sources": [seen[path], source]})
-                continue
-            seen[path] = source
-            st = f.get("status") or "failed"
-            status[st] += 1
-            tokens_before += int(f.get("tokens_before") or 0)
-            tokens_after += int(f.get("tokens_after") or 0)
-            calls += int(f.get("calls") or 0)
-            if st == "skipped":
-                k = skip_kind(f.get("reason"))
-                g = skips.setdefault(k, {"reason": k, "files": 0, "example": f.get("reason")})
-                g["files"] += 1
-            elif st == "failed":
-                failed.append({"path": path, "error": f.get("error"), "source": source})
-            elif st == "pending":
-                pending.append({"path": path, "reason": f.get("reason"), "source": source})
-            if st == "fallback" or f.get("fallback") in ("partial", "text"):
-                fallbacks.append({"path": path, "level": f.get("fallback") or "text", "status": st,
-                                  "error": f.get("error") or f.get("reason"), "source": source})
+            reported.setdefault(f["path"], []).append((source, f))
+    for path, got in reported.items():
+        if len(got) > 1:
+            duplicates.append({"path": path, "sources": sorted(src for src, _ in got)})
+        # a file reported twice counts once, by its most advanced status (then the first source by name),
+        # whatever the order of the reports
+        source, f = min(got, key=lambda sf: (_RANK.get(sf[1].get("status") or "failed", len(_RANK)), sf[0]))
+        st = f.get("status") or "failed"
+        status[st] += 1
+        tokens_before += int(f.get("tokens_before") or 0)
+        tokens_after += int(f.get("tokens_after") or 0)
+        calls += int(f.get("calls") or 0)
+        if st == "skipped":
+            k = skip_kind(f.get("reason"))
+            g = skips.setdefault(k, {"reason": k, "files": 0, "example": f.get("reason")})
+            g["files"] += 1
+        elif st == "failed":
+            failed.append({"path": path, "error": f.get("error"), "source": source})
+        elif st == "pending":
+            pending.append({"path": path, "reason": f.get("reason"), "source": source})
+        if st == "fallback" or f.get("fallback") in ("partial", "text"):
+            fallbacks.append({"path": path, "level": f.get("fallback") or "text", "status": st,
+                              "error": f.get("error") or f.get("reason"), "source": source})
+    failures = []
+    for fail in failed_targets.values():
+        fail["sources"].sort()
+        failures.append({**fail, "source": fail["sources"][0]})
     specs = [_spec(s["shard"]) for s in shards if s["shard"]]
-    expected = missing = None
+    expected = None
+    missing, twice = [], []
     if specs:
-        ns = {n for _, n in specs}
+        ns = sorted({n for _, n in specs})
         if len(ns) > 1:
-            notes.append(f"the shards come from different splits ({', '.join(f'/{n}' for n in sorted(ns))})")
+            notes.append(f"the shards come from different splits ({', '.join(f'/{n}' for n in ns)}): "
+                         "each split's missing shards are listed")
         else:
-            expected = ns.pop()
-            have = Counter(i for i, _ in specs)
-            missing = [f"{i}/{expected}" for i in range(1, expected + 1) if i not in have]
-            twice = [f"{i}/{expected}" for i, k in sorted(have.items()) if k > 1]
-            if missing:
-                more = f" and {len(missing) - 20:,} more" if len(missing) > 20 else ""
-                notes.append(f"{len(missing)} of {expected} shards missing: {', '.join(missing[:20])}{more}")
-            if twice:
-                notes.append(f"shard(s) given more than once: {', '.join(twice)}")
+            expected = ns[0]
+        have = Counter(specs)
+        for n in ns:
+            missing += [f"{i}/{n}" for i in range(1, n + 1) if (i, n) not in have]
+        twice = [f"{i}/{n}" for (i, n), k in sorted(have.items(), key=lambda x: (x[0][1], x[0][0])) if k > 1]
+        if missing:
+            more = f" and {len(missing) - 20:,} more" if len(missing) > 20 else ""
+            of = f" of {expected}" if expected else ""
+            notes.append(f"{len(missing)}{of} shards missing: {', '.join(missing[:20])}{more}")
+        if twice:
+            notes.append(f"shard(s) given more than once: {', '.join(twice)}")
     if len(specs) < len([s for s in shards if s["error"] is None]) and specs:
         notes.append("some reports were made without --shard")
     if duplicates:
@@ -192,7 +211,8 @@ def merge(reports: list[tuple[str, dict]]) -> dict:
     return {
         "shards": shards,
         "expected_shards": expected,
-        "missing_shards": missing or [],
+        "missing_shards": missing,
+        "repeated_shards": twice,
         "files": total,
         **{s: status.get(s, 0) for s in STATUSES},
         "tokens_before": tokens_before,
@@ -210,5 +230,5 @@ def merge(reports: list[tuple[str, dict]]) -> dict:
         "dry_run": (dry.pop() if len(dry) == 1 else "mixed") if dry else None,
         "notes": notes,
         # as compact's exit code: a partial summary is fine, the fallback text is not
-        "ok": not (failed or pending or failures or status.get("fallback") or missing or errors or duplicates),
+        "ok": not (failed or pending or failures or status.get("fallback") or missing or twice or errors or duplicates),
     }

@@ -48,7 +48,7 @@ def test_merge_counts_tokens_reasons_failures_and_fallbacks():
     assert {g["reason"] for g in m["skip_reasons"]} == {"nothing to summarize", "not over --if-over"}
     assert m["failed_files"] == [{"path": "e", "error": "locked", "source": "s3.json"}]
     assert [(x["path"], x["level"]) for x in m["fallback_files"]] == [("c", "text"), ("g", "partial")]
-    assert m["failures"] == [{"source": "s3.json", "path": "nope/", "error": "no such file or directory"}]
+    assert m["failures"] == [{"source": "s3.json", "sources": ["s3.json"], "path": "nope/", "error": "no such file or directory"}]
     assert m["batch"] == {"batches": 3, "requests_submitted": 7, "requests_reused": 1}
     assert m["expected_shards"] == 3 and m["missing_shards"] == [] and not m["ok"]
     assert [s["files"] for s in m["shards"]] == [2, 2, 3] and m["shards"][2]["failed"] == 1
@@ -71,6 +71,36 @@ def test_missing_and_repeated_shards_duplicate_files_and_failed_runs():
     assert merge([("a", shard("1/2", [])), ("b", shard("1/3", []))])["notes"][0].startswith("the shards come from different splits")
 
 
+def test_a_shard_given_twice_is_not_ok():
+    m = merge([("a", shard("1/2", [f("x", "compacted")])), ("a2", shard("1/2", [])), ("b", shard("2/2", [f("y", "compacted")]))])
+    assert m["missing_shards"] == [] and m["duplicates"] == [] and not m["ok"]
+    assert "given more than once: 1/2" in " | ".join(m["notes"])
+
+
+def test_shards_of_different_splits_are_not_ok_and_their_missing_shards_are_named():
+    m = merge([("a", shard("1/2", [f("x", "compacted")])), ("b", shard("2/3", [f("y", "compacted")]))])
+    assert not m["ok"] and m["expected_shards"] is None
+    assert m["missing_shards"] == ["2/2", "1/3", "3/3"]
+    assert m["notes"][0].startswith("the shards come from different splits (/2, /3)")
+
+
+def test_a_file_reported_twice_gets_the_same_status_in_any_argument_order():
+    old = ("old.json", shard("1/2", [f("x", "failed", error="locked")]))
+    new = ("new.json", shard("1/2", [f("x", "compacted")]))
+    rest = ("b.json", shard("2/2", [f("y", "compacted")]))
+    a, b = merge([old, new, rest]), merge([new, rest, old])
+    for m in (a, b):
+        assert (m["files"], m["compacted"], m["failed"], m["failed_files"]) == (2, 2, 0, [])
+        assert m["duplicates"] == [{"path": "x", "sources": ["new.json", "old.json"]}] and not m["ok"]
+    assert a["tokens_before"] == b["tokens_before"] and a["tokens_after"] == b["tokens_after"]
+
+
+def test_a_target_missing_in_every_shard_is_one_failure():
+    miss = [{"path": "missing.jsonl", "error": "no such file or directory"}]
+    m = merge([("a", shard("1/2", [], failures=miss)), ("b", shard("2/2", [], failures=miss))])
+    assert m["failures"] == [{"source": "a", "sources": ["a", "b"], "path": "missing.jsonl", "error": "no such file or directory"}]
+
+
 def test_skip_kind():
     assert skip_kind(NOTHING) == "nothing to summarize"
     assert skip_kind("already compacted at its leaf") == "already compacted at its leaf"
@@ -90,7 +120,10 @@ def test_skip_kind():
                                                   (b'{"files": [], "seconds": "x"}', '"seconds" is', None),
                                                   (b'{"files": [{"path": "a", "tokens_before": "x"}]}', "files[0].tokens_before", None),
                                                   (b'{"files": [{"path": "a", "reason": 5}]}', "files[0].reason", None),
-                                                  (b'{"files": [], "batch": [1]}', '"batch"', None)])
+                                                  (b'{"files": [], "batch": [1]}', '"batch"', None),
+                                                  # a status compact never writes was counted in no status (exit 0)
+                                                  (b'{"files": [{"path": "x", "status": "exploded"}], "shard": "1/1"}',
+                                                   "files[0].status is 'exploded', not one of compacted", None)])
 def test_read_report_names_the_file(tmp_path, content, words, line):
     p = tmp_path / "shard-1.json"
     p.write_bytes(content)
@@ -144,6 +177,14 @@ def test_report_of_a_sharded_run_equals_the_unsharded_run(corpus, tmp_path):
     assert f"7 file(s) in 3 report(s): {want['compacted']} compacted" in r.stdout
     r = report(*outs[:2])
     assert r.exit_code == 1 and "1 of 3 shards missing: 3/3" in r.output
+    again = tmp_path / "shard-1-again.json"
+    again.write_text(json.dumps({**json.loads(open(outs[0]).read()), "files": []}))
+    r = report(*outs, str(again))  # every file done, no file reported twice, but shard 1/3 given twice
+    assert r.exit_code == 1 and "given more than once: 1/3" in r.output
+    other = tmp_path / "other-split.json"
+    other.write_text(compact("--keep-recent-tokens", "900", "--no-backup", "--json", "--shard", "2/2", str(corpus)).stdout)
+    r = report(outs[0], str(other))  # 1/3 and 2/2: 2/3, 3/3 and 1/2 missing
+    assert r.exit_code == 1 and "different splits (/2, /3)" in r.output and "3 shards missing: 1/2, 2/3, 3/3" in r.output
 
 
 def test_report_bad_inputs(tmp_path, corpus):

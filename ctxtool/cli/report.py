@@ -44,9 +44,10 @@ def report(reports, limit, json_):
 
     Files by status (compacted, fallback, skipped with reasons, pending, failed), tokens
     before and after, summarizer calls, Message Batches used, and what is wrong with the set
-    of shards: a shard of an I/N series missing or given twice, a file reported twice, a
-    shard whose whole run failed. Exit 0 when every file is done, 1 when something needs a
-    look (failed, fallback or pending files, missing shards), 3 when no report could be read.
+    of shards: a shard of an I/N series missing or given twice, shards of different splits,
+    a file reported twice, a shard whose whole run failed. Exit 0 when every file is done, 1
+    when something needs a look (failed, fallback or pending files, missing, repeated or
+    mixed shards), 3 when no report could be read.
 
     \b
     Example:
