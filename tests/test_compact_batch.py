@@ -561,3 +561,19 @@ def test_a_failed_request_is_not_sent_again_within_the_run(srv, tmp_path):
     assert [r.status for r in res] == ["failed", "failed"]
     ids = srv.submitted_custom_ids()
     assert len(ids) == 1 and len(srv.batches) == 1
+
+
+def test_cli_interrupted_batch_with_json_prints_one_error_document(srv, tmp_path, monkeypatch):
+    import ctxtool.cli.compact as cli_compact
+
+    def interrupted(*a, **kw):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_compact, "run_batch", interrupted)
+    p = make_session(tmp_path, "messages", 8)
+    state = tmp_path / "st.jsonl"
+    r = run("--summarizer", "anthropic", "--batch", "--batch-state", str(state), "--json", p,
+            env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": srv.base_url})
+    assert r.exit_code == 130
+    err = json.loads(r.stdout)["error"]
+    assert err["exit_code"] == 130 and f"the batch state is kept in {state}" in err["message"]

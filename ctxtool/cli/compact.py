@@ -20,11 +20,14 @@ from ..lock import DEFAULT_TIMEOUT
 from ..paths import shard as shard_files
 from ..report import MAX_SHARDS
 from ..summarize import DEFAULT_CALL_TIMEOUT, DEFAULT_OVERALL_TIMEOUT, PlanOnly, Settings, make_summarizer
-from . import cli
+from . import _json_error, cli
 from .common import (
     collect, CONTEXT_SETTINGS, emit_json, failure, FiniteRange, format_option, json_option, spooled,
     summarizer_options,
 )
+
+
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), as shells report it
 
 
 def _shard(ctx, param, value):
@@ -136,9 +139,12 @@ def compact(paths, summarizer, model, command, keep_recent_tokens, reserve_token
             try:
                 results, report = _run_batch(files, summ, opts, bopts, show_progress=not json_ and sys.stderr.isatty())
             except KeyboardInterrupt:
-                click.echo(f"Interrupted: the batch state is kept in {state}; run the same command again to resume "
-                           "(nothing already submitted is sent again).", err=True)
-                raise SystemExit(130) from None
+                why = (f"the batch state is kept in {state}; run the same command again to resume "
+                       "(nothing already submitted is sent again)")
+                click.echo(f"Interrupted: {why}.", err=True)
+                if json_:  # stdout is still one JSON document
+                    _json_error(f"interrupted: {why}", EXIT_INTERRUPTED, path=state)
+                raise SystemExit(EXIT_INTERRUPTED) from None
         else:
             results = _run(files, summ, opts, jobs, show_progress=not json_ and sys.stderr.isatty())
     finally:
