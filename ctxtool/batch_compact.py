@@ -35,7 +35,9 @@ How a run goes
   the journal: its result is reused only while its size, mtime and inode are those recorded
   with it; otherwise it is planned again from its current content (a skip or a result decided
   on older content is never replayed). A submission whose create call has no recorded outcome (a crash or a timeout
-  in between) is matched against the batches the API lists for that moment.
+  in between) is matched against the batches the API lists for that moment (same size); once
+  the candidates read hold every request of the submission, the others (other runs' batches)
+  are no longer waited for and the journal keeps only the ones that held them.
 """
 
 from __future__ import annotations
@@ -200,6 +202,7 @@ class _Runner:
         self.tracked: dict[str, _Poll] = {}  # batch id -> poll schedule
         self.consumed: set = set()  # batches whose results this run has read
         self.adopt_tried: set = set()
+        self.adopt_found: dict[int, dict] = {}  # adopted submission -> {request id: the candidate batch holding it}
         self.reused: set = set()  # request ids answered by batches an earlier run submitted
         self.queue = deque(self.files)
         self.results: dict[str, FileResult] = {}
@@ -510,9 +513,11 @@ class _Runner:
         wanted_by_files = {cid for s in subs for cid, paths in s.files.items() if any(p in self.unfinished for p in paths)}
         earlier = any(s.n <= self.earlier_n for s in subs)  # submitted by an earlier run of this state
         lines = list(self.s.batch_results(bid))  # read whole first: the stream is not held open while files are written
-        seen, errors = set(), []
+        seen, errors = {cid for cid, _, _ in lines}, []
+        for s in subs:
+            if s.batch is None and s.candidates:
+                self._narrow(s, bid, seen)
         for cid, text, error in lines:
-            seen.add(cid)
             have = self.answers.get(cid)
             if have is not None and have[1] is None:
                 continue
@@ -546,6 +551,31 @@ class _Runner:
         # later run submits these requests again rather than replay the error for ever (--on-error skip)
         self.state.retry_later(bid, sorted(set(errors)))
         self.errored.update(errors)
+
+    def _narrow(self, sub: Submission, bid: str, seen: set) -> None:
+        """An adopted candidate of ``sub`` ended: once the candidates read hold every request of ``sub``,
+        the others (other runs' batches of the same size) are not waited for, and the journal keeps only
+        the batches that held its requests."""
+        found = self.adopt_found.setdefault(sub.n, {})
+        for cid in sub.ids:
+            if cid in seen:
+                found.setdefault(cid, bid)
+        if len(found) < len(set(sub.ids)):
+            return
+        holding = sorted(set(found.values()))
+        if holding == sorted(sub.candidates):
+            return
+        needed = {c for other in self.state.submissions if other is not sub and other.batch is None
+                  and other.error is None for c in other.candidates}
+        dropped = [c for c in sub.candidates if c not in holding]
+        for c in dropped:
+            if c not in needed and c in self.tracked:
+                del self.tracked[c]
+                if self.report.batches.get(c, {}).get("status") == "unknown":
+                    del self.report.batches[c]
+        self.state.candidates(sub, holding)
+        self.report.notes.append(f"every request of submission {sub.n} found in {', '.join(holding)}: "
+                                 f"not waiting for {', '.join(dropped)} (other batches of its size, created then)")
 
     def _give_up(self, bid: str, why: str) -> None:
         """A batch cannot be reached in this run: its files wait for a later run (the state is kept)."""

@@ -577,3 +577,32 @@ def test_cli_interrupted_batch_with_json_prints_one_error_document(srv, tmp_path
     assert r.exit_code == 130
     err = json.loads(r.stdout)["error"]
     assert err["exit_code"] == 130 and f"the batch state is kept in {state}" in err["message"]
+
+
+def test_an_adopted_batch_that_holds_every_request_stops_the_wait_for_other_candidates(srv, tmp_path):
+    d = tmp_path / "others"
+    d.mkdir()
+    srv.batch_latency = 8.0  # other runs' batches of the same size, created in the same minutes, end late
+    for i in range(2):
+        other = write_jsonl(d / f"o{i}.jsonl", pi_lines(turns(8, tag=f"other{i}")))
+        run_batch([other], summarizer(srv), opts(), BatchOptions(state_path=str(d / f"st{i}.jsonl"), key="other",
+                                                                 poll=PollPolicy(first=0.01), wait=0))
+    foreign = set(srv.batches)
+    srv.batch_latency = 0.05
+    p = write_jsonl(tmp_path / "mine.jsonl", pi_lines(turns(8, tag="mine")))
+
+    class CrashAfterCreate(AnthropicSummarizer):
+        def batch_create(self, requests):
+            super().batch_create(requests)
+            raise KeyboardInterrupt  # killed before the batch id reached the journal
+
+    with pytest.raises(KeyboardInterrupt):
+        run_batch([p], CrashAfterCreate("claude-test", api_key=KEY, base_url=srv.base_url), opts(), bopts(tmp_path))
+    (mine,) = set(srv.batches) - foreign
+    t0 = time.monotonic()
+    (r,), rep = run_batch([p], summarizer(srv), opts(), bopts(tmp_path))
+    assert r.status == "compacted" and len(srv.batches) == 3  # adopted, not submitted again
+    assert time.monotonic() - t0 < 4.0  # not waiting for the other runs' batches to end
+    assert not set(results_fetched(srv)) & foreign
+    assert rep.files[p]["batches"] == [mine]
+    assert any(f"every request of submission 1 found in {mine}" in n for n in rep.notes)
