@@ -359,6 +359,69 @@ def fork_chain(t, entries: list[Entry]) -> list[tuple]:
     return chain
 
 
+_FORKS: dict = {}  # sessions root -> {(path, size, mtime): (parent thread id, end byte offset) or None}
+
+
+def forks_of(path: str, thread_id: str | None) -> list[tuple[str, int]]:
+    """The rollouts that fork ``thread_id`` (the rollout at ``path``) and read it up to a byte offset:
+    ``[(fork path, end_byte_offset)]``, from the other rollouts beside it, under the ``sessions`` directory it sits in
+    and among the archived ones beside that (where ``find_rollout`` finds a parent). Each file's first line is read
+    once per process (a batch repair of a whole tree looks each up again cheaply)."""
+    import glob
+    import os
+
+    if not thread_id:
+        return []
+    here = os.path.dirname(os.path.abspath(path))
+    root = here
+    while os.path.basename(root) != "sessions" and os.path.dirname(root) != root:
+        root = os.path.dirname(root)
+    if os.path.basename(root) == "sessions":
+        files = glob.glob(os.path.join(glob.escape(root), "**", "*.jsonl"), recursive=True)
+        archived = os.path.join(os.path.dirname(root), "archived_sessions")
+        files += glob.glob(os.path.join(glob.escape(archived), "**", "*.jsonl"), recursive=True)
+    else:
+        root = here
+        files = glob.glob(os.path.join(glob.escape(here), "*.jsonl"))
+    known = _FORKS.setdefault(root, {})
+    me = os.path.abspath(path)
+    out = []
+    for f in files:
+        if os.path.abspath(f) == me:
+            continue
+        try:
+            st = os.stat(f)
+        except OSError:
+            continue
+        key = (f, st.st_size, st.st_mtime_ns)
+        if key not in known:
+            known[key] = _fork_base(f)
+        base = known[key]
+        if base is not None and base[0] == thread_id and base[1] is not None:
+            out.append((f, base[1]))
+    return sorted(out)
+
+
+def _fork_base(path: str) -> tuple | None:
+    """(the parent thread id, the end byte offset) a rollout's first line names, when it is a fork's session_meta."""
+    from .jsonl import loads
+
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(1 << 24)
+    except OSError:
+        return None
+    if b'"history_base"' not in first:
+        return None
+    try:
+        obj = loads(first)
+        base = obj["payload"]["history_base"]
+        end = base.get("end_byte_offset")
+        return (base["thread_id"], end if type(end) is int else None)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
 def find_rollout(near: str, thread_id: str) -> str | None:
     """The rollout of ``thread_id``: beside ``near``, anywhere under the ``sessions`` directory
     ``near`` sits in (Codex's ``sessions/YYYY/MM/DD/rollout-<ts>-<id>.jsonl``), or among the archived ones beside that

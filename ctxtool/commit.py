@@ -56,7 +56,7 @@ from typing import Callable, Iterable
 
 import orjson
 
-from .errors import FileChanged, HeldOpen, InputError, WriteError
+from .errors import FileChanged, ForkedError, HeldOpen, InputError, WriteError
 from .jsonl import TEMP_NAME, backup_path, discard, dumps, fsync_dir, keep_owner, temp_path, write_temp
 from .lock import pid_gone, process_starttime
 
@@ -390,10 +390,13 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def commit(snap: Snapshot, chunks: Iterable[bytes], *, relink: Relink | None = None, backup: bool = True,
-           _rounds: int = PUT_BACK_ROUNDS, _live: bool = False, _mine: tuple = ()) -> Committed:
+           keep: tuple[int, str] | None = None, _rounds: int = PUT_BACK_ROUNDS, _live: bool = False,
+           _mine: tuple = ()) -> Committed:
     """Replace ``snap.path`` with ``chunks`` (the caller holds the agent's lock): the protocol
     in the module doc. Raises ``FileChanged`` (nothing written) when the file was replaced,
-    shrank or was rewritten since the snapshot, ``WriteError`` when writing fails."""
+    shrank or was rewritten since the snapshot, ``WriteError`` when writing fails. ``keep``: (n, why): the first n
+    bytes must come through unchanged, else ``ForkedError(why)`` and nothing is written (Codex forks read their parent
+    up to a byte offset)."""
     path = snap.path
     res = Committed(path)
     try:
@@ -409,6 +412,8 @@ def commit(snap: Snapshot, chunks: Iterable[bytes], *, relink: Relink | None = N
             raise _replaced(path)
         _may_replace(st, path)
         tmp, out, res.written = write_temp(path, chunks)
+        if keep is not None and not _same_start(old, tmp, keep[0]):
+            raise ForkedError(keep[1], path=path)
         carry = _Carry(snap, old, out, relink, may_hold=_rounds > 0)
         carry.live = _live  # a second write to put late lines back: its file is live already
         phase("tmp-written", path)
@@ -515,6 +520,22 @@ def _put_back(res: Committed, carry: _Carry, rounds: int) -> bool:
                        "writer had meanwhile added to the new file (the file was written once more)")
     res.notices += more.notices
     return False
+
+
+def _same_start(a: int, path: str, n: int) -> bool:
+    """Whether the file ``a`` and the file at ``path`` hold the same first ``n`` bytes."""
+    b = os.open(path, os.O_RDONLY)
+    try:
+        pos = 0
+        while pos < n:
+            k = min(1 << 20, n - pos)
+            x, y = os.pread(a, k, pos), os.pread(b, k, pos)
+            if x != y or len(x) < k:
+                return False
+            pos += k
+        return True
+    finally:
+        os.close(b)
 
 
 def _read_range(fd: int, offset: int, length: int, path: str):

@@ -101,6 +101,11 @@ class WriteError(CtxError):
     """Writing the output, the backup or the temp file failed."""
 
 
+class ForkedError(WriteError):
+    """Other rollouts read this file up to a byte offset (Codex forks: ``history_base.end_byte_offset``): a rewrite that
+    changes a byte before it would change their history, or make them unloadable. Nothing was written."""
+
+
 class BatchStateError(CtxError):
     """The resume state of a ``compact --batch`` run is unusable: another run's, in use, unreadable."""
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
-from . import claude_chain, commit, retained
+from . import claude_chain, codex_rules, commit, retained
 from .errors import CtxError, FileChanged, InputError
 from .formats import SNIFF_LINES
 from .formats import pi as pi_fmt
@@ -831,7 +831,7 @@ def _repair(path, fmt, check, output, backup, trim_trailing, in_place, with_befo
         # an agent that keeps the file open (Codex) would write on into the replaced file: waited for (up to the lock's
         # timeout), and looked for again just before the rename
         commit.wait_unheld(path, lock_timeout)
-        done = commit.commit(snap, plan.chunks(), relink=relink, backup=backup)
+        done = commit.commit(snap, plan.chunks(), relink=relink, backup=backup, keep=_forks_keep(t))
         report.backup, report.carried = done.backup, done.carried + done.carried_late
         report.notices += done.notices
     else:
@@ -839,6 +839,22 @@ def _repair(path, fmt, check, output, backup, trim_trailing, in_place, with_befo
     report.output = dest
     report.written = True
     return report
+
+
+def _forks_keep(t) -> tuple[int, str] | None:
+    """A Codex rollout other rollouts fork (``codex fork``): each reads it up to a byte offset, so a rewrite must leave
+    the bytes before the last such offset as they are (``commit``'s ``keep``), with the reason it refuses otherwise."""
+    if t.format_name != "codex":
+        return None
+    header = next((e for e in t.entries if e.kind == HEADER), None)
+    forks = codex_rules.forks_of(t.path, header.id if header is not None else None)
+    if not forks:
+        return None
+    end = max(n for _, n in forks)
+    names = ", ".join(f"{os.path.basename(p)} (to byte {n:,})" for p, n in forks[:3]) + (" ..." if len(forks) > 3 else "")
+    return end, (f"{len(forks)} fork(s) read this rollout up to a byte offset ({names}), and the repair changes it before "
+                 "that: Codex would resume them with another history, or refuse them; nothing was written. Write the "
+                 "repaired file elsewhere with -o")
 
 
 def parents_first(entries: list[Entry]) -> list[Entry]:

@@ -953,3 +953,43 @@ def test_a_fork_cut_inside_a_parent_line_leaves_that_line_out_as_codex_does(tmp_
     fork.write_bytes(b"".join(lines))
     sent = judge(str(fork))
     assert compare(view(str(fork)), sent) == []
+
+
+def test_repairing_a_forks_parent_never_changes_what_the_fork_reads(tmp_path):
+    """A fork reads its parent up to a byte offset (``history_base.end_byte_offset``). Repairing the parent in place
+    moved that byte: Codex then resumed the fork with the parent's later turn in it, or refused it (found by a review,
+    2026-11-30). Damage before the fork point: refused, nothing written. Damage after it: repaired, and Codex resumes the
+    fork exactly as before."""
+    import json
+
+    from ctxtool.errors import ForkedError
+
+    pname = "fork_long.parent-01a22a95-aadd-7871-96e0-4a3a56cc91d5.jsonl"
+    plines = open(os.path.join(FIX, pname), "rb").read().splitlines(keepends=True)
+    flines = open(os.path.join(FIX, "fork_long.jsonl"), "rb").read().splitlines(keepends=True)
+    meta = json.loads(flines[0])
+    end = meta["payload"]["history_base"]["end_byte_offset"]
+    torn = b'{"timestamp":"2026-11-30T03:47:31.000Z","type":"response_item","payload":{"type":"message","role":"assi\n'
+
+    # before the fork point: a torn line the parent had when it was forked (the fork's offset counts it)
+    at = next(k for k, ln in enumerate(plines) if b'"response_item"' in ln)
+    parent, fork = tmp_path / pname, tmp_path / "fork_long.jsonl"
+    parent.write_bytes(b"".join(plines[:at + 1] + [torn] + plines[at + 1:]))
+    meta["payload"]["history_base"]["end_byte_offset"] = end + len(torn)
+    fork.write_bytes(json.dumps(meta, separators=(",", ":")).encode() + b"\n" + b"".join(flines[1:]))
+    before = parent.read_bytes()
+    sent = judge(str(fork))
+    assert compare(view(str(fork)), sent) == []
+    with pytest.raises(ForkedError, match="1 fork\\(s\\) read this rollout up to a byte offset"):
+        repair_file(str(parent))
+    assert parent.read_bytes() == before and not [n for n in os.listdir(tmp_path) if ".bak-" in n or ".ctxtool-" in n]
+    out = tmp_path / "elsewhere.jsonl"
+    assert repair_file(str(parent), output=str(out)).written  # what it says to do instead
+
+    # after the fork point only: repaired in place, the fork reads the same
+    parent.write_bytes(b"".join(plines) + torn[:40])
+    fork.write_bytes(b"".join(flines))
+    sent = judge(str(fork))
+    report = repair_file(str(parent))
+    assert report.written and parent.read_bytes() == b"".join(plines)
+    assert judge(str(fork)) == sent and compare(view(str(fork)), sent) == []
