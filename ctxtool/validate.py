@@ -7,10 +7,12 @@ which line breaks the session before the API does.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 from . import codex_rules, retained
 from .formats import codex as codex_fmt
+from .model import HEADER
 from .transcript import scan
 from .scanloop import index_passes
 from .view import UNSENT_STOPS, ViewMessage, context_entries, merges, message_groups
@@ -104,7 +106,8 @@ def validate_entries(fmt_name: str, entries, *, context=None) -> list[Violation]
     """Validate what the agent would send, in one pass without building the view.
     ``context``: the view's entries (``view.context_entries``) when the caller has them."""
     if fmt_name == "codex":
-        return codex_envelopes(entries) + validate_codex(codex_rules.sent_entries(entries) if context is None else context)
+        return (codex_envelopes(entries) + codex_header(entries)
+                + validate_codex(codex_rules.sent_entries(entries) if context is None else context))
     return as_sent(fmt_name, validate_context(fmt_name, context_entries(fmt_name, entries) if context is None else context)[0])
 
 
@@ -179,8 +182,9 @@ def validate_file(path: str, fmt: str | None = None) -> dict:
     t = scan(path, fmt, stats=False)  # structure only
     if t.format_name == "codex":
         seq = codex_rules.sent_entries(t.entries)
+        found = codex_envelopes(t.entries) + codex_header(t.entries) + codex_lineage(t) + validate_codex(seq)
         return {"path": path, "format": "codex", "messages": len(seq), "bad_lines": [b.lineno for b in t.bad],
-                "violations": [v.to_dict() for v in codex_envelopes(t.entries) + validate_codex(seq)]}
+                "violations": [v.to_dict() for v in found]}
     found, messages = validate_context(t.format_name, context_entries(t.format_name, t.entries))
     found = claude_errors_as_sent(t, as_sent(t.format_name, found))
     retained.keep(t)  # (a run over one file leaves the index for the process's end to drop)
@@ -424,6 +428,73 @@ def codex_envelopes(entries) -> list[Violation]:
         if e.type == "session_meta":
             header = False
     return out
+
+
+def codex_header(entries) -> list[Violation]:
+    """Codex resumes a rollout only when its first record is a ``session_meta`` whose payload its reader takes
+    (``formats.codex.meta_refusal``, judged field by field); otherwise it refuses the whole file ("does not start with
+    session metadata"), and repair cannot rebuild the line: an error either way."""
+    first = entries[0] if entries else None
+    if first is None or (first.extra is not None and first.extra.get("envelope")):  # (codex_envelopes says that)
+        return []
+    refuse = "Codex refuses to resume this rollout (\"does not start with session metadata\"); repair cannot rebuild it"
+    if first.type != "session_meta":
+        return [Violation("missing-header", ERROR, 0, [first.lineno],
+                          f"no session_meta line before line {first.lineno} (a {first.type} line): {refuse}")]
+    why = "its payload is missing or no object" if first.kind != HEADER else (first.get("meta_refused"))
+    if why is None:
+        return []
+    return [Violation("unreadable-header", ERROR, 0, [first.lineno], f"session_meta: {why}: {refuse}")]
+
+
+def codex_lineage(t) -> list[Violation]:
+    """A fork (``history_base``) Codex resumes only with its parent rollout, read up to the fork point: a parent not
+    found (beside the fork, in its ``sessions`` tree or in ``archived_sessions/``) or shorter than the fork point makes
+    it refuse the fork (judged: "invalid paginated history lineage", "cutoff byte offset is past the source
+    rollout"). Each fork of the chain is looked at."""
+    out: list[Violation] = []
+    cur, seen = t.path, {os.path.abspath(t.path)}
+    header = next((e for e in t.entries if e.kind == HEADER), None)
+    while header is not None:
+        base = header.get("history_base")
+        if not base:
+            break
+        parent = codex_rules.find_rollout(t.path, base["thread_id"])
+        where = "" if cur == t.path else f" (the parent {os.path.basename(cur)})"
+        if parent is None:
+            out.append(Violation("missing-fork-parent", ERROR, 0, [header.lineno],
+                                 f"a fork of {base['thread_id']}{where} whose parent rollout is not beside it, in its "
+                                 "sessions tree or in archived_sessions/: Codex refuses to resume it (invalid paginated "
+                                 "history lineage: missing source rollout)"))
+            break
+        end = base.get("end_byte_offset")
+        if end is not None and end > os.path.getsize(parent):
+            out.append(Violation("fork-past-parent", ERROR, 0, [header.lineno],
+                                 f"a fork of {base['thread_id']}{where} that reads its parent to byte {end:,}, past its "
+                                 f"end ({os.path.getsize(parent):,} bytes, {parent}): Codex refuses to resume it"))
+            break
+        if os.path.abspath(parent) in seen:
+            break
+        seen.add(os.path.abspath(parent))
+        cur = parent
+        header = _codex_header_of(parent)
+    return out
+
+
+def _codex_header_of(path: str):
+    from .jsonl import loads
+    from .model import full_entry
+
+    try:
+        with open(path, "rb") as f:
+            obj = loads(f.readline(1 << 24))
+    except (OSError, ValueError):
+        return None
+    if type(obj) is not dict or obj.get("type") != "session_meta":
+        return None
+    e = full_entry(0, 1, 0, 0, b"\n", obj)
+    codex_fmt.normalize(obj, e, False, False)
+    return e if e.kind == HEADER else None
 
 
 def validate_codex(seq: list) -> list[Violation]:

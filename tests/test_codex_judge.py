@@ -993,3 +993,81 @@ def test_repairing_a_forks_parent_never_changes_what_the_fork_reads(tmp_path):
     report = repair_file(str(parent))
     assert report.written and parent.read_bytes() == b"".join(plines)
     assert judge(str(fork)) == sent and compare(view(str(fork)), sent) == []
+
+
+_DEL = "(deleted)"
+# one field of the session_meta payload changed: whether Codex 0.169 still resumes the rollout (True) or refuses it
+# whole ("does not start with session metadata"); found by a review (2026-11-30: validate said ok to every one)
+META_FIELDS = [
+    ("id", "not-a-uuid", False), ("id", _DEL, False), ("session_id", _DEL, True), ("cwd", 5, False), ("cwd", _DEL, False),
+    ("timestamp", 5, False), ("timestamp", _DEL, False), ("originator", _DEL, False), ("cli_version", _DEL, False),
+    ("source", "zzz", True), ("source", 5, False), ("model_provider", 5, False), ("model_provider", None, True),
+    ("base_instructions", "text", False), ("base_instructions", {"text": 5}, False), ("base_instructions", None, True),
+    ("history_mode", "zzz", False), ("history_mode", "legacy", True), ("context_window", 5, False),
+    ("runtime_workspace_roots", 5, False), ("thread_source", "zzz", True), ("account_scoped", "yes", False),
+    ("account_scoped", None, False), ("account_scoped", _DEL, True), ("history_mode", None, False),
+    ("history_mode", _DEL, True), ("context_window", None, True), ("context_window", {}, False),
+    ("runtime_workspace_roots", None, True), ("runtime_workspace_roots", [5], False), ("source", None, False),
+    ("source", _DEL, True), ("source", {"x": 1}, False), ("cwd", None, False), ("base_instructions", {}, False),
+    ("id", None, False), ("payload", _DEL, False),
+]
+
+
+@pytest.mark.parametrize("key, value, resumes", META_FIELDS)
+def test_a_session_meta_codex_refuses_is_an_error_and_one_it_reads_is_not(tmp_path, key, value, resumes):
+    import json
+
+    from tests.support.codex_agent import PROMPT, CodexSandbox
+
+    lines = open(os.path.join(FIX, "parallel.jsonl"), "rb").read().splitlines(keepends=True)
+    meta = json.loads(lines[0])
+    sid = meta["payload"]["id"]
+    if key == "payload":
+        del meta["payload"]
+    elif value == _DEL:
+        del meta["payload"][key]
+    else:
+        meta["payload"][key] = value
+    path = tmp_path / "rollout.jsonl"
+    path.write_bytes(json.dumps(meta, separators=(",", ":")).encode() + b"\n" + b"".join(lines[1:]))
+    with CodexSandbox() as box:
+        box.install(str(path), session_id=sid)
+        run = box.run(PROMPT, resume=sid, script=[("status", 400, "ctxtool judge: recorded")])
+    assert bool(run.bodies) == resumes, run.stderr[-400:]
+    errors = [v for v in validate_file(str(path))["violations"] if v["severity"] == "error"]
+    assert [v["kind"] for v in errors] == ([] if resumes else ["unreadable-header"])
+    if not resumes:
+        assert "Codex refuses to resume this rollout" in errors[0]["api_error"] and errors[0]["lines"] == [1]
+
+
+def test_a_rollout_without_its_session_meta_line_is_an_error_repair_cannot_mend(tmp_path):
+    from tests.support.codex_agent import PROMPT, CodexSandbox
+
+    lines = open(os.path.join(FIX, "parallel.jsonl"), "rb").read().splitlines(keepends=True)
+    sid = __import__("json").loads(lines[0])["payload"]["id"]
+    for name, data in (("lost", b"".join(lines[1:])), ("torn", lines[0][:500] + b"\n" + b"".join(lines[1:]))):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_bytes(data)
+        with CodexSandbox() as box:
+            box.install(str(path), session_id=sid)
+            assert not box.run(PROMPT, resume=sid, script=[("status", 400, "j")]).bodies  # refused
+        assert [v["kind"] for v in validate_file(str(path))["violations"] if v["severity"] == "error"] == ["missing-header"]
+        report = repair_file(str(path), output=str(tmp_path / f"{name}.out.jsonl"))
+        assert [v.kind for v in report.after if v.severity == "error"] == ["missing-header"]  # said, not "0 errors left"
+
+
+def test_a_fork_without_its_parent_or_past_its_end_is_an_error(tmp_path):
+    """Codex refuses a fork whose parent rollout it cannot find, or that reads it past its end (judged)."""
+    name = "fork_compact.parent-01a22a95-7bd0-7391-bc66-34b5cf1950a9.jsonl"
+    fork = tmp_path / "fork_compact.jsonl"
+    shutil.copy(os.path.join(FIX, "fork_compact.jsonl"), fork)
+    with pytest.raises(AssertionError, match="missing source rollout"):
+        judge(str(fork))
+    assert [v["kind"] for v in validate_file(str(fork))["violations"] if v["severity"] == "error"] == ["missing-fork-parent"]
+    data = open(os.path.join(FIX, name), "rb").read()
+    (tmp_path / name).write_bytes(data[:len(data) // 3])  # the parent cut short
+    with pytest.raises(AssertionError, match="past the source rollout"):
+        judge(str(fork))
+    assert [v["kind"] for v in validate_file(str(fork))["violations"] if v["severity"] == "error"] == ["fork-past-parent"]
+    (tmp_path / name).write_bytes(data)
+    assert validate_file(str(fork))["violations"] == []

@@ -23,6 +23,10 @@ HEALTHY = [n for n in RECORDED if not n.startswith(("interrupted", "local_shell"
 def test_healthy_rollouts_validate_clean_and_are_left_alone(tmp_path, name):
     p = tmp_path / name
     shutil.copyfile(os.path.join(FIX, name), p)
+    stem = name[:-6].split(".parent-")[0]  # a fork's parents beside it (without them Codex refuses it: an error)
+    for other in os.listdir(FIX):
+        if other.startswith(stem + ".parent-") and other.endswith(".jsonl") and other != name:
+            shutil.copyfile(os.path.join(FIX, other), tmp_path / other)
     before = p.read_bytes()
     assert validate_file(str(p))["violations"] == []
     r = CliRunner().invoke(cli, ["repair", "--check", str(p)])

@@ -16,6 +16,8 @@ becomes one entry, items in the Anthropic block shape the commands share (``tool
 
 from __future__ import annotations
 
+import re
+
 from datetime import datetime
 
 import orjson
@@ -530,6 +532,57 @@ def _text0(content: list) -> str:
     return ""
 
 
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+HISTORY_MODES = ("legacy", "paginated")
+
+
+def meta_refusal(p) -> str | None:
+    """Why Codex 0.169's reader refuses a ``session_meta`` payload (it then refuses to resume the whole rollout: "does
+    not start with session metadata"), or None. Judged field by field (tests/test_codex_judge.py): the id a UUID; the
+    timestamp, cwd, originator and cli_version strings; the others as ``_META_FIELDS`` says (each may be missing); a
+    fork's history base with its thread id and both ends."""
+    if type(p) is not dict:
+        return "its payload is missing or no object"
+    i = p.get("id")
+    if type(i) is not str or not _UUID.fullmatch(i):
+        return "its id is missing or no UUID"
+    for k in ("timestamp", "cwd", "originator", "cli_version"):
+        if type(p.get(k)) is not str:
+            return f"its {k} is missing or no string"
+    for k, ok, nullable in _META_FIELDS:
+        if k not in p or (nullable and p[k] is None):
+            continue
+        v = p[k]
+        if not ok(v):
+            return f"its {k} is {'null' if v is None else _kind_of(v)}, which Codex does not read there"
+    base = p.get("history_base")
+    if base is not None:
+        if type(base) is not dict or type(base.get("thread_id")) is not str or not _UUID.fullmatch(base["thread_id"]):
+            return "its history_base has no thread id"
+        for k in ("end_byte_offset", "end_ordinal_exclusive"):
+            v = base.get(k)
+            if type(v) is not int or v < 0:
+                return f"its history_base's {k} is missing or no count"
+    return None
+
+
+# (field, what Codex's reader takes, whether null is taken too): each judged (tests/test_codex_judge.py, META_FIELDS)
+_META_FIELDS = (
+    ("source", lambda v: type(v) is str or (type(v) is dict and list(v) == ["subagent"]), False),  # any name; one object
+    ("history_mode", lambda v: v in HISTORY_MODES, False),
+    ("account_scoped", lambda v: type(v) is bool, False),
+    ("model_provider", lambda v: type(v) is str, True),
+    ("base_instructions", lambda v: type(v) is dict and type(v.get("text")) is str, True),
+    ("context_window", lambda v: type(v) is dict and type(v.get("window_id")) is str, True),
+    ("runtime_workspace_roots", lambda v: type(v) is list and all(type(x) is str for x in v), True),
+)
+
+
+def _kind_of(v) -> str:
+    return {str: "a string", int: "a number", float: "a number", bool: "a boolean", list: "a list",
+            dict: "an object"}.get(type(v), "another value") if not (type(v) is str and len(v) < 20) else repr(v)
+
+
 def _session_meta(p: dict, e: Entry, stats: bool) -> None:
     """The file's header: Codex sends its ``base_instructions`` first (older files have
     ``instructions``, which the current client ignores: it sends its own then)."""
@@ -537,6 +590,9 @@ def _session_meta(p: dict, e: Entry, stats: bool) -> None:
     i = p.get("id")
     e.id = i if isinstance(i, str) else None
     extra: dict = {}
+    why = meta_refusal(p)
+    if why is not None:
+        extra["meta_refused"] = why
     fork = p.get("forked_from_id")
     if isinstance(fork, str):
         extra["forked_from"] = fork
