@@ -294,16 +294,16 @@ def _reasoning(p: dict) -> dict:
     return out
 
 
-def sent_items(t, entries: list[Entry] | None = None) -> list[tuple[dict, list[int]]]:
+def sent_items(t, entries: list[Entry] | None = None, *, chain: bool = True) -> list[tuple[dict, list[int]]]:
     """What Codex sends for the file: ``(item, lines)`` per Responses item, healed as the
     client heals it (an inserted ``"aborted"`` output has no line). A fork (rule 8) starts with
     its parent's history up to the fork point, read from the parent rollout when it is found
-    beside the file (its items have no line of this file)."""
+    beside the file (its items have no line of this file); ``chain=False``: the file's own items only."""
     entries = t.entries if entries is None else entries
     own = {id(e) for e in entries}
     files = {}
     combined: list[Entry] = []
-    for pt, pentries in fork_chain(t, entries):
+    for pt, pentries in (fork_chain(t, entries) if chain else [(t, entries)]):
         for e in pentries:
             files[id(e)] = pt
         combined += pentries

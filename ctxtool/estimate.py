@@ -36,10 +36,10 @@ from typing import Iterable
 
 import orjson
 
-from . import pool, retained, skill, tokenizers
+from . import codex_rules, pool, retained, skill, tokenizers
 from .errors import ApiError, CtxError, EXIT_FAILED
 from .formats.common import CALL_TYPES, ignored_notes
-from .model import BOUNDARY, COMPACTION, IMAGE_CHARS, MESSAGE, META, PLAIN, as_list, as_text
+from .model import BOUNDARY, COMPACTION, HEADER, IMAGE_CHARS, MESSAGE, META, PLAIN, as_list, as_text
 from .tokens import (
     HeuristicSum,
     heuristic_per_entry,
@@ -519,6 +519,23 @@ def _result_text(content) -> tuple[str, int]:
                 elif t == "image":
                     images += 1
     return "\n".join(parts), images
+
+
+def _fork_notes(t) -> list[str]:
+    """A Codex fork sends its parent's history up to the fork point before its own items (``codex_rules.fork_chain``,
+    what ``view`` shows); the estimate's figures are of the fork's own items only: said, with how many it inherits."""
+    header = next((e for e in t.entries if e.kind == HEADER), None)
+    base = header.get("history_base") if header is not None else None
+    if not base:
+        return []
+    chain = codex_rules.fork_chain(t, t.entries)
+    if len(chain) == 1:
+        return [f"a fork of {base['thread_id']} whose parent rollout is not found: Codex refuses to resume it "
+                "(ctxtool validate says so)"]
+    inherited = len(codex_rules.sent_items(t)) - len(codex_rules.sent_items(t, t.entries, chain=False))
+    return [f"a fork of {base['thread_id']} ({os.path.basename(chain[-2][0].path)}): the {inherited} item(s) it inherits "
+            "from its parent up to the fork point are not counted in these figures (ctxtool view shows them; -t usage "
+            "counts them once the fork has made a request of its own)"]
 
 
 def tiktoken_counts(ix: Index, entries: list, encoding: str, names: dict, *, num_threads: int = 2,
@@ -1232,6 +1249,8 @@ def estimate_file(path: str, opts: Options | None = None) -> dict:
     if n_comp >= 3:
         notes.append(f"{n_comp} compactions in the file: summaries stack (each cycle raises the floor)")
     notes += ignored_notes(found=ix.ignored)
+    if fmt == "codex":
+        notes += _fork_notes(t)
     if opts.calibrate:
         res["calibration"] = calibration(ix, opts, names)
     res["notes"] = notes

@@ -3,6 +3,7 @@ auto-compaction threshold, o200k_base for OpenAI models."""
 
 import json
 import os
+import shutil
 
 from click.testing import CliRunner
 
@@ -71,3 +72,15 @@ def test_the_base_instructions_and_replacement_items_are_counted():
     top = r["breakdown"]["top"]
     assert top[0]["line"] == 1  # the base instructions: the largest item sent
     assert r["messages"] >= 3 and r["compactions"] == 1
+
+
+def test_a_fork_says_what_it_inherits_and_that_it_is_not_counted(tmp_path):
+    """A fork sends its parent's history first (``view`` shows it); the estimate's figures are the fork's own items:
+    said, not left silent (a review found a fork of a long session estimated at 2% of its window, 2026-11-30)."""
+    r = estimate_file(os.path.join(FIX, "fork_long.jsonl"))
+    assert any("the 8 item(s) it inherits from its parent up to the fork point are not counted" in n for n in r["notes"])
+    alone = tmp_path / "fork_long.jsonl"
+    shutil.copy(os.path.join(FIX, "fork_long.jsonl"), alone)
+    r = estimate_file(str(alone))
+    assert any("whose parent rollout is not found: Codex refuses to resume it" in n for n in r["notes"])
+    assert not any("fork" in n for n in estimate_file(os.path.join(FIX, "parallel.jsonl"))["notes"])
