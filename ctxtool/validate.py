@@ -508,7 +508,18 @@ def validate_codex(seq: list) -> list[Violation]:
     pending: dict[str, list] = {}
     later_calls = {c.id for e in seq for c in e.calls}
     answered: dict[str, int] = {}
+    item_at: dict[str, tuple[int, int]] = {}  # item id -> (input index, line) of the first item sent with it
+    dups: list[Violation] = []  # (said unless the pairing rules below say something of that line already)
     for n, e in enumerate(seq):
+        if e.id is not None and e.kind != HEADER:
+            at = item_at.get(e.id)
+            if at is None:
+                item_at[e.id] = (n, e.lineno)
+            else:  # a line written twice (a copy, a sync tool): Codex sends both
+                dups.append(Violation("duplicate-item-id", ERROR, n, [at[1], e.lineno],
+                                     f"input[{n}]: item id {e.id} is already sent at input[{at[0]}]: Codex sends both, "
+                                     f"and the Responses API refuses an input with one item id twice (\"Duplicate item "
+                                     f"found with id {e.id}\")", [e.id]))
         odd = e.extra.get("odd_role") if e.extra is not None else None
         if odd is not None:
             out.append(Violation("invalid-role", ERROR, n, [e.lineno],
@@ -545,5 +556,7 @@ def validate_codex(seq: list) -> list[Violation]:
         for n, e in calls:
             out.append(Violation("missing-tool-result", WARNING, n, [e.lineno],
                                  CODEX_HEALS["missing-tool-result"] + cid + OLDER_CODEX.format(NO_OUTPUT.format(cid)), [cid]))
+    said = {ln for v in out for ln in v.lines}
+    out += [v for v in dups if v.lines[-1] not in said]
     out.sort(key=lambda v: v.message_index)
     return out

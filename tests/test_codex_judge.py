@@ -1071,3 +1071,21 @@ def test_a_fork_without_its_parent_or_past_its_end_is_an_error(tmp_path):
     assert [v["kind"] for v in validate_file(str(fork))["violations"] if v["severity"] == "error"] == ["fork-past-parent"]
     (tmp_path / name).write_bytes(data)
     assert validate_file(str(fork))["violations"] == []
+
+
+@pytest.mark.parametrize("kind", [b'"type":"reasoning"', b'"role":"user","content":[{"type":"input_text","text":"Look',
+                                  b'"role":"assistant"'])
+def test_an_item_line_written_twice_sends_its_id_twice_which_validate_says_the_api_refuses(tmp_path, kind):
+    """Codex sends an item line written twice as two items with one id; the Responses API refuses such an input
+    ("Duplicate item found with id": OpenRouterTeam/ai-sdk-provider#254, microsoft/vscode#321977; the loopback server
+    takes anything). Found by a review, 2026-11-30: validate said ok."""
+    lines = open(os.path.join(FIX, "parallel.jsonl"), "rb").read().splitlines(keepends=True)
+    k = next(i for i, ln in enumerate(lines) if b'"response_item"' in ln and kind in ln)
+    path = tmp_path / "parallel.jsonl"
+    path.write_bytes(b"".join(lines[:k + 1] + [lines[k]] + lines[k + 1:]))
+    sent = judge(str(path))
+    ids = [it.get("id") for it in sent if it.get("id")]
+    twice = {i for i in ids if ids.count(i) > 1}
+    assert len(twice) == 1
+    errors = [v for v in validate_file(str(path))["violations"] if v["severity"] == "error"]
+    assert [(v["kind"], v["ids"], v["lines"]) for v in errors] == [("duplicate-item-id", list(twice), [k + 1, k + 2])]
