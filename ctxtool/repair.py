@@ -645,6 +645,7 @@ def plan_repair(t: Transcript, *, trim_trailing: bool = False, view: list[Entry]
         p.remember_first_kept()
     if p.name == "codex":
         p.drop_meta_copies()
+        p.drop_item_copies()
         p.fix_envelopes()
         p.pair_codex()
     else:

@@ -63,6 +63,24 @@ class CodexPairing:
                 self.drop(e, "duplicate-line", f"the session_meta line again (line {first.lineno}): Codex would "
                           "start the history over from it")
 
+    def drop_item_copies(self):
+        """An item line written again with the same item id and the same item (a copy, a sync tool, a writer's retry):
+        Codex sends both with one id, which the Responses API refuses ("Duplicate item found with id"). The copy is
+        dropped (before pairing: a call and its output written twice are then the one call and output they were)."""
+        first: dict = {}
+        for e in self.entries:
+            if e.kind != MESSAGE or e.id is None or e.index in self.dropped:
+                continue
+            x = e.extra
+            if x is not None and x.get("sub") is not None:  # an item inside a compacted line
+                continue
+            was = first.get(e.id)
+            if was is None:
+                first[e.id] = e
+            elif self.t.load(e).get("payload") == self.t.load(was).get("payload"):
+                self.drop(e, "duplicate-line", f"the same item again (line {was.lineno}): Codex would send its id twice, "
+                          "which the API refuses")
+
     def fix_envelopes(self):
         """Lines Codex's reader skips for their envelope alone: a ``timestamp`` that is no string, an
         ``ordinal`` that is no unsigned integer (judged; a ``session_meta`` line so damaged makes the

@@ -1089,3 +1089,20 @@ def test_an_item_line_written_twice_sends_its_id_twice_which_validate_says_the_a
     assert len(twice) == 1
     errors = [v for v in validate_file(str(path))["violations"] if v["severity"] == "error"]
     assert [(v["kind"], v["ids"], v["lines"]) for v in errors] == [("duplicate-item-id", list(twice), [k + 1, k + 2])]
+    report = repair_file(str(path))  # the copy dropped: Codex sends the history of the undamaged file
+    assert [(c.kind, c.action) for c in report.changes] == [("duplicate-line", "dropped")]
+    assert path.read_bytes() == b"".join(lines) and validate_file(str(path))["violations"] == []
+
+
+def test_a_call_and_its_output_written_twice_are_repaired_to_the_one_call_and_output(tmp_path):
+    """The copies carry the same item ids: repair's rename of a reused call_id left them twice (found by a review,
+    2026-11-30). Now the copies are dropped; Codex sends the undamaged history."""
+    lines = open(os.path.join(FIX, "parallel.jsonl"), "rb").read().splitlines(keepends=True)
+    call = next(i for i, ln in enumerate(lines) if b'"function_call"' in ln and b'"call_rec_p5"' in ln)
+    out = next(i for i, ln in enumerate(lines) if b'"function_call_output"' in ln and b'"call_rec_p5"' in ln)
+    path = tmp_path / "parallel.jsonl"
+    path.write_bytes(b"".join(lines[:out + 1] + [lines[call], lines[out]] + lines[out + 1:]))
+    assert [v["kind"] for v in validate_file(str(path))["violations"] if v["severity"] == "error"]
+    repair_file(str(path))
+    assert path.read_bytes() == b"".join(lines)
+    assert compare(view(str(path)), judge(os.path.join(FIX, "parallel.jsonl"))) == []
