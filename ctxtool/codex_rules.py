@@ -373,17 +373,11 @@ def forks_of(path: str, thread_id: str | None) -> list[tuple[str, int]]:
     if not thread_id:
         return []
     here = os.path.dirname(os.path.abspath(path))
-    root = here
-    while os.path.basename(root) != "sessions" and os.path.dirname(root) != root:
-        root = os.path.dirname(root)
-    if os.path.basename(root) == "sessions":
-        files = glob.glob(os.path.join(glob.escape(root), "**", "*.jsonl"), recursive=True)
-        archived = os.path.join(os.path.dirname(root), "archived_sessions")
-        files += glob.glob(os.path.join(glob.escape(archived), "**", "*.jsonl"), recursive=True)
-    else:
-        root = here
+    trees = _trees(here)
+    files = [f for tree in trees for f in glob.glob(os.path.join(glob.escape(tree), "**", "*.jsonl"), recursive=True)]
+    if not trees:
         files = glob.glob(os.path.join(glob.escape(here), "*.jsonl"))
-    known = _FORKS.setdefault(root, {})
+    known = _FORKS.setdefault(trees[0] if trees else here, {})
     me = os.path.abspath(path)
     out = []
     for f in files:
@@ -432,13 +426,22 @@ def find_rollout(near: str, thread_id: str) -> str | None:
 
     here = os.path.dirname(os.path.abspath(near))
     found = glob.glob(os.path.join(glob.escape(here), f"*{thread_id}*.jsonl"))
-    root = here
-    while not found and os.path.basename(root) != "sessions" and os.path.dirname(root) != root:
-        root = os.path.dirname(root)
-    if not found and os.path.basename(root) == "sessions":
-        found = glob.glob(os.path.join(glob.escape(root), "**", f"rollout-*{thread_id}.jsonl"), recursive=True)
-        if not found:
-            archived = os.path.join(os.path.dirname(root), "archived_sessions")
-            found = glob.glob(os.path.join(glob.escape(archived), "**", f"rollout-*{thread_id}.jsonl"), recursive=True)
+    trees = _trees(here) if not found else ()
+    for tree in trees:
+        found = glob.glob(os.path.join(glob.escape(tree), "**", f"rollout-*{thread_id}.jsonl"), recursive=True)
+        if found:
+            break
     found = [p for p in found if os.path.abspath(p) != os.path.abspath(near)]
     return sorted(found)[0] if found else None
+
+
+def _trees(here: str) -> tuple:
+    """The ``sessions`` directory ``here`` is in and the ``archived_sessions`` beside it (Codex's home), or ()."""
+    import os
+
+    root = here
+    while os.path.basename(root) != "sessions" and os.path.dirname(root) != root:
+        root = os.path.dirname(root)
+    if os.path.basename(root) != "sessions":
+        return ()
+    return root, os.path.join(os.path.dirname(root), "archived_sessions")

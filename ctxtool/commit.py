@@ -412,7 +412,7 @@ def commit(snap: Snapshot, chunks: Iterable[bytes], *, relink: Relink | None = N
             raise _replaced(path)
         _may_replace(st, path)
         tmp, out, res.written = write_temp(path, chunks)
-        if keep is not None and not _same_start(old, tmp, keep[0]):
+        if keep is not None and not _same_start(old, tmp, min(keep[0], st.st_size)):
             raise ForkedError(keep[1], path=path)
         carry = _Carry(snap, old, out, relink, may_hold=_rounds > 0)
         carry.live = _live  # a second write to put late lines back: its file is live already
@@ -764,7 +764,7 @@ def held_open(fd: int, st: os.stat_result, name: str, mine: tuple = ()) -> list[
         if not found:  # nobody (or it cannot be told: None)
             return []
         keys = {(w["pid"], w["starttime"]): w for w in found}
-        seen = keys if seen is None else {k: w for k, w in keys.items() if k in seen}
+        seen = keys if seen is None else {key: w for key, w in keys.items() if key in seen}
         if not seen:
             return []
     return list(seen.values())
