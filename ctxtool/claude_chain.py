@@ -34,8 +34,9 @@ has the table of rule, line pattern and what the client sends, with the fixture 
    are dropped; user text that is only whitespace is dropped; a message left empty is dropped; a
    response of thinking alone (and blank text) is dropped; a history that ends with a user message (a turn
    with no reply) gets the reply "No response requested.". Calls of a renamed tool (``Task``) go
-   under the new name (``Agent``); ``tool_reference`` blocks in a result become the client's
-   notice that those tools are gone. A call whose id an earlier response already used is sent as
+   under the new name (``Agent``); ``tool_reference`` blocks in a result to a tool the client does not have
+   (``CLIENT_TOOLS`` and what the file's ``deferred_tools_record`` names) are left out (a result left with none gets
+   the client's notice that those tools are gone), and a user message whose results keep one gets "Tool loaded.". A call whose id an earlier response already used is sent as
    "[Tool use interrupted]" and its result as "(no content)": its real result is lost (repair
    renames such ids).
 
@@ -62,6 +63,16 @@ TOOL_USE_INTERRUPTED = "[Tool use interrupted]"
 TOOL_USE_REMOVED = "[Tool use removed]"
 NO_CONTENT = "(no content)"
 TOOL_REFERENCES_REMOVED = "[Tool references removed - tools no longer available]"
+TOOL_LOADED = "Tool loaded."  # the text the client adds to a user message whose results keep a tool_reference
+# the tools the pinned client (2.1.330) has when it resumes, its deferred ones (loaded by ToolSearch) included: a
+# tool_reference in a result to a tool it has is sent, one to another tool is left out (read in the client's code;
+# judged). A file's deferred_tools_record attachments add the tools they name (MCP tools too, server or not).
+CLIENT_TOOLS = frozenset((
+    "Agent", "Bash", "Edit", "ListAgents", "Read", "ReportFindings", "ScheduleWakeup", "Skill", "ToolSearch", "Workflow",
+    "Write",
+    "CronCreate", "CronDelete", "CronList", "EnterWorktree", "ExitWorktree", "Monitor", "NotebookEdit", "SendMessage",
+    "TaskStop", "WebFetch", "WebSearch",
+))
 MISSING_RESULT = "[Tool result missing due to internal error]"
 REMINDER_OPEN, REMINDER_CLOSE = "<system-reminder>\n", "\n</system-reminder>"  # the client's wrapping of context
 ORPHAN_REMOVED = "[Orphaned tool result removed due to conversation resume]"
@@ -926,9 +937,7 @@ def sent_entries(entries: list[Entry], leaf: list | None = None) -> list[Entry]:
             # lines all off the chain are that message at their place (a line on the chain makes it when it comes)
             first, left = cut[0]
             if not any(k[1] == 1 for k, _ in left):
-                rest = [g for _, g in left]
-                if any(not g.calls for g in rest[1:]):
-                    rest.sort(key=_calls_last)
+                rest = merged_order([g for _, g in left])
                 deferred.append((first[0] - 1, first, rest))
                 for g in rest:
                     done.add(g.index)
@@ -1262,10 +1271,7 @@ def _group(e: Entry, groups: dict, done: set, chain_pos: dict, seq: list, later:
     if stop is not None:
         cut.append((keyed[stop][0], keyed[stop:]))
         keyed = keyed[:stop]
-    group = [e] + [g for _, g in keyed]
-    if any(not g.calls for g in group[1:]):
-        group.sort(key=_calls_last)
-    return group
+    return merged_order([e] + [g for _, g in keyed])
 
 
 def _stops_a_merge(x: Entry) -> bool:
@@ -1383,8 +1389,42 @@ class _LaterLines:
         return levels
 
 
-def _calls_last(e: Entry) -> int:
-    return 1 if e.calls else 0  # a stable sort: the order above is kept within each kind
+def merged_order(lines: list[Entry]) -> list[Entry]:
+    """A response's lines in the order the client sends their blocks (rule 4): it merges the lines one at a time, and
+    after each merge moves the calls after the other blocks when a block other than a call follows a call, unless a
+    thinking block is followed by calls and then by another thinking block (interleaved thinking, whose signatures
+    cover that order). Read in the client's code (2.1.330: its merge of one response's messages), judged on recorded
+    responses (thinking, call, thinking, call is sent as written; thinking, call, text, call as thinking, text, call,
+    call). Lines of one block each, as the client writes them; a line of several is taken as one block of its kind."""
+    out: list[Entry] = []
+    for g in lines:
+        out.append(g)
+        if len(out) > 1 and _calls_go_last(out):
+            out = [x for x in out if not x.calls] + [x for x in out if x.calls]  # (the order kept within each kind)
+    return out
+
+
+def _calls_go_last(lines: list[Entry]) -> bool:
+    after = skip = prev_thinking = call_since = False
+    seen_call = False
+    for x in lines:
+        if x.calls:
+            seen_call = call_since = True
+            continue
+        after = after or seen_call
+        thinking = _thinking_line(x)
+        if thinking and prev_thinking and call_since:
+            skip = True
+        prev_thinking, call_since = thinking, False
+    return after and not skip
+
+
+def _thinking_line(e: Entry) -> bool:
+    """A response line of thinking (signed, or with text; the client's omitted display writes "" and a signature)."""
+    if e.results or e.blank_text:
+        return False
+    k = e.kinds
+    return bool(e.signed_thinking or k.get("thinking")) and not k.get("text")
 
 
 def _without_reused_calls(content: list, sent_ids: set) -> list:
@@ -1407,7 +1447,7 @@ def _without_reused_calls(content: list, sent_ids: set) -> list:
     return out or [{"type": "text", "text": TOOL_USE_INTERRUPTED}]
 
 
-def heal(messages: list[dict], close_turn: bool = True, lines: bool = False) -> list[dict]:
+def heal(messages: list[dict], close_turn: bool = True, lines: bool = False, tools: frozenset = CLIENT_TOOLS) -> list[dict]:
     """Rule 5 on Messages-shaped dicts (``{"role", "content"}``): the pairing fixes the client
     makes before it sends. Returns new messages; the input is not changed. ``close_turn``: a
     history that ends with a user message gets the reply "No response requested." (rule 13;
@@ -1436,9 +1476,11 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False) -> 
             # below a call line whose result line stands before the turn's prompt; responses it leaves out, Jie, are
             # not there)
             m = dict(m, role="user", content=[{"type": "text", "text": REMINDER_OPEN + m["content"] + REMINDER_CLOSE}])
-        blocks = kept_blocks(m["role"], _blocks(m["content"]))
+        blocks = kept_blocks(m["role"], _blocks(m["content"], tools))
         if blocks is None or id(m) in unanswered:
             continue
+        if m["role"] == "user":
+            blocks = loaded(blocks)
         if m["role"] != "user":
             if not blocks:  # a response whose content is an empty list (judged)
                 blocks = [{"type": "text", "text": NO_CONTENT}]
@@ -1688,22 +1730,45 @@ def _blank_text(b: dict) -> bool:
     return b.get("type") == "text" and isinstance(t, str) and not t.strip()
 
 
-def _blocks(content) -> list:
+def _blocks(content, tools: frozenset = CLIENT_TOOLS) -> list:
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
-    return [_as_sent(dict(b)) for b in as_list(content) if isinstance(b, dict)]
+    return [_as_sent(dict(b), tools) for b in as_list(content) if isinstance(b, dict)]
 
 
-def _as_sent(b: dict) -> dict:
+def _reference(x) -> bool:
+    return isinstance(x, dict) and x.get("type") == "tool_reference"
+
+
+def _has(tools: frozenset, x: dict) -> bool:
+    """The client has the tool a ``tool_reference`` names (one with no name is kept); an MCP tool by its name as it is,
+    another by its name now (``Task`` is ``Agent``)."""
+    name = x.get("tool_name")
+    if not name or type(name) is not str:
+        return True
+    return (name if name.startswith("mcp__") else RENAMED_TOOLS.get(name, name)) in tools
+
+
+def loaded(blocks: list) -> list:
+    """A user message's blocks as the client sends them when a result keeps a ``tool_reference``: with its text
+    "Tool loaded." after them, unless a text already starts with it (rule 16)."""
+    if any(b.get("type") == "tool_result" and isinstance(b.get("content"), list) and any(map(_reference, b["content"]))
+           for b in blocks) and not any(b.get("type") == "text" and str(b.get("text", "")).startswith(TOOL_LOADED)
+                                        for b in blocks):
+        return blocks + [{"type": "text", "text": TOOL_LOADED}]
+    return blocks
+
+
+def _as_sent(b: dict, tools: frozenset = CLIENT_TOOLS) -> dict:
     """One block as the client sends it: renamed tools under their new name, and references to
-    tools it no longer has (``tool_reference`` in a result) replaced by its notice."""
+    tools it does not have (``tool_reference`` in a result) left out; a result left with nothing gets its notice."""
     t = b.get("type")
     if t == "tool_use" and type(b.get("name")) is str and b["name"] in RENAMED_TOOLS:
         b["name"] = RENAMED_TOOLS[b["name"]]
     elif t == "tool_result" and isinstance(b.get("content"), list) and any(
-            isinstance(x, dict) and x.get("type") == "tool_reference" for x in b["content"]):
-        kept = [x for x in b["content"] if not (isinstance(x, dict) and x.get("type") == "tool_reference")]
-        b["content"] = kept + [{"type": "text", "text": TOOL_REFERENCES_REMOVED}]
+            _reference(x) and not _has(tools, x) for x in b["content"]):
+        kept = [x for x in b["content"] if not _reference(x) or _has(tools, x)]
+        b["content"] = kept if kept else [{"type": "text", "text": TOOL_REFERENCES_REMOVED}]
     elif t == "tool_result" and b.get("content") is not None and not isinstance(b["content"], (str, list)):
         b["content"] = js_stringify(b["content"])  # a number, a boolean or an object: sent as its JSON text (judged)
     return b

@@ -266,6 +266,20 @@ def provider_view(fmt_name: str, entries: list[Entry]) -> list[ViewMessage]:
     return [ViewMessage(role, group) for role, group in message_groups(fmt_name, entries)]
 
 
+def claude_tools(t, entries: list[Entry], f) -> frozenset:
+    """The tools the client has when it resumes the file (rule 16): its own (``claude_chain.CLIENT_TOOLS``) and those
+    the file's ``deferred_tools_record`` attachments name (a ToolSearch loaded them; the client puts them back)."""
+    from .claude_chain import CLIENT_TOOLS
+
+    more = []
+    for e in entries:
+        if e.type == "attachment" and e.get("attachment") == "deferred_tools_record":
+            att = t.load(e, f).get("attachment")
+            got = att.get("entries") if isinstance(att, dict) else None
+            more += [x["name"] for x in got if isinstance(x, dict) and type(x.get("name")) is str] if isinstance(got, list) else []
+    return CLIENT_TOOLS | frozenset(more) if more else CLIENT_TOOLS
+
+
 def sent_messages(t, entries: list[Entry] | None = None) -> list[dict]:
     """The provider view as the agent sends it: ``{"role", "content", "lines"}`` per message,
     content as Messages API blocks (loaded again from the file by offset). Claude Code: context
@@ -283,6 +297,7 @@ def sent_messages(t, entries: list[Entry] | None = None) -> list[dict]:
         if fmt == "claude":
             context = claude_persons_turn(t, context, f)
         close = fmt == "claude" and _closes_turn(t, entries, context, f, *resumed)
+        tools = claude_tools(t, entries, f) if fmt == "claude" else None
         for role, group in message_groups(fmt, entries, context=context):
             if fmt == "claude" and role == "user":
                 out += _claude_user_run(t, group, f)
@@ -304,7 +319,8 @@ def sent_messages(t, entries: list[Entry] | None = None) -> list[dict]:
                 out.append({"role": role, "content": blocks, "lines": [e.lineno for e in part]})
     if fmt != "claude":
         return out
-    out = [dict(m, content=on_the_wire(_unmarked(m["content"]))) for m in heal(out, close_turn=close, lines=True)]
+    out = [dict(m, content=on_the_wire(_unmarked(m["content"]))) for m in heal(out, close_turn=close, lines=True,
+                                                                               tools=tools)]
     for i, m in enumerate(out):
         if m["role"] == "system" and (i == 0 or (out[i - 1]["role"] != "user" and i + 1 < len(out))):
             # context the client renders for the system with no user message before it (a history that starts so: a

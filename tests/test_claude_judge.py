@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxtool.claude_chain import INTERRUPTED_RESULT, MISSING_RESULT, NO_CONTENT, NO_RESPONSE, ORPHAN_REMOVED, TOOL_USE_INTERRUPTED
+from ctxtool.claude_chain import (INTERRUPTED_RESULT, MISSING_RESULT, NO_CONTENT, NO_RESPONSE, ORPHAN_REMOVED, TOOL_LOADED,
+                                  TOOL_USE_INTERRUPTED)
 from ctxtool.compact_writer import Options, compact_file
 from ctxtool.estimate import Options as EstimateOptions, estimate_file, read_index, sent_of
 from ctxtool.repair import repair_file
@@ -487,7 +488,7 @@ def estimated_lines(path) -> list[int]:
     return sorted(e.lineno for e in vis)
 
 
-CLIENT_TEXTS = {NO_CONTENT, TOOL_USE_INTERRUPTED, INTERRUPTED_RESULT, MISSING_RESULT, ORPHAN_REMOVED}
+CLIENT_TEXTS = {NO_CONTENT, TOOL_USE_INTERRUPTED, INTERRUPTED_RESULT, MISSING_RESULT, ORPHAN_REMOVED, TOOL_LOADED}
 
 
 def block_keys(blocks) -> set:

@@ -36,7 +36,11 @@ def test_recordings_present():
     assert {m.removesuffix(".payload") for m in MAINS} == {
         "api_error", "auto_compacted", "compacted", "interrupted", "interrupted_resumed", "long_output", "parallel",
         "rewound", "rewound_sdk", "subagent", "task_notification", "workday", "interrupted_by_user", "hooks", "media", "compacted_twice",
-        "project_docs", "commands", "mcp"}
+        "project_docs", "commands", "mcp",
+        # more/ (a review's recordings, 2026-11-30): ToolSearch results, thinking between calls, forks, parallel calls
+        "background_bash", "deferred_tools", "mcp_toolsearch", "thinking_between_calls", "thinking_interleaved",
+        "omitted_thinking", "block_order", "fork_session.source", "fork_session.fork", "many_parallel", "hook_blocks",
+        "killed_mid_stream", "plan_mode", "permission_denied", "parallel_out_of_order"}
     assert any(".agent-" in n for n in ALL)  # the subagent's own file
 
 
