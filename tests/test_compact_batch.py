@@ -478,7 +478,10 @@ def test_default_state_path_is_named_by_the_run():
     assert orjson.dumps({"b": 1, "a": 2}, option=orjson.OPT_SORT_KEYS) and run_key({"b": 1, "a": 2}) == run_key({"a": 2, "b": 1})
 
 
-def test_cli_interrupted_batch_says_where_the_state_is(srv, tmp_path, monkeypatch):
+@pytest.mark.parametrize("json_", [False, True])
+def test_cli_interrupted_batch_says_where_the_state_is(srv, tmp_path, monkeypatch, json_):
+    """Ctrl-C: exit 130, the state kept and said; with --json standard output is still one JSON document (it was
+    empty)."""
     import ctxtool.cli.compact as cli_compact
 
     def interrupted(*a, **kw):
@@ -487,10 +490,14 @@ def test_cli_interrupted_batch_says_where_the_state_is(srv, tmp_path, monkeypatc
     monkeypatch.setattr(cli_compact, "run_batch", interrupted)
     p = make_session(tmp_path, "messages", 8)
     state = tmp_path / "st.jsonl"
-    r = run("--summarizer", "anthropic", "--batch", "--batch-state", str(state), p,
+    r = run("--summarizer", "anthropic", "--batch", "--batch-state", str(state), *(["--json"] if json_ else []), p,
             env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": srv.base_url})
     assert r.exit_code == 130
-    assert f"the batch state is kept in {state}; run the same command again to resume" in r.output
+    if json_:
+        err = json.loads(r.stdout)["error"]
+        assert err["exit_code"] == 130 and f"the batch state is kept in {state}" in err["message"]
+    else:
+        assert f"the batch state is kept in {state}; run the same command again to resume" in r.output
 
 
 # ---------------------------------------------------------------- a kept journal and files that changed since
@@ -561,22 +568,6 @@ def test_a_failed_request_is_not_sent_again_within_the_run(srv, tmp_path):
     assert [r.status for r in res] == ["failed", "failed"]
     ids = srv.submitted_custom_ids()
     assert len(ids) == 1 and len(srv.batches) == 1
-
-
-def test_cli_interrupted_batch_with_json_prints_one_error_document(srv, tmp_path, monkeypatch):
-    import ctxtool.cli.compact as cli_compact
-
-    def interrupted(*a, **kw):
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(cli_compact, "run_batch", interrupted)
-    p = make_session(tmp_path, "messages", 8)
-    state = tmp_path / "st.jsonl"
-    r = run("--summarizer", "anthropic", "--batch", "--batch-state", str(state), "--json", p,
-            env={"ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": srv.base_url})
-    assert r.exit_code == 130
-    err = json.loads(r.stdout)["error"]
-    assert err["exit_code"] == 130 and f"the batch state is kept in {state}" in err["message"]
 
 
 def test_an_adopted_batch_that_holds_every_request_stops_the_wait_for_other_candidates(srv, tmp_path):
