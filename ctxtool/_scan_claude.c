@@ -1362,12 +1362,13 @@ static PyObject *claude_entry(Meta *self, int lt, Att *a, PyObject *index, PyObj
     CF f = {0};
     f.kind = self->meta;
     int r = CL_MADE, other;
-    if (lt == LT_SYSTEM) {  /* (a compact boundary is left to the Python) */
+    if (lt == LT_SYSTEM) {  /* (a compact boundary and a local command's output are left to the Python) */
         PyObject *sub = top_str(a, A_SUBTYPE, &other);
         if (!sub && (other < 0 || (a->vs[A_SUBTYPE] && *a->vs[A_SUBTYPE] != 'n'))) {
             r = other == -2 ? CL_FAIL : CL_DECLINE;
-        } else if (sub && PyUnicode_CompareWithASCIIString(sub, "compact_boundary") == 0) {
-            r = CL_DECLINE;
+        } else if (sub && (PyUnicode_CompareWithASCIIString(sub, "compact_boundary") == 0
+                           || PyUnicode_CompareWithASCIIString(sub, "local_command") == 0)) {
+            r = CL_DECLINE;  /* (a local command's output is a prompt the client sends: formats.claude._read) */
         } else if (!(f.extra = PyDict_New()) || PyDict_SetItem(f.extra, c->s[C_SUBTYPE], sub ? sub : Py_None) < 0) {
             r = CL_FAIL;
         }

@@ -634,7 +634,10 @@ def _local_command_run(t, context: list[Entry], f) -> bool:
     over its output lines and one name line, it meets the command's caveat (a meta line written no
     earlier than a typed "/..." prompt among them), or every line it passed was a meta line. A
     command's lines with no caveat before them (the first lines of a history) are closed (judged)."""
-    if _command_kind(t, context[-1], f) is None:
+    end = len(context)
+    while end and context[end - 1].type == "system":  # (a local command's output lines: sent, formats.claude)
+        end -= 1
+    if not end or _command_kind(t, context[end - 1], f) is None:
         return False
     seen_record, typed_at, all_meta = False, None, True
     for e in reversed(context):

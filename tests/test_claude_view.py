@@ -40,7 +40,8 @@ def test_recordings_present():
         # more/ (a review's recordings, 2026-11-30): ToolSearch results, thinking between calls, forks, parallel calls
         "background_bash", "deferred_tools", "mcp_toolsearch", "thinking_between_calls", "thinking_interleaved",
         "omitted_thinking", "block_order", "fork_session.source", "fork_session.fork", "many_parallel", "hook_blocks",
-        "killed_mid_stream", "plan_mode", "permission_denied", "parallel_out_of_order"}
+        "killed_mid_stream", "plan_mode", "permission_denied", "parallel_out_of_order",
+        "commands_args", "cleared_session_turns"}  # (a second round: local commands' output)
     assert any(".agent-" in n for n in ALL)  # the subagent's own file
 
 

@@ -117,6 +117,17 @@ def _read(obj: dict, e, stats: bool) -> None:
             leaf = obj["leafUuid"]
             set_extra(e, {"leaf": leaf if isinstance(leaf, str) else None, "explicit": obj.get("explicit") is True})
         return
+    if t == "system" and obj.get("subtype") == "local_command" and obj.get("isDisplayOnly") is not True \
+            and isinstance(obj.get("content"), str):
+        # what a local slash command (/usage, /clear ...) printed: the client sends it as a prompt's text, after the
+        # command's own lines (read in the client's code: a system line is left out unless it is a local command's
+        # output not marked display-only; judged on recorded /usage and /clear)
+        e.kind = MESSAGE
+        e.role = "user"
+        e.blocks = [{"type": "text", "text": obj["content"]}]
+        set_extra(e, {"subtype": "local_command"})
+        scan_anthropic_blocks(e, e.blocks, "user", stats)
+        return
     m = obj.get("message")
     if t not in ("user", "assistant") or not isinstance(m, dict):
         e.kind = META
