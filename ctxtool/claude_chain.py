@@ -1736,6 +1736,24 @@ def _blocks(content, tools: frozenset = CLIENT_TOOLS) -> list:
     return [_as_sent(dict(b), tools) for b in as_list(content) if isinstance(b, dict)]
 
 
+# the fields the client adds to a SendMessage call when it writes it, and takes off again when it sends the call
+SEND_MESSAGE_ADDED = ("type", "recipient", "recipient_kind", "content", "request_id", "approve")
+EDIT_ONE = ("old_string", "new_string", "replace_all")  # an Edit call of several edits is sent without these
+
+
+def _input_as_sent(name: str, inp: dict) -> dict:
+    """A call's input as the client sends it on resume (read in its code, 2.1.330: its normalization of a written
+    call's input for the API): a SendMessage call that names its recipient (``to``) and a message without the fields
+    it added when it wrote the call (judged); an Edit call with ``edits`` without the one-edit fields. (It also
+    normalizes ExitPlanMode and another tool's inputs in ways not read here.)"""
+    if name == "SendMessage" and "to" in inp and ("message" in inp or "notify_when_idle" in inp) \
+            and any(k in inp for k in SEND_MESSAGE_ADDED):
+        return {k: v for k, v in inp.items() if k not in SEND_MESSAGE_ADDED}
+    if name == "Edit" and "edits" in inp:
+        return {k: v for k, v in inp.items() if k not in EDIT_ONE}
+    return inp
+
+
 def _reference(x) -> bool:
     return isinstance(x, dict) and x.get("type") == "tool_reference"
 
@@ -1763,8 +1781,12 @@ def _as_sent(b: dict, tools: frozenset = CLIENT_TOOLS) -> dict:
     """One block as the client sends it: renamed tools under their new name, and references to
     tools it does not have (``tool_reference`` in a result) left out; a result left with nothing gets its notice."""
     t = b.get("type")
-    if t == "tool_use" and type(b.get("name")) is str and b["name"] in RENAMED_TOOLS:
-        b["name"] = RENAMED_TOOLS[b["name"]]
+    if t == "tool_use" and type(b.get("name")) is str:
+        if b["name"] in RENAMED_TOOLS:
+            b["name"] = RENAMED_TOOLS[b["name"]]
+        inp = b.get("input")
+        if type(inp) is dict:
+            b["input"] = _input_as_sent(b["name"], inp)
     elif t == "tool_result" and isinstance(b.get("content"), list) and any(
             _reference(x) and not _has(tools, x) for x in b["content"]):
         kept = [x for x in b["content"] if not _reference(x) or _has(tools, x)]

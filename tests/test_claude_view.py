@@ -41,7 +41,7 @@ def test_recordings_present():
         "background_bash", "deferred_tools", "mcp_toolsearch", "thinking_between_calls", "thinking_interleaved",
         "omitted_thinking", "block_order", "fork_session.source", "fork_session.fork", "many_parallel", "hook_blocks",
         "killed_mid_stream", "plan_mode", "permission_denied", "parallel_out_of_order",
-        "commands_args", "cleared_session_turns"}  # (a second round: local commands' output)
+        "commands_args", "cleared_session_turns", "deferred_calls"}  # (a second round: local commands, SendMessage)
     assert any(".agent-" in n for n in ALL)  # the subagent's own file
 
 
