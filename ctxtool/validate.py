@@ -430,6 +430,10 @@ def codex_envelopes(entries) -> list[Violation]:
     return out
 
 
+# errors repair cannot mend: what Codex needs is not in the file (its header, a fork's parent)
+UNREPAIRABLE = frozenset(("missing-header", "unreadable-header-fields", "missing-fork-parent", "fork-past-parent"))
+
+
 def codex_header(entries) -> list[Violation]:
     """Codex resumes a rollout only when its first record is a ``session_meta`` whose payload its reader takes
     (``formats.codex.meta_refusal``, judged field by field); otherwise it refuses the whole file ("does not start with
@@ -444,7 +448,7 @@ def codex_header(entries) -> list[Violation]:
     why = "its payload is missing or no object" if first.kind != HEADER else (first.get("meta_refused"))
     if why is None:
         return []
-    return [Violation("unreadable-header", ERROR, 0, [first.lineno], f"session_meta: {why}: {refuse}")]
+    return [Violation("unreadable-header-fields", ERROR, 0, [first.lineno], f"session_meta: {why}: {refuse}")]
 
 
 def codex_lineage(t) -> list[Violation]:

@@ -1035,7 +1035,7 @@ def test_a_session_meta_codex_refuses_is_an_error_and_one_it_reads_is_not(tmp_pa
         run = box.run(PROMPT, resume=sid, script=[("status", 400, "ctxtool judge: recorded")])
     assert bool(run.bodies) == resumes, run.stderr[-400:]
     errors = [v for v in validate_file(str(path))["violations"] if v["severity"] == "error"]
-    assert [v["kind"] for v in errors] == ([] if resumes else ["unreadable-header"])
+    assert [v["kind"] for v in errors] == ([] if resumes else ["unreadable-header-fields"])
     if not resumes:
         assert "Codex refuses to resume this rollout" in errors[0]["api_error"] and errors[0]["lines"] == [1]
 

@@ -32,7 +32,7 @@ ENVELOPE = ("isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch
 READS = ("type", "uuid", "parentUuid", "timestamp", "subtype", "compactMetadata", "logicalParentUuid", "attachment",
          "rendered", "renderedRole", "isSidechain", "message", "isCompactSummary", "isMeta", "isApiErrorMessage",
          "apiError", "requestId", "sourceToolUseID", "turnCompanion", "leafUuid", "explicit", "origin", "hearthRelayMessageIds",
-         "hearthRelayThreadTs")
+         "hearthRelayThreadTs", "content", "isDisplayOnly")  # (the last two: a local command's output, a system line's)
 NESTED = {"attachment": ("type", "content", "names", "skills", "by", "entries")}  # (the data payload_sent reads)
 FULL_TYPES = frozenset({"user", "assistant", "system", "attachment", "last-prompt"})
 
