@@ -359,41 +359,38 @@ def fork_chain(t, entries: list[Entry]) -> list[tuple]:
     return chain
 
 
-_FORKS: dict = {}  # sessions root -> {(path, size, mtime): (parent thread id, end byte offset) or None}
+FORKS_TTL = 30.0  # seconds a tree's index of forks is reused (a batch repair of a whole tree builds it once)
+_FORKS: dict = {}  # tree root -> (when built, {parent thread id: [(fork path, end byte offset)]})
 
 
 def forks_of(path: str, thread_id: str | None) -> list[tuple[str, int]]:
     """The rollouts that fork ``thread_id`` (the rollout at ``path``) and read it up to a byte offset:
     ``[(fork path, end_byte_offset)]``, from the other rollouts beside it, under the ``sessions`` directory it sits in
-    and among the archived ones beside that (where ``find_rollout`` finds a parent). Each file's first line is read
-    once per process (a batch repair of a whole tree looks each up again cheaply)."""
+    and among the archived ones beside that (where ``find_rollout`` finds a parent). The tree's forks are indexed once
+    (every rollout's first line read) and the index reused for ``FORKS_TTL`` seconds: a batch repair of thousands of
+    rollouts does not list them for each one it writes."""
     import glob
     import os
+    import time
 
     if not thread_id:
         return []
     here = os.path.dirname(os.path.abspath(path))
     trees = _trees(here)
-    files = [f for tree in trees for f in glob.glob(os.path.join(glob.escape(tree), "**", "*.jsonl"), recursive=True)]
-    if not trees:
-        files = glob.glob(os.path.join(glob.escape(here), "*.jsonl"))
-    known = _FORKS.setdefault(trees[0] if trees else here, {})
+    root = trees[0] if trees else here
+    got = _FORKS.get(root)
+    if got is None or time.monotonic() - got[0] > FORKS_TTL:
+        files = [f for tree in trees for f in glob.glob(os.path.join(glob.escape(tree), "**", "*.jsonl"), recursive=True)]
+        if not trees:
+            files = glob.glob(os.path.join(glob.escape(here), "*.jsonl"))
+        index: dict = {}
+        for f in files:
+            base = _fork_base(f)
+            if base is not None and base[1] is not None:
+                index.setdefault(base[0], []).append((f, base[1]))
+        got = _FORKS[root] = (time.monotonic(), index)
     me = os.path.abspath(path)
-    out = []
-    for f in files:
-        if os.path.abspath(f) == me:
-            continue
-        try:
-            st = os.stat(f)
-        except OSError:
-            continue
-        key = (f, st.st_size, st.st_mtime_ns)
-        if key not in known:
-            known[key] = _fork_base(f)
-        base = known[key]
-        if base is not None and base[0] == thread_id and base[1] is not None:
-            out.append((f, base[1]))
-    return sorted(out)
+    return sorted(x for x in got[1].get(thread_id, ()) if os.path.abspath(x[0]) != me)
 
 
 def _fork_base(path: str) -> tuple | None:

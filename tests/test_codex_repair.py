@@ -163,3 +163,20 @@ def test_a_call_whose_timestamp_is_mended_gets_its_aborted_output_with_the_mende
     assert outputs and all(type(x["timestamp"]) is str for x in outputs)
     assert type(written[k]["timestamp"]) is str
     assert repair_file(path, check=True).changes == []
+
+
+def test_a_trees_forks_are_indexed_once_for_a_batch_repair(tmp_path, monkeypatch):
+    """Each rewrite of a rollout looks for the forks that read it (their first lines): a batch repair of a tree read
+    every rollout's first line for each file it wrote (quadratic in a home of thousands of rollouts)."""
+    day = tmp_path / "sessions" / "2026" / "11" / "30"
+    day.mkdir(parents=True)
+    for k in range(4):
+        data = open(os.path.join(FIX, "parallel.jsonl"), "rb").read()
+        (day / f"rollout-{k}.jsonl").write_bytes(data.replace(b"01a209aa-15e6", b"01a209aa-15e%d" % k) + b'{"torn\n')
+    codex_rules._FORKS.clear()
+    read = []
+    real = codex_rules._fork_base
+    monkeypatch.setattr(codex_rules, "_fork_base", lambda p: read.append(p) or real(p))
+    for k in range(4):
+        assert repair_file(str(day / f"rollout-{k}.jsonl")).written
+    assert len(read) == 4  # each rollout's first line once, for the four rewrites
