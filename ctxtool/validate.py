@@ -463,7 +463,7 @@ def codex_lineage(t) -> list[Violation]:
         base = header.get("history_base")
         if not base:
             break
-        parent = codex_rules.find_rollout(t.path, base["thread_id"])
+        parent = codex_rules.find_rollout(cur, base["thread_id"])
         where = "" if cur == t.path else f" (the parent {os.path.basename(cur)})"
         if parent is None:
             out.append(Violation("missing-fork-parent", ERROR, 0, [header.lineno],
