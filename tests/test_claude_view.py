@@ -41,7 +41,8 @@ def test_recordings_present():
         "background_bash", "deferred_tools", "mcp_toolsearch", "thinking_between_calls", "thinking_interleaved",
         "omitted_thinking", "block_order", "fork_session.source", "fork_session.fork", "many_parallel", "hook_blocks",
         "killed_mid_stream", "plan_mode", "permission_denied", "parallel_out_of_order",
-        "commands_args", "cleared_session_turns", "deferred_calls"}  # (a second round: local commands, SendMessage)
+        "commands_args", "cleared_session_turns", "deferred_calls",  # (a second round: local commands, SendMessage)
+        "rejected_with_feedback", "oversize_results", "rewound_in_batch", "rewound_in_batch.at_call"}
     assert any(".agent-" in n for n in ALL)  # the subagent's own file
 
 
