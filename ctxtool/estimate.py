@@ -528,12 +528,12 @@ def _fork_notes(t) -> list[str]:
     base = header.get("history_base") if header is not None else None
     if not base:
         return []
-    chain = codex_rules.fork_chain(t, t.entries)
-    if len(chain) == 1:
+    parent = codex_rules.find_rollout(t.path, base["thread_id"])  # (fork_chain's first step: sent_items scans it)
+    if parent is None:
         return [f"a fork of {base['thread_id']} whose parent rollout is not found: Codex refuses to resume it "
                 "(ctxtool validate says so)"]
     inherited = len(codex_rules.sent_items(t)) - len(codex_rules.sent_items(t, t.entries, chain=False))
-    return [f"a fork of {base['thread_id']} ({os.path.basename(chain[-2][0].path)}): the {inherited} item(s) it inherits "
+    return [f"a fork of {base['thread_id']} ({os.path.basename(parent)}): the {inherited} item(s) it inherits "
             "from its parent up to the fork point are not counted in these figures (ctxtool view shows them; -t usage "
             "counts them once the fork has made a request of its own)"]
 
