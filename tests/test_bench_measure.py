@@ -24,6 +24,27 @@ def test_each_rounds_ratio_is_paired_with_the_reference_run_of_its_round():
     assert bench_realshape.paired([], []) == {"median": None, "min": None, "max": None, "rounds": 0}
 
 
+def test_each_round_runs_the_cases_in_an_order_of_its_own(monkeypatch):
+    # in one fixed order the reference always ran right after the heaviest case, and ran slow every time (2026-11-30)
+    calls = []
+
+    def external(argv, env=None):
+        calls.append(argv[0])
+        return {"seconds": float(len(calls)), "cpu_seconds": 0.0, "peak_rss_mb": 1.0, "exit": 0}
+
+    monkeypatch.setattr(bench_realshape, "external", external)
+    cases = {name: ([name], None) for name in ("a", "b", "heavy", "ref")}
+    out = bench_realshape.compare(cases, 11)
+    rounds = [calls[i:i + 4] for i in range(0, len(calls), 4)]
+    assert len(rounds) == 11 and all(sorted(r) == sorted(cases) for r in rounds)  # every case once a round
+    assert out["round_orders"] == rounds
+    before_ref = {r[r.index("ref") - 1] if r.index("ref") else None for r in rounds}
+    assert len(before_ref) > 1  # not always after the same case
+    for name in cases:  # each case's runs in round order: the i-th run of each ran in round i
+        assert out[name]["runs"] == [float(r.index(name) + 4 * i + 1) for i, r in enumerate(rounds)]
+    assert bench_realshape.compare(cases, 11)["round_orders"] == rounds  # seeded: the same orders each bench run
+
+
 # A command that forks a worker, answers, and exits without waiting for it; the worker then burns ~0.3 s of CPU.
 _LEAVES_A_WORKER = """
 import os, sys, time
