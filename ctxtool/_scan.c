@@ -909,6 +909,10 @@ static int meta_core(Meta *self, cp base, Py_ssize_t len, PyObject *no, PyObject
     if (skip_ws(p, end) != end) DECLINE;
     if (kind[K_TYPE] != V_STRING) DECLINE;
     if (att == LT_ATTACHMENT && a.odd) DECLINE;
+    /* a file attachment with no rendering to send, whose data the client keeps: a picture's the client renders from
+     * its data (formats.claude.image_renderings), the Python's to tell */
+    if (att == LT_ATTACHMENT && !a.texts && a.kind_set && !a.unsent && a.kind_e - a.kind_s == 4
+        && memcmp(a.kind_s, "file", 4) == 0) DECLINE;
     /* a row the client may bridge a lost parent to, whose isSidechain is not true or false (null, absent, another
      * value: a key of its own, formats.claude.side_key) */
     if ((att == LT_USER || att == LT_ASSISTANT || att == LT_SYSTEM) && (a.odd || !a.side_seen)) DECLINE;

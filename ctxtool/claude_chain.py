@@ -50,6 +50,7 @@ from functools import cmp_to_key
 from itertools import chain as chain_rows
 from itertools import islice
 
+from .formats.claude import REMINDER_CLOSE, REMINDER_OPEN  # (the client's wrapping of context)
 from .formats.common import THINKING_TYPES, js_stringify
 from .model import BOUNDARY, COMPANION, FALSY_ID, FALSY_MESSAGE_ID, FALSY_PARENT, MESSAGE, SILENT_RESPONSE, UNREADABLE_CONTENT, Entry, as_list
 from .scanloop import index_passes
@@ -74,7 +75,6 @@ CLIENT_TOOLS = frozenset((
     "TaskStop", "WebFetch", "WebSearch",
 ))
 MISSING_RESULT = "[Tool result missing due to internal error]"
-REMINDER_OPEN, REMINDER_CLOSE = "<system-reminder>\n", "\n</system-reminder>"  # the client's wrapping of context
 ORPHAN_REMOVED = "[Orphaned tool result removed due to conversation resume]"
 # tools the client renamed: a call recorded under the old name is sent under the new one
 RENAMED_TOOLS = {"Task": "Agent"}
@@ -1485,7 +1485,7 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False, too
             if not blocks:  # a response whose content is an empty list (judged)
                 blocks = [{"type": "text", "text": NO_CONTENT}]
             else:  # empty text beside other blocks is left out; text of white space is sent (judged, judge fuzz seed 100)
-                blocks = [b for b in blocks if not (b.get("type") == "text" and b.get("text") == "")]
+                blocks = cited([b for b in blocks if not (b.get("type") == "text" and b.get("text") == "")])
         if msgs and msgs[-1]["role"] == m["role"] == "user":
             msgs[-1]["content"] += blocks
             msgs[-1]["_alone"] = False
@@ -1752,6 +1752,27 @@ def _input_as_sent(name: str, inp: dict) -> dict:
     if name == "Edit" and "edits" in inp:
         return {k: v for k, v in inp.items() if k not in EDIT_ONE}
     return inp
+
+
+WEB_CITATION = "web_search_result_location"
+
+
+def cited(blocks: list) -> list:
+    """A response's blocks with each text block's citations as the client sends them on resume: those of web search
+    results alone, the key kept when none is left (read in its code, 2.1.330, its normalization of a response for the
+    API: a citation that is no object, or of another type, a document's ``char_location`` say, is left out; judged,
+    R/citations_text). A ``citations`` that is no list is sent as written."""
+    out = None
+    for k, b in enumerate(blocks):
+        c = b.get("citations")
+        if b.get("type") == "text" and type(c) is list and not all(map(_web_citation, c)):
+            out = out or list(blocks)
+            out[k] = {**b, "citations": [x for x in c if _web_citation(x)]}
+    return blocks if out is None else out
+
+
+def _web_citation(x) -> bool:
+    return type(x) is dict and x.get("type") == WEB_CITATION
 
 
 def _reference(x) -> bool:

@@ -42,7 +42,8 @@ def test_recordings_present():
         "omitted_thinking", "block_order", "fork_session.source", "fork_session.fork", "many_parallel", "hook_blocks",
         "killed_mid_stream", "plan_mode", "permission_denied", "parallel_out_of_order",
         "commands_args", "cleared_session_turns", "deferred_calls",  # (a second round: local commands, SendMessage)
-        "rejected_with_feedback", "oversize_results", "rewound_in_batch", "rewound_in_batch.at_call"}
+        "rejected_with_feedback", "oversize_results", "rewound_in_batch", "rewound_in_batch.at_call",
+        "image_mention", "mention_kinds", "citations_text"}  # (a third round, more/scen11.py: @-mentioned files)
     assert any(".agent-" in n for n in ALL)  # the subagent's own file
 
 
@@ -61,14 +62,55 @@ def _texts(messages) -> list:
     return out
 
 
-@pytest.mark.parametrize("name", [m for m in MAINS if m not in ("compacted.payload", "compacted_twice.payload")])
+# the client sends a file attachment's Read call reminder as a user message of its own (docs/claude-code-rules.md, what
+# ctxtool does not imitate): after ``/compact``, and for an @-mentioned file (image_mention: compared below)
+OWN_MESSAGE = ("compacted.payload", "compacted_twice.payload", "image_mention.payload", "mention_kinds.payload")
+
+
+@pytest.mark.parametrize("name", [m for m in MAINS if m not in OWN_MESSAGE])
 def test_every_text_is_what_the_client_sent_to_the_byte(name):
     """Texts compared exactly, reminders and the newline the client ends a joined user message's text with included
-    (``conversation`` leaves both out). compacted.jsonl and compacted_twice.jsonl are left out: the client places a
-    file attachment after ``/compact`` in a user message of its own (docs/claude-code-rules.md, what ctxtool does not
-    imitate)."""
+    (``conversation`` leaves both out). Left out: the files where the client sends a file attachment's call reminder as
+    a message of its own (``OWN_MESSAGE``)."""
     t = scan(str(REC / f"{name.removesuffix('.payload')}.jsonl"))
     assert _texts(sent_messages(t)) == _texts(payload(name))
+
+
+def _joined_blocks(messages) -> list:
+    """Each run of messages of one role as one list: its texts, and its other blocks as JSON (keys sorted)."""
+    out: list = []
+    for m in messages:
+        if m["role"] == "system":
+            continue
+        content = [{"type": "text", "text": m["content"]}] if isinstance(m["content"], str) else m["content"]
+        blocks = [b["text"] if b.get("type") == "text" else json.dumps(b, sort_keys=True) for b in content]
+        if out and out[-1][0] == m["role"]:
+            out[-1][1].extend(blocks)
+        else:
+            out.append((m["role"], blocks))
+    return out
+
+
+def test_a_responses_citations_are_sent_as_the_client_sends_them():
+    """A text block's citations: those of web search results kept, a document's left out, the key kept when none is
+    left (the client's normalization of a response on resume). ``conversation`` compares a text block's text alone:
+    here every response block whole, its keys' order too."""
+    sent = [m["content"] for m in sent_messages(scan(str(REC / "citations_text.jsonl"))) if m["role"] == "assistant"]
+    theirs = [m["content"] for m in payload("citations_text") if m["role"] == "assistant"]
+    assert json.dumps(sent) == json.dumps(theirs)
+    assert [b.get("citations") for b in sent[0]][1:3] == [[], [theirs[0][2]["citations"][0]]]
+
+
+def test_a_mentioned_picture_is_sent_as_the_client_renders_it():
+    """An @-mentioned image: the client writes its file attachment with no rendering and sends, when it resumes, a
+    reminder of a Read call of the file and then the picture, before the turn's other context and the prompt. Every
+    text and block the same to the byte, the call reminder being a message of its own there (the API joins the two)."""
+    t = scan(str(REC / "image_mention.jsonl"))
+    sent = sent_messages(t)
+    assert _joined_blocks(sent) == _joined_blocks(payload("image_mention"))
+    first = sent[0]["content"]
+    assert first[0]["text"].startswith("<system-reminder>\nCalled the Read tool with the following input: {\"file_path\":")
+    assert first[1]["type"] == "image" and first[1]["source"]["media_type"] == "image/png"
 
 
 @pytest.mark.parametrize("name", ALL)
