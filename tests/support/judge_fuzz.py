@@ -40,7 +40,8 @@ REFUSED = "refused"
 # the same cases (the seeds and cases named in the docs and commits stay reproducible)
 JOINED_AT = {"rewound_sdk.jsonl": 800, "workday.jsonl": 827, "interrupted_by_user.jsonl": 837, "hooks.jsonl": 861, "media.jsonl": 861, "compacted_twice.jsonl": 869,
              "project_docs.jsonl": 1038, "commands.jsonl": 1038, "mcp.jsonl": 1046,
-             "image_mention.jsonl": 1101, "mention_kinds.jsonl": 1101, "citations_text.jsonl": 1101}
+             "image_mention.jsonl": 1101, "mention_kinds.jsonl": 1101, "citations_text.jsonl": 1101,
+             "path_inputs.jsonl": 1104, "subagent_fg_parallel.jsonl": 1104, "instructions_changed.jsonl": 1104}
 
 
 # the first seed whose cases draw on ``fuzz.EXTENDED`` too (a key left out, an id relinked, a torn line, NULs)
