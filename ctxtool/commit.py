@@ -6,7 +6,7 @@ rewrite (``repair``, ``compact``, ``profile --apply``) goes through ``commit``, 
 appended line is lost and no other writer's file is overwritten:
 
 1. ``snapshot`` remembers what the plan was made from: the file's identity (st_dev,
-   st_ino), the bytes read, a hash of the last 64 KiB of them, and where lines appended
+   st_ino), the bytes read, a hash of the last 64 KiB of them and one of them all (``full_sum``), and where lines appended
    later begin (a last line without its newline is *pending*: a torn line is carried once
    it is complete, a complete record only waits for its newline).
 2. The new content is written to ``.<name>.ctxtool-<pid>-<ms>.tmp`` beside the file.
@@ -19,7 +19,11 @@ appended line is lost and no other writer's file is overwritten:
 4. The old file is hard-linked as ``.<name>.ctxtool-<pid>-<ms>.bak``; a process that keeps the
    file open for writing (``held_open``: Codex holds its rollout while it runs) is refused
    (``HeldOpen``: its next lines would go to the replaced file; the callers first wait for it,
-   ``wait_unheld``); the temp file is renamed over the path.
+   ``wait_unheld``); the temp file is renamed over the path. On Linux the rename is an exchange
+   (``renameat2(RENAME_EXCHANGE)``), and the file it displaced is looked at: not the one read (another writer renamed
+   a file of its own over the path since the last look), or rewritten in place (shorter, or any byte read changed:
+   ``full_sum``), it is swapped back, what reached the new file in that instant appended to it, and the write refused
+   (``FileChanged``). Elsewhere the last look is made before the rename.
 5. A writer that opened the path before the rename writes to the old file. It is watched
    through the handle ctxtool holds on it, and lines arriving there are appended to the
    new file, until no process has it open for writing (``/proc``; without ``/proc``: until
@@ -100,6 +104,7 @@ class Snapshot:
     start: int  # where lines appended later begin
     skip_eol: bool = False  # the read ended in a complete record missing its newline
     whole: bool = False  # not an append-only file (a config): any change refuses
+    sum: int | None = None  # a hash of all the bytes read (``full_sum``): looked at once the new file is in place
 
 
 def identity(path: str) -> tuple[int, int]:
@@ -126,9 +131,27 @@ def snapshot(path: str, size: int, *, expect: tuple[int, int] | None = None, who
             raise FileChanged(f"shrank from {size} to {st.st_size} bytes while it was read", path=path)
         tail = _digest(fd, size, whole)
         start, skip = (size, False) if whole else _pending_start(fd, size)
+        total = full_sum(fd, size)
     finally:
         os.close(fd)
-    return Snapshot(real, st.st_dev, st.st_ino, size, tail, start, skip, whole)
+    return Snapshot(real, st.st_dev, st.st_ino, size, tail, start, skip, whole, total)
+
+
+def full_sum(fd: int, size: int) -> int:
+    """A hash of the file's first ``size`` bytes: the C part's ``checksum`` (0.12 s for 500 MB, most of it the reads),
+    else zlib's CRC-32. What tells a file rewritten in place, a byte far from its end changed, from the one read: the
+    digest of its tail does not (review 2026-11-30: an edit of line 2 went back to what was read, unseen)."""
+    from .scanloop import native
+
+    c = native()
+    if c is not None and hasattr(c, "checksum"):
+        return c.checksum(fd, 0, size)
+    import zlib
+
+    crc = 0
+    for block in _preads(fd, 0, size):
+        crc = zlib.crc32(block, crc)
+    return crc
 
 
 def _open(path: str) -> int:
@@ -431,7 +454,23 @@ def commit(snap: Snapshot, chunks: Iterable[bytes], *, relink: Relink | None = N
         _same_owner(out, st, path)
         _copy_xattrs(old, out, path)
         os.fsync(out)
-        os.replace(tmp, path)
+        wrote = os.fstat(out).st_size
+        if _exchange(tmp, path):
+            # tmp names what path named: the file read, unless another writer renamed a file of its own over it
+            # since the last look (review 2026-11-30: that file was replaced unseen, gone from disk)
+            if not _displaced_is(tmp, snap):
+                tmp = _give_back(tmp, path, out, wrote)
+                raise _replaced(path)
+            try:  # and rewritten in place since the last look (shorter, or its bytes read differ): put back too
+                _check_bytes(snap, old)
+                _check_sum(snap, old)
+            except FileChanged:
+                tmp = _give_back(tmp, path, out, wrote)
+                raise
+            os.unlink(tmp)
+        else:  # (no exchange here: the last look is before the rename, which cannot be undone)
+            _check_sum(snap, old)
+            os.replace(tmp, path)
         tmp = None
     except BaseException as e:
         if tmp is not None:
@@ -447,7 +486,7 @@ def commit(snap: Snapshot, chunks: Iterable[bytes], *, relink: Relink | None = N
     carry.strict = False
     try:
         phase("after-rename", path)
-        res.writers = _watch(carry, os.path.basename(path))
+        res.writers = _watch(carry, os.path.basename(path), _mine)
         res.carried_late = carry.lines - res.carried
         os.fsync(out)
         # late lines left out of order: the backup has them in order
@@ -466,6 +505,67 @@ def commit(snap: Snapshot, chunks: Iterable[bytes], *, relink: Relink | None = N
         os.close(old)
     fsync_dir(os.path.dirname(path))
     return res
+
+
+AT_FDCWD, RENAME_EXCHANGE = -100, 2
+_renameat2: list = []  # libc's renameat2, once looked up (None: there is none)
+
+
+def _exchange(a: str, b: str) -> bool:
+    """Swap the files ``a`` and ``b`` name, atomically (Linux ``renameat2(RENAME_EXCHANGE)``): True when done, False
+    where the system or the filesystem cannot (the caller then renames ``a`` over ``b``)."""
+    if not _renameat2:
+        try:
+            import ctypes
+
+            f = ctypes.CDLL(None, use_errno=True).renameat2
+            f.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+            f.restype = ctypes.c_int
+            _renameat2.append(f)
+        except (ImportError, OSError, AttributeError):
+            _renameat2.append(None)
+    f = _renameat2[0]
+    if f is None:
+        return False
+    import ctypes
+
+    if f(AT_FDCWD, os.fsencode(a), AT_FDCWD, os.fsencode(b), RENAME_EXCHANGE) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP):
+        return False  # (a filesystem without it)
+    raise OSError(err, os.strerror(err), b)
+
+
+def _check_sum(snap: Snapshot, old: int) -> None:
+    if snap.sum is not None and not snap.whole and full_sum(old, snap.size) != snap.sum:
+        raise FileChanged("was rewritten in place while ctxtool was rewriting it (the bytes read differ now); "
+                          "nothing was written (run again)", path=snap.path)
+
+
+def _displaced_is(name: str, snap: Snapshot) -> bool:
+    st = os.stat(name)
+    return (st.st_dev, st.st_ino) == (snap.dev, snap.ino)
+
+
+def _give_back(tmp: str, path: str, out: int, wrote: int) -> str | None:
+    """After an exchange that displaced another writer's new file: that file put back in place, and what an agent
+    appended to the new one in between (it was at ``path`` for an instant) appended to it. Returns the name of this
+    write's file, to be discarded (None: the swap back failed, and ``tmp`` holds the other file: kept, said)."""
+    try:
+        if not _exchange(tmp, path):
+            raise OSError(errno.EIO, "the swap back failed")
+    except OSError as e:
+        raise WriteError(f"another program replaced the file at the moment ctxtool did, and putting its file back "
+                         f"failed ({e.strerror or e}): its file is kept as {tmp}", path=path) from None
+    late = _pread_all(out, wrote, os.fstat(out).st_size - wrote)
+    if late:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        try:
+            _write_all(fd, late)
+        finally:
+            os.close(fd)
+    return tmp
 
 
 def _put_back(res: Committed, carry: _Carry, rounds: int) -> bool:
@@ -562,6 +662,12 @@ def _check(snap: Snapshot, old: int) -> None:
         raise _replaced(path) from None
     if now != (snap.dev, snap.ino):
         raise _replaced(path)
+    _check_bytes(snap, old)
+
+
+def _check_bytes(snap: Snapshot, old: int) -> None:
+    """Refuse a file whose bytes read are no longer there (appends aside): shorter, or rewritten in place."""
+    path = snap.path
     size = os.fstat(old).st_size
     if snap.whole and size != snap.size:
         raise FileChanged(f"changed since it was read ({snap.size} -> {size} bytes); nothing was written (run again)", path=path)
@@ -664,9 +770,11 @@ def _keep_old(old: int, path: str, *, copy: bool) -> str | None:
     return pending
 
 
-def _watch(carry: _Carry, name: str) -> list[dict]:
+def _watch(carry: _Carry, name: str, mine: tuple = ()) -> list[dict]:
     """After the rename: carry what writers that opened the old file still write to it, until
     none has it open for writing (two looks in a row) or, without /proc, until it is quiet.
+    ``mine``: this process's own descriptors of it, no other writer's (a second write putting late lines in place
+    keeps the first new file open: review 2026-11-30, it waited the whole watch and named ctxtool's own pid).
 
     A live file (lines were appended since it was read) is watched at least ``LIVE_GRACE``
     after the last sign of a writer: an agent whose ``open`` of the path began before the
@@ -681,7 +789,7 @@ def _watch(carry: _Carry, name: str) -> list[dict]:
         if carry.pull() or os.fstat(carry.old).st_size != size:
             size = os.fstat(carry.old).st_size
             last, clean, carry.live = time.monotonic(), 0, True
-        writers = writers_of(carry.old, st, name)
+        writers = writers_of(carry.old, st, name, mine)
         now = time.monotonic()
         grace = LIVE_GRACE if carry.live else 0
         if writers is None:
@@ -795,7 +903,7 @@ def wait_unheld(path: str, timeout: float) -> None:
         st = os.fstat(fd)
         if not S_ISREG(st.st_mode):
             return
-        name = os.path.basename(path)
+        name = os.path.basename(os.path.realpath(path))  # (a link's target is what /proc names)
         start = time.monotonic()
         while True:
             holders = held_open(fd, st, name)
@@ -824,12 +932,27 @@ def writers_of(fd: int, st: os.stat_result, name: str, mine: tuple = ()) -> list
     return found
 
 
+def ignore_lease_breaks() -> None:
+    """Ignore SIGIO, the signal the kernel sends a lease's holder when another process opens the file for writing:
+    its default action ends the process, and an agent opening the file between ``_lease_free``'s two calls sent it
+    (review 2026-11-30: ctxtool killed with no word, its lock and temporary file left). Only the main thread can set a
+    handler: the CLI does at its start, this module again where it can."""
+    import signal
+    import threading
+
+    sig = getattr(signal, "SIGIO", None)
+    if sig is not None and threading.current_thread() is threading.main_thread() \
+            and signal.getsignal(sig) == signal.SIG_DFL:
+        signal.signal(sig, signal.SIG_IGN)
+
+
 def _lease_free(fd: int) -> bool | None:
     """True when no process has ``fd``'s file open for writing, False when one has, None when the
     filesystem or the process cannot take leases."""
     try:
         import fcntl
 
+        ignore_lease_breaks()
         fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
     except (ImportError, AttributeError):
         return None

@@ -464,3 +464,126 @@ def test_two_writes_in_one_millisecond_get_two_backup_and_temp_names(tmp_path, m
     tmp = jsonl.temp_path(p, "bak")
     open(tmp, "w").close()
     assert jsonl.temp_path(p, "bak") != tmp
+
+
+# ---------------------------------------------------------------- another writer at the last moment (review 2026-11-30)
+
+
+def _at(phase_name, act):
+    """A hook that runs ``act(path)`` once, at ``phase_name``."""
+    def hook(name, path):
+        if name == phase_name:
+            commit.hooks.remove(hook)
+            act(path)
+    commit.hooks.append(hook)
+    return hook
+
+
+def _run_then_unhook(hook, fn):
+    try:
+        return fn()
+    finally:
+        if hook in commit.hooks:
+            commit.hooks.remove(hook)
+
+
+THEIRS = ORIGINAL + line(pi("z1", "a2", "the agent's own rewrite"))
+
+
+@pytest.mark.parametrize("backup", [True, False])
+def test_a_file_another_writer_renames_over_the_session_after_the_last_look_is_put_back(tmp_path, backup):
+    """Between the last look and the rename an agent renames a new file of its own over the session (an atomic
+    rewrite): the rename swaps the two, sees the file it displaced is not the one read, and swaps them back. Before,
+    the agent's file was replaced unseen and gone from disk."""
+    p = write(tmp_path / "s.jsonl", ORIGINAL)
+    snap = commit.snapshot(p, len(ORIGINAL))
+
+    def rewrite(path):
+        write(tmp_path / "agent-tmp", THEIRS)
+        os.replace(tmp_path / "agent-tmp", path)
+    hook = _at("renaming", rewrite)
+    with pytest.raises(FileChanged) as e:
+        _run_then_unhook(hook, lambda: commit.commit(snap, [NEW], backup=backup))
+    assert "replaced by another file" in str(e.value) and "nothing was written" in str(e.value)
+    assert open(p, "rb").read() == THEIRS
+    assert leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("when,how", [("renaming", "shorter"), ("tmp-written", "an early line edited, one appended")])
+def test_a_file_another_writer_rewrites_in_place_is_refused_and_left_as_it_wrote_it(tmp_path, when, how):
+    """An agent that rewrites the session in place (a non-atomic writeFileSync): shorter after the last look, or with
+    a line far from the end edited at the same length and a line appended (which only the tail's digest passed as an
+    append before: the edit went back to what was read). Refused; the file is the agent's."""
+    body = b"".join(line(pi(f"m{i}", f"m{i - 1}" if i else None, "y" * 200)) for i in range(400))  # > 64 KiB
+    head = line({"type": "session", "version": 3, "id": "s1", "timestamp": "2026-03-01T10:00:00.000Z", "cwd": "/w"})
+    p = write(tmp_path / "s.jsonl", head + body)
+    snap = commit.snapshot(p, len(head + body))
+    if how == "shorter":
+        theirs = head + body[:1000].rsplit(b"\n", 1)[0] + b"\n"
+    else:
+        theirs = head + body.replace(b'"m1"', b'"q1"', 1) + line(pi("n1", "m399"))
+    hook = _at(when, lambda path: write(path, theirs))  # (open "wb": truncated, then written)
+    with pytest.raises(FileChanged) as e:
+        _run_then_unhook(hook, lambda: commit.commit(snap, [head + body + line(pi("c1", "m399"))]))
+    assert "nothing was written" in str(e.value)
+    assert open(p, "rb").read() == theirs
+    assert leftovers(tmp_path) == []
+
+
+def test_the_lease_probe_cannot_end_the_process_with_sigio(tmp_path):
+    """The kernel sends a lease's holder SIGIO when another process opens the file for writing; its default action
+    ends the process (review: ctxtool killed with no word between the probe's two calls). After a probe, SIGIO is
+    ignored."""
+    p = write(tmp_path / "s.jsonl", ORIGINAL)
+    code = ("import os, signal, sys\nfrom ctxtool import commit\nfd = os.open(sys.argv[1], os.O_RDONLY)\n"
+            "commit._lease_free(fd)\nos.kill(os.getpid(), signal.SIGIO)\nprint('alive')\n")
+    r = subprocess.run([sys.executable, "-c", code, p], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.strip() == "alive", (r.returncode, r.stderr[-300:])
+
+
+def test_a_holder_of_a_linked_session_is_named_by_the_real_files_name(tmp_path):
+    """``wait_unheld`` through a symbolic link: /proc names the real file, so the holder is found by that name (it was
+    reported as "a process of another user")."""
+    p = write(tmp_path / "s.jsonl", ORIGINAL)
+    link = tmp_path / "link.jsonl"
+    os.symlink(p, link)
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time\nf = open(sys.argv[1], 'ab')\nprint('ready', "
+                               "flush=True)\ntime.sleep(30)\n", p], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        with pytest.raises(commit.HeldOpen) as e:
+            commit.wait_unheld(str(link), 0.1)
+        assert [w["pid"] for w in e.value.holders] == [holder.pid]
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_putting_late_lines_in_place_does_not_take_this_process_for_another_writer(tmp_path):
+    """A writer whose open came just before the rename writes its next line to the old file, its line after that to
+    the new one: the file is written once more to put them in order. That second write's watch took this process's
+    own handle on the first new file for another writer: it waited the whole watch and named ctxtool's own pid."""
+    p = write(tmp_path / "s.jsonl", ORIGINAL)
+    snap = commit.snapshot(p, len(ORIGINAL))
+    late, after = line(pi("l1", "c1", "late")), line(pi("l2", "l1", "next"))
+    held = {}
+
+    def hook(name, path):
+        if name == "renaming" and "fd" not in held:
+            held["fd"] = os.open(path, os.O_WRONLY | os.O_APPEND)  # the agent's open, just before the rename
+        elif name == "after-rename" and "done" not in held:
+            held["done"] = True
+            append(path, after)  # its next line, to the new file
+            os.write(held["fd"], late)  # the line it had begun, to the old one
+            os.close(held["fd"])
+    commit.hooks.append(hook)
+    try:
+        res = commit.commit(snap, [NEW], backup=False)
+    finally:
+        commit.hooks.remove(hook)
+    assert open(p, "rb").read() == NEW + late + after  # in order
+    me = f"pid {os.getpid()} "
+    assert not [n for n in res.notices if me in n or "still has the replaced file open" in n], res.notices
+    for n in os.listdir(tmp_path):
+        if n.endswith(commit.WRITERS):
+            assert json.load(open(tmp_path / n))["writers"] == []

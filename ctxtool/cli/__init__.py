@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 import sys
 
 import click
@@ -127,6 +128,8 @@ def main():
     if sys.stdout is None or sys.stderr is None:
         _closed_streams()
     retained.start()  # a command over one file leaves its index unfreed (``ctxtool.retained``)
+    if getattr(signal, "SIGIO", None) is not None and signal.getsignal(signal.SIGIO) == signal.SIG_DFL:
+        signal.signal(signal.SIGIO, signal.SIG_IGN)  # a lease probe's, whatever thread probes (commit.ignore_lease_breaks)
     if gc.isenabled():  # its collections while the command's modules load cost ~4 ms of each start
         gc.disable()
         _PAUSED.append(True)
