@@ -587,3 +587,73 @@ def test_putting_late_lines_in_place_does_not_take_this_process_for_another_writ
     for n in os.listdir(tmp_path):
         if n.endswith(commit.WRITERS):
             assert json.load(open(tmp_path / n))["writers"] == []
+
+
+LATE = line(pi("l9", "c1", "late"))
+
+
+def _writes_late_then(tmp_path, then):
+    """Hooks: a writer opens the path just before the rename and, after it, writes LATE to the old file; then
+    ``then()`` (an interrupt)."""
+    held = {}
+
+    def hook(name, path):
+        if name == "renaming" and "fd" not in held:
+            held["fd"] = os.open(path, os.O_WRONLY | os.O_APPEND)
+        elif name == "after-rename" and "done" not in held:
+            held["done"] = True
+            os.write(held["fd"], LATE)
+            os.close(held["fd"])
+            then()
+    return hook
+
+
+def test_ctrl_c_while_the_old_file_is_watched_keeps_it_and_the_next_read_reports_the_late_line(tmp_path):
+    """Interrupted after the rename, while the old file is watched: a line that reached it is in no other place. The
+    old file is kept as the backup with its record, and the next read says the line is only there (it said nothing)."""
+    p = write(tmp_path / "s.jsonl", ORIGINAL)
+    snap = commit.snapshot(p, len(ORIGINAL))
+
+    def interrupt():
+        raise KeyboardInterrupt
+    hook = _writes_late_then(tmp_path, interrupt)
+    commit.hooks.append(hook)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            commit.commit(snap, [NEW], backup=False)
+    finally:
+        commit.hooks.remove(hook)
+    assert open(p, "rb").read() == NEW
+    commit._listings.clear()
+    said = commit.late_writes(p)
+    assert len(said) == 1 and "1 line(s)" in said[0], said
+    backup = said[0].rsplit("only in ", 1)[1]
+    assert open(backup, "rb").read() == ORIGINAL + LATE
+    assert [n for n in os.listdir(tmp_path) if ".ctxtool-" in n] == []
+
+
+_KILLED = """
+import os, signal, sys
+sys.path.insert(0, sys.argv[2])
+from tests.test_commit_protocol import ORIGINAL, NEW, _writes_late_then
+from ctxtool import commit
+snap = commit.snapshot(sys.argv[1], len(ORIGINAL))
+commit.hooks.append(_writes_late_then(None, lambda: os.kill(os.getpid(), signal.SIGKILL)))
+commit.commit(snap, [NEW], backup=False)
+"""
+
+
+def test_a_run_killed_while_the_old_file_is_watched_leaves_what_the_next_run_reports(tmp_path):
+    """SIGKILL after the rename: the next run names the old file as a backup and keeps, beside it, how far the new
+    file has its lines: the late line is reported as only there."""
+    p = write(tmp_path / "s.jsonl", ORIGINAL)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    r = subprocess.run([sys.executable, "-c", _KILLED, p, root], capture_output=True, text=True, timeout=60)
+    assert r.returncode == -9, r.stderr[-500:]
+    assert open(p, "rb").read() == NEW
+    commit._listings.clear()
+    notices = commit.clean_leftovers(p)
+    assert any("kept the file from before an interrupted ctxtool run" in n for n in notices), notices
+    said = commit.late_writes(p)
+    assert len(said) == 1 and "1 line(s)" in said[0], said
+    assert [n for n in os.listdir(tmp_path) if ".ctxtool-" in n] == []
