@@ -463,13 +463,13 @@ def commit(snap: Snapshot, chunks: Iterable[bytes], *, relink: Relink | None = N
             # tmp names what path named: the file read, unless another writer renamed a file of its own over it
             # since the last look (review 2026-11-30: that file was replaced unseen, gone from disk)
             if not _displaced_is(tmp, snap):
-                tmp = _give_back(tmp, path, out, wrote)
+                tmp = _given_back(tmp, path, out, wrote)
                 raise _replaced(path)
             try:  # and rewritten in place since the last look (shorter, or its bytes read differ): put back too
                 _check_bytes(snap, old)
                 _check_sum(snap, old)
             except FileChanged:
-                tmp = _give_back(tmp, path, out, wrote)
+                tmp = _given_back(tmp, path, out, wrote)
                 raise
             os.unlink(tmp)
         else:  # (no exchange here: the last look is before the rename, which cannot be undone)
@@ -477,7 +477,7 @@ def commit(snap: Snapshot, chunks: Iterable[bytes], *, relink: Relink | None = N
             os.replace(tmp, path)
         tmp = None
     except BaseException as e:
-        if tmp is not None:
+        if tmp is not None and not getattr(e, "written", False):
             discard(tmp, out)
         elif out >= 0:
             os.close(out)
@@ -556,16 +556,20 @@ def _displaced_is(name: str, snap: Snapshot) -> bool:
     return (st.st_dev, st.st_ino) == (snap.dev, snap.ino)
 
 
-def _give_back(tmp: str, path: str, out: int, wrote: int) -> str | None:
-    """After an exchange that displaced another writer's new file: that file put back in place, and what an agent
-    appended to the new one in between (it was at ``path`` for an instant) appended to it. Returns the name of this
-    write's file, to be discarded (None: the swap back failed, and ``tmp`` holds the other file: kept, said)."""
+def _given_back(tmp: str, path: str, out: int, wrote: int) -> str:
+    """After an exchange that displaced another writer's file: that file put back in place, and what an agent appended
+    to this write's new file in between (it was at ``path`` for an instant) appended to it. Returns the name of this
+    write's file, to be discarded. Where the swap back fails, ``tmp`` holds the other writer's file: it is kept there
+    (never discarded), and ``WriteError`` says where."""
     try:
-        if not _exchange(tmp, path):
-            raise OSError(errno.EIO, "the swap back failed")
-    except OSError as e:
-        raise WriteError(f"another program replaced the file at the moment ctxtool did, and putting its file back "
-                         f"failed ({e.strerror or e}): its file is kept as {tmp}", path=path) from None
+        back = _exchange(tmp, path)
+    except OSError:
+        back = False
+    if not back:
+        err = WriteError(f"another program replaced the file at the moment ctxtool did, and putting its file back "
+                         f"failed: its file is kept as {tmp}", path=path)
+        err.written = True  # (this write's file is in place)
+        raise err
     late = _pread_all(out, wrote, os.fstat(out).st_size - wrote)
     if late:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND)
@@ -889,7 +893,7 @@ def _drop_note(pending: str | None) -> None:
 
 def _abandon(pending: str | None, snap: Snapshot, carry: _Carry) -> None:
     """An interrupted watch: the old file kept as the backup, with its record (best effort)."""
-    if pending is None:
+    if pending is None or not os.path.exists(pending):
         return
     try:
         _note_pending(pending, snap, carry)

@@ -657,3 +657,27 @@ def test_a_run_killed_while_the_old_file_is_watched_leaves_what_the_next_run_rep
     said = commit.late_writes(p)
     assert len(said) == 1 and "1 line(s)" in said[0], said
     assert [n for n in os.listdir(tmp_path) if ".ctxtool-" in n] == []
+
+
+def test_where_the_swap_back_fails_the_other_writers_file_is_kept_and_named(tmp_path, monkeypatch):
+    """The exchange displaced another writer's file and the swap back fails: that file stays where the exchange put
+    it, named in the error, never discarded as this write's temporary file."""
+    p = write(tmp_path / "s.jsonl", ORIGINAL)
+    snap = commit.snapshot(p, len(ORIGINAL))
+    real = commit._exchange
+    calls = []
+
+    def once(a, b):
+        calls.append(a)
+        return real(a, b) if len(calls) == 1 else False
+    monkeypatch.setattr(commit, "_exchange", once)
+
+    def rewrite(path):
+        write(tmp_path / "agent-tmp", THEIRS)
+        os.replace(tmp_path / "agent-tmp", path)
+    hook = _at("renaming", rewrite)
+    with pytest.raises(commit.WriteError) as e:
+        _run_then_unhook(hook, lambda: commit.commit(snap, [NEW]))
+    kept = calls[0]
+    assert f"its file is kept as {kept}" in str(e.value)
+    assert open(kept, "rb").read() == THEIRS and open(p, "rb").read() == NEW
