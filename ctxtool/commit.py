@@ -904,15 +904,16 @@ def _abandon(pending: str | None, snap: Snapshot, carry: _Carry) -> None:
         pass
 
 
-def _move_note(pending: str, kept: str) -> None:
-    """A pending backup's record, as the record of the backup it became (``<backup>.writers``)."""
+def _move_note(pending: str, kept: str) -> bool:
+    """A pending backup's record, as the record of the backup it became (``<backup>.writers``); False: none."""
     directory = os.path.dirname(kept)
     try:
         os.rename(pending + WRITERS, kept + WRITERS)
     except OSError:
-        return
+        return False
     _listed(directory, drop=os.path.basename(pending) + WRITERS)
     _listed(directory, add=os.path.basename(kept) + WRITERS)
+    return True
 
 
 def _now_iso() -> str:
@@ -1109,7 +1110,8 @@ def clean_leftovers(path: str) -> list[str]:
                 else:
                     kept = f"{real}.bak-{pid}-{ms}"
                     os.rename(full, kept)
-                    _move_note(full, kept)  # (how far the file has it: late_writes reports the rest)
+                    if _move_note(full, kept):  # (how far the file has it: late_writes reports the rest)
+                        _quiet_record(kept + WRITERS)  # (nothing came after: no record left)
                     notices.append(f"kept the file from before an interrupted ctxtool run (pid {pid}) as {kept}")
             except (OSError, InputError):
                 continue
@@ -1122,22 +1124,27 @@ def clean_leftovers(path: str) -> list[str]:
                 except OSError:
                     pass
         elif name.startswith(base + ".bak-") and name.endswith(WRITERS):
-            record = _writers_record(full)
-            if record is None:
-                continue
-            backup, data = record
-            try:
-                grown = os.stat(backup).st_size > data["size"]
-            except OSError:
-                grown = False
-                data["writers"] = []
-            if not grown and not _alive(data["writers"]):
-                _listed(directory, drop=name)
-                try:
-                    os.unlink(full)
-                except OSError:
-                    pass
+            _quiet_record(full)
     return notices
+
+
+def _quiet_record(full: str) -> None:
+    """A backup's record removed when its writers are gone and the backup got nothing after what the file has."""
+    record = _writers_record(full)
+    if record is None:
+        return
+    backup, data = record
+    try:
+        grown = os.stat(backup).st_size > data["size"]
+    except OSError:
+        grown = False
+        data["writers"] = []
+    if not grown and not _alive(data["writers"]):
+        _listed(os.path.dirname(full), drop=os.path.basename(full))
+        try:
+            os.unlink(full)
+        except OSError:
+            pass
 
 
 def late_writes(path: str) -> list[str]:
