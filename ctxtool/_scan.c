@@ -2403,7 +2403,7 @@ static PyTypeObject ReaderType = {
 };
 
 /* checksum(fd, offset, length): a 64-bit hash of the file's bytes [offset, offset + length) (fewer at its end), read
- * with pread without the GIL: the commit's check that the bytes it read are all still there (commit.full_digest). Not
+ * with pread without the GIL: the commit's check that the bytes it read are all still there (commit.full_sum). Not
  * a cryptographic hash: it tells a rewritten file from the one read, eight bytes a step, each one mixed in. */
 static PyObject *checksum(PyObject *mod, PyObject *const *args, Py_ssize_t nargs) {
     int fd;

@@ -131,7 +131,7 @@ def snapshot(path: str, size: int, *, expect: tuple[int, int] | None = None, who
             raise FileChanged(f"shrank from {size} to {st.st_size} bytes while it was read", path=path)
         tail = _digest(fd, size, whole)
         start, skip = (size, False) if whole else _pending_start(fd, size)
-        total = full_sum(fd, size)
+        total = None if whole else full_sum(fd, size)  # (a whole file's digest is of all its bytes already)
     finally:
         os.close(fd)
     return Snapshot(real, st.st_dev, st.st_ino, size, tail, start, skip, whole, total)
@@ -516,7 +516,7 @@ def commit(snap: Snapshot, chunks: Iterable[bytes], *, relink: Relink | None = N
 
 
 AT_FDCWD, RENAME_EXCHANGE = -100, 2
-_renameat2: list = []  # libc's renameat2, once looked up (None: there is none)
+_renameat2: list = []  # (libc's renameat2, ctypes.get_errno), once looked up (None: there is none)
 
 
 def _exchange(a: str, b: str) -> bool:
@@ -529,24 +529,22 @@ def _exchange(a: str, b: str) -> bool:
             f = ctypes.CDLL(None, use_errno=True).renameat2
             f.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
             f.restype = ctypes.c_int
-            _renameat2.append(f)
+            _renameat2.append((f, ctypes.get_errno))
         except (ImportError, OSError, AttributeError):
             _renameat2.append(None)
-    f = _renameat2[0]
-    if f is None:
+    if _renameat2[0] is None:
         return False
-    import ctypes
-
+    f, get_errno = _renameat2[0]
     if f(AT_FDCWD, os.fsencode(a), AT_FDCWD, os.fsencode(b), RENAME_EXCHANGE) == 0:
         return True
-    err = ctypes.get_errno()
+    err = get_errno()
     if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP):
         return False  # (a filesystem without it)
     raise OSError(err, os.strerror(err), b)
 
 
 def _check_sum(snap: Snapshot, old: int) -> None:
-    if snap.sum is not None and not snap.whole and full_sum(old, snap.size) != snap.sum:
+    if snap.sum is not None and full_sum(old, snap.size) != snap.sum:
         raise FileChanged("was rewritten in place while ctxtool was rewriting it (the bytes read differ now); "
                           "nothing was written (run again)", path=snap.path)
 
@@ -860,10 +858,7 @@ def _settle_backup(res: Committed, snap: Snapshot, carry: _Carry, pending: str |
         if res.backup:
             # with writers: what the new file has of the old one; live only: all the old file had when let go
             size = max(carry.pos, snap.size) if res.writers else end
-            marker = {"file": snap.path, "size": size, "at": _now_iso(), "writers": res.writers}
-            with open(res.backup + WRITERS, "w", encoding="utf-8") as f:
-                json.dump(marker, f)
-            _listed(os.path.dirname(snap.path), add=os.path.basename(res.backup) + WRITERS)
+            _write_record(res.backup + WRITERS, snap.path, size, res.writers)
 
 
 def _note_pending(pending: str | None, snap: Snapshot, carry: _Carry) -> None:
@@ -873,12 +868,16 @@ def _note_pending(pending: str | None, snap: Snapshot, carry: _Carry) -> None:
     2026-11-30: a late line lost, and nothing said)."""
     if pending is None or snap.whole or carry.noted == carry.kept_to:
         return
-    name = pending + WRITERS
-    with open(name, "w", encoding="utf-8") as f:
-        json.dump({"file": snap.path, "size": carry.kept_to, "at": _now_iso(), "writers": []}, f)
-    if carry.noted < 0:
-        _listed(os.path.dirname(name), add=os.path.basename(name))
+    _write_record(pending + WRITERS, snap.path, carry.kept_to, [])
     carry.noted = carry.kept_to
+
+
+def _write_record(name: str, file: str, size: int, writers: list) -> None:
+    """A backup's record (``<backup>.writers``, or a pending backup's): the file, how far it has the backup's lines,
+    when, and who still held the backup open for writing."""
+    with open(name, "w", encoding="utf-8") as f:
+        json.dump({"file": file, "size": size, "at": _now_iso(), "writers": writers}, f)
+    _listed(os.path.dirname(name), add=os.path.basename(name))
 
 
 def _drop_note(pending: str | None) -> None:

@@ -676,9 +676,7 @@ def _claude_user_run(t, group: list[Entry], f) -> list[dict]:
             # (marked: the client sends each rendering but the last as a message of its own, kept as written when it
             # is white space alone; the last joins the turn, where white space alone is left out as typed text is: heal)
             # (a picture the client renders from a file attachment's data is a rendering too: formats.claude)
-            ctx_user.append((e, [{"type": "text", "text": b.get("text", ""), RENDERED: k < len(blocks) - 1 or LAST}
-                                 if b.get("type") == "text" else {**b, RENDERED: k < len(blocks) - 1 or LAST}
-                                 for k, b in enumerate(blocks)]))
+            ctx_user.append((e, [{**b, RENDERED: k < len(blocks) - 1 or LAST} for k, b in enumerate(blocks)]))
         elif e.results:
             results.append((e, blocks))
         else:

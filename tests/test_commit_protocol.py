@@ -592,7 +592,7 @@ def test_putting_late_lines_in_place_does_not_take_this_process_for_another_writ
 LATE = line(pi("l9", "c1", "late"))
 
 
-def _writes_late_then(tmp_path, then):
+def _writes_late_then(then):
     """Hooks: a writer opens the path just before the rename and, after it, writes LATE to the old file; then
     ``then()`` (an interrupt)."""
     held = {}
@@ -616,7 +616,7 @@ def test_ctrl_c_while_the_old_file_is_watched_keeps_it_and_the_next_read_reports
 
     def interrupt():
         raise KeyboardInterrupt
-    hook = _writes_late_then(tmp_path, interrupt)
+    hook = _writes_late_then(interrupt)
     commit.hooks.append(hook)
     try:
         with pytest.raises(KeyboardInterrupt):
@@ -638,7 +638,7 @@ sys.path.insert(0, sys.argv[2])
 from tests.test_commit_protocol import ORIGINAL, NEW, _writes_late_then
 from ctxtool import commit
 snap = commit.snapshot(sys.argv[1], len(ORIGINAL))
-commit.hooks.append(_writes_late_then(None, lambda: os.kill(os.getpid(), signal.SIGKILL)))
+commit.hooks.append(_writes_late_then(lambda: os.kill(os.getpid(), signal.SIGKILL)))
 commit.commit(snap, [NEW], backup=False)
 """
 

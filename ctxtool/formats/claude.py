@@ -250,16 +250,9 @@ _CLOSING_TAG = re.compile("<(?=" + JS_SPACE_CLASS + "*/" + JS_SPACE_CLASS + "*sy
 REMINDER_OPEN, REMINDER_CLOSE = "<system-reminder>\n", "\n</system-reminder>"  # the client's wrapping of context
 
 
-def rendering_ok(rendered) -> bool:
-    """The client's check of an attachment's recorded rendering: a list of one or more objects, each with a content
-    that is a non-empty string (one that fails it is rendered from the attachment's data where the client can)."""
-    return type(rendered) is list and bool(rendered) and all(
-        type(r) is dict and type(r.get("content")) is str and r["content"] for r in rendered)
-
-
 def image_renderings(att: dict) -> list | None:
     """The blocks the client sends for a file attachment whose content is a picture and which has no rendering of its
-    own (``rendering_ok``): its reminders (a note, a Read call), then the picture. None for any other attachment, and
+    own (none, or none with text: one that fails the client's check): its reminders (a note, a Read call), then the picture. None for any other attachment, and
     for shapes not imitated: a picture's data or the file's name not a string (the client's own error text, or fields
     it drops), a saved copy's framing (``savedCopyFraming.enveloped``: a notice around the picture)."""
     c = att.get("content")
@@ -290,7 +283,7 @@ def _attachment(obj: dict, e, stats: bool) -> None:
     if kind is not None and not payload_sent(att, kind):
         texts, kind = [], None  # data the client drops on load: as no attachment at all (judge fuzz seeds 911, 1012)
     blocks = [{"type": "text", "text": x} for x in texts]
-    if kind == "file" and not texts and not rendering_ok(rendered) and obj.get("renderedRole") == "user":
+    if kind == "file" and not texts and obj.get("renderedRole") == "user":
         blocks = image_renderings(att) or []  # (a picture, rendered when it is sent; another file: not imitated)
     if not blocks or kind is None:  # (an attachment whose type is no string is not sent, its rendering neither: judged)
         e.kind = META
