@@ -60,6 +60,7 @@ from typing import Callable, Iterable
 
 import orjson
 
+from . import interrupts
 from .errors import FileChanged, ForkedError, HeldOpen, InputError, WriteError
 from .jsonl import TEMP_NAME, backup_path, discard, dumps, fsync_dir, keep_owner, temp_path, write_temp
 from .lock import pid_gone, process_starttime
@@ -422,7 +423,17 @@ def commit(snap: Snapshot, chunks: Iterable[bytes], *, relink: Relink | None = N
     in the module doc. Raises ``FileChanged`` (nothing written) when the file was replaced,
     shrank or was rewritten since the snapshot, ``WriteError`` when writing fails. ``keep``: (n, why): the first n
     bytes must come through unchanged, else ``ForkedError(why)`` and nothing is written (Codex forks read their parent
-    up to a byte offset)."""
+    up to a byte offset). Ctrl-C and SIGTERM stop it at once until the rename; from the rename until the old file's
+    watch ends they wait, and are taken when the commit is whole (``interrupts.held``)."""
+    hold = interrupts.held()
+    try:
+        return _commit(snap, chunks, hold, relink, backup, keep, _rounds, _live, _mine)
+    finally:
+        hold.stop()
+
+
+def _commit(snap: Snapshot, chunks: Iterable[bytes], hold: interrupts.held, relink: Relink | None, backup: bool,
+            keep: tuple[int, str] | None, _rounds: int, _live: bool, _mine: tuple) -> Committed:
     path = snap.path
     res = Committed(path)
     try:
@@ -459,6 +470,7 @@ def commit(snap: Snapshot, chunks: Iterable[bytes], *, relink: Relink | None = N
         _copy_xattrs(old, out, path)
         os.fsync(out)
         wrote = os.fstat(out).st_size
+        hold.start()  # from here a signal waits: a rename without its watch would leave an agent's late line behind
         if _exchange(tmp, path):
             # tmp names what path named: the file read, unless another writer renamed a file of its own over it
             # since the last look (review 2026-11-30: that file was replaced unseen, gone from disk)
@@ -505,7 +517,7 @@ def commit(snap: Snapshot, chunks: Iterable[bytes], *, relink: Relink | None = N
                          f"(the old copy is {pending})", path=path)
         err.written = True  # after the rename: the new content is in place
         raise err from None
-    except BaseException:  # (Ctrl-C while the old file is watched: its late lines reported by the next read)
+    except BaseException:  # (an error while the old file is watched: its late lines reported by the next read)
         _abandon(pending, snap, carry)
         raise
     finally:

@@ -608,9 +608,10 @@ def _writes_late_then(then):
     return hook
 
 
-def test_ctrl_c_while_the_old_file_is_watched_keeps_it_and_the_next_read_reports_the_late_line(tmp_path):
-    """Interrupted after the rename, while the old file is watched: a line that reached it is in no other place. The
-    old file is kept as the backup with its record, and the next read says the line is only there (it said nothing)."""
+def test_an_error_while_the_old_file_is_watched_keeps_it_and_the_next_read_reports_the_late_line(tmp_path):
+    """Stopped by an error after the rename, while the old file is watched: a line that reached it is in no other
+    place. The old file is kept as the backup with its record, and the next read says the line is only there (it said
+    nothing). (Ctrl-C and SIGTERM wait for the watch's end there: tests/test_interrupts.py.)"""
     p = write(tmp_path / "s.jsonl", ORIGINAL)
     snap = commit.snapshot(p, len(ORIGINAL))
 

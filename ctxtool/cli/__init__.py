@@ -15,6 +15,7 @@ import sys
 import click
 
 from .. import render, retained
+from ..interrupts import Terminated, interrupted_exit, terminate_as_interrupt
 from ..errors import EXIT_FAILED, EXIT_USAGE, CtxError, WriteError, unexpected
 from .common import CONTEXT_SETTINGS, CURRENT, TARGETS, shown
 
@@ -59,9 +60,9 @@ class CtxGroup(click.Group):
             raise
         except (click.exceptions.Exit, click.exceptions.Abort):
             raise
-        except KeyboardInterrupt:
-            click.echo("Interrupted.", err=True)
-            ctx.exit(130)
+        except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM (interrupts.Terminated): after the clean-up they make
+            click.echo("Terminated." if isinstance(e, Terminated) else "Interrupted.", err=True)
+            ctx.exit(interrupted_exit(e))
         except BrokenPipeError:
             render.silence_stdout()
             ctx.exit(0)
@@ -130,6 +131,7 @@ def main():
     retained.start()  # a command over one file leaves its index unfreed (``ctxtool.retained``)
     if getattr(signal, "SIGIO", None) is not None and signal.getsignal(signal.SIGIO) == signal.SIG_DFL:
         signal.signal(signal.SIGIO, signal.SIG_IGN)  # a lease probe's, whatever thread probes (commit.ignore_lease_breaks)
+    terminate_as_interrupt()  # SIGTERM (a CI job's time limit, kill) stops as cleanly as Ctrl-C: exit 143
     if gc.isenabled():  # its collections while the command's modules load cost ~4 ms of each start
         gc.disable()
         _PAUSED.append(True)

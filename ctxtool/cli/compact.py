@@ -16,6 +16,7 @@ from ..batch_compact import DEFAULT_BATCH_SIZE, BatchOptions, PollPolicy, run_ba
 from ..batch_state import default_path, run_key
 from ..compact_writer import Options, compact_batch
 from ..errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK, InputError
+from ..interrupts import interrupted_exit
 from ..lock import DEFAULT_TIMEOUT
 from ..paths import shard as shard_files
 from ..report import MAX_SHARDS
@@ -27,7 +28,6 @@ from .common import (
 )
 
 
-EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), as shells report it
 
 
 def _shard(ctx, param, value):
@@ -138,13 +138,13 @@ def compact(paths, summarizer, model, command, keep_recent_tokens, reserve_token
                                  poll=PollPolicy(first=batch_poll), wait=batch_wait)
             try:
                 results, report = _run_batch(files, summ, opts, bopts, show_progress=not json_ and sys.stderr.isatty())
-            except KeyboardInterrupt:
+            except KeyboardInterrupt as e:
                 why = (f"the batch state is kept in {state}; run the same command again to resume "
                        "(nothing already submitted is sent again)")
                 click.echo(f"Interrupted: {why}.", err=True)
                 if json_:  # stdout is still one JSON document
-                    _json_error(f"interrupted: {why}", EXIT_INTERRUPTED, path=state)
-                raise SystemExit(EXIT_INTERRUPTED) from None
+                    _json_error(f"interrupted: {why}", interrupted_exit(e), path=state)
+                raise SystemExit(interrupted_exit(e)) from None
         else:
             results = _run(files, summ, opts, jobs, show_progress=not json_ and sys.stderr.isatty())
     finally:
