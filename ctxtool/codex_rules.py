@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import uuid
 
-from .formats.codex import CONTENT_TAGS, SUMMARY_TAGS, output_items, reasoning_parts, sent_content
+from .formats.codex import CONTENT_TAGS, SUMMARY_TAGS, output_items, reasoning_parts, sent_content, web_search_action
 from .model import COMPACTION, HEADER, MESSAGE, Entry, entry_from_tuple
 
 ABORTED = "aborted"
@@ -241,6 +241,12 @@ def _clean(p: dict) -> dict:
     but its internal ones)."""
     if p.get("type") == "reasoning":
         return _reasoning(p)
+    if p.get("type") == "web_search_call":  # its action as Codex reads it (formats.codex.web_search_action)
+        out = {k: p[k] for k in ("type", "id", "status") if p.get(k) is not None}
+        action = web_search_action(p.get("action"))
+        if action is not None:
+            out["action"] = action
+        return out
     keep = SENT_FIELDS.get(p.get("type")) if type(p.get("type")) is str else None
     if keep is not None:
         if not (keep.issuperset(p) and not any(p.get(k, 0) is None for k in NULL_LEFT_OUT)):

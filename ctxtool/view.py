@@ -18,6 +18,7 @@ from itertools import islice
 from operator import attrgetter, eq
 
 from . import codex_rules
+from . import claude_merge
 from .claude_chain import LAST, REMINDER_CLOSE, REMINDER_OPEN, RENDERED, _blank_text, _unreadable_text, chain, gives_nothing, sent_entries
 from .formats.common import DOUBLE_EXACT, LONE_SURROGATE, without_thinking
 from .model import BOUNDARY, COMPACTION, HEADER, MESSAGE, Entry
@@ -667,6 +668,7 @@ def _claude_user_run(t, group: list[Entry], f) -> list[dict]:
     for the user (reminder text), then what was typed; the context it renders for the system goes
     in a ``system`` message after it, reminder wrappers off, joined by blank lines."""
     results, ctx_user, typed, ctx_system = [], [], [], []
+    order = []  # the lines as the client merges them (claude_merge.fold): (kind, entry, blocks)
     for e in group:
         blocks = t.reload(e, f).blocks or []
         ctx = e.get("context")
@@ -677,10 +679,15 @@ def _claude_user_run(t, group: list[Entry], f) -> list[dict]:
             # is white space alone; the last joins the turn, where white space alone is left out as typed text is: heal)
             # (a picture the client renders from a file attachment's data is a rendering too: formats.claude)
             ctx_user.append((e, [{**b, RENDERED: k < len(blocks) - 1 or LAST} for k, b in enumerate(blocks)]))
+            order.append(("render", e, blocks))
         elif e.results:
             results.append((e, blocks))
+            order.append(("result", e, blocks))
         else:
             typed.append((e, blocks))
+            order.append(("typed", e, blocks))
+    if results and ctx_user:
+        results, ctx_user = _merged_into_results(t, order, results, ctx_user, f)
     out = []
     user = results + ctx_user + typed
     if user:
@@ -701,6 +708,18 @@ def _claude_user_run(t, group: list[Entry], f) -> list[dict]:
                 texts.append(x)
         out.append({"role": "system", "content": "\n\n".join(texts), "lines": [e.lineno for e, _ in ctx_system]})
     return out
+
+
+def _merged_into_results(t, order: list, results: list, ctx_user: list, f) -> tuple[list, list]:
+    """``results`` with the renderings the client merges into a tool result's content merged, and ``ctx_user`` less
+    those renderings (``claude_merge``)."""
+    items = [(kind, e.index, blocks, kind == "render" and claude_merge.beside(t.load(e, f), True))
+             for kind, e, blocks in order]
+    merged = claude_merge.fold(items, True)
+    if not merged:
+        return results, ctx_user
+    results = [(e, [merged.get(("block", e.index, k), b) for k, b in enumerate(blocks)]) for e, blocks in results]
+    return results, [(e, bl) for e, bl in ctx_user if e.index not in merged]
 
 
 def _joined(results: list[list], rendered: list[list], typed: list[list]) -> list[dict]:

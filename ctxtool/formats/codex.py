@@ -442,6 +442,8 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
         elif no_id:
             e.extra = {NO_CALL_ID: True}
         return
+    if it == "web_search_call" and "action" in p and web_search_action(p["action"]) is REFUSED_ACTION:
+        return _refused(e, "web_search_call whose action Codex cannot read")
     if it in SERVER_ITEMS:
         e.kind = MESSAGE
         e.role = "assistant"
@@ -455,6 +457,53 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
         return
     e.kind = META
     e.extra = {"unsent": f"{it} item" if it in UNSENT_ITEMS else f"item type {it!r} Codex does not send"}
+
+
+# A web search call's action as Codex reads it (an enum tagged by ``type``, its fields optional and typed; a tag it does
+# not know, or an index past the last variant, is its ``other``; the list form gives the tag, then the fields in
+# order). Judged with the real Codex: tests/test_codex_judge.py (34 shapes), judge fuzz seed 1069, case 0114.
+_WS_ACTIONS = (("search", (("query", str), ("queries", list))), ("open_page", (("url", str),)),
+               ("find_in_page", (("url", str), ("pattern", str))), ("other", ()))
+_WS_NAMES = tuple(n for n, _ in _WS_ACTIONS)
+REFUSED_ACTION = object()
+
+
+def web_search_action(v):
+    """The action Codex sends for a web_search_call's ``action`` (None: none), or ``REFUSED_ACTION`` where it cannot
+    read it and skips the line: an object without a ``type``, a tag of another type (null, a boolean, a fraction, an
+    object), a known variant's field of another type, an empty list, a string or a number."""
+    if v is None:
+        return None
+    if type(v) is dict:
+        if "type" not in v:
+            return REFUSED_ACTION
+        tag, fields = v["type"], v
+    elif type(v) is list and v:
+        tag, fields = v[0], None
+    else:
+        return REFUSED_ACTION
+    if type(tag) is str:
+        k = _WS_NAMES.index(tag) if tag in _WS_NAMES else 3
+    elif type(tag) is int and tag >= 0:
+        k = min(tag, 3)
+    else:
+        return REFUSED_ACTION
+    name, spec = _WS_ACTIONS[k]
+    if not spec:
+        return {"type": name}
+    if fields is None:
+        if len(v) - 1 > len(spec):
+            return REFUSED_ACTION
+        fields = {key: x for (key, _), x in zip(spec, v[1:])}
+    out = {"type": name}
+    for key, kind in spec:
+        x = fields.get(key)
+        if x is None:
+            continue
+        if type(x) is not kind or (kind is list and any(type(y) is not str for y in x)):
+            return REFUSED_ACTION
+        out[key] = x
+    return out
 
 
 def reload_part(obj: dict, e: Entry) -> Entry:
