@@ -18,7 +18,7 @@ from itertools import islice
 from operator import attrgetter, eq
 
 from . import codex_rules
-from . import claude_merge
+from . import claude_merge, claude_models
 from .claude_chain import LAST, REMINDER_CLOSE, REMINDER_OPEN, RENDERED, _blank_text, _unreadable_text, chain, gives_nothing, sent_entries
 from .formats.common import DOUBLE_EXACT, LONE_SURROGATE, without_thinking
 from .model import BOUNDARY, COMPACTION, HEADER, MESSAGE, Entry
@@ -281,12 +281,17 @@ def claude_tools(t, entries: list[Entry], f) -> frozenset:
     return CLIENT_TOOLS | frozenset(more) if more else CLIENT_TOOLS
 
 
-def sent_messages(t, entries: list[Entry] | None = None) -> list[dict]:
+def sent_messages(t, entries: list[Entry] | None = None, *, model: str | None = None, foreign_thinking: bool = False,
+                  today=None, request: list | None = None) -> list[dict]:
     """The provider view as the agent sends it: ``{"role", "content", "lines"}`` per message,
     content as Messages API blocks (loaded again from the file by offset). Claude Code: context
     attachments as the role the client renders them in (``system`` or ``user``), and the
     client's own pairing fixes applied (``claude_chain.heal``), so this is the request body's
-    ``messages``, less what the client adds for the new prompt."""
+    ``messages``, less what the client adds for the new prompt. Claude Code resumes with a model
+    (``claude_models``: the last response's, or ``model``, the client's ``--model``); for one that takes no system
+    messages their context goes in the user turns. ``foreign_thinking``: the thinking of lines another model wrote is
+    dropped, as the client drops it when it talks to another host than Anthropic's API. ``request``, when given, gets
+    the ``claude_models.Resumed``."""
     from .claude_chain import heal
 
     fmt = t.format_name
@@ -294,14 +299,19 @@ def sent_messages(t, entries: list[Entry] | None = None) -> list[dict]:
     out: list[dict] = []
     resumed: list = []  # (Claude Code: the row the client resumes at)
     context = sent_entries(entries, leaf=resumed) if fmt == "claude" else context_entries(fmt, entries)
+    system_turns = True
     with open(t.path, "rb") as f:
         if fmt == "claude":
+            req = claude_request(t, entries, context, f, model=model, today=today)
+            if request is not None:
+                request.append(req)
+            system_turns = req.system_turns
             context = claude_persons_turn(t, context, f)
         close = fmt == "claude" and _closes_turn(t, entries, context, f, *resumed)
         tools = claude_tools(t, entries, f) if fmt == "claude" else None
         for role, group in message_groups(fmt, entries, context=context):
             if fmt == "claude" and role == "user":
-                out += _claude_user_run(t, group, f)
+                out += _claude_user_run(t, group, f, system_turns)
                 continue
             for part in (_responses(group) if fmt == "claude" else (group,)):
                 blocks: list = []
@@ -314,7 +324,8 @@ def sent_messages(t, entries: list[Entry] | None = None) -> list[dict]:
                     b = t.reload(e, f).blocks if e.kind != COMPACTION else None
                     b = b if b is not None else [{"type": "text", "text": _summary_text(t, e, f)}]
                     blocks += b
-                    kept += b if fmt != "claude" or e.role != "assistant" or e.model else without_thinking(b)
+                    kept += b if fmt != "claude" or e.role != "assistant" or (e.model and not (
+                        foreign_thinking and claude_models.foreign(e.model, req.model))) else without_thinking(b)
                 if kept:  # (a response left with nothing keeps its blocks: thinking alone is left out all the same, heal)
                     blocks = kept
                 out.append({"role": role, "content": blocks, "lines": [e.lineno for e in part]})
@@ -331,6 +342,25 @@ def sent_messages(t, entries: list[Entry] | None = None) -> list[dict]:
             # end, after a response, it stays a system message: the client sends it after the next prompt (probed)
             out[i] = dict(m, role="user", content=REMINDER_OPEN + m["content"] + REMINDER_CLOSE)
     return out
+
+
+def claude_request(t, entries: list[Entry], context: list[Entry], f=None, *, model: str | None = None, today=None):
+    """The model Claude Code resumes ``t`` with (``claude_models.resume_model``): the conversation it sends walked back
+    from its end, then, where that starts at a compact boundary, the main thread's responses before it (the client keeps
+    them loaded)."""
+    def newest_first():
+        for e in reversed(context):
+            if e.type == "assistant":
+                yield e.lineno, t.load(e, f)
+        start = context[0] if context else None
+        if start is not None and start.kind == BOUNDARY:
+            i = start.index
+            before = entries[:i] if 0 <= i < len(entries) and entries[i] is start else [
+                x for x in entries if x.lineno < start.lineno]
+            for e in reversed(before):
+                if e.type == "assistant" and not (e.extra is not None and e.extra.get("sidechain")):
+                    yield e.lineno, t.load(e, f)
+    return claude_models.resume_model(newest_first(), override=model, today=today)
 
 
 def on_the_wire(v):
@@ -663,18 +693,22 @@ def _unmarked(content):
     return [{k: v for k, v in b.items() if k != RENDERED} if type(b) is dict and RENDERED in b else b for b in content]
 
 
-def _claude_user_run(t, group: list[Entry], f) -> list[dict]:
+def _claude_user_run(t, group: list[Entry], f, system_turns: bool = True) -> list[dict]:
     """One user turn as Claude Code lays it out: tool results first, then the context it renders
     for the user (reminder text), then what was typed; the context it renders for the system goes
-    in a ``system`` message after it, reminder wrappers off, joined by blank lines."""
+    in a ``system`` message after it, reminder wrappers off, joined by blank lines. To a model that takes no system
+    messages (``system_turns`` False) that context is reminder text of the turn as well, among the rest in file
+    order (its recorded rendering as written)."""
     results, ctx_user, typed, ctx_system = [], [], [], []
     order = []  # the lines as the client merges them (claude_merge.fold): (kind, entry, blocks)
     for e in group:
         blocks = t.reload(e, f).blocks or []
         ctx = e.get("context")
-        if ctx == "system":
+        if ctx == "system" and system_turns:
             ctx_system.append((e, blocks))
         elif ctx is not None:
+            if ctx == "system" and any(_is_text(b) and claude_models.SURFACED in b["text"] for b in blocks):
+                blocks = claude_models.unsurfaced(t.load(e, f), blocks)
             # (marked: the client sends each rendering but the last as a message of its own, kept as written when it
             # is white space alone; the last joins the turn, where white space alone is left out as typed text is: heal)
             # (a picture the client renders from a file attachment's data is a rendering too: formats.claude)
@@ -687,7 +721,7 @@ def _claude_user_run(t, group: list[Entry], f) -> list[dict]:
             typed.append((e, blocks))
             order.append(("typed", e, blocks))
     if results and ctx_user:
-        results, ctx_user = _merged_into_results(t, order, results, ctx_user, f)
+        results, ctx_user = _merged_into_results(t, order, results, ctx_user, f, system_turns)
     out = []
     user = results + ctx_user + typed
     if user:
@@ -710,12 +744,12 @@ def _claude_user_run(t, group: list[Entry], f) -> list[dict]:
     return out
 
 
-def _merged_into_results(t, order: list, results: list, ctx_user: list, f) -> tuple[list, list]:
+def _merged_into_results(t, order: list, results: list, ctx_user: list, f, system_turns: bool) -> tuple[list, list]:
     """``results`` with the renderings the client merges into a tool result's content merged, and ``ctx_user`` less
     those renderings (``claude_merge``)."""
-    items = [(kind, e.index, blocks, kind == "render" and claude_merge.beside(t.load(e, f), True))
+    items = [(kind, e.index, blocks, kind == "render" and claude_merge.beside(t.load(e, f), system_turns))
              for kind, e, blocks in order]
-    merged = claude_merge.fold(items, True)
+    merged = claude_merge.fold(items, system_turns)
     if not merged:
         return results, ctx_user
     results = [(e, [merged.get(("block", e.index, k), b) for k, b in enumerate(blocks)]) for e, blocks in results]
@@ -772,13 +806,20 @@ def _summary_text(t, e: Entry, f) -> str:
     return str(obj.get("summary") or "")
 
 
-def view_file(path: str, fmt: str | None = None) -> dict:
-    """What ``ctxtool view`` shows: the messages the agent sends for ``path`` (``sent_messages``)."""
+def view_file(path: str, fmt: str | None = None, *, model: str | None = None, foreign_thinking: bool = False) -> dict:
+    """What ``ctxtool view`` shows: the messages the agent sends for ``path`` (``sent_messages``). Claude Code: with
+    the model it resumes with (``model``: as the client's ``--model``) and how that was chosen."""
     from .transcript import scan
 
     t = scan(path, fmt, stats=False)
-    msgs = codex_messages(t) if t.format_name == "codex" else sent_messages(t)
-    return {"path": path, "format": t.format_name, "messages": msgs, "bad_lines": [b.lineno for b in t.bad]}
+    req: list = []
+    msgs = codex_messages(t) if t.format_name == "codex" else sent_messages(t, model=model,
+                                                                              foreign_thinking=foreign_thinking, request=req)
+    out = {"path": path, "format": t.format_name, "messages": msgs, "bad_lines": [b.lineno for b in t.bad]}
+    if req:
+        out["model"] = {"name": req[0].model, "basis": req[0].basis, "system_messages": req[0].system_turns,
+                        "foreign_thinking": "dropped" if foreign_thinking else "kept"}
+    return out
 
 
 def codex_messages(t) -> list[dict]:

@@ -45,7 +45,10 @@ def _summary(content) -> str:
 @format_option
 @json_option
 @click.option("--jsonl", is_flag=True, help="Messages JSONL (one {role, content} per line) even on a terminal.")
-def view(path, fmt, json_, jsonl):
+@click.option("--model", "model", metavar="NAME", default=None,
+              help="Claude Code: the model the client is run with (its --model; an alias such as sonnet too). Default: "
+                   "$ANTHROPIC_MODEL, else the model the client restores, the last response's.")
+def view(path, fmt, json_, jsonl, model):
     """Print the messages the agent sends for PATH: the provider view.
 
     For pi/OpenClaw the leaf's branch with the compaction summary first; for Claude Code
@@ -55,17 +58,24 @@ def view(path, fmt, json_, jsonl):
     ready to send or diff; --json adds
     the file lines each message comes from; on a terminal, a table.
 
+    Claude Code resumes with the model of the last response (or --model): to a model
+    that takes no system messages (Sonnet 4.6, Haiku 4.5, Opus before 4.8) it sends their
+    context as reminder text in the user turns. With ANTHROPIC_BASE_URL naming another host
+    than Anthropic's API, it drops the thinking other models wrote, and so does the view.
+
     \b
     Example:
       ctxtool view session.jsonl | head
       ctxtool view - < session.jsonl
       ctxtool view --json ~/.claude/projects/-home-me-app/0f5e….jsonl
+      ctxtool view --model sonnet ~/.claude/projects/-home-me-app/0f5e….jsonl
     """
     if json_ and jsonl:
         raise click.UsageError("--json and --jsonl are two outputs: give one")
     path = one_input(path)  # standard input or a pipe (``-``): its spooled copy, shown as <stdin>
     working_on(path)  # an error that escapes names the file
-    r = view_file(path, fmt)
+    r = view_file(path, fmt, model=model or os.environ.get("ANTHROPIC_MODEL") or None,
+                  foreign_thinking=_another_host(os.environ.get("ANTHROPIC_BASE_URL")))
     if json_:
         emit_json(r)
         raise SystemExit(EXIT_OK)
@@ -75,7 +85,8 @@ def view(path, fmt, json_, jsonl):
     if con.is_terminal and not _drawing_forced() and not jsonl:
         rows = [[k, m["role"], ",".join(map(str, m["lines"][:6])) + ("…" if len(m["lines"]) > 6 else ""),
                  _summary(m["content"])] for k, m in enumerate(r["messages"])]
-        render.table(con, f"{path} ({r['format']}, {len(rows)} messages)", ["#", "role", "lines", "content"], rows,
+        model = f", {r['model']['name']}: {r['model']['basis']}" if "model" in r else ""
+        render.table(con, f"{path} ({r['format']}, {len(rows)} messages{model})", ["#", "role", "lines", "content"], rows,
                      justify={"#": "right"})
         raise SystemExit(EXIT_OK)
     out = sys.stdout.buffer
@@ -85,6 +96,20 @@ def view(path, fmt, json_, jsonl):
             out.write(dumps(m["item"] if "item" in m else {"role": m["role"], "content": m["content"]}) + b"\n")
         out.flush()
     raise SystemExit(EXIT_OK)
+
+
+def _another_host(base_url: str | None) -> bool:
+    """Claude Code talks to another host than Anthropic's API (``ANTHROPIC_BASE_URL``): it then drops the thinking
+    other models wrote."""
+    if not base_url:
+        return False
+    from urllib.parse import urlsplit
+
+    try:
+        host = urlsplit(base_url.strip()).hostname
+    except ValueError:
+        return True
+    return host != "api.anthropic.com"
 
 
 def _drawing_forced() -> bool:

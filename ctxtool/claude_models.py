@@ -1,0 +1,156 @@
+"""The model Claude Code resumes a session with, and what that model changes in the request (2.1.330).
+
+**Which model.** Without ``--model`` (and without ``ANTHROPIC_MODEL`` or an ``ANTHROPIC_DEFAULT_*_MODEL``), the client
+walks the resumed conversation back from its end and takes the first assistant line that is not ``isMeta``, whose
+``message.model`` is a string other than ``<synthetic>``: its ``inPlaceOfModel`` where that is a string, else its
+model. Only that line counts. A name the client does not restore (unknown, an alias, a model past its retirement date,
+``claude-opus-4-0``/``4-1``, ``claude-mythos-5``) gives the default (the settings' ``model``, else
+``claude-opus-5-5``) without looking further back. A restored name is sent as written, lower-cased, ``[1m]`` left out.
+Lines before a compact boundary count (the client keeps them loaded); a sidechain's and an abandoned branch's do not.
+
+**What it changes.** A model before ``claude-opus-4-8`` in the client's order (and every ``claude-3-`` model) takes no
+system messages: the context the client renders for the system goes in the user turn as reminder text instead
+(``view._claude_user_run``), and after tool results into the last result (``claude_merge``). The thinking of lines
+another model wrote is dropped where the client is not talking to Anthropic's API directly (``ANTHROPIC_BASE_URL``
+set to another host); on Anthropic's API the client keeps it by default (a served flag decides; not seen offline).
+
+Judged with the real client (a helper's round of 2026-11-30: 22 names, `--model` and settings overrides, 16 fixtures
+resumed as Sonnet 4.6 and as Opus 5.5; ``fixtures/claude-models``). The retirement dates make the answer depend on the
+day: ``claude-sonnet-4-5`` is not restored from 2026-11-30 on.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+from .model import js_false
+
+DEFAULT = "claude-opus-5-5"  # the client's default model (2.1.330, first party)
+# the client's model order: a model before claude-opus-4-8 takes no system messages (the bundle's RA and _2e)
+ORDER = ("claude-opus-4-0", "claude-sonnet-4-0", "claude-opus-4-1", "claude-sonnet-4-5", "claude-haiku-4-5",
+         "claude-opus-4-5", "claude-opus-4-6", "claude-sonnet-4-6", "claude-opus-4-7", "claude-opus-4-8",
+         "claude-mythos-5", "claude-fable-5", "claude-sonnet-5", "claude-opus-5", "claude-mythos-5-1", "claude-fable-5-1",
+         "claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5", "claude-mythos-5-2", "claude-fable-5-2")
+FIRST_WITH_SYSTEM = "claude-opus-4-8"
+# the catalog's models and their first-party ids (a dated id names the same model)
+CATALOG = {
+    "claude-3-5-haiku": "claude-3-5-haiku-20241022", "claude-haiku-4-5": "claude-haiku-4-5-20251001",
+    "claude-haiku-5-5": "claude-haiku-5-5", "claude-3-5-sonnet": "claude-3-5-sonnet-20241022",
+    "claude-3-7-sonnet": "claude-3-7-sonnet-20250219", "claude-sonnet-4-0": "claude-sonnet-4-20250514",
+    "claude-sonnet-4-5": "claude-sonnet-4-5-20250929", "claude-sonnet-4-6": "claude-sonnet-4-6",
+    "claude-sonnet-5": "claude-sonnet-5", "claude-sonnet-5-5": "claude-sonnet-5-5",
+    "claude-opus-4-0": "claude-opus-4-20250514", "claude-opus-4-1": "claude-opus-4-1-20250805",
+    "claude-opus-4-5": "claude-opus-4-5-20251101", "claude-opus-4-6": "claude-opus-4-6", "claude-opus-4-7": "claude-opus-4-7",
+    "claude-opus-4-8": "claude-opus-4-8", "claude-opus-5": "claude-opus-5", "claude-opus-5-5": "claude-opus-5-5",
+    "claude-fable-5": "claude-fable-5", "claude-fable-5-1": "claude-fable-5-1", "claude-fable-5-2": "claude-fable-5-2",
+    "claude-mythos-5": "claude-mythos-5", "claude-mythos-5-1": "claude-mythos-5-1", "claude-mythos-5-2": "claude-mythos-5-2",
+}
+ALIASES = {"opus": "claude-opus-5-5", "sonnet": "claude-sonnet-5-5", "haiku": "claude-haiku-5-5",
+           "fable": "claude-fable-5-2", "best": "claude-opus-5-5"}
+ALWAYS_RETIRED = frozenset(("claude-opus-4-0", "claude-opus-4-1"))  # remapped by the client on its first-party API
+RETIRED_ON = {"claude-opus-4-0": datetime.date(2026, 6, 15), "claude-sonnet-4-5": datetime.date(2026, 11, 30),
+              "claude-sonnet-4-0": datetime.date(2026, 6, 15), "claude-3-opus": datetime.date(2026, 1, 5),
+              "claude-3-7-sonnet": datetime.date(2026, 2, 19), "claude-3-5-sonnet": datetime.date(2025, 10, 28),
+              "claude-3-5-haiku": datetime.date(2026, 2, 19)}
+NOT_ALLOWED = frozenset(("claude-mythos-5",))  # declined by the client (an access check, not read further)
+SYNTHETIC = "<synthetic>"
+
+_BY_ID = {**{m: m for m in CATALOG}, **{fp: m for m, fp in CATALOG.items()}}
+_DATED = re.compile(r"-\d{8}$")
+
+
+def canonical(name: str) -> str:
+    """The model a name stands for (the client's ``St``): lower case, no ``[1m]``, a dated id as its model."""
+    n = name.lower().replace("[1m]", "")
+    if n in _BY_ID:
+        return _BY_ID[n]
+    undated = _DATED.sub("", n)
+    return _BY_ID.get(undated, next((m for m, fp in CATALOG.items() if _DATED.sub("", fp) == undated), undated))
+
+
+def system_turns(model: str) -> bool:
+    """Whether the client sends ``role: "system"`` messages to ``model`` (its ``Tw``, no overrides)."""
+    c = canonical(model)
+    if "claude-3-" in c:
+        return False
+    return not (c in ORDER and ORDER.index(c) < ORDER.index(FIRST_WITH_SYSTEM))
+
+
+def declined(name: str, today: datetime.date) -> str | None:
+    """Why the client does not restore ``name`` (None: it does)."""
+    c = canonical(name)
+    if c not in CATALOG:
+        return "not a model the client knows"
+    if c in NOT_ALLOWED:
+        return "not offered by the client"
+    if c in ALWAYS_RETIRED or (c in RETIRED_ON and today >= RETIRED_ON[c]):
+        return "retired"
+    return None
+
+
+@dataclass(frozen=True)
+class Resumed:
+    model: str  # the request's model
+    basis: str  # how it was chosen, for a person
+    line: int | None = None  # the line whose model decided (None: none did)
+
+    @property
+    def system_turns(self) -> bool:
+        return system_turns(self.model)
+
+
+def from_option(value: str) -> str:
+    """A ``--model`` value as the client takes it: an alias resolved, a name lower-cased."""
+    v = value.strip().lower()
+    return ALIASES.get(v, v.replace("[1m]", ""))
+
+
+def resume_model(newest_first: Iterable[tuple[int, dict]], *, override: str | None = None, default: str = DEFAULT,
+                 today: datetime.date | None = None) -> Resumed:
+    """The model the client resumes with. ``newest_first``: the resumed conversation's assistant lines, newest first,
+    as ``(line number, the line's object)`` (taken one by one until one decides). ``override``: the model the client is
+    run with (``--model``)."""
+    if override:
+        m = from_option(override)
+        return Resumed(m, f"--model {override}")
+    today = today or datetime.date.today()
+    for no, obj in newest_first:
+        msg = obj.get("message") if isinstance(obj, dict) else None
+        model = msg.get("model") if isinstance(msg, dict) else None
+        if not js_false(obj.get("isMeta")) or type(model) is not str or model == SYNTHETIC:
+            continue
+        name = obj.get("inPlaceOfModel") if type(obj.get("inPlaceOfModel")) is str else model
+        why = declined(name, today)
+        if why is None:
+            return Resumed(name.lower().replace("[1m]", ""), f"the model of the last response (line {no})", no)
+        return Resumed(default, f"the default: line {no}'s model {name!r} is {why}", no)
+    return Resumed(default, "the default: no response names a model")
+
+
+def foreign(model, request: str) -> bool:
+    """A line written by ``model`` whose thinking is another model's to the request's (the client's ``R5e``)."""
+    if type(model) is not str:
+        return True
+    return model != SYNTHETIC and model != request and canonical(model) != canonical(request)
+
+
+# A deferred-tools delta whose tools the client surfaced as tool additions (``surfacedNames``) is rendered, for a model
+# that takes no system messages, with the ToolSearch header in place of the tool additions' (recorded on
+# ``permission_denied.jsonl`` as Sonnet 4.6: the rest of the text as recorded)
+SURFACED = "The following tools just became available and are ready to use:\n"
+SEARCHABLE = ("The following deferred tools are now available via ToolSearch. Their schemas are NOT loaded \u2014 calling "
+              "them directly will fail with InputValidationError. Use ToolSearch with query \"select:<name>[,<name>...]\" "
+              "to load tool schemas before calling them:\n")
+
+
+def unsurfaced(obj: dict, blocks: list) -> list:
+    """A deferred-tools delta's rendering as the client sends it to a model without system messages."""
+    a = obj.get("attachment") if isinstance(obj, dict) else None
+    if not (isinstance(a, dict) and a.get("type") == "deferred_tools_delta" and isinstance(a.get("surfacedNames"), list)
+            and a["surfacedNames"]):
+        return blocks
+    return [{**b, "text": b["text"].replace(SURFACED, SEARCHABLE, 1)}
+            if b.get("type") == "text" and isinstance(b.get("text"), str) else b for b in blocks]
