@@ -136,21 +136,3 @@ def foreign(model, request: str) -> bool:
         return True
     return model != SYNTHETIC and model != request and canonical(model) != canonical(request)
 
-
-# A deferred-tools delta whose tools the client surfaced as tool additions (``surfacedNames``) is rendered, for a model
-# that takes no system messages, with the ToolSearch header in place of the tool additions' (recorded on
-# ``permission_denied.jsonl`` as Sonnet 4.6: the rest of the text as recorded)
-SURFACED = "The following tools just became available and are ready to use:\n"
-SEARCHABLE = ("The following deferred tools are now available via ToolSearch. Their schemas are NOT loaded \u2014 calling "
-              "them directly will fail with InputValidationError. Use ToolSearch with query \"select:<name>[,<name>...]\" "
-              "to load tool schemas before calling them:\n")
-
-
-def unsurfaced(obj: dict, blocks: list) -> list:
-    """A deferred-tools delta's rendering as the client sends it to a model without system messages."""
-    a = obj.get("attachment") if isinstance(obj, dict) else None
-    if not (isinstance(a, dict) and a.get("type") == "deferred_tools_delta" and isinstance(a.get("surfacedNames"), list)
-            and a["surfacedNames"]):
-        return blocks
-    return [{**b, "text": b["text"].replace(SURFACED, SEARCHABLE, 1)}
-            if b.get("type") == "text" and isinstance(b.get("text"), str) else b for b in blocks]

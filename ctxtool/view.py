@@ -18,7 +18,6 @@ from itertools import islice
 from operator import attrgetter, eq
 
 from . import codex_rules
-from . import claude_merge, claude_models
 from .claude_chain import LAST, REMINDER_CLOSE, REMINDER_OPEN, RENDERED, _blank_text, _unreadable_text, chain, gives_nothing, sent_entries
 from .formats.common import DOUBLE_EXACT, LONE_SURROGATE, without_thinking
 from .model import BOUNDARY, COMPACTION, HEADER, MESSAGE, Entry
@@ -292,6 +291,7 @@ def sent_messages(t, entries: list[Entry] | None = None, *, model: str | None = 
     messages their context goes in the user turns. ``foreign_thinking``: the thinking of lines another model wrote is
     dropped, as the client drops it when it talks to another host than Anthropic's API. ``request``, when given, gets
     the ``claude_models.Resumed``."""
+    from . import claude_models
     from .claude_chain import heal
 
     fmt = t.format_name
@@ -348,6 +348,8 @@ def claude_request(t, entries: list[Entry], context: list[Entry], f=None, *, mod
     """The model Claude Code resumes ``t`` with (``claude_models.resume_model``): the conversation it sends walked back
     from its end, then, where that starts at a compact boundary, the main thread's responses before it (the client keeps
     them loaded)."""
+    from . import claude_models
+
     def newest_first():
         for e in reversed(context):
             if e.type == "assistant":
@@ -693,6 +695,25 @@ def _unmarked(content):
     return [{k: v for k, v in b.items() if k != RENDERED} if type(b) is dict and RENDERED in b else b for b in content]
 
 
+# A deferred-tools delta whose tools the client surfaced as tool additions (``surfacedNames``) is rendered, for a model
+# that takes no system messages, with the ToolSearch header in place of the tool additions' (recorded on
+# ``permission_denied.jsonl`` as Sonnet 4.6: the rest of the text as recorded)
+SURFACED = "The following tools just became available and are ready to use:\n"
+SEARCHABLE = ("The following deferred tools are now available via ToolSearch. Their schemas are NOT loaded \u2014 calling "
+              "them directly will fail with InputValidationError. Use ToolSearch with query \"select:<name>[,<name>...]\" "
+              "to load tool schemas before calling them:\n")
+
+
+def _unsurfaced(obj: dict, blocks: list) -> list:
+    """A deferred-tools delta's rendering as the client sends it to a model without system messages."""
+    a = obj.get("attachment") if isinstance(obj, dict) else None
+    if not (isinstance(a, dict) and a.get("type") == "deferred_tools_delta" and isinstance(a.get("surfacedNames"), list)
+            and a["surfacedNames"]):
+        return blocks
+    return [{**b, "text": b["text"].replace(SURFACED, SEARCHABLE, 1)}
+            if b.get("type") == "text" and isinstance(b.get("text"), str) else b for b in blocks]
+
+
 def _claude_user_run(t, group: list[Entry], f, system_turns: bool = True) -> list[dict]:
     """One user turn as Claude Code lays it out: tool results first, then the context it renders
     for the user (reminder text), then what was typed; the context it renders for the system goes
@@ -707,8 +728,8 @@ def _claude_user_run(t, group: list[Entry], f, system_turns: bool = True) -> lis
         if ctx == "system" and system_turns:
             ctx_system.append((e, blocks))
         elif ctx is not None:
-            if ctx == "system" and any(_is_text(b) and claude_models.SURFACED in b["text"] for b in blocks):
-                blocks = claude_models.unsurfaced(t.load(e, f), blocks)
+            if ctx == "system" and any(_is_text(b) and SURFACED in b["text"] for b in blocks):
+                blocks = _unsurfaced(t.load(e, f), blocks)
             # (marked: the client sends each rendering but the last as a message of its own, kept as written when it
             # is white space alone; the last joins the turn, where white space alone is left out as typed text is: heal)
             # (a picture the client renders from a file attachment's data is a rendering too: formats.claude)
@@ -747,6 +768,8 @@ def _claude_user_run(t, group: list[Entry], f, system_turns: bool = True) -> lis
 def _merged_into_results(t, order: list, results: list, ctx_user: list, f, system_turns: bool) -> tuple[list, list]:
     """``results`` with the renderings the client merges into a tool result's content merged, and ``ctx_user`` less
     those renderings (``claude_merge``)."""
+    from . import claude_merge
+
     items = [(kind, e.index, blocks, kind == "render" and claude_merge.beside(t.load(e, f), system_turns))
              for kind, e, blocks in order]
     merged = claude_merge.fold(items, system_turns)

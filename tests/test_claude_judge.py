@@ -2029,8 +2029,8 @@ def test_thinking_another_model_wrote_is_not_sent(tmp_path, model):
     """parallel.jsonl's thinking line (the first line of its first response) written with no model (judge fuzz seed
     894, case 0190: ``{}``): the client drops thinking that a model other than the request's signed, and a line whose
     model is no string, empty or left out counts as another's; its own error lines' ``<synthetic>`` does not. ctxtool
-    sent the thinking. (A line another model named wrote: the request's model decides, the client's setting, which is
-    not in the file; ctxtool sends its thinking: docs/claude-code-rules.md, not imitated.)"""
+    sent the thinking. (A line another model named wrote: its thinking is dropped where the client talks to another
+    host than Anthropic's API, as here: tests/test_claude_models.py, rule 57.)"""
     lines = (REC / "parallel.jsonl").read_bytes().split(b"\n")
     assert b'"type":"thinking"' in lines[19] and b'"model":"claude-opus-5-5",' in lines[19]
     lines[19] = lines[19].replace(b'"model":"claude-opus-5-5",', b"" if model is None else b'"model":' + model + b",", 1)

@@ -190,7 +190,8 @@ def _rendered_otherwise(path: str) -> bool:
 def _claude_view(path: str):
     from .claude_agent import conversation, reminder_texts
 
-    sent = sent_messages(scan(path))
+    # (the judge's client talks to a local server: it drops the thinking other models wrote, claude_models)
+    sent = sent_messages(scan(path), foreign_thinking=True)
     conv = _Conversation(conversation(sent))
     conv.reminders = reminder_texts(sent)
     return conv
