@@ -175,7 +175,8 @@ def merged(result: dict, blocks: list, system_turns: bool) -> dict | None:
         head = list(content)
         if head and _is_text(head[-1]):
             t = head[-1].get("text")
-            head[-1] = {**head[-1], "text": (t if isinstance(t, str) else "null" if t is None else _js_string(t)) + "\n"}
+            js = t if isinstance(t, str) else ("null" if "text" in head[-1] else "undefined") if t is None else _js_string(t)
+            head[-1] = {**head[-1], "text": js + "\n"}
         return {**result, "content": head + [b for b in blocks if _is_text(b)]}
     return None
 

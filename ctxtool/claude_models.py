@@ -62,13 +62,19 @@ _BY_ID = {**{m: m for m in CATALOG}, **{fp: m for m, fp in CATALOG.items()}}
 _DATED = re.compile(r"-\d{8}$")
 
 
+# every spelling of a catalog model the client finds inside a name (its id, its first-party id, that id undated),
+# longest first: a provider's id holds one (``us.anthropic.claude-haiku-4-5-20251001-v1:0``, ``claude-sonnet-4-6@…``)
+_SPELLINGS = sorted({(k, m) for m, fp in CATALOG.items() for k in (m, fp, _DATED.sub("", fp))},
+                    key=lambda x: (-len(x[0]), x[0]))
+
+
 def canonical(name: str) -> str:
-    """The model a name stands for (the client's ``St``): lower case, no ``[1m]``, a dated id as its model."""
+    """The model a name stands for (the client's ``St``): lower case, no ``[1m]``, a dated id as its model, a
+    provider's id (Bedrock, Vertex, an inference profile's ARN) as the catalog model it holds (judged with 8 ids)."""
     n = name.lower().replace("[1m]", "")
     if n in _BY_ID:
         return _BY_ID[n]
-    undated = _DATED.sub("", n)
-    return _BY_ID.get(undated, next((m for m, fp in CATALOG.items() if _DATED.sub("", fp) == undated), undated))
+    return next((m for k, m in _SPELLINGS if k in n), n)
 
 
 def system_turns(model: str) -> bool:
@@ -103,9 +109,9 @@ class Resumed:
 
 
 def from_option(value: str) -> str:
-    """A ``--model`` value as the client takes it: an alias resolved, a name lower-cased."""
-    v = value.strip().lower()
-    return ALIASES.get(v, v.replace("[1m]", ""))
+    """A ``--model`` value as the client takes it: ``[1m]`` off, an alias resolved, a name lower-cased."""
+    v = value.strip().lower().replace("[1m]", "")
+    return ALIASES.get(v, v)
 
 
 def resume_model(newest_first: Iterable[tuple[int, dict]], *, override: str | None = None, default: str = DEFAULT,

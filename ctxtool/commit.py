@@ -424,12 +424,20 @@ def commit(snap: Snapshot, chunks: Iterable[bytes], *, relink: Relink | None = N
     shrank or was rewritten since the snapshot, ``WriteError`` when writing fails. ``keep``: (n, why): the first n
     bytes must come through unchanged, else ``ForkedError(why)`` and nothing is written (Codex forks read their parent
     up to a byte offset). Ctrl-C and SIGTERM stop it at once until the rename; from the rename until the old file's
-    watch ends they wait, and are taken when the commit is whole (``interrupts.held``)."""
+    watch ends they wait, and are taken when the commit is whole (``interrupts.held``): the KeyboardInterrupt then
+    carries the ``Committed`` as its ``committed``."""
     hold = interrupts.held()
+    done = None
     try:
-        return _commit(snap, chunks, hold, relink, backup, keep, _rounds, _live, _mine)
+        done = _commit(snap, chunks, hold, relink, backup, keep, _rounds, _live, _mine)
+        return done
     finally:
-        hold.stop()
+        try:
+            hold.stop()
+        except KeyboardInterrupt as e:  # a signal held until the commit was whole: it says what was written
+            if done is not None:
+                e.committed = done
+            raise
 
 
 def _commit(snap: Snapshot, chunks: Iterable[bytes], hold: interrupts.held, relink: Relink | None, backup: bool,

@@ -308,13 +308,14 @@ def _flatten(chunks):
 # ---------------------------------------------------------------- one file
 
 
-def compact_file(path: str, summarizer, opts: Options | None = None) -> FileResult:
-    """Plan, summarize and write one file. Never raises for per-file problems: the result says."""
+def compact_file(path: str, summarizer, opts: Options | None = None, *, stop=None) -> FileResult:
+    """Plan, summarize and write one file. Never raises for per-file problems: the result says. ``stop`` (a
+    ``threading.Event``): once set, the file is left as it is where it is not being written yet ("skipped")."""
     opts = opts or Options()
     res = FileResult(path)
     t0 = time.monotonic()
     try:
-        _compact(path, summarizer, opts, res)
+        _compact(path, summarizer, opts, res, stop)
     except CtxError as e:
         res.status = "failed"
         res.error = e.reason
@@ -340,7 +341,7 @@ def _being_appended(bad: list, snap) -> bool:
     return len(bad) == 1 and snap.start < snap.size and bad[0].offset >= snap.start
 
 
-def _compact(path: str, summarizer, opts: Options, res: FileResult) -> None:
+def _compact(path: str, summarizer, opts: Options, res: FileResult, stop=None) -> None:
     if not os.path.exists(path):
         raise InputError("no such file", path=path)
     if not opts.dry_run:  # what a killed run left: its lock, temp file, pending backup
@@ -392,7 +393,7 @@ def _compact(path: str, summarizer, opts: Options, res: FileResult) -> None:
     # an agent that keeps the file open (Codex) would write on into the replaced file: waited for (up to the lock's
     # timeout) before anything is summarized, and looked for again just before the rename (commit)
     commit.wait_unheld(path, opts.lock_timeout)
-    summ: SummaryResult = summarize_plan(plan, summarizer, st)
+    summ: SummaryResult = summarize_plan(plan, summarizer, st, stop)
     res.calls = summ.calls
     res.errors = summ.errors
     res.fallback = summ.fallback
@@ -401,6 +402,9 @@ def _compact(path: str, summarizer, opts: Options, res: FileResult) -> None:
     if summ.fallback == "text" and opts.on_error == "skip":
         res.status = "failed"
         res.error = "summarizer failed: " + (summ.errors[-1] if summ.errors else "no summary") + " (file left unchanged)"
+        return
+    if stop is not None and stop.is_set():  # (a batch stopped by Ctrl-C or SIGTERM while this file was summarized)
+        res.status, res.reason = "skipped", "the run was stopped before this file was written (file left unchanged)"
         return
     commit.phase("planned", path)
     rng = random.Random()
@@ -450,9 +454,12 @@ def compact_batch(files: list[str], summarizer, opts: Options | None = None, *, 
     """
     opts = opts or Options()
     results: list[FileResult | None] = [None] * len(files)
+    import threading
+
+    stop = threading.Event()  # Ctrl-C or SIGTERM in this thread: files not started are not, files summarized not written
 
     def one(i: int) -> None:
-        r = compact_file(files[i], summarizer, opts)
+        r = compact_file(files[i], summarizer, opts, stop=stop)
         results[i] = r
         if on_done is not None:
             on_done(r)
@@ -464,6 +471,13 @@ def compact_batch(files: list[str], summarizer, opts: Options | None = None, *, 
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(max_workers=min(jobs, len(files)), thread_name_prefix="ctxtool-compact") as ex:
-            for fut in [ex.submit(one, i) for i in range(len(files))]:
-                fut.result()
+            futures = [ex.submit(one, i) for i in range(len(files))]
+            try:
+                for fut in futures:
+                    fut.result()
+            except BaseException:
+                stop.set()
+                for fut in futures:
+                    fut.cancel()
+                raise
     return [r for r in results if r is not None]

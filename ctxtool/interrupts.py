@@ -51,7 +51,7 @@ class held:
     """SIGINT and SIGTERM wait while held (``with held():``, or ``start()`` then ``stop()``), then are taken as they
     would have been: a signal ignored stays ignored, Ctrl-C raises KeyboardInterrupt where ``stop`` is called (an
     exception leaving the block is its context), SIGTERM ends the process by its default action where nothing takes
-    it. In a thread other than the main one, it does nothing."""
+    it; where both came, SIGTERM. In a thread other than the main one, it does nothing."""
 
     def __init__(self):
         self._before: dict | None = None
@@ -76,11 +76,20 @@ class held:
             return
         before, self._before = self._before, None
         _depth -= 1
-        for sig, was in before.items():
-            signal.signal(sig, was)
+        came = None
         if _depth == 0 and _got:
-            came = _got[0]
+            came = signal.SIGTERM if signal.SIGTERM in _got else _got[0]  # (both: the stronger request, a supervisor's)
             _got.clear()
+        # the handlers put back with the signals blocked: one that came meanwhile cannot stop the loop half way (and
+        # leave a signal noted for ever); it is taken once they are unblocked
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, HELD) if hasattr(signal, "pthread_sigmask") and before else None
+        try:
+            for sig, was in before.items():
+                signal.signal(sig, was)
+        finally:
+            if mask is not None:
+                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        if came is not None:
             signal.raise_signal(came)  # taken by the handler just put back, here (raise_signal checks at once)
 
     def __enter__(self) -> "held":

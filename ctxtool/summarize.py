@@ -187,17 +187,24 @@ class OverallTimeout(SummarizerError):
     """The per-file overall time limit ran out; no further calls are made."""
 
 
+class Stopped(OverallTimeout):
+    """The run was stopped (Ctrl-C or SIGTERM in a batch): no further calls are made, as after a timeout."""
+
+
 class _Run:
     """Per-file state: deadline, call count, errors seen."""
 
-    def __init__(self, summarizer, settings: Settings):
+    def __init__(self, summarizer, settings: Settings, stop=None):
         self.s = summarizer
         self.settings = settings
+        self.stop = stop
         self.deadline = time.monotonic() + settings.overall_timeout
         self.calls = 0
         self.errors: list[str] = []
 
     def call(self, prompt: str, max_tokens: int) -> str:
+        if self.stop is not None and self.stop.is_set():
+            raise Stopped("the run was stopped")
         if time.monotonic() >= self.deadline:
             raise OverallTimeout(f"overall timeout of {self.settings.overall_timeout:g}s exceeded")
         self.calls += 1
@@ -266,15 +273,16 @@ def _in_stages(run: _Run, units: list[Unit], previous: str | None) -> tuple[str,
         return "\n\n---\n\n".join(s for s, _ in good), "partial"
 
 
-def summarize_plan(plan: Plan, summarizer, settings: Settings | None = None) -> SummaryResult:
-    """The finished summary text for ``plan`` (file lists appended, capped at 16,000 chars)."""
+def summarize_plan(plan: Plan, summarizer, settings: Settings | None = None, stop=None) -> SummaryResult:
+    """The finished summary text for ``plan`` (file lists appended, capped at 16,000 chars). ``stop`` (a
+    ``threading.Event``): once set, no further call is made (as after the overall timeout)."""
     settings = settings or Settings()
     ex = plan.extraction
     previous = strip_summary_suffix(plan.previous_summary) if plan.previous_summary else None
     if getattr(summarizer, "offline", False):
         body = extractive_body(plan, previous)
         return SummaryResult(finalize_summary(body, read=ex.read_files, modified=ex.modified_files))
-    run = _Run(summarizer, settings)
+    run = _Run(summarizer, settings, stop)
     level = "none"
     try:
         history, level = _in_stages(run, plan.to_summarize, previous)

@@ -60,6 +60,8 @@ def text(t: str) -> dict:
     ("  \n ", REMINDER),
     (claude_merge._MISSING, REMINDER),
     ([text("a\t")], [text("a\t\n"), text(REMINDER)]),
+    ([{"type": "text"}], [text("undefined\n"), text(REMINDER)]),  # (JavaScript's undefined + "\n": judged, a review)
+    ([{"type": "text", "text": None}], [text("null\n"), text(REMINDER)]),
     ([], [text(REMINDER)]),
     ([{"type": "image", "source": {}}], [{"type": "image", "source": {}}, text(REMINDER)]),
 ])

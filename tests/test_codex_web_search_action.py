@@ -1,7 +1,7 @@
 """A web search call's ``action`` as Codex reads it: an enum tagged by ``type`` whose fields are optional and typed.
 A line whose action Codex cannot read is skipped on resume; a tag it does not know is sent as ``{"type": "other"}``;
 fields it does not know are left out. The table is what the real Codex 0.169 sent for each shape (recorded
-2026-11-30 on ``web_search.jsonl``'s second call; found by the judge fuzz, seed 1069, case 0114: an action whose
+2026-11-30 on ``web_search.jsonl``'s second call, the last eight by a review's round; found by the judge fuzz, seed 1069, case 0114: an action whose
 ``type`` was removed was sent by ctxtool, skipped by Codex, and every later item compared one place off)."""
 
 from __future__ import annotations
@@ -51,6 +51,15 @@ SHAPES = [
     ("list_index_only", [1], {"type": "open_page"}),
     ("list_tag_and_field", ["open_page", "u"], {"type": "open_page", "url": "u"}),
     ("list_index_and_field", [0, "q"], {"type": "search", "query": "q"}),
+    # (a review's round, 2026-11-30: the list form of a variant without fields takes no further element)
+    ("list_other_only", ["other"], {"type": "other"}),
+    ("list_unknown_only", ["zzz"], {"type": "other"}),
+    ("list_index_past_the_last_only", [7], {"type": "other"}),
+    ("list_other_and_more", ["other", 1, 2, 3], SKIPPED),
+    ("list_unknown_and_more", ["zzz", 1, 2], SKIPPED),
+    ("list_index_past_the_last_and_more", [7, "x"], SKIPPED),
+    ("list_index_3_and_more", [3, "x"], SKIPPED),
+    ("list_other_and_null", ["other", None], SKIPPED),
 ]
 CALL_ID = "we_fake_e7f1e620_2"
 
@@ -90,7 +99,7 @@ def test_the_view_sends_the_call_as_codex_does_or_leaves_the_line_out(tmp_path, 
 
 
 LIVE = ["no_type", "a_string", "left_out", "search_query_a_number", "unknown_tag_with_fields", "unknown_field",
-        "tag_index_1", "tag_true", "list_index_only", "list_empty"]
+        "tag_index_1", "tag_true", "list_index_only", "list_empty", "list_other_and_more", "list_unknown_only"]
 
 
 @pytest.mark.codex

@@ -56,6 +56,14 @@ def test_a_hold_inside_another_lets_go_only_with_the_outer_one():
     assert order == ["after the inner hold"]
 
 
+def test_of_two_signals_held_sigterm_is_taken(sigterm_raises):
+    with pytest.raises(interrupts.Terminated):
+        with interrupts.held():
+            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGTERM)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
 def test_an_ignored_signal_stays_ignored():
     was = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
@@ -134,7 +142,11 @@ def test_the_command_stopped_by_a_signal_leaves_no_temp_no_lock_and_no_half_writ
     r = subprocess.run([sys.executable, "-c", _CLI, p, phase, ROOT, str(int(sig))], capture_output=True, text=True,
                        timeout=60)
     assert r.returncode == code, r.stderr[-800:]
-    assert r.stderr.strip().splitlines()[-1] == said, r.stderr[-800:]
+    last = r.stderr.strip().splitlines()[-1]
+    if phase == "after-rename":  # the rewrite was whole when the signal was taken: said so, with its backup
+        assert last.startswith(f"{said[:-1]} after {p} was rewritten (backup: {p}.bak-"), r.stderr[-800:]
+    else:
+        assert last == said, r.stderr[-800:]
     names = sorted(os.listdir(tmp_path))
     assert [n for n in names if ".ctxtool-" in n or n.endswith(".lock")] == [], names
     text = open(p, "rb").read()
@@ -145,3 +157,41 @@ def test_the_command_stopped_by_a_signal_leaves_no_temp_no_lock_and_no_half_writ
     else:  # stopped before the rename: untouched, and no backup
         assert text == ORIGINAL + TORN
         assert [n for n in names if ".bak" in n] == []
+
+
+_COMPACT = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from ctxtool.cli import main
+sys.argv = ["ctxtool", "compact", "--summarizer", "command", "--summarizer-command", sys.argv[2],
+            "--keep-recent-tokens", "0", "-j", "2", *sys.argv[3:]]
+main()
+"""
+
+
+def test_sigterm_stops_a_batch_of_compactions_run_side_by_side(tmp_path):
+    """``compact -j 2`` of six files whose summarizer takes a while, SIGTERM during the first two: the files not started
+    are not, the two being summarized make no further call and are not written (the review's case, 2026-11-30: it ran
+    all six to the end, then said "Terminated.")."""
+    import shutil
+    import time
+
+    src = os.path.join(ROOT, "fixtures", "compact", "pi-basic.input.jsonl")
+    files = []
+    for i in range(6):
+        files.append(str(tmp_path / f"s{i}.jsonl"))
+        shutil.copyfile(src, files[-1])
+    calls = tmp_path / "calls"
+    started = tmp_path / "started"
+    cmd = f"echo x >> {calls}; touch {started}; sleep 2; echo summary text"
+    p = subprocess.Popen([sys.executable, "-c", _COMPACT, ROOT, cmd, *files], stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 143, err[-800:]
+    assert err.strip().splitlines()[-1] == "Terminated.", err[-800:]
+    assert len(calls.read_text().split()) <= 2  # no call once stopped: the two already running
+    assert [n for n in os.listdir(tmp_path) if ".bak" in n or ".ctxtool-" in n or n.endswith(".lock")] == []
+    assert all(open(f, "rb").read() == open(src, "rb").read() for f in files)

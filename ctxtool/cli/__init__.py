@@ -61,7 +61,13 @@ class CtxGroup(click.Group):
         except (click.exceptions.Exit, click.exceptions.Abort):
             raise
         except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM (interrupts.Terminated): after the clean-up they make
-            click.echo("Terminated." if isinstance(e, Terminated) else "Interrupted.", err=True)
+            word = "Terminated" if isinstance(e, Terminated) else "Interrupted"
+            done = getattr(e, "committed", None)  # taken once a rewrite was whole (commit.commit)
+            if done is not None:
+                kept = f" (backup: {done.backup})" if done.backup else ""
+                click.echo(shown(ctx, f"{word} after {done.path} was rewritten{kept}."), err=True)
+            else:
+                click.echo(f"{word}.", err=True)
             ctx.exit(interrupted_exit(e))
         except BrokenPipeError:
             render.silence_stdout()

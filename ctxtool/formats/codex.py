@@ -471,7 +471,8 @@ REFUSED_ACTION = object()
 def web_search_action(v):
     """The action Codex sends for a web_search_call's ``action`` (None: none), or ``REFUSED_ACTION`` where it cannot
     read it and skips the line: an object without a ``type``, a tag of another type (null, a boolean, a fraction, an
-    object), a known variant's field of another type, an empty list, a string or a number."""
+    object), a known variant's field of another type, an empty list or one with more elements than its variant has
+    fields (``["other", 1]``), a string or a number."""
     if v is None:
         return None
     if type(v) is dict:
@@ -489,12 +490,12 @@ def web_search_action(v):
     else:
         return REFUSED_ACTION
     name, spec = _WS_ACTIONS[k]
-    if not spec:
-        return {"type": name}
-    if fields is None:
+    if fields is None:  # the list form: no more elements than the variant has fields (``other``: none)
         if len(v) - 1 > len(spec):
             return REFUSED_ACTION
         fields = {key: x for (key, _), x in zip(spec, v[1:])}
+    if not spec:
+        return {"type": name}
     out = {"type": name}
     for key, kind in spec:
         x = fields.get(key)
