@@ -21,11 +21,16 @@ out, JavaScript's trim); list content gets a newline after its last text block a
 are. An error result is merged the same way. The message built so far may also end with reminders the client never
 merges right after a result: the rendering then goes into that result, and they stay after it.
 
-Judged with the client: ``fixtures/claude-recorded/merged_into_result*`` (a prompt's instructions rendering left under a
-tool result when the answer between them is lost: string, list, error, blank and image-bearing results, and one of the
-client's own call ids), judge fuzz seed 1107, case 0107. Not imitated: the reminders of a finished background command
-or MCP task (their text is built from values not read here), a proactivity or setup-choices note, a coordinator's
-relayed message (``kcs``), and the client's mode that merges typed text too (off in the client as judged).
+The merge is made once the client's pairing fixes are (``view._merged_after_heal``): a result it drops (no call
+before it) takes nothing, a turn it joins (a response between dropped) is one turn.
+
+Judged with the client: ``fixtures/claude-merge`` (a prompt's instructions rendering left under a tool result when the
+answer between them is lost: string, list, error, blank and image-bearing results, one of the client's own call ids,
+an orphan result), judge fuzz seed 1107, case 0107; as Sonnet 4.6, ``fixtures/claude-models``. Not imitated: the
+reminders of a finished background command or MCP task (their text is built from values not read here), a
+proactivity or setup-choices note, a coordinator's relayed message (``kcs``), and the client's mode that merges typed
+text too (off in the client as judged). Read in the code, not recorded: two result lines with a rendering between
+them (it goes into the first line's result).
 """
 
 from __future__ import annotations

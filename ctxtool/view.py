@@ -331,8 +331,8 @@ def sent_messages(t, entries: list[Entry] | None = None, *, model: str | None = 
                 out.append({"role": role, "content": blocks, "lines": [e.lineno for e in part]})
     if fmt != "claude":
         return out
-    out = [dict(m, content=on_the_wire(_unmarked(m["content"]))) for m in heal(out, close_turn=close, lines=True,
-                                                                               tools=tools)]
+    out = [dict(m, content=on_the_wire(_unmarked(m["content"]))) for m in _merged_after_heal(
+        t, heal(out, close_turn=close, lines=True, tools=tools), system_turns)]
     for i, m in enumerate(out):
         if m["role"] == "system" and (i == 0 or (out[i - 1]["role"] != "user" and i + 1 < len(out))):
             # context the client renders for the system with no user message before it (a history that starts so: a
@@ -689,10 +689,14 @@ def _local_command_run(t, context: list[Entry], f) -> bool:
 
 
 def _unmarked(content):
-    """A message's content without the marks ``_claude_user_run`` puts on rendered context (``RENDERED``)."""
+    """A message's content without the marks ``_claude_user_run`` puts on its blocks (``RENDERED``, ``SOURCE``)."""
     if type(content) is not list:
         return content
-    return [{k: v for k, v in b.items() if k != RENDERED} if type(b) is dict and RENDERED in b else b for b in content]
+    return [{k: v for k, v in b.items() if k != RENDERED and k != SOURCE}
+            if type(b) is dict and (RENDERED in b or SOURCE in b) else b for b in content]
+
+
+SOURCE = "_src"  # the mark of a user turn's block: the index of the line it comes from (view._claude_user_run)
 
 
 # A deferred-tools delta whose tools the client surfaced as tool additions (``surfacedNames``) is rendered, for a model
@@ -721,9 +725,9 @@ def _claude_user_run(t, group: list[Entry], f, system_turns: bool = True) -> lis
     messages (``system_turns`` False) that context is reminder text of the turn as well, among the rest in file
     order (its recorded rendering as written)."""
     results, ctx_user, typed, ctx_system = [], [], [], []
-    order = []  # the lines as the client merges them (claude_merge.fold): (kind, entry, blocks)
     for e in group:
-        blocks = t.reload(e, f).blocks or []
+        # (each block marked with its line, SOURCE: the client's merge of renderings into results, once healed)
+        blocks = [{**b, SOURCE: e.index} if type(b) is dict else b for b in t.reload(e, f).blocks or []]
         ctx = e.get("context")
         if ctx == "system" and system_turns:
             ctx_system.append((e, blocks))
@@ -734,15 +738,10 @@ def _claude_user_run(t, group: list[Entry], f, system_turns: bool = True) -> lis
             # is white space alone; the last joins the turn, where white space alone is left out as typed text is: heal)
             # (a picture the client renders from a file attachment's data is a rendering too: formats.claude)
             ctx_user.append((e, [{**b, RENDERED: k < len(blocks) - 1 or LAST} for k, b in enumerate(blocks)]))
-            order.append(("render", e, blocks))
         elif e.results:
             results.append((e, blocks))
-            order.append(("result", e, blocks))
         else:
             typed.append((e, blocks))
-            order.append(("typed", e, blocks))
-    if results and ctx_user:
-        results, ctx_user = _merged_into_results(t, order, results, ctx_user, f, system_turns)
     out = []
     user = results + ctx_user + typed
     if user:
@@ -765,18 +764,59 @@ def _claude_user_run(t, group: list[Entry], f, system_turns: bool = True) -> lis
     return out
 
 
-def _merged_into_results(t, order: list, results: list, ctx_user: list, f, system_turns: bool) -> tuple[list, list]:
-    """``results`` with the renderings the client merges into a tool result's content merged, and ``ctx_user`` less
-    those renderings (``claude_merge``)."""
+def _merged_after_heal(t, messages: list[dict], system_turns: bool) -> list[dict]:
+    """``messages`` (healed: the client's pairing fixes made, its turns joined) with the renderings the client merges
+    into a tool result's content merged (``claude_merge``): per user message, its lines in file order, from the
+    blocks' marks (``SOURCE``). A result the client drops (no call before it, a second one) is no place for one
+    (a review's round, 2026-11-30: the rendering under an orphan result was lost with it); a turn healing joins (a
+    response between them dropped) is one place (judged on a Sonnet 4.6 resume)."""
+    todo = [k for k, m in enumerate(messages) if m["role"] == "user" and type(m["content"]) is list and any(
+        type(b) is dict and b.get(RENDERED) is not None for b in m["content"]) and any(
+        type(b) is dict and b.get("type") == "tool_result" and SOURCE in b for b in m["content"])]
+    if not todo:
+        return messages
     from . import claude_merge
 
-    items = [(kind, e.index, blocks, kind == "render" and claude_merge.beside(t.load(e, f), system_turns))
-             for kind, e, blocks in order]
-    merged = claude_merge.fold(items, system_turns)
-    if not merged:
-        return results, ctx_user
-    results = [(e, [merged.get(("block", e.index, k), b) for k, b in enumerate(blocks)]) for e, blocks in results]
-    return results, [(e, bl) for e, bl in ctx_user if e.index not in merged]
+    out = list(messages)
+    with open(t.path, "rb") as f:
+        for k in todo:
+            content = out[k]["content"]
+            groups: dict = {}  # line index -> its blocks in the message, in order
+            for b in content:
+                if type(b) is dict and SOURCE in b:
+                    groups.setdefault(b[SOURCE], []).append(b)
+            entries = {i: t.entries[i] for i in groups if 0 <= i < len(t.entries) and t.entries[i].index == i}
+            items = []
+            for i in sorted(entries, key=lambda i: entries[i].lineno):
+                blocks, e = groups[i], entries[i]
+                if any(b.get("type") == "tool_result" for b in blocks):
+                    items.append(("result", i, blocks, False))
+                elif any(b.get(RENDERED) is not None for b in blocks):
+                    items.append(("render", i, _rendering_blocks(t, e, f, system_turns),
+                                  claude_merge.beside(t.load(e, f), system_turns)))
+                else:
+                    items.append(("typed", i, blocks, False))
+            merged = claude_merge.fold(items, system_turns)
+            if not merged:
+                continue
+            place = {id(b): (i, n) for i, bl in groups.items() for n, b in enumerate(bl)}
+            new = []
+            for b in content:
+                where = place.get(id(b))
+                if where is not None and where[0] in merged:
+                    continue  # a rendering merged into a result
+                new.append(merged.get(("block",) + where, b) if where is not None else b)
+            out[k] = dict(out[k], content=new)
+    return out
+
+
+def _rendering_blocks(t, e: Entry, f, system_turns: bool) -> list:
+    """A rendering's blocks as its line holds them (to a model without system messages, a surfaced deferred-tools
+    delta's header as the client writes it then)."""
+    blocks = t.reload(e, f).blocks or []
+    if not system_turns and e.get("context") == "system" and any(_is_text(b) and SURFACED in b["text"] for b in blocks):
+        blocks = _unsurfaced(t.load(e, f), blocks)
+    return blocks
 
 
 def _joined(results: list[list], rendered: list[list], typed: list[list]) -> list[dict]:

@@ -1,5 +1,5 @@
 """The model Claude Code resumes with and what it changes (``ctxtool/claude_models.py``): the rules one by one, the
-57 cases of ``fixtures/claude-models`` recorded with the real client on 2026-11-30 (the request's model, and its
+58 cases of ``fixtures/claude-models`` recorded with the real client on 2026-11-30 (the request's model, and its
 messages against ``view.sent_messages``), the ``view`` command's ``--model`` and environment, and one case resumed in
 the client again."""
 
@@ -122,7 +122,7 @@ def test_thinking_of_another_model():
 # ------------------------------------------------------------------------------------------------ the recorded cases
 
 def test_the_cases_are_there():
-    assert len(CASES) == 57 and all(os.path.exists(os.path.join(HERE, n + ".payload.json")) for n in CASES)
+    assert len(CASES) == 58 and all(os.path.exists(os.path.join(HERE, n + ".payload.json")) for n in CASES)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
