@@ -115,13 +115,13 @@ def from_option(value: str) -> str:
 
 
 def resume_model(newest_first: Iterable[tuple[int, dict]], *, override: str | None = None, default: str = DEFAULT,
-                 today: datetime.date | None = None) -> Resumed:
+                 today: datetime.date | None = None, override_from: str = "--model") -> Resumed:
     """The model the client resumes with. ``newest_first``: the resumed conversation's assistant lines, newest first,
     as ``(line number, the line's object)`` (taken one by one until one decides). ``override``: the model the client is
-    run with (``--model``)."""
+    run with (``--model``; ``override_from`` says where it came from, for a person)."""
     if override:
         m = from_option(override)
-        return Resumed(m, f"--model {override}")
+        return Resumed(m, f"{override_from} {override}")
     today = today or datetime.date.today()
     for no, obj in newest_first:
         msg = obj.get("message") if isinstance(obj, dict) else None
@@ -142,3 +142,21 @@ def foreign(model, request: str) -> bool:
         return True
     return model != SYNTHETIC and model != request and canonical(model) != canonical(request)
 
+
+
+# the client's environment that chooses its model: ANTHROPIC_MODEL is its --model; any ANTHROPIC_DEFAULT_*_MODEL turns the
+# restore off, and the default (the opus alias) is then ANTHROPIC_DEFAULT_OPUS_MODEL where set (judged, 3 variables)
+DEFAULT_VARIABLES = ("ANTHROPIC_DEFAULT_OPUS_MODEL", "ANTHROPIC_DEFAULT_SONNET_MODEL", "ANTHROPIC_DEFAULT_HAIKU_MODEL",
+                     "ANTHROPIC_DEFAULT_FABLE_MODEL")
+
+
+def from_environment(env) -> tuple[str, str] | None:
+    """``(model, the variable that chose it)`` where the client's environment ``env`` chooses its model, else None."""
+    if env.get("ANTHROPIC_MODEL"):
+        return env["ANTHROPIC_MODEL"], "ANTHROPIC_MODEL"
+    if any(env.get(k) for k in DEFAULT_VARIABLES):
+        if env.get("ANTHROPIC_DEFAULT_OPUS_MODEL"):
+            return env["ANTHROPIC_DEFAULT_OPUS_MODEL"], "ANTHROPIC_DEFAULT_OPUS_MODEL"
+        set_ = next(k for k in DEFAULT_VARIABLES if env.get(k))
+        return DEFAULT, f"the default ({set_} turns the restore off)"
+    return None

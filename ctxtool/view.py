@@ -281,7 +281,7 @@ def claude_tools(t, entries: list[Entry], f) -> frozenset:
 
 
 def sent_messages(t, entries: list[Entry] | None = None, *, model: str | None = None, foreign_thinking: bool = False,
-                  today=None, request: list | None = None) -> list[dict]:
+                  today=None, request: list | None = None, model_from: str = "--model") -> list[dict]:
     """The provider view as the agent sends it: ``{"role", "content", "lines"}`` per message,
     content as Messages API blocks (loaded again from the file by offset). Claude Code: context
     attachments as the role the client renders them in (``system`` or ``user``), and the
@@ -302,7 +302,7 @@ def sent_messages(t, entries: list[Entry] | None = None, *, model: str | None = 
     system_turns = True
     with open(t.path, "rb") as f:
         if fmt == "claude":
-            req = claude_request(t, entries, context, f, model=model, today=today)
+            req = claude_request(t, entries, context, f, model=model, today=today, model_from=model_from)
             if request is not None:
                 request.append(req)
             system_turns = req.system_turns
@@ -344,7 +344,8 @@ def sent_messages(t, entries: list[Entry] | None = None, *, model: str | None = 
     return out
 
 
-def claude_request(t, entries: list[Entry], context: list[Entry], f=None, *, model: str | None = None, today=None):
+def claude_request(t, entries: list[Entry], context: list[Entry], f=None, *, model: str | None = None, today=None,
+                   model_from: str = "--model"):
     """The model Claude Code resumes ``t`` with (``claude_models.resume_model``): the conversation it sends walked back
     from its end, then, where that starts at a compact boundary, the main thread's responses before it (the client keeps
     them loaded)."""
@@ -362,7 +363,7 @@ def claude_request(t, entries: list[Entry], context: list[Entry], f=None, *, mod
             for e in reversed(before):
                 if e.type == "assistant" and not (e.extra is not None and e.extra.get("sidechain")):
                     yield e.lineno, t.load(e, f)
-    return claude_models.resume_model(newest_first(), override=model, today=today)
+    return claude_models.resume_model(newest_first(), override=model, today=today, override_from=model_from)
 
 
 def on_the_wire(v):
@@ -869,15 +870,16 @@ def _summary_text(t, e: Entry, f) -> str:
     return str(obj.get("summary") or "")
 
 
-def view_file(path: str, fmt: str | None = None, *, model: str | None = None, foreign_thinking: bool = False) -> dict:
+def view_file(path: str, fmt: str | None = None, *, model: str | None = None, foreign_thinking: bool = False,
+              model_from: str = "--model") -> dict:
     """What ``ctxtool view`` shows: the messages the agent sends for ``path`` (``sent_messages``). Claude Code: with
     the model it resumes with (``model``: as the client's ``--model``) and how that was chosen."""
     from .transcript import scan
 
     t = scan(path, fmt, stats=False)
     req: list = []
-    msgs = codex_messages(t) if t.format_name == "codex" else sent_messages(t, model=model,
-                                                                              foreign_thinking=foreign_thinking, request=req)
+    msgs = codex_messages(t) if t.format_name == "codex" else sent_messages(
+        t, model=model, foreign_thinking=foreign_thinking, request=req, model_from=model_from)
     out = {"path": path, "format": t.format_name, "messages": msgs, "bad_lines": [b.lineno for b in t.bad]}
     if req:
         out["model"] = {"name": req[0].model, "basis": req[0].basis, "system_messages": req[0].system_turns,

@@ -148,8 +148,11 @@ def test_a_sonnet_session_sends_no_system_message_and_its_context_in_the_turns()
 
 # ---------------------------------------------------------------------------------------------------- the command
 
+CLEAN = {k: "" for k in ("ANTHROPIC_MODEL", "ANTHROPIC_BASE_URL", *claude_models.DEFAULT_VARIABLES)}
+
+
 def view_json(path, *args, env=None):
-    r = CliRunner().invoke(cli, ["view", "--json", *args, path], env=env or {})
+    r = CliRunner().invoke(cli, ["view", "--json", *args, path], env={**CLEAN, **(env or {})})
     assert r.exit_code == 0, r.output
     return json.loads(r.output)
 
@@ -166,7 +169,7 @@ def test_view_takes_the_model_option_and_the_clients_environment():
     d = view_json(path, "--model", "opus", env={"ANTHROPIC_MODEL": "", "ANTHROPIC_BASE_URL": ""})
     assert d["model"]["name"] == "claude-opus-5-5" and any(m["role"] == "system" for m in d["messages"])
     d = view_json(path, env={"ANTHROPIC_MODEL": "claude-haiku-4-5", "ANTHROPIC_BASE_URL": ""})
-    assert d["model"]["name"] == "claude-haiku-4-5" and d["model"]["basis"] == "--model claude-haiku-4-5"
+    assert d["model"]["name"] == "claude-haiku-4-5" and d["model"]["basis"] == "ANTHROPIC_MODEL claude-haiku-4-5"
     kept = view_json(path, "--model", "opus", env={"ANTHROPIC_BASE_URL": "https://api.anthropic.com"})
     dropped = view_json(path, "--model", "opus", env={"ANTHROPIC_BASE_URL": "http://127.0.0.1:8080"})
     assert dropped["model"]["foreign_thinking"] == "dropped" and kept["model"]["foreign_thinking"] == "kept"
@@ -186,3 +189,20 @@ def test_the_client_still_resumes_as_recorded(tmp_path):
     r = resume_payload(path)
     assert r["raw"]["model"] == CASES[name]["request_model"] == "claude-sonnet-4-6"
     assert conversation(sent_messages(scan(path), foreign_thinking=True)) == conversation(r["messages"])
+
+
+@pytest.mark.parametrize("env,model,system", [
+    ({"ANTHROPIC_DEFAULT_SONNET_MODEL": "claude-haiku-4-5"}, "claude-opus-5-5", True),
+    ({"ANTHROPIC_DEFAULT_HAIKU_MODEL": "claude-opus-4-7"}, "claude-opus-5-5", True),
+    ({"ANTHROPIC_DEFAULT_OPUS_MODEL": "claude-haiku-4-5"}, "claude-haiku-4-5", False),
+])
+def test_a_default_model_variable_turns_the_restore_off(env, model, system):
+    """Judged (2026-11-30, ``parallel.jsonl`` with its last response Sonnet 4.6): any ANTHROPIC_DEFAULT_*_MODEL makes
+    the client skip the restore and take its default, the opus alias, which ANTHROPIC_DEFAULT_OPUS_MODEL names."""
+    d = view_json(os.path.join(HERE, "sonnet_session.jsonl"), env=env)
+    assert d["model"]["name"] == model and d["model"]["system_messages"] is system
+
+
+def test_an_empty_model_option_is_a_usage_error():
+    r = CliRunner().invoke(cli, ["view", "--model", " ", os.path.join(HERE, "sonnet_session.jsonl")], env=CLEAN)
+    assert r.exit_code == 2 and "--model" in r.output

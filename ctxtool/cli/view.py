@@ -47,7 +47,8 @@ def _summary(content) -> str:
 @click.option("--jsonl", is_flag=True, help="Messages JSONL (one {role, content} per line) even on a terminal.")
 @click.option("--model", "model", metavar="NAME", default=None,
               help="Claude Code: the model the client is run with (its --model; an alias such as sonnet too). Default: "
-                   "$ANTHROPIC_MODEL, else the model the client restores, the last response's.")
+                   "$ANTHROPIC_MODEL (an ANTHROPIC_DEFAULT_*_MODEL: the default), else the model the client restores, "
+                   "the last response's.")
 def view(path, fmt, json_, jsonl, model):
     """Print the messages the agent sends for PATH: the provider view.
 
@@ -74,7 +75,10 @@ def view(path, fmt, json_, jsonl, model):
         raise click.UsageError("--json and --jsonl are two outputs: give one")
     path = one_input(path)  # standard input or a pipe (``-``): its spooled copy, shown as <stdin>
     working_on(path)  # an error that escapes names the file
-    r = view_file(path, fmt, model=model or os.environ.get("ANTHROPIC_MODEL") or None,
+    if model is not None and not model.strip():
+        raise click.BadParameter("is empty", param_hint="--model")
+    chosen = (model, "--model") if model else _from_environment(os.environ)
+    r = view_file(path, fmt, model=chosen[0] if chosen else None, model_from=chosen[1] if chosen else "--model",
                   foreign_thinking=_another_host(os.environ.get("ANTHROPIC_BASE_URL")))
     if json_:
         emit_json(r)
@@ -96,6 +100,13 @@ def view(path, fmt, json_, jsonl, model):
             out.write(dumps(m["item"] if "item" in m else {"role": m["role"], "content": m["content"]}) + b"\n")
         out.flush()
     raise SystemExit(EXIT_OK)
+
+
+def _from_environment(env):
+    """The model the client's environment chooses (ANTHROPIC_MODEL, ANTHROPIC_DEFAULT_*_MODEL), or None."""
+    from ..claude_models import from_environment
+
+    return from_environment(env)
 
 
 def _another_host(base_url: str | None) -> bool:
