@@ -26,7 +26,7 @@ before it) takes nothing, a turn it joins (a response between dropped) is one tu
 
 Judged with the client: ``fixtures/claude-merge`` (a prompt's instructions rendering left under a tool result when the
 answer between them is lost: string, list, error, blank and image-bearing results, one of the client's own call ids,
-an orphan result), judge fuzz seed 1107, case 0107; as Sonnet 4.6, ``fixtures/claude-models``. Not imitated: the
+an orphan result; the shape judge fuzz seed 1107, case 0107 found); as Sonnet 4.6, ``fixtures/claude-models``. Not imitated: the
 reminders of a finished background command or MCP task (their text is built from values not read here), a
 proactivity or setup-choices note, a coordinator's relayed message (``kcs``), and the client's mode that merges typed
 text too (off in the client as judged). Read in the code, not recorded: two result lines with a rendering between

@@ -20,7 +20,7 @@ REMINDER = "<system-reminder>\nInstruction files were re-read.\n</system-reminde
 
 
 def test_the_cases_are_there():
-    assert len(CASES) == 9 and all(os.path.exists(os.path.join(HERE, n + ".payload.json")) for n in CASES)
+    assert len(CASES) == 8 and all(os.path.exists(os.path.join(HERE, n + ".payload.json")) for n in CASES)
 
 
 @pytest.mark.parametrize("name", CASES)
