@@ -76,14 +76,15 @@ class held:
             return
         before, self._before = self._before, None
         _depth -= 1
-        came = None
-        if _depth == 0 and _got:
-            came = signal.SIGTERM if signal.SIGTERM in _got else _got[0]  # (both: the stronger request, a supervisor's)
-            _got.clear()
-        # the handlers put back with the signals blocked: one that came meanwhile cannot stop the loop half way (and
-        # leave a signal noted for ever); it is taken once they are unblocked
+        # the signals noted and the handlers put back with the signals blocked: one that comes meanwhile can neither
+        # stop the loop half way nor be noted after the last look (and stay noted for ever); it is taken once they are
+        # unblocked, by the handler put back
         mask = signal.pthread_sigmask(signal.SIG_BLOCK, HELD) if hasattr(signal, "pthread_sigmask") and before else None
+        came = None
         try:
+            if _depth == 0 and _got:
+                came = signal.SIGTERM if signal.SIGTERM in _got else _got[0]  # (both: the stronger one, a supervisor's)
+                _got.clear()
             for sig, was in before.items():
                 signal.signal(sig, was)
         finally:
