@@ -191,7 +191,9 @@ _MISSING = object()
 
 def fold(items: list, system_turns: bool) -> dict:
     """Which renderings of a user turn go into a tool result. ``items``: ``(kind, key, blocks, keeps_beside)`` in
-    file order, ``kind`` "result" (a line with tool results), "render" (a rendering for the user) or "typed".
+    file order, ``kind`` "result" (a line with tool results), "render" (a rendering for the user) or "typed"; for a
+    rendering, ``keeps_beside`` (``beside``) and the blocks merged may be callables, asked only where the rendering
+    comes right under a result (``blocks`` then are what its texts are told by; the callable's, what is merged).
     Returns ``{render key: (result line key, index of the block in its blocks)}`` for each rendering merged, and the
     merged result blocks under ``("block", result key, index)``; the caller puts those in place of the results' blocks
     and leaves the merged renderings out. Renderings move up past typed lines to just under the last result line before
@@ -214,7 +216,8 @@ def fold(items: list, system_turns: bool) -> dict:
     out: dict = {}
     blocks_now: dict = {}  # (result key, index) -> the block as merged so far
     content: list = []  # the message built so far: ("result", key, index) | ("text", special) | ("other",)
-    for kind, key, blocks, keeps in seq:
+    for item in seq:
+        kind, key, blocks, keeps = item[:4]
         toks = []
         for k, b in enumerate(blocks):
             if kind == "result" and isinstance(b, dict) and b.get("type") == "tool_result":
@@ -227,7 +230,7 @@ def fold(items: list, system_turns: bool) -> dict:
         if not content:
             content = toks
             continue
-        if kind == "render" and not keeps:
+        if kind == "render":
             target = None
             if content[-1][0] == "result":
                 target = content[-1]
@@ -238,9 +241,11 @@ def fold(items: list, system_turns: bool) -> dict:
                 if h < len(content) and h > 0 and content[h - 1][0] == "result" and not any(
                         _special(b, system_turns) for b in blocks):
                     target = content[h - 1]
-            if target is not None:
+            if target is not None and callable(keeps):
+                keeps = keeps()
+            if target is not None and not keeps:
                 ref = (target[1], target[2])
-                m = merged(blocks_now[ref], blocks, system_turns)
+                m = merged(blocks_now[ref], item[4]() if len(item) > 4 else blocks, system_turns)
                 if m is not None:
                     blocks_now[ref] = m
                     out[key] = ref

@@ -351,9 +351,9 @@ def claude_request(t, entries: list[Entry], context: list[Entry], f=None, *, mod
     them loaded)."""
     from . import claude_models
 
-    def newest_first():
+    def newest_first():  # (a line whose model is no string, or <synthetic>, is passed by without reading it again)
         for e in reversed(context):
-            if e.type == "assistant":
+            if e.type == "assistant" and e.model is not None and e.model != claude_models.SYNTHETIC:
                 yield e.lineno, t.load(e, f)
         start = context[0] if context else None
         if start is not None and start.kind == BOUNDARY:
@@ -361,7 +361,8 @@ def claude_request(t, entries: list[Entry], context: list[Entry], f=None, *, mod
             before = entries[:i] if 0 <= i < len(entries) and entries[i] is start else [
                 x for x in entries if x.lineno < start.lineno]
             for e in reversed(before):
-                if e.type == "assistant" and not (e.extra is not None and e.extra.get("sidechain")):
+                if (e.type == "assistant" and e.model is not None and e.model != claude_models.SYNTHETIC
+                        and not (e.extra is not None and e.extra.get("sidechain"))):
                     yield e.lineno, t.load(e, f)
     return claude_models.resume_model(newest_first(), override=model, today=today, override_from=model_from)
 
@@ -793,8 +794,10 @@ def _merged_after_heal(t, messages: list[dict], system_turns: bool) -> list[dict
                 if any(b.get("type") == "tool_result" for b in blocks):
                     items.append(("result", i, blocks, False))
                 elif any(b.get(RENDERED) is not None for b in blocks):
-                    items.append(("render", i, _rendering_blocks(t, e, f, system_turns),
-                                  claude_merge.beside(t.load(e, f), system_turns)))
+                    # (its line read again only where it comes right under a result: the kind, the blocks as written)
+                    items.append(("render", i, blocks,
+                                  lambda e=e: claude_merge.beside(t.load(e, f), system_turns),
+                                  lambda e=e: _rendering_blocks(t, e, f, system_turns)))
                 else:
                     items.append(("typed", i, blocks, False))
             merged = claude_merge.fold(items, system_turns)
