@@ -160,3 +160,17 @@ def from_environment(env) -> tuple[str, str] | None:
         set_ = next(k for k in DEFAULT_VARIABLES if env.get(k))
         return DEFAULT, f"the default ({set_} turns the restore off)"
     return None
+
+
+def another_host(base_url: str | None) -> bool:
+    """The client talks to another host than Anthropic's API (its ``ANTHROPIC_BASE_URL``): it then drops the thinking
+    other models wrote (``foreign``)."""
+    if not base_url:
+        return False
+    from urllib.parse import urlsplit
+
+    try:
+        host = urlsplit(base_url.strip()).hostname
+    except ValueError:
+        return True
+    return host != "api.anthropic.com"

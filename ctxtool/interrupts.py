@@ -29,6 +29,11 @@ def interrupted_exit(e: KeyboardInterrupt) -> int:
     return 128 + (signal.SIGTERM if isinstance(e, Terminated) else signal.SIGINT)
 
 
+def stopped_by(e: KeyboardInterrupt) -> str:
+    """How a person is told what stopped a command: "Terminated" (SIGTERM) or "Interrupted" (Ctrl-C)."""
+    return "Terminated" if isinstance(e, Terminated) else "Interrupted"
+
+
 def _raise_terminated(signum, frame) -> None:
     raise Terminated()
 

@@ -351,9 +351,12 @@ def claude_request(t, entries: list[Entry], context: list[Entry], f=None, *, mod
     them loaded)."""
     from . import claude_models
 
-    def newest_first():  # (a line whose model is no string, or <synthetic>, is passed by without reading it again)
+    def named(e: Entry) -> bool:  # (a line whose model is no string, or <synthetic>, is passed by unread)
+        return e.type == "assistant" and e.model is not None and e.model != claude_models.SYNTHETIC
+
+    def newest_first():  # (taken one by one: the walk stops at the line that decides)
         for e in reversed(context):
-            if e.type == "assistant" and e.model is not None and e.model != claude_models.SYNTHETIC:
+            if named(e):
                 yield e.lineno, t.load(e, f)
         start = context[0] if context else None
         if start is not None and start.kind == BOUNDARY:
@@ -361,8 +364,7 @@ def claude_request(t, entries: list[Entry], context: list[Entry], f=None, *, mod
             before = entries[:i] if 0 <= i < len(entries) and entries[i] is start else [
                 x for x in entries if x.lineno < start.lineno]
             for e in reversed(before):
-                if (e.type == "assistant" and e.model is not None and e.model != claude_models.SYNTHETIC
-                        and not (e.extra is not None and e.extra.get("sidechain"))):
+                if named(e) and not (e.extra is not None and e.extra.get("sidechain")):
                     yield e.lineno, t.load(e, f)
     return claude_models.resume_model(newest_first(), override=model, today=today, override_from=model_from)
 
@@ -690,15 +692,15 @@ def _local_command_run(t, context: list[Entry], f) -> bool:
     return all_meta
 
 
+SOURCE = "_src"  # the mark of a user turn's block: the index of the line it comes from (view._claude_user_run)
+
+
 def _unmarked(content):
     """A message's content without the marks ``_claude_user_run`` puts on its blocks (``RENDERED``, ``SOURCE``)."""
     if type(content) is not list:
         return content
     return [{k: v for k, v in b.items() if k != RENDERED and k != SOURCE}
             if type(b) is dict and (RENDERED in b or SOURCE in b) else b for b in content]
-
-
-SOURCE = "_src"  # the mark of a user turn's block: the index of the line it comes from (view._claude_user_run)
 
 
 # A deferred-tools delta whose tools the client surfaced as tool additions (``surfacedNames``) is rendered, for a model
@@ -710,8 +712,12 @@ SEARCHABLE = ("The following deferred tools are now available via ToolSearch. Th
               "to load tool schemas before calling them:\n")
 
 
-def _unsurfaced(obj: dict, blocks: list) -> list:
-    """A deferred-tools delta's rendering as the client sends it to a model without system messages."""
+def _unsurfaced(t, e: Entry, f, blocks: list) -> list:
+    """A deferred-tools delta's rendering (``blocks``, line ``e``'s) as the client sends it to a model without system
+    messages (its line read again only where a block holds the header)."""
+    if not any(_is_text(b) and SURFACED in b["text"] for b in blocks):
+        return blocks
+    obj = t.load(e, f)
     a = obj.get("attachment") if isinstance(obj, dict) else None
     if not (isinstance(a, dict) and a.get("type") == "deferred_tools_delta" and isinstance(a.get("surfacedNames"), list)
             and a["surfacedNames"]):
@@ -734,8 +740,8 @@ def _claude_user_run(t, group: list[Entry], f, system_turns: bool = True) -> lis
         if ctx == "system" and system_turns:
             ctx_system.append((e, blocks))
         elif ctx is not None:
-            if ctx == "system" and any(_is_text(b) and SURFACED in b["text"] for b in blocks):
-                blocks = _unsurfaced(t.load(e, f), blocks)
+            if ctx == "system":  # (to a model without system messages)
+                blocks = _unsurfaced(t, e, f, blocks)
             # (marked: the client sends each rendering but the last as a message of its own, kept as written when it
             # is white space alone; the last joins the turn, where white space alone is left out as typed text is: heal)
             # (a picture the client renders from a file attachment's data is a rendering too: formats.claude)
@@ -818,9 +824,7 @@ def _rendering_blocks(t, e: Entry, f, system_turns: bool) -> list:
     """A rendering's blocks as its line holds them (to a model without system messages, a surfaced deferred-tools
     delta's header as the client writes it then)."""
     blocks = t.reload(e, f).blocks or []
-    if not system_turns and e.get("context") == "system" and any(_is_text(b) and SURFACED in b["text"] for b in blocks):
-        blocks = _unsurfaced(t.load(e, f), blocks)
-    return blocks
+    return _unsurfaced(t, e, f, blocks) if not system_turns and e.get("context") == "system" else blocks
 
 
 def _joined(results: list[list], rendered: list[list], typed: list[list]) -> list[dict]:

@@ -15,7 +15,7 @@ import sys
 import click
 
 from .. import render, retained
-from ..interrupts import Terminated, interrupted_exit, terminate_as_interrupt
+from ..interrupts import interrupted_exit, stopped_by, terminate_as_interrupt
 from ..errors import EXIT_FAILED, EXIT_USAGE, CtxError, WriteError, unexpected
 from .common import CONTEXT_SETTINGS, CURRENT, TARGETS, shown
 
@@ -61,7 +61,7 @@ class CtxGroup(click.Group):
         except (click.exceptions.Exit, click.exceptions.Abort):
             raise
         except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM (interrupts.Terminated): after the clean-up they make
-            word = "Terminated" if isinstance(e, Terminated) else "Interrupted"
+            word = stopped_by(e)
             done = getattr(e, "committed", None)  # taken once a rewrite was whole (commit.commit)
             if done is not None:
                 kept = f" (backup: {done.backup})" if done.backup else ""

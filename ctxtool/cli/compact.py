@@ -16,7 +16,7 @@ from ..batch_compact import DEFAULT_BATCH_SIZE, BatchOptions, PollPolicy, run_ba
 from ..batch_state import default_path, run_key
 from ..compact_writer import Options, compact_batch
 from ..errors import EXIT_FAILED, EXIT_FINDINGS, EXIT_OK, InputError
-from ..interrupts import Terminated, interrupted_exit
+from ..interrupts import interrupted_exit, stopped_by
 from ..lock import DEFAULT_TIMEOUT
 from ..paths import shard as shard_files
 from ..report import MAX_SHARDS
@@ -26,8 +26,6 @@ from .common import (
     collect, CONTEXT_SETTINGS, emit_json, failure, FiniteRange, format_option, json_option, spooled,
     summarizer_options,
 )
-
-
 
 
 def _shard(ctx, param, value):
@@ -141,7 +139,7 @@ def compact(paths, summarizer, model, command, keep_recent_tokens, reserve_token
             except KeyboardInterrupt as e:
                 why = (f"the batch state is kept in {state}; run the same command again to resume "
                        "(nothing already submitted is sent again)")
-                click.echo(f"{'Terminated' if isinstance(e, Terminated) else 'Interrupted'}: {why}.", err=True)
+                click.echo(f"{stopped_by(e)}: {why}.", err=True)
                 if json_:  # stdout is still one JSON document
                     _json_error(f"interrupted: {why}", interrupted_exit(e), path=state)
                 raise SystemExit(interrupted_exit(e)) from None

@@ -77,9 +77,11 @@ def view(path, fmt, json_, jsonl, model):
     working_on(path)  # an error that escapes names the file
     if model is not None and not model.strip():
         raise click.BadParameter("is empty", param_hint="--model")
-    chosen = (model, "--model") if model else _from_environment(os.environ)
+    from ..claude_models import another_host, from_environment
+
+    chosen = (model, "--model") if model else from_environment(os.environ)
     r = view_file(path, fmt, model=chosen[0] if chosen else None, model_from=chosen[1] if chosen else "--model",
-                  foreign_thinking=_another_host(os.environ.get("ANTHROPIC_BASE_URL")))
+                  foreign_thinking=another_host(os.environ.get("ANTHROPIC_BASE_URL")))
     if json_:
         emit_json(r)
         raise SystemExit(EXIT_OK)
@@ -100,27 +102,6 @@ def view(path, fmt, json_, jsonl, model):
             out.write(dumps(m["item"] if "item" in m else {"role": m["role"], "content": m["content"]}) + b"\n")
         out.flush()
     raise SystemExit(EXIT_OK)
-
-
-def _from_environment(env):
-    """The model the client's environment chooses (ANTHROPIC_MODEL, ANTHROPIC_DEFAULT_*_MODEL), or None."""
-    from ..claude_models import from_environment
-
-    return from_environment(env)
-
-
-def _another_host(base_url: str | None) -> bool:
-    """Claude Code talks to another host than Anthropic's API (``ANTHROPIC_BASE_URL``): it then drops the thinking
-    other models wrote."""
-    if not base_url:
-        return False
-    from urllib.parse import urlsplit
-
-    try:
-        host = urlsplit(base_url.strip()).hostname
-    except ValueError:
-        return True
-    return host != "api.anthropic.com"
 
 
 def _drawing_forced() -> bool:

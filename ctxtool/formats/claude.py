@@ -252,9 +252,10 @@ REMINDER_OPEN, REMINDER_CLOSE = "<system-reminder>\n", "\n</system-reminder>"  #
 
 def image_renderings(att: dict) -> list | None:
     """The blocks the client sends for a file attachment whose content is a picture and which has no rendering of its
-    own (none, or none with text: one that fails the client's check): its reminders (a note, a Read call), then the picture. None for any other attachment, and
-    for shapes not imitated: a picture's data or the file's name not a string (the client's own error text, or fields
-    it drops), a saved copy's framing (``savedCopyFraming.enveloped``: a notice around the picture)."""
+    own (none, or none with text: one that fails the client's check): its reminders (a note, a Read call), then the
+    picture. None for any other attachment, and for shapes not imitated: a picture's data or the file's name not a
+    string (the client's own error text, or fields it drops), a saved copy's framing (``savedCopyFraming.enveloped``: a
+    notice around the picture)."""
     c = att.get("content")
     if type(c) is not dict or c.get("type") != "image":
         return None
