@@ -106,7 +106,7 @@ def validate_entries(fmt_name: str, entries, *, context=None) -> list[Violation]
     """Validate what the agent would send, in one pass without building the view.
     ``context``: the view's entries (``view.context_entries``) when the caller has them."""
     if fmt_name == "codex":
-        return (codex_envelopes(entries) + codex_header(entries)
+        return (codex_skipped_lines(entries) + codex_header(entries)
                 + validate_codex(codex_rules.sent_entries(entries) if context is None else context))
     return as_sent(fmt_name, validate_context(fmt_name, context_entries(fmt_name, entries) if context is None else context)[0])
 
@@ -182,7 +182,7 @@ def validate_file(path: str, fmt: str | None = None) -> dict:
     t = scan(path, fmt, stats=False)  # structure only
     if t.format_name == "codex":
         seq = codex_rules.sent_entries(t.entries)
-        found = codex_envelopes(t.entries) + codex_header(t.entries) + codex_lineage(t) + validate_codex(seq)
+        found = codex_skipped_lines(t.entries) + codex_header(t.entries) + codex_lineage(t) + validate_codex(seq)
         return {"path": path, "format": "codex", "messages": len(seq), "bad_lines": [b.lineno for b in t.bad],
                 "violations": [v.to_dict() for v in found]}
     found, messages = validate_context(t.format_name, context_entries(t.format_name, t.entries))
@@ -410,10 +410,12 @@ CODEX_HEALS = {
 OLDER_CODEX = " [older Codex versions sent it as is and the API answered: {}]"
 
 
-def codex_envelopes(entries) -> list[Violation]:
-    """Lines Codex's reader skips for their envelope (a timestamp that is no string, an ordinal that
-    is no unsigned integer), which repair mends: the ``session_meta`` line's makes the rollout one
-    Codex cannot resume (an error), another's leaves its line out of what Codex sends (a warning)."""
+def codex_skipped_lines(entries) -> list[Violation]:
+    """Lines Codex's reader refuses and skips on resume, each a warning that names its line and why (what it held is
+    not sent). For its envelope alone (a timestamp that is no string, an ordinal that is no unsigned integer), repair
+    mends the line: the ``session_meta`` line's makes the rollout one Codex cannot resume (an error). For a field of
+    an item or a compaction that Codex types otherwise (rules 4b-4n), repair leaves the line as written: what it held
+    is not known to be what the agent meant."""
     out: list[Violation] = []
     header = True
     for e in entries:
@@ -425,6 +427,9 @@ def codex_envelopes(entries) -> list[Violation]:
             else:
                 out.append(Violation("unreadable-line", WARNING, 0, [e.lineno],
                                      f"{x['unsent']}; repair mends the line"))
+        elif x is not None and x.get("refused"):
+            out.append(Violation("skipped-line", WARNING, 0, [e.lineno],
+                                 f"{x['unsent']}; what the line holds is not sent (repair leaves it as written)"))
         if e.type == "session_meta":
             header = False
     return out
@@ -439,7 +444,7 @@ def codex_header(entries) -> list[Violation]:
     (``formats.codex.meta_refusal``, judged field by field); otherwise it refuses the whole file ("does not start with
     session metadata"), and repair cannot rebuild the line: an error either way."""
     first = entries[0] if entries else None
-    if first is None or (first.extra is not None and first.extra.get("envelope")):  # (codex_envelopes says that)
+    if first is None or (first.extra is not None and first.extra.get("envelope")):  # (codex_skipped_lines says that)
         return []
     refuse = "Codex refuses to resume this rollout (\"does not start with session metadata\"); repair cannot rebuild it"
     if first.type != "session_meta":
