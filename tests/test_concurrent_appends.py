@@ -36,6 +36,7 @@ PHASES = ["before-read", "planned", "tmp-written", "before-rename", "renaming", 
 # a handle kept open from one of these phases on is still open at ctxtool's last look before the rename: refused
 HELD_AT_THE_LOOK = ("before-read", "planned", "tmp-written", "before-rename")
 MODES = ["open-per-line", "persistent-handle"]
+HELD_WAIT = 0.5  # how long a rewrite waits for a writer that keeps the file open (the default, 10 s, is the same path)
 EXTRACTIVE = ExtractiveSummarizer()
 PROFILE_FIXTURE = os.path.join(os.path.dirname(__file__), "..", "fixtures", "profile", "tool_heavy.jsonl")
 
@@ -210,7 +211,7 @@ def no_structure_left_to_fix(path):
 def test_repair_loses_no_appended_line(tmp_path, hooks, fmt, mode, phase):
     p = broken_session(tmp_path, fmt)
     if mode == "persistent-handle" and phase in HELD_AT_THE_LOOK:
-        return refused_while_held(tmp_path, hooks, p, fmt, phase, repair_file)
+        return refused_while_held(tmp_path, hooks, p, fmt, phase, lambda p: repair_file(p, lock_timeout=HELD_WAIT))
     agent, report = with_agent(hooks, p, fmt, mode, phase, repair_file)
     assert report.written and any(c.kind == "bad-line" for c in report.changes)
     agent.check(p)
@@ -562,7 +563,7 @@ def test_compact_loses_no_appended_line_and_hangs_it_under_the_compaction(tmp_pa
             return res.error
 
         return refused_while_held(tmp_path, hooks, p, fmt, phase, lambda p: compact_file(
-            p, EXTRACTIVE, Options(keep_recent_tokens=600)), failed)
+            p, EXTRACTIVE, Options(keep_recent_tokens=600, lock_timeout=HELD_WAIT)), failed)
     agent, res = with_agent(hooks, p, fmt, mode, phase, compacted)
     recs = records(p)
     if fmt == "pi":
