@@ -4,9 +4,13 @@
 walks the resumed conversation back from its end and takes the first assistant line that is not ``isMeta``, whose
 ``message.model`` is a string other than ``<synthetic>``: its ``inPlaceOfModel`` where that is a string, else its
 model. Only that line counts. A name the client does not restore (unknown, an alias, a model past its retirement date,
-``claude-opus-4-0``/``4-1``, ``claude-mythos-5``) gives the default (the settings' ``model``, else
-``claude-opus-5-5``) without looking further back. A restored name is sent as written, lower-cased, ``[1m]`` left out.
-Lines before a compact boundary count (the client keeps them loaded); a sidechain's and an abandoned branch's do not.
+``claude-opus-4-0``/``4-1``, ``claude-mythos-5``) gives the default, ``claude-opus-5-5``, without looking further back.
+A restored name is sent as written, lower-cased, ``[1m]`` left out. Lines before a compact boundary count (the client
+keeps them loaded); a sidechain's and an abandoned branch's do not. Where no response names a model, or an
+``ANTHROPIC_DEFAULT_*_MODEL`` turns the restore off, the settings' ``model`` is taken where one of the client's settings
+files names it (``client_settings``; an alias resolved, any other name sent as written), else the default. The
+settings' ``env`` is laid over the process's environment (``client_environment``): an ``ANTHROPIC_MODEL`` there is
+the client's model whatever the file says.
 
 **What it changes.** A model before ``claude-opus-4-8`` in the client's order (and every ``claude-3-`` model) takes no
 system messages: the context the client renders for the system goes in the user turn as reminder text instead
@@ -15,15 +19,18 @@ another model wrote is dropped where the client is not talking to Anthropic's AP
 set to another host); on Anthropic's API the client keeps it by default (a served flag decides; not seen offline).
 
 Judged with the real client (a helper's round of 2026-11-30: 22 names, `--model` and settings overrides, 16 fixtures
-resumed as Sonnet 4.6 and as Opus 5.5; ``fixtures/claude-models``). The retirement dates make the answer depend on the
+resumed as Sonnet 4.6 and as Opus 5.5; ``fixtures/claude-models``; the settings files, 2026-11-30, 30 cases:
+``tests/test_claude_settings_model.py``). The retirement dates make the answer depend on the
 day: ``claude-sonnet-4-5`` is not restored from 2026-11-30 on.
 """
 
 from __future__ import annotations
 
 import datetime
+import json
+import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable
 
 from .model import js_false
@@ -49,7 +56,8 @@ CATALOG = {
     "claude-mythos-5": "claude-mythos-5", "claude-mythos-5-1": "claude-mythos-5-1", "claude-mythos-5-2": "claude-mythos-5-2",
 }
 ALIASES = {"opus": "claude-opus-5-5", "sonnet": "claude-sonnet-5-5", "haiku": "claude-haiku-5-5",
-           "fable": "claude-fable-5-2", "best": "claude-opus-5-5"}
+           "fable": "claude-fable-5-2", "best": "claude-opus-5-5",
+           "opusplan": "claude-sonnet-5-5"}  # (opusplan: Opus in plan mode only; a resumed turn is not in it, judged)
 ALWAYS_RETIRED = frozenset(("claude-opus-4-0", "claude-opus-4-1"))  # remapped by the client on its first-party API
 RETIRED_ON = {"claude-opus-4-0": datetime.date(2026, 6, 15), "claude-sonnet-4-5": datetime.date(2026, 11, 30),
               "claude-sonnet-4-0": datetime.date(2026, 6, 15), "claude-3-opus": datetime.date(2026, 1, 5),
@@ -115,10 +123,12 @@ def from_option(value: str) -> str:
 
 
 def resume_model(newest_first: Iterable[tuple[int, dict]], *, override: str | None = None, default: str = DEFAULT,
-                 today: datetime.date | None = None, override_from: str = "--model") -> Resumed:
+                 today: datetime.date | None = None, override_from: str = "--model",
+                 unnamed: tuple[str, str] | None = None) -> Resumed:
     """The model the client resumes with. ``newest_first``: the resumed conversation's assistant lines, newest first,
     as ``(line number, the line's object)`` (taken one by one until one decides). ``override``: the model the client is
-    run with (``--model``; ``override_from`` says where it came from, for a person)."""
+    run with (``--model``; ``override_from`` says where it came from, for a person). ``unnamed``: ``(model, where it
+    is set)`` when no response names a model (the settings' ``model``, ``ClientSettings.model``); else ``default``."""
     if override:
         m = from_option(override)
         return Resumed(m, f"{override_from} {override}")
@@ -133,6 +143,8 @@ def resume_model(newest_first: Iterable[tuple[int, dict]], *, override: str | No
         if why is None:
             return Resumed(name.lower().replace("[1m]", ""), f"the model of the last response (line {no})", no)
         return Resumed(default, f"the default: line {no}'s model {name!r} is {why}", no)
+    if unnamed is not None:
+        return Resumed(from_option(unnamed[0]), f"{unnamed[1]}: no response names a model")
     return Resumed(default, "the default: no response names a model")
 
 
@@ -150,16 +162,85 @@ DEFAULT_VARIABLES = ("ANTHROPIC_DEFAULT_OPUS_MODEL", "ANTHROPIC_DEFAULT_SONNET_M
                      "ANTHROPIC_DEFAULT_FABLE_MODEL")
 
 
-def from_environment(env) -> tuple[str, str] | None:
-    """``(model, the variable that chose it)`` where the client's environment ``env`` chooses its model, else None."""
+def from_environment(env, unnamed: tuple[str, str] | None = None) -> tuple[str, str] | None:
+    """``(model, what chose it)`` where the client's environment ``env`` chooses its model, else None. ``unnamed``: the
+    settings' model (``ClientSettings.unnamed``), which the client takes where a variable turns the restore off."""
     if env.get("ANTHROPIC_MODEL"):
         return env["ANTHROPIC_MODEL"], "ANTHROPIC_MODEL"
     if any(env.get(k) for k in DEFAULT_VARIABLES):
+        set_ = next(k for k in DEFAULT_VARIABLES if env.get(k))
+        if unnamed is not None:
+            return unnamed[0], f"{unnamed[1]} ({set_} turns the restore off)"
         if env.get("ANTHROPIC_DEFAULT_OPUS_MODEL"):
             return env["ANTHROPIC_DEFAULT_OPUS_MODEL"], "ANTHROPIC_DEFAULT_OPUS_MODEL"
-        set_ = next(k for k in DEFAULT_VARIABLES if env.get(k))
         return DEFAULT, f"the default ({set_} turns the restore off)"
     return None
+
+
+@dataclass(frozen=True)
+class ClientSettings:
+    """What the client's settings files say of its model: ``model`` (with ``model_source``, the file) where one of them
+    names it, ``env``, their ``env`` blocks merged (string values), which the client lays over its process environment."""
+    model: str | None = None
+    model_source: str | None = None
+    env: dict = field(default_factory=dict)
+
+    @property
+    def unnamed(self) -> tuple[str, str] | None:
+        """``resume_model``'s ``unnamed``: the settings' model, where it is a string the client takes (not empty)."""
+        if type(self.model) is str and self.model.strip():
+            return self.model, f"the settings' model ({self.model_source})"
+        return None
+
+
+def settings_files(cwd: str | None, environ) -> list[str]:
+    """The client's settings files, lowest precedence first: the user's (``$CLAUDE_CONFIG_DIR``, else ``~/.claude``),
+    then the project's (``.claude/settings.json``) and the local one (``.claude/settings.local.json``) in ``cwd``, the
+    folder the session ran in. (Managed settings, ``/etc/claude-code``, are not read.)"""
+    home = environ.get("HOME") or os.path.expanduser("~")
+    config = environ.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude")
+    out = [os.path.join(config, "settings.json")]
+    if cwd:
+        out += [os.path.join(cwd, ".claude", "settings.json"), os.path.join(cwd, ".claude", "settings.local.json")]
+    return out
+
+
+def client_settings(cwd: str | None, environ) -> ClientSettings:
+    """The client's settings for a session that ran in ``cwd``, its environment ``environ`` (judged with the real
+    client, 2.1.330: a later file's ``model`` replaces an earlier one's, its ``env`` keys are laid over theirs; a file
+    that is not a JSON object is passed by)."""
+    model, source, env = None, None, {}
+    for path in settings_files(cwd, environ):
+        try:
+            with open(path, "rb") as f:
+                data = json.loads(f.read())
+        except (OSError, ValueError):
+            continue
+        if not isinstance(data, dict):
+            continue
+        if "model" in data:
+            model, source = data["model"], path
+        if isinstance(data.get("env"), dict):
+            env.update((k, _env_value(v)) for k, v in data["env"].items() if _env_value(v) is not None)
+    return ClientSettings(model, source, env)
+
+
+def _env_value(v) -> str | None:
+    """A settings ``env`` value as the client sets it in its environment: a string as written, a number or a boolean as
+    JavaScript writes it (judged: ``5`` is the model ``"5"``); any other value is not taken here."""
+    if type(v) is str:
+        return v
+    if type(v) is bool:
+        return "true" if v else "false"
+    if type(v) is int and abs(v) < 2 ** 53:
+        return str(v)
+    return None
+
+
+def client_environment(environ, settings: ClientSettings) -> dict:
+    """The client's environment: its process's, with its settings' ``env`` laid over it (a value there wins, judged
+    with ``ANTHROPIC_MODEL`` set in both; an empty one is as if not set)."""
+    return {**environ, **settings.env}
 
 
 def another_host(base_url: str | None) -> bool:

@@ -281,7 +281,8 @@ def claude_tools(t, entries: list[Entry], f) -> frozenset:
 
 
 def sent_messages(t, entries: list[Entry] | None = None, *, model: str | None = None, foreign_thinking: bool = False,
-                  today=None, request: list | None = None, model_from: str = "--model") -> list[dict]:
+                  today=None, request: list | None = None, model_from: str = "--model",
+                  unnamed: tuple[str, str] | None = None) -> list[dict]:
     """The provider view as the agent sends it: ``{"role", "content", "lines"}`` per message,
     content as Messages API blocks (loaded again from the file by offset). Claude Code: context
     attachments as the role the client renders them in (``system`` or ``user``), and the
@@ -290,7 +291,7 @@ def sent_messages(t, entries: list[Entry] | None = None, *, model: str | None = 
     (``claude_models``: the last response's, or ``model``, the client's ``--model``); for one that takes no system
     messages their context goes in the user turns. ``foreign_thinking``: the thinking of lines another model wrote is
     dropped, as the client drops it when it talks to another host than Anthropic's API. ``request``, when given, gets
-    the ``claude_models.Resumed``."""
+    the ``claude_models.Resumed``. ``unnamed``: the model where no response names one (the settings', ``client``)."""
     from . import claude_models
     from .claude_chain import heal
 
@@ -302,7 +303,8 @@ def sent_messages(t, entries: list[Entry] | None = None, *, model: str | None = 
     system_turns = True
     with open(t.path, "rb") as f:
         if fmt == "claude":
-            req = claude_request(t, entries, context, f, model=model, today=today, model_from=model_from)
+            req = claude_request(t, entries, context, f, model=model, today=today, model_from=model_from,
+                                 unnamed=unnamed)
             if request is not None:
                 request.append(req)
             system_turns = req.system_turns
@@ -345,7 +347,7 @@ def sent_messages(t, entries: list[Entry] | None = None, *, model: str | None = 
 
 
 def claude_request(t, entries: list[Entry], context: list[Entry], f=None, *, model: str | None = None, today=None,
-                   model_from: str = "--model"):
+                   model_from: str = "--model", unnamed: tuple[str, str] | None = None):
     """The model Claude Code resumes ``t`` with (``claude_models.resume_model``): the conversation it sends walked back
     from its end, then, where that starts at a compact boundary, the main thread's responses before it (the client keeps
     them loaded)."""
@@ -366,7 +368,53 @@ def claude_request(t, entries: list[Entry], context: list[Entry], f=None, *, mod
             for e in reversed(before):
                 if named(e) and not (e.extra is not None and e.extra.get("sidechain")):
                     yield e.lineno, t.load(e, f)
-    return claude_models.resume_model(newest_first(), override=model, today=today, override_from=model_from)
+    return claude_models.resume_model(newest_first(), override=model, today=today, override_from=model_from,
+                                      unnamed=unnamed)
+
+
+@dataclass(frozen=True)
+class Client:
+    """How the Claude Code client is run for a file: its ``--model`` (or what its environment chooses, ``model_from``
+    says which), whether it drops the thinking other models wrote, the model where no response names one."""
+    model: str | None = None
+    model_from: str = "--model"
+    foreign_thinking: bool = False
+    unnamed: tuple[str, str] | None = None
+
+
+def client(t, environ, model: str | None = None) -> Client:
+    """The client as it runs for ``t`` in the environment ``environ`` (its process's) with the settings files it reads
+    (the user's, and the project's in the folder the session ran in: ``claude_models.client_settings``) and ``model``
+    (its ``--model``, which wins)."""
+    from . import claude_models
+
+    settings = claude_models.client_settings(claude_cwd(t), environ)
+    env = claude_models.client_environment(environ, settings)
+    unnamed = settings.unnamed
+    chosen = (model, "--model") if model else claude_models.from_environment(env, unnamed)
+    return Client(chosen[0] if chosen else None, chosen[1] if chosen else "--model",
+                  claude_models.another_host(env.get("ANTHROPIC_BASE_URL")), unnamed)
+
+
+CWD_LOOKS = 64  # lines read from the end for the folder the session ran in
+
+
+def claude_cwd(t) -> str | None:
+    """The folder a Claude Code session ran in (the ``cwd`` of its last line that says one, of the last ``CWD_LOOKS``
+    with an id): where the client, resumed there, reads the project's settings."""
+    looked = 0
+    with open(t.path, "rb") as f:
+        for e in reversed(t.entries):
+            if e.id is None:
+                continue
+            obj = t.load(e, f)
+            cwd = obj.get("cwd") if isinstance(obj, dict) else None
+            if type(cwd) is str and cwd:
+                return cwd
+            looked += 1
+            if looked >= CWD_LOOKS:
+                break
+    return None
 
 
 def on_the_wire(v):
@@ -878,15 +926,22 @@ def _summary_text(t, e: Entry, f) -> str:
 
 
 def view_file(path: str, fmt: str | None = None, *, model: str | None = None, foreign_thinking: bool = False,
-              model_from: str = "--model") -> dict:
+              model_from: str = "--model", environ=None) -> dict:
     """What ``ctxtool view`` shows: the messages the agent sends for ``path`` (``sent_messages``). Claude Code: with
-    the model it resumes with (``model``: as the client's ``--model``) and how that was chosen."""
+    the model it resumes with (``model``: as the client's ``--model``) and how that was chosen. ``environ``: the
+    client's environment (the process's), read with its settings files as the client reads them (``client``); None:
+    neither is read."""
     from .transcript import scan
 
     t = scan(path, fmt, stats=False)
     req: list = []
+    unnamed = None
+    if environ is not None and t.format_name == "claude":
+        c = client(t, environ, model)
+        model, model_from, unnamed = c.model, c.model_from, c.unnamed
+        foreign_thinking = foreign_thinking or c.foreign_thinking
     msgs = codex_messages(t) if t.format_name == "codex" else sent_messages(
-        t, model=model, foreign_thinking=foreign_thinking, request=req, model_from=model_from)
+        t, model=model, foreign_thinking=foreign_thinking, request=req, model_from=model_from, unnamed=unnamed)
     out = {"path": path, "format": t.format_name, "messages": msgs, "bad_lines": [b.lineno for b in t.bad]}
     if req:
         out["model"] = {"name": req[0].model, "basis": req[0].basis, "system_messages": req[0].system_turns,

@@ -15,6 +15,8 @@ def _isolated_env(monkeypatch, tmp_path_factory):
     monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path_factory.mktemp("tiktoken-cache")))
     monkeypatch.delenv("NO_COLOR", raising=False)
+    # Claude Code's settings files, which `view` reads as the client does (~/.claude/settings.json): an empty folder
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path_factory.mktemp("claude-config")))
 
 
 def pytest_collection_modifyitems(config, items):

@@ -47,8 +47,9 @@ def _summary(content) -> str:
 @click.option("--jsonl", is_flag=True, help="Messages JSONL (one {role, content} per line) even on a terminal.")
 @click.option("--model", "model", metavar="NAME", default=None,
               help="Claude Code: the model the client is run with (its --model; an alias such as sonnet too). Default: "
-                   "$ANTHROPIC_MODEL (an ANTHROPIC_DEFAULT_*_MODEL: the default), else the model the client restores, "
-                   "the last response's.")
+                   "$ANTHROPIC_MODEL (also from the env of its settings files), else the model the client restores, "
+                   "the last response's; where none does (or an ANTHROPIC_DEFAULT_*_MODEL turns the restore off), "
+                   "the model its settings files name, else its default.")
 def view(path, fmt, json_, jsonl, model):
     """Print the messages the agent sends for PATH: the provider view.
 
@@ -63,6 +64,9 @@ def view(path, fmt, json_, jsonl, model):
     that takes no system messages (Sonnet 4.6, Haiku 4.5, Opus before 4.8) it sends their
     context as reminder text in the user turns. With ANTHROPIC_BASE_URL naming another host
     than Anthropic's API, it drops the thinking other models wrote, and so does the view.
+    The client's settings files are read as it reads them (~/.claude/settings.json, or
+    $CLAUDE_CONFIG_DIR's, then .claude/settings.json and settings.local.json in the folder
+    the session ran in): their model and their env.
 
     \b
     Example:
@@ -77,11 +81,7 @@ def view(path, fmt, json_, jsonl, model):
     working_on(path)  # an error that escapes names the file
     if model is not None and not model.strip():
         raise click.BadParameter("is empty", param_hint="--model")
-    from ..claude_models import another_host, from_environment
-
-    chosen = (model, "--model") if model else from_environment(os.environ)
-    r = view_file(path, fmt, model=chosen[0] if chosen else None, model_from=chosen[1] if chosen else "--model",
-                  foreign_thinking=another_host(os.environ.get("ANTHROPIC_BASE_URL")))
+    r = view_file(path, fmt, model=model, environ=os.environ)
     if json_:
         emit_json(r)
         raise SystemExit(EXIT_OK)

@@ -1,0 +1,179 @@
+"""The model Claude Code resumes with, as its settings files choose it (``claude_models.client_settings``,
+``view.client``): the ``model`` of the user's, the project's and the local settings where no response names a model
+(or an ``ANTHROPIC_DEFAULT_*_MODEL`` turns the restore off), and their ``env`` laid over the process's environment.
+
+Each case is ``fixtures/claude-recorded/parallel.jsonl`` with every response's model made ``FILE_MODEL`` (a restored
+one, an unknown one, or ``<synthetic>``: no response names a model), the settings files written, and the model the
+real client 2.1.330 sent when it resumed it, recorded 2026-11-30 with the files in its sandbox (``CLAUDE_CONFIG_DIR``,
+the project folder it ran in). Before, ctxtool read no settings file: every case whose model the settings chose
+(26 of the 38) was rendered for another model, 15 of them with system messages where the client sends none, or the
+other way round.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from click.testing import CliRunner
+
+from ctxtool import claude_models
+from ctxtool.cli import cli
+from ctxtool.view import claude_cwd, view_file
+from ctxtool.transcript import scan
+
+SRC = os.path.join(os.path.dirname(__file__), "..", "fixtures", "claude-recorded", "parallel.jsonl")
+RESTORED, UNKNOWN, NONE = "claude-opus-4-7", "claude-zzz-1", "<synthetic>"
+OPUS, SONNET46, HAIKU45 = "claude-opus-5-5", "claude-sonnet-4-6", "claude-haiku-4-5"
+
+# name: (the file's model, {settings file: its object (or a string: written as is)}, the process's environment,
+#        the model the client sent)
+CASES = {
+    # a restored model wins over the settings' model; a declined one gives the default, not the settings' model
+    "restored_user_model": (RESTORED, {"user": {"model": SONNET46}}, {}, RESTORED),
+    "restored_project_model": (RESTORED, {"project": {"model": SONNET46}}, {}, RESTORED),
+    "unknown_user_model": (UNKNOWN, {"user": {"model": SONNET46}}, {}, OPUS),
+    "unknown_project_model": (UNKNOWN, {"project": {"model": HAIKU45}}, {}, OPUS),
+    "unknown_local_model": (UNKNOWN, {"local": {"model": HAIKU45}}, {}, OPUS),
+    "retired_user_model": ("claude-sonnet-4-5-20250929", {"user": {"model": HAIKU45}}, {}, OPUS),
+    # no response names a model: the settings' model, the local file's over the project's over the user's
+    "none_user_model": (NONE, {"user": {"model": SONNET46}}, {}, SONNET46),
+    "none_project_model": (NONE, {"project": {"model": HAIKU45}}, {}, HAIKU45),
+    "none_local_model": (NONE, {"local": {"model": HAIKU45}}, {}, HAIKU45),
+    "none_user_and_project": (NONE, {"user": {"model": SONNET46}, "project": {"model": HAIKU45}}, {}, HAIKU45),
+    "none_project_and_local": (NONE, {"project": {"model": SONNET46}, "local": {"model": HAIKU45}}, {}, HAIKU45),
+    "none_local_empty_over_project": (NONE, {"project": {"model": HAIKU45}, "local": {"model": ""}}, {}, OPUS),
+    # ... taken as a --model value is: an alias resolved, [1m] left out, lower-cased, any other name as written
+    "none_sonnet_alias": (NONE, {"user": {"model": "sonnet"}}, {}, "claude-sonnet-5-5"),
+    "none_haiku_alias": (NONE, {"user": {"model": "haiku"}}, {}, "claude-haiku-5-5"),
+    "none_opusplan": (NONE, {"user": {"model": "opusplan"}}, {}, "claude-sonnet-5-5"),
+    "none_default_word": (NONE, {"user": {"model": "default"}}, {}, "default"),
+    "none_retired_name": (NONE, {"user": {"model": "claude-sonnet-4-5"}}, {}, "claude-sonnet-4-5"),
+    "none_unknown_name": (NONE, {"user": {"model": "zzz-unknown"}}, {}, "zzz-unknown"),
+    "none_1m": (NONE, {"user": {"model": "claude-sonnet-4-6[1m]"}}, {}, SONNET46),
+    "none_upper_case": (NONE, {"user": {"model": "Claude-Sonnet-4-6"}}, {}, SONNET46),
+    "none_dated": (NONE, {"user": {"model": "claude-haiku-4-5-20251001"}}, {}, "claude-haiku-4-5-20251001"),
+    "none_bedrock": (NONE, {"user": {"model": "us.anthropic.claude-haiku-4-5-20251001-v1:0"}}, {},
+                     "us.anthropic.claude-haiku-4-5-20251001-v1:0"),
+    "none_empty": (NONE, {"user": {"model": ""}}, {}, OPUS),
+    "none_number": (NONE, {"user": {"model": 5}}, {}, OPUS),
+    "none_not_an_object": (NONE, {"user": "BADJSON"}, {}, OPUS),
+    # the settings' env: laid over the process's environment, before the file's model
+    "restored_user_env_model": (RESTORED, {"user": {"env": {"ANTHROPIC_MODEL": SONNET46}}}, {}, SONNET46),
+    "restored_project_env_model": (RESTORED, {"project": {"env": {"ANTHROPIC_MODEL": SONNET46}}}, {}, SONNET46),
+    "restored_local_env_model": (RESTORED, {"local": {"env": {"ANTHROPIC_MODEL": SONNET46}}}, {}, SONNET46),
+    "unknown_user_env_model": (UNKNOWN, {"user": {"model": HAIKU45, "env": {"ANTHROPIC_MODEL": SONNET46}}}, {}, SONNET46),
+    "restored_env_model_over_the_process": (RESTORED, {"user": {"env": {"ANTHROPIC_MODEL": SONNET46}}},
+                                            {"ANTHROPIC_MODEL": HAIKU45}, SONNET46),
+    "restored_env_model_empty": (RESTORED, {"user": {"env": {"ANTHROPIC_MODEL": ""}}}, {}, RESTORED),
+    "restored_env_model_a_number": (RESTORED, {"user": {"env": {"ANTHROPIC_MODEL": 5}}}, {}, "5"),
+    "none_env_model_over_the_model": (NONE, {"user": {"model": HAIKU45, "env": {"ANTHROPIC_MODEL": SONNET46}}}, {},
+                                      SONNET46),
+    "none_process_env_model_over_the_model": (NONE, {"user": {"model": HAIKU45}}, {"ANTHROPIC_MODEL": SONNET46},
+                                              SONNET46),
+    # a default variable turns the restore off: the settings' model, else the default
+    "restored_env_default_sonnet": (RESTORED, {"user": {"env": {"ANTHROPIC_DEFAULT_SONNET_MODEL": "x"}}}, {}, OPUS),
+    "restored_model_env_default_sonnet": (RESTORED, {"user": {"model": HAIKU45, "env": {
+        "ANTHROPIC_DEFAULT_SONNET_MODEL": "x"}}}, {}, HAIKU45),
+    "restored_model_env_default_opus": (RESTORED, {"user": {"model": HAIKU45, "env": {
+        "ANTHROPIC_DEFAULT_OPUS_MODEL": SONNET46}}}, {}, HAIKU45),
+    "restored_model_process_env_default_sonnet": (RESTORED, {"user": {"model": HAIKU45}},
+                                                  {"ANTHROPIC_DEFAULT_SONNET_MODEL": "x"}, HAIKU45),
+}
+
+
+def setup(root: str, name: str) -> tuple[str, dict, str]:
+    """The case's folders under ``root`` (``home/.claude``, the project ``proj`` the session ran in), its session file
+    (every line's ``cwd`` the project) and the environment: ``(path, environ, project)``."""
+    file_model, files, env, _ = CASES[name]
+    home, proj = os.path.join(root, "home"), os.path.join(root, "proj")
+    config = os.path.join(home, ".claude")
+    os.makedirs(os.path.join(proj, ".claude"), exist_ok=True)
+    os.makedirs(config, exist_ok=True)
+    where = {"user": os.path.join(config, "settings.json"), "project": os.path.join(proj, ".claude", "settings.json"),
+             "local": os.path.join(proj, ".claude", "settings.local.json")}
+    for which, data in files.items():
+        with open(where[which], "w", encoding="utf-8") as f:
+            f.write(data if isinstance(data, str) else json.dumps(data))
+    path = os.path.join(root, "session.jsonl")
+    with open(SRC, encoding="utf-8") as f, open(path, "w", encoding="utf-8") as g:
+        for ln in f:
+            o = json.loads(ln)
+            if "cwd" in o:
+                o["cwd"] = proj
+            if o.get("type") == "assistant" and isinstance(o.get("message"), dict) and "model" in o["message"]:
+                o["message"]["model"] = file_model
+            g.write(json.dumps(o, ensure_ascii=False, separators=(",", ":")) + "\n")
+    return path, {"HOME": home, "CLAUDE_CONFIG_DIR": config, **env}, proj
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_model_is_the_one_the_client_sent(tmp_path, name):
+    path, environ, _ = setup(str(tmp_path), name)
+    got = view_file(path, environ=environ)["model"]
+    assert got["name"] == CASES[name][3]
+    assert got["system_messages"] is claude_models.system_turns(CASES[name][3])
+
+
+def test_the_folder_the_session_ran_in_is_its_last_lines(tmp_path):
+    assert claude_cwd(scan(SRC)) == "/tmp/ctxtool-claude-rec/parallel/proj"
+    lines = [json.loads(ln) for ln in open(SRC, encoding="utf-8")]
+    last = max(i for i, o in enumerate(lines) if "cwd" in o)
+    lines[last]["cwd"] = "/elsewhere"
+    p = tmp_path / "moved.jsonl"
+    p.write_text("".join(json.dumps(o) + "\n" for o in lines), encoding="utf-8")
+    assert claude_cwd(scan(str(p))) == "/elsewhere"
+    p.write_text("".join(json.dumps({k: v for k, v in o.items() if k != "cwd"}) + "\n" for o in lines), encoding="utf-8")
+    assert claude_cwd(scan(str(p))) is None
+
+
+def test_settings_are_read_only_where_the_environment_is_given(tmp_path):
+    path, environ, _ = setup(str(tmp_path), "none_user_model")
+    assert view_file(path)["model"]["name"] == OPUS  # (the library reads nothing of the user's unless told)
+    assert view_file(path, environ=environ)["model"]["basis"].startswith("the settings' model (")
+    assert view_file(path, environ=environ, model="opus")["model"]["name"] == OPUS  # --model wins
+
+
+def test_the_settings_env_sets_the_host_whose_client_drops_other_models_thinking(tmp_path):
+    path, environ, _ = setup(str(tmp_path), "restored_user_env_model")
+    with open(environ["CLAUDE_CONFIG_DIR"] + "/settings.json", "w") as f:
+        json.dump({"env": {"ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}}, f)
+    assert view_file(path, environ=environ)["model"]["foreign_thinking"] == "dropped"
+    assert view_file(path, environ={**environ, "CLAUDE_CONFIG_DIR": str(tmp_path)})["model"]["foreign_thinking"] == "kept"
+
+
+def test_the_command_reads_the_settings_files(tmp_path):
+    path, environ, _ = setup(str(tmp_path), "none_project_and_local")
+    r = CliRunner().invoke(cli, ["view", "--json", path], env={**environ, "ANTHROPIC_MODEL": ""})
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output)["model"]
+    assert d["name"] == HAIKU45 and d["system_messages"] is False and "settings.local.json" in d["basis"]
+    assert not any(m["role"] == "system" for m in json.loads(r.output)["messages"])
+
+
+LIVE = ["restored_user_model", "unknown_user_model", "none_user_model", "none_project_and_local", "none_opusplan",
+        "restored_project_env_model", "restored_env_model_over_the_process", "restored_model_env_default_opus",
+        "none_local_empty_over_project"]
+
+
+@pytest.mark.claude
+@pytest.mark.parametrize("name", LIVE)
+def test_the_real_client_sends_what_the_view_sends(name):
+    """The whole request, not only its model: the client resumed in a sandbox that holds the case's settings files and
+    runs in its project folder; the view given the same environment (its base URL is the loopback server's: another
+    host, whose client drops other models' thinking)."""
+    from tests.support.claude_agent import ClaudeSandbox, PROMPT, _recorded_session_id, conversation, reminder_texts
+    from tests.support.claude_agent import strip_prompt
+
+    with ClaudeSandbox() as box:
+        path, environ, proj = setup(box.root, name)
+        assert proj == box.cwd and environ["CLAUDE_CONFIG_DIR"] == box.config
+        sid = box.install(path, _recorded_session_id(path))
+        run = box.run(PROMPT, resume=sid, env=CASES[name][2])
+        body = run.messages_requests[0].body
+        ours = view_file(path, environ={**environ, "ANTHROPIC_BASE_URL": "http://127.0.0.1:1"})
+    assert body["model"] == ours["model"]["name"] == CASES[name][3]
+    theirs = strip_prompt(body["messages"])
+    assert conversation(ours["messages"]) == conversation(theirs)
+    assert reminder_texts(ours["messages"]) == reminder_texts(theirs)
