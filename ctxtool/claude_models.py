@@ -30,6 +30,7 @@ import datetime
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -212,9 +213,11 @@ def client_settings(cwd: str | None, environ) -> ClientSettings:
     model, source, env = None, None, {}
     for path in settings_files(cwd, environ):
         try:
+            if not stat.S_ISREG(os.stat(path).st_mode):  # (a FIFO there would hold the open)
+                continue
             with open(path, "rb") as f:
                 data = json.loads(f.read())
-        except (OSError, ValueError):
+        except (OSError, ValueError):  # (missing, unreadable, a NUL in a damaged file's cwd, not JSON)
             continue
         if not isinstance(data, dict):
             continue

@@ -177,3 +177,13 @@ def test_the_real_client_sends_what_the_view_sends(name):
     theirs = strip_prompt(body["messages"])
     assert conversation(ours["messages"]) == conversation(theirs)
     assert reminder_texts(ours["messages"]) == reminder_texts(theirs)
+
+
+def test_a_settings_path_that_is_no_file_or_cannot_be_named_is_passed_by(tmp_path):
+    proj = tmp_path / "proj"
+    (proj / ".claude").mkdir(parents=True)
+    os.mkfifo(proj / ".claude" / "settings.json")  # (opening it would wait for a writer)
+    (proj / ".claude" / "settings.local.json").mkdir()
+    got = claude_models.client_settings(str(proj), {"CLAUDE_CONFIG_DIR": str(tmp_path / "none")})
+    assert got == claude_models.ClientSettings()
+    assert claude_models.client_settings("/x\0y", {"CLAUDE_CONFIG_DIR": str(tmp_path)}) == claude_models.ClientSettings()
