@@ -41,7 +41,11 @@ REFUSED = "refused"
 JOINED_AT = {"rewound_sdk.jsonl": 800, "workday.jsonl": 827, "interrupted_by_user.jsonl": 837, "hooks.jsonl": 861, "media.jsonl": 861, "compacted_twice.jsonl": 869,
              "project_docs.jsonl": 1038, "commands.jsonl": 1038, "mcp.jsonl": 1046,
              "image_mention.jsonl": 1101, "mention_kinds.jsonl": 1101, "citations_text.jsonl": 1101,
-             "path_inputs.jsonl": 1104, "subagent_fg_parallel.jsonl": 1104, "instructions_changed.jsonl": 1104}
+             "path_inputs.jsonl": 1104, "subagent_fg_parallel.jsonl": 1104, "instructions_changed.jsonl": 1104,
+             "sonnet_session.jsonl": 1118, "model_switch.jsonl": 1118}
+# sessions the client recorded under models that take no system messages (Sonnet 4.6, Haiku 4.5): the judge resumes
+# them with the model it restores (docs/claude-code-rules.md rule 57)
+OTHER_MODELS = ("sonnet_session.jsonl", "model_switch.jsonl")
 
 
 # the first seed whose cases draw on ``fuzz.EXTENDED`` too (a key left out, an id relinked, a torn line, NULs)
@@ -56,7 +60,8 @@ def sources(agent: str, seed: int | None = None) -> list[str]:
         d = os.path.join(FIXTURES, "claude-recorded")
         return [os.path.join(d, n) for n in sorted(os.listdir(d))
                 if n.endswith(".jsonl") and ".agent-" not in n and not n.startswith("subagent")
-                and (seed is None or seed >= JOINED_AT.get(n, 0))]
+                and (seed is None or seed >= JOINED_AT.get(n, 0))] + [
+            os.path.join(FIXTURES, "claude-models", n) for n in OTHER_MODELS if seed is None or seed >= JOINED_AT[n]]
     if agent == "codex":
         d = os.path.join(FIXTURES, "codex-recorded")
         return [os.path.join(d, n) for n in sorted(os.listdir(d)) if n.endswith(".jsonl") and not n.startswith("forked")]
