@@ -31,6 +31,7 @@ import json
 import os
 import re
 import stat
+import sys
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -194,24 +195,36 @@ class ClientSettings:
         return None
 
 
-def settings_files(cwd: str | None, environ) -> list[str]:
+# where an administrator's settings live (the client's managed settings: above every other file)
+MANAGED_DIR = "/Library/Application Support/ClaudeCode" if sys.platform == "darwin" else "/etc/claude-code"
+
+
+def settings_files(cwd: str | None, environ, managed: str | None = None) -> list[str]:
     """The client's settings files, lowest precedence first: the user's (``$CLAUDE_CONFIG_DIR``, else ``~/.claude``),
-    then the project's (``.claude/settings.json``) and the local one (``.claude/settings.local.json``) in ``cwd``, the
-    folder the session ran in. (Managed settings, ``/etc/claude-code``, are not read.)"""
+    the project's (``.claude/settings.json``) and the local one (``.claude/settings.local.json``) in ``cwd``, the
+    folder the session ran in, then the managed ones (``managed``, default ``MANAGED_DIR``: ``managed-settings.json``,
+    then each ``managed-settings.d/*.json`` by name)."""
     home = environ.get("HOME") or os.path.expanduser("~")
     config = environ.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude")
     out = [os.path.join(config, "settings.json")]
     if cwd:
         out += [os.path.join(cwd, ".claude", "settings.json"), os.path.join(cwd, ".claude", "settings.local.json")]
-    return out
+    managed = MANAGED_DIR if managed is None else managed
+    out.append(os.path.join(managed, "managed-settings.json"))
+    drop_ins = os.path.join(managed, "managed-settings.d")
+    try:
+        names = sorted(n for n in os.listdir(drop_ins) if n.endswith(".json"))
+    except (OSError, ValueError):
+        names = []
+    return out + [os.path.join(drop_ins, n) for n in names]
 
 
-def client_settings(cwd: str | None, environ) -> ClientSettings:
+def client_settings(cwd: str | None, environ, managed: str | None = None) -> ClientSettings:
     """The client's settings for a session that ran in ``cwd``, its environment ``environ`` (judged with the real
     client, 2.1.330: a later file's ``model`` replaces an earlier one's, its ``env`` keys are laid over theirs; a file
-    that is not a JSON object is passed by)."""
+    that is not a JSON object is passed by). ``managed``: as ``settings_files``."""
     model, source, env = None, None, {}
-    for path in settings_files(cwd, environ):
+    for path in settings_files(cwd, environ, managed):
         try:
             if not stat.S_ISREG(os.stat(path).st_mode):  # (a FIFO there would hold the open)
                 continue

@@ -1,13 +1,14 @@
 """The model Claude Code resumes with, as its settings files choose it (``claude_models.client_settings``,
-``view.client``): the ``model`` of the user's, the project's and the local settings where no response names a model
-(or an ``ANTHROPIC_DEFAULT_*_MODEL`` turns the restore off), and their ``env`` laid over the process's environment.
+``view.client``): the ``model`` of the user's, the project's, the local and an administrator's settings where no
+response names a model (or an ``ANTHROPIC_DEFAULT_*_MODEL`` turns the restore off), and their ``env`` laid over the
+process's environment.
 
 Each case is ``fixtures/claude-recorded/parallel.jsonl`` with every response's model made ``FILE_MODEL`` (a restored
 one, an unknown one, or ``<synthetic>``: no response names a model), the settings files written, and the model the
 real client 2.1.330 sent when it resumed it, recorded 2026-11-30 with the files in its sandbox (``CLAUDE_CONFIG_DIR``,
-the project folder it ran in). Before, ctxtool read no settings file: every case whose model the settings chose
-(26 of the 38) was rendered for another model, 15 of them with system messages where the client sends none, or the
-other way round.
+the project folder it ran in, /etc/claude-code bound in a mount namespace of its own). Before, ctxtool read no
+settings file: of the first 38 cases (the managed ones aside) 26 were rendered for another model, 15 of them with
+system messages where the client sends none, or the other way round.
 """
 
 from __future__ import annotations
@@ -80,12 +81,27 @@ CASES = {
         "ANTHROPIC_DEFAULT_OPUS_MODEL": SONNET46}}}, {}, HAIKU45),
     "restored_model_process_env_default_sonnet": (RESTORED, {"user": {"model": HAIKU45}},
                                                   {"ANTHROPIC_DEFAULT_SONNET_MODEL": "x"}, HAIKU45),
+    # an administrator's settings (/etc/claude-code): above every other file, their drop-ins by name above them
+    "none_managed_over_local": (NONE, {"local": {"model": SONNET46}, "managed-settings.json": {"model": HAIKU45}}, {},
+                                HAIKU45),
+    "restored_managed_env_over_local_env": (RESTORED, {"local": {"env": {"ANTHROPIC_MODEL": SONNET46}},
+                                                       "managed-settings.json": {"env": {"ANTHROPIC_MODEL": HAIKU45}}},
+                                            {}, HAIKU45),
+    "none_drop_in_over_user": (NONE, {"user": {"model": SONNET46}, "managed-settings.d/10-a.json": {"model": HAIKU45}},
+                               {}, HAIKU45),
+    "none_drop_in_over_managed": (NONE, {"managed-settings.json": {"model": SONNET46},
+                                         "managed-settings.d/10-a.json": {"model": HAIKU45}}, {}, HAIKU45),
+    "none_drop_ins_by_name": (NONE, {"managed-settings.d/20-b.json": {"model": SONNET46},
+                                     "managed-settings.d/10-a.json": {"model": HAIKU45}}, {}, SONNET46),
+    "restored_managed_model": (RESTORED, {"managed-settings.json": {"model": HAIKU45}}, {}, RESTORED),
+    "none_drop_in_not_json": (NONE, {"managed-settings.d/10-a.txt": {"model": HAIKU45}}, {}, OPUS),
 }
 
 
 def setup(root: str, name: str) -> tuple[str, dict, str]:
-    """The case's folders under ``root`` (``home/.claude``, the project ``proj`` the session ran in), its session file
-    (every line's ``cwd`` the project) and the environment: ``(path, environ, project)``."""
+    """The case's folders under ``root`` (``home/.claude``, the project ``proj`` the session ran in, ``managed`` for
+    /etc/claude-code), its session file (every line's ``cwd`` the project) and the environment: ``(path, environ,
+    project)``."""
     file_model, files, env, _ = CASES[name]
     home, proj = os.path.join(root, "home"), os.path.join(root, "proj")
     config = os.path.join(home, ".claude")
@@ -94,7 +110,9 @@ def setup(root: str, name: str) -> tuple[str, dict, str]:
     where = {"user": os.path.join(config, "settings.json"), "project": os.path.join(proj, ".claude", "settings.json"),
              "local": os.path.join(proj, ".claude", "settings.local.json")}
     for which, data in files.items():
-        with open(where[which], "w", encoding="utf-8") as f:
+        path = where.get(which) or os.path.join(root, "managed", which)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
             f.write(data if isinstance(data, str) else json.dumps(data))
     path = os.path.join(root, "session.jsonl")
     with open(SRC, encoding="utf-8") as f, open(path, "w", encoding="utf-8") as g:
@@ -109,8 +127,9 @@ def setup(root: str, name: str) -> tuple[str, dict, str]:
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_the_model_is_the_one_the_client_sent(tmp_path, name):
+def test_the_model_is_the_one_the_client_sent(tmp_path, monkeypatch, name):
     path, environ, _ = setup(str(tmp_path), name)
+    monkeypatch.setattr(claude_models, "MANAGED_DIR", str(tmp_path / "managed"))
     got = view_file(path, environ=environ)["model"]
     assert got["name"] == CASES[name][3]
     assert got["system_messages"] is claude_models.system_turns(CASES[name][3])
@@ -154,12 +173,43 @@ def test_the_command_reads_the_settings_files(tmp_path):
 
 LIVE = ["restored_user_model", "unknown_user_model", "none_user_model", "none_project_and_local", "none_opusplan",
         "restored_project_env_model", "restored_env_model_over_the_process", "restored_model_env_default_opus",
-        "none_local_empty_over_project"]
+        "none_local_empty_over_project", "none_managed_over_local", "none_drop_ins_by_name"]
+MANAGED_LIVE = "/etc/claude-code"
+
+
+def _remove_empty(path: str) -> None:
+    try:
+        os.rmdir(path)
+    except OSError:  # (no longer empty, or gone: not this test's to remove)
+        pass
+
+
+def _in_a_mount_namespace(box, managed: str) -> None:
+    """The client run with ``managed`` bound on /etc/claude-code in a mount namespace of its own (``unshare -m``, as
+    root): the machine's own folder is not changed (an empty one is made where there is none, and removed after)."""
+    import shutil
+    import subprocess
+
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        pytest.skip("needs root and unshare(1) to show the client an administrator's settings")
+    made = not os.path.exists(MANAGED_LIVE)
+    if made:
+        os.makedirs(MANAGED_LIVE)
+    box.cleanups = getattr(box, "cleanups", []) + ([lambda: _remove_empty(MANAGED_LIVE)] if made else [])
+    if subprocess.run(["unshare", "-m", "--", "sh", "-c", f'mount --bind "{managed}" {MANAGED_LIVE}'],
+                      capture_output=True).returncode:
+        pytest.skip("unshare -m with a bind mount is not allowed here")
+    run = box.execute
+
+    def execute(cmd, env, timeout):
+        return run(["unshare", "-m", "--", "sh", "-c", f'mount --bind "$0" {MANAGED_LIVE} && exec "$@"', managed, *cmd],
+                   env, timeout)
+    box.execute = execute
 
 
 @pytest.mark.claude
 @pytest.mark.parametrize("name", LIVE)
-def test_the_real_client_sends_what_the_view_sends(name):
+def test_the_real_client_sends_what_the_view_sends(monkeypatch, name):
     """The whole request, not only its model: the client resumed in a sandbox that holds the case's settings files and
     runs in its project folder; the view given the same environment (its base URL is the loopback server's: another
     host, whose client drops other models' thinking)."""
@@ -169,9 +219,17 @@ def test_the_real_client_sends_what_the_view_sends(name):
     with ClaudeSandbox() as box:
         path, environ, proj = setup(box.root, name)
         assert proj == box.cwd and environ["CLAUDE_CONFIG_DIR"] == box.config
-        sid = box.install(path, _recorded_session_id(path))
-        run = box.run(PROMPT, resume=sid, env=CASES[name][2])
+        managed = os.path.join(box.root, "managed")
+        try:
+            if os.path.isdir(managed):
+                _in_a_mount_namespace(box, managed)
+            sid = box.install(path, _recorded_session_id(path))
+            run = box.run(PROMPT, resume=sid, env=CASES[name][2])
+        finally:
+            for undo in getattr(box, "cleanups", []):
+                undo()
         body = run.messages_requests[0].body
+        monkeypatch.setattr(claude_models, "MANAGED_DIR", managed)
         ours = view_file(path, environ={**environ, "ANTHROPIC_BASE_URL": "http://127.0.0.1:1"})
     assert body["model"] == ours["model"]["name"] == CASES[name][3]
     theirs = strip_prompt(body["messages"])

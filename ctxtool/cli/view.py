@@ -66,7 +66,7 @@ def view(path, fmt, json_, jsonl, model):
     than Anthropic's API, it drops the thinking other models wrote, and so does the view.
     The client's settings files are read as it reads them (~/.claude/settings.json, or
     $CLAUDE_CONFIG_DIR's, then .claude/settings.json and settings.local.json in the folder
-    the session ran in): their model and their env.
+    the session ran in, then /etc/claude-code's managed settings): their model and their env.
 
     \b
     Example:
