@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import uuid
 
+from .codex_models import original_detail
 from .formats.codex import CONTENT_TAGS, SUMMARY_TAGS, output_items, reasoning_parts, sent_content, web_search_action
 from .model import COMPACTION, HEADER, MESSAGE, Entry, entry_from_tuple
 
@@ -192,10 +193,11 @@ def heal(items: list[dict]) -> list[dict]:
     return out
 
 
-def item_of(t, e: Entry, f=None, cache: dict | None = None) -> dict | None:
+def item_of(t, e: Entry, f=None, cache: dict | None = None, *, original: bool = True) -> dict | None:
     """The Responses item Codex sends for entry ``e`` of transcript ``t`` (loaded again from the
     file by offset), or None for an entry that is not an item. ``cache`` keeps the last
-    ``compacted`` line read, whose replacement items come one after another."""
+    ``compacted`` line read, whose replacement items come one after another. ``original``: whether the model Codex is
+    run with takes an image's ``original`` detail (``codex_models.original_detail``)."""
     if e.kind == HEADER:
         obj = t.load(e, f)
         text = obj["payload"]["base_instructions"]["text"]
@@ -203,7 +205,7 @@ def item_of(t, e: Entry, f=None, cache: dict | None = None) -> dict | None:
     if e.index < 0 or (e.extra and "synthetic" in e.extra):
         obj = e.obj if e.obj is not None else None
         p = obj.get("payload") if isinstance(obj, dict) else None
-        return _clean(p) if isinstance(p, dict) else None
+        return _clean(p, original) if isinstance(p, dict) else None
     sub = e.get("sub")
     if sub is not None and cache is not None:
         if cache.get("offset") != e.offset:
@@ -216,7 +218,7 @@ def item_of(t, e: Entry, f=None, cache: dict | None = None) -> dict | None:
         return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": p.get("message") or ""}]}
     if sub is not None:
         p = p["replacement_history"][sub]
-    return _clean(p)
+    return _clean(p, original)
 
 
 # the fields Codex sends of the items it knows (it reads an item into its own type and writes that
@@ -236,9 +238,9 @@ SENT_FIELDS = {
 NULL_LEFT_OUT = frozenset(("namespace", "phase", "call_id"))
 
 
-def _clean(p: dict) -> dict:
+def _clean(p: dict, original: bool = True) -> dict:
     """An item as Codex sends it: the fields it knows of the item's type (an item of another type: all
-    but its internal ones)."""
+    but its internal ones); its images as ``_image_again`` (``original``: as there)."""
     if p.get("type") == "reasoning":
         return _reasoning(p)
     if p.get("type") == "web_search_call":  # its action as Codex reads it (formats.codex.web_search_action)
@@ -256,8 +258,8 @@ def _clean(p: dict) -> dict:
         if type(items) is list:
             if key == "output":
                 items = output_items(items) or items
-            if not all(_written_again(c) is c for c in items) or items is not p[key]:
-                p = {**p, key: [_written_again(c) for c in items]}
+            if not all(_written_again(c, original) is c for c in items) or items is not p[key]:
+                p = {**p, key: [_written_again(c, original) for c in items]}
         return p
     if any(k in p for k in INTERNAL_FIELDS):
         return {k: v for k, v in p.items() if k not in INTERNAL_FIELDS}
@@ -271,12 +273,46 @@ CONTENT_FIELDS = {"input_text": frozenset(("type", "text")),
                   "output_text": frozenset(("type", "text", "annotations", "logprobs"))}
 
 
-def _written_again(c):
-    """A message's content item as Codex sends it (``c`` itself when that is what it sends)."""
+def _written_again(c, original: bool = True):
+    """A message's content item, or a call output's, as Codex sends it (``c`` itself when that is what it sends)."""
+    if type(c) is dict and c.get("type") == "input_image" and type(c.get("image_url")) is str:
+        return _image_again(c, original)
     keep = CONTENT_FIELDS.get(c.get("type")) if type(c) is dict and type(c.get("type")) is str else None
     if keep is None or (keep.issuperset(c) and c.get("annotations", 0) is not None and c.get("logprobs", 0) is not None):
         return c
     return {k: v for k, v in c.items() if k in keep and (v is not None or k == "text")}
+
+
+# what Codex sends in place of an image it does not send (its own words, 0.169)
+REMOTE_IMAGE = "image content omitted because remote image URLs are not supported"
+LOW_DETAIL = "image content omitted because detail 'low' is not supported; use 'high', 'original', or 'auto'"
+IMAGE_FIELDS = frozenset(("type", "image_url", "detail"))
+
+
+def _remote(url: str) -> bool:
+    """An image URL Codex takes for a remote one: its scheme http or https, in any case (judged: ``https:x`` too)."""
+    scheme, colon, _ = url.partition(":")
+    return bool(colon) and scheme.lower() in ("http", "https")
+
+
+def _image_again(c: dict, original: bool):
+    """An ``input_image`` as Codex sends it (judged with 0.169, in a message and in a call output): a remote URL or the
+    ``low`` detail as Codex's text in its place; else its ``image_url`` and ``detail`` alone (a null detail left out,
+    ``original`` sent as ``high`` to a model that does not take it). (An image's data Codex decodes and may write again,
+    or refuses as text: not imitated, docs/codex-rules.md.)"""
+    url, d = c["image_url"], c.get("detail")
+    if _remote(url):
+        return {"type": "input_text", "text": REMOTE_IMAGE}
+    if d == "low":
+        return {"type": "input_text", "text": LOW_DETAIL}
+    if d == "original" and not original:
+        d = "high"
+    elif IMAGE_FIELDS.issuperset(c) and (d is not None or "detail" not in c):
+        return c  # (as written)
+    out = {"type": "input_image", "image_url": url}
+    if d is not None:
+        out["detail"] = d
+    return out
 
 
 def _reasoning(p: dict) -> dict:
@@ -300,11 +336,14 @@ def _reasoning(p: dict) -> dict:
     return out
 
 
-def sent_items(t, entries: list[Entry] | None = None, *, chain: bool = True) -> list[tuple[dict, list[int]]]:
+def sent_items(t, entries: list[Entry] | None = None, *, chain: bool = True,
+               model: str | None = None) -> list[tuple[dict, list[int]]]:
     """What Codex sends for the file: ``(item, lines)`` per Responses item, healed as the
     client heals it (an inserted ``"aborted"`` output has no line). A fork (rule 8) starts with
     its parent's history up to the fork point, read from the parent rollout when it is found
-    beside the file (its items have no line of this file); ``chain=False``: the file's own items only."""
+    beside the file (its items have no line of this file); ``chain=False``: the file's own items only. ``model``: the
+    model Codex is run with (None: its default; ``codex_models``)."""
+    original = original_detail(model)  # (codex_models)
     entries = t.entries if entries is None else entries
     own = {id(e) for e in entries}
     files = {}
@@ -326,7 +365,7 @@ def sent_items(t, entries: list[Entry] | None = None, *, chain: bool = True) -> 
             f = handles.get(src.path)
             if f is None:
                 f = handles[src.path] = open(src.path, "rb")
-            it = item_of(src, e, f, cache)
+            it = item_of(src, e, f, cache, original=original)
             if it is None:
                 continue
             lines[id(it)] = [e.lineno] if e.lineno and (id(e) in own or id(e.get("of")) in own) else []

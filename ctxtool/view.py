@@ -927,10 +927,10 @@ def _summary_text(t, e: Entry, f) -> str:
 
 def view_file(path: str, fmt: str | None = None, *, model: str | None = None, foreign_thinking: bool = False,
               model_from: str = "--model", environ=None) -> dict:
-    """What ``ctxtool view`` shows: the messages the agent sends for ``path`` (``sent_messages``). Claude Code: with
-    the model it resumes with (``model``: as the client's ``--model``) and how that was chosen. ``environ``: the
-    client's environment (the process's), read with its settings files as the client reads them (``client``); None:
-    neither is read."""
+    """What ``ctxtool view`` shows: the messages the agent sends for ``path`` (``sent_messages``). Claude Code and
+    Codex: with the model it resumes with (``model``: as the client's ``--model`` or ``-m``) and how that was chosen.
+    ``environ``: the client's environment (the process's), read with its settings files as the client reads them
+    (Claude Code: ``client``; Codex: its config's model, ``codex_models``); None: neither is read."""
     from .transcript import scan
 
     t = scan(path, fmt, stats=False)
@@ -940,7 +940,15 @@ def view_file(path: str, fmt: str | None = None, *, model: str | None = None, fo
         c = client(t, environ, model)
         model, model_from, unnamed = c.model, c.model_from, c.unnamed
         foreign_thinking = foreign_thinking or c.foreign_thinking
-    msgs = codex_messages(t) if t.format_name == "codex" else sent_messages(
+    if t.format_name == "codex":
+        from . import codex_models
+
+        chosen = (model, model_from) if model else codex_models.config_model(environ) if environ is not None else None
+        name = chosen[0] if chosen else codex_models.DEFAULT
+        return {"path": path, "format": "codex", "messages": codex_messages(t, name), "bad_lines": [b.lineno for b in t.bad],
+                "model": {"name": name, "basis": chosen[1] if chosen else "the default: no -m and no model in its config",
+                          "original_image_detail": codex_models.original_detail(name)}}
+    msgs = sent_messages(
         t, model=model, foreign_thinking=foreign_thinking, request=req, model_from=model_from, unnamed=unnamed)
     out = {"path": path, "format": t.format_name, "messages": msgs, "bad_lines": [b.lineno for b in t.bad]}
     if req:
@@ -949,14 +957,15 @@ def view_file(path: str, fmt: str | None = None, *, model: str | None = None, fo
     return out
 
 
-def codex_messages(t) -> list[dict]:
+def codex_messages(t, model: str | None = None) -> list[dict]:
     """Codex: each Responses item it sends (``item``, healed as the client heals it), with its
-    role (or item type), its content as blocks and the lines it comes from."""
+    role (or item type), its content as blocks and the lines it comes from. ``model``: the model Codex is run with
+    (None: its default)."""
     from .formats.codex import item as normalize_item
     from .model import Entry
 
     out = []
-    for it, lines in codex_rules.sent_items(t):
+    for it, lines in codex_rules.sent_items(t, model=model):
         e = Entry(0, 0, 0, 0, b"", "meta", "?")
         normalize_item(it, e, stats=False)
         out.append({"role": it.get("role") or it.get("type"), "content": e.blocks or [], "lines": lines, "item": it})

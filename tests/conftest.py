@@ -17,6 +17,7 @@ def _isolated_env(monkeypatch, tmp_path_factory):
     monkeypatch.delenv("NO_COLOR", raising=False)
     # Claude Code's settings files, which `view` reads as the client does (~/.claude/settings.json): an empty folder
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path_factory.mktemp("claude-config")))
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path_factory.mktemp("codex-home")))  # (Codex's config, which view reads)
     from ctxtool import claude_models  # (and an administrator's: /etc/claude-code)
 
     monkeypatch.setattr(claude_models, "MANAGED_DIR", str(tmp_path_factory.mktemp("claude-managed")))

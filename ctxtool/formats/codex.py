@@ -122,6 +122,15 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
 KNOWN_ITEMS = frozenset(("message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
                          "custom_tool_call_output"))
 _CONTENT_ITEMS = {"input_text": "text", "output_text": "text", "input_image": "image_url"}
+# an input_image's detail as Codex's reader takes it (its enum, names as written; null or missing: none): another value
+# makes it refuse the line (judged: "zzz", "Original", "", 5, true, {})
+IMAGE_DETAILS = frozenset(("auto", "low", "high", "original"))
+
+
+def bad_detail(c: dict) -> bool:
+    """Whether an ``input_image``'s ``detail`` is one Codex's reader refuses."""
+    d = c.get("detail")
+    return d is not None and (type(d) is not str or d not in IMAGE_DETAILS)
 NAMESPACED = frozenset(("function_call", "custom_tool_call", "function_call_output"))  # a string namespace or null
 PHASES = ("commentary", "final_answer")  # a message's phase, or null
 NO_CALL_ID = "no_call_id"  # an entry's extra: a function_call_output Codex sends without a call_id (rule 4m)
@@ -178,13 +187,14 @@ def reasoning_parts(entries: list, tags: tuple) -> list | None:
 def output_items(out: list) -> list | None:
     """A call output's array as Codex's reader takes it: each item an ``input_text`` with a string ``text`` (also
     written as the array ``["input_text", text]``, read as the object) or an ``input_image`` with a string
-    ``image_url``; None when one is of another shape: Codex then skips the line (judged)."""
+    ``image_url`` (and a ``detail`` it knows, ``bad_detail``); None when one is of another shape: Codex then skips the
+    line (judged)."""
     items = []
     for x in out:
         if type(x) is list and len(x) == 2 and x[0] == "input_text" and type(x[1]) is str:
             x = {"type": "input_text", "text": x[1]}
         elif type(x) is not dict or type(x.get("text" if x.get("type") == "input_text" else "image_url")) is not str or (
-                x.get("type") not in ("input_text", "input_image")):
+                x.get("type") not in ("input_text", "input_image")) or (x["type"] == "input_image" and bad_detail(x)):
             return None
         items.append(x)
     return items
@@ -251,13 +261,15 @@ def _fields3(v, a: str, b: str, c: str):
 
 def _bad_content(content: list) -> str | None:
     """Why Codex's reader refuses a message's content items: each is an input_text or output_text
-    with a string text, or an input_image with a string image_url."""
+    with a string text, or an input_image with a string image_url (and a detail it knows)."""
     for c in content:
         key = _CONTENT_ITEMS.get(c.get("type")) if type(c) is dict and type(c.get("type")) is str else None
         if key is None:
             return "message with a content item Codex does not know"
         if type(c.get(key)) is not str:
             return f"message whose {c['type']} {key} is not a string"
+        if key == "image_url" and bad_detail(c):
+            return "message whose input_image detail is not one Codex knows"
         if c["type"] == "output_text" and not _lists_or_null(c):
             return "message whose output_text annotations or logprobs is no array"
     return None

@@ -1,0 +1,53 @@
+"""The model the Codex CLI is run with when it resumes a rollout, and what that changes in what it sends (0.169).
+
+Codex does not take the model back from the rollout: it runs with ``-m`` (``-c model=...``), else its config's
+``model`` (``$CODEX_HOME/config.toml``, else ``~/.codex/config.toml``), else its default, ``gpt-5.5`` (judged: a
+rollout whose turns name ``gpt-4.1`` or ``o3`` is resumed with the config's model). What the model changes here: an
+image's ``original`` detail, which only the models of Codex's own catalog take; to any other model Codex sends it as
+``high`` (``codex_rules._image_again``).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+DEFAULT = "gpt-5.5"  # Codex's model where its config names none (0.169)
+# the models of Codex's own catalog (0.169), each of which takes an image's "original" detail; a model is one of them
+# when its name starts with the slug (judged: gpt-5.5-pro, gpt-5.50 take it; GPT-5.5, gpt-5.4, gpt-6, o3 do not)
+ORIGINAL_DETAIL = ("gpt-6-astra", "gpt-6.1-sol", "gpt-6.1-terra", "gpt-6-sol", "gpt-6-luna", "gpt-5.6-sol",
+                   "gpt-5.6-terra", "gpt-5.6-luna", "gpt-daybreak-blue-latest", "gpt-daybreak-red-latest", "gpt-5.5",
+                   "codex-auto-review")
+
+
+def original_detail(model: str | None) -> bool:
+    """Whether Codex run with ``model`` (None: its default) sends an image's ``original`` detail (else ``high``)."""
+    return (DEFAULT if model is None else model).startswith(ORIGINAL_DETAIL)
+
+
+def config_path(environ) -> str:
+    """Codex's config file: ``$CODEX_HOME/config.toml``, else ``~/.codex/config.toml``."""
+    home = environ.get("CODEX_HOME") or os.path.join(environ.get("HOME") or os.path.expanduser("~"), ".codex")
+    return os.path.join(home, "config.toml")
+
+
+def config_model(environ) -> tuple[str, str] | None:
+    """``(model, where it is set)`` where Codex's config file names its model (a string, not empty), else None. A
+    file that cannot be read or is no TOML is passed by (Codex would not start with it: nothing to imitate)."""
+    path = config_path(environ)
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, ValueError):
+        return None
+    import tomlkit  # (only where a Codex rollout is viewed)
+    from tomlkit.exceptions import TOMLKitError
+
+    try:
+        model = tomlkit.parse(text).get("model")
+    except TOMLKitError:
+        return None
+    model = model.unwrap() if hasattr(model, "unwrap") else model
+    return (model, f"the config's model ({path})") if type(model) is str and model else None

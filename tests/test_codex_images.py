@@ -1,0 +1,175 @@
+"""An ``input_image`` as Codex sends it when it resumes a rollout (``codex_rules._image_again``), and the model that
+decides its ``original`` detail (``codex_models``).
+
+Each shape is applied to the picture of ``fixtures/codex-recorded/images.jsonl``, in the user's message (line 8) and
+in the ``view_image`` call's output (line 13); ``SENT`` is what the real Codex 0.169 sent for it, recorded 2026-11-30
+(the model its default, gpt-5.5). Before, ctxtool sent every picture as written: 32 of the 44 cases differed (a remote
+URL or the ``low`` detail Codex sends as its own text, a detail it refuses the line for, a null detail and fields it
+leaves out), and every ``original`` detail Codex sends as ``high`` to a model outside its catalog.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from click.testing import CliRunner
+
+from ctxtool import codex_models, codex_rules
+from ctxtool.cli import cli
+from ctxtool.codex_rules import LOW_DETAIL, REMOTE_IMAGE
+from ctxtool.transcript import scan
+from tests.support.codex_corrupt import FIX
+
+SRC = os.path.join(FIX, "images.jsonl")
+LEFT, SKIPPED = "LEFT_OUT", "SKIPPED"
+
+
+def image(detail="original", url=None) -> dict:
+    """The picture Codex sent: ``url`` None is the recorded one."""
+    out = {"type": "input_image", "image_url": url}
+    if detail is not None:
+        out["detail"] = detail
+    return out
+
+
+def text(t: str) -> dict:
+    return {"type": "input_text", "text": t}
+
+
+# (name, the fields set on the picture (LEFT: taken out), what Codex sent in its place, or SKIPPED: the line)
+SHAPES = [
+    ("detail_auto", {"detail": "auto"}, image("auto")),
+    ("detail_high", {"detail": "high"}, image("high")),
+    ("detail_low", {"detail": "low"}, text(LOW_DETAIL)),
+    ("detail_null", {"detail": None}, image(None)),
+    ("detail_left_out", {"detail": LEFT}, image(None)),
+    ("detail_unknown", {"detail": "zzz"}, SKIPPED),
+    ("detail_capitalized", {"detail": "Original"}, SKIPPED),
+    ("detail_empty", {"detail": ""}, SKIPPED),
+    ("detail_number", {"detail": 5}, SKIPPED),
+    ("detail_true", {"detail": True}, SKIPPED),
+    ("detail_object", {"detail": {}}, SKIPPED),
+    ("another_field", {"x": 1}, image()),
+    ("another_field_null", {"x": None}, image()),
+    ("file_id", {"file_id": "file_1"}, image()),
+    ("https", {"image_url": "https://example.com/a.png"}, text(REMOTE_IMAGE)),
+    ("http", {"image_url": "http://example.com/a.png"}, text(REMOTE_IMAGE)),
+    ("https_upper_case", {"image_url": "HTTPS://example.com/a.png"}, text(REMOTE_IMAGE)),
+    ("https_without_slashes", {"image_url": "https:example.com/a.png"}, text(REMOTE_IMAGE)),
+    ("https_and_low", {"image_url": "https://example.com/a.png", "detail": "low"}, text(REMOTE_IMAGE)),
+    ("ftp", {"image_url": "ftp://example.com/a.png"}, image(url="ftp://example.com/a.png")),
+    ("empty_url", {"image_url": ""}, image(url="")),
+    ("relative_url", {"image_url": "pic.png"}, image(url="pic.png")),
+]
+WHERE = {"message": 7, "output": 12}  # the picture's line (0-based)
+
+
+def rollout(tmp_path, shape: dict, where: str) -> str:
+    lines = open(SRC, encoding="utf-8").read().splitlines(keepends=True)
+    k = WHERE[where]
+    o = json.loads(lines[k])
+    items = o["payload"]["content" if where == "message" else "output"]
+    pic = next(c for c in items if c.get("type") == "input_image")
+    for key, v in shape.items():
+        if v == LEFT:
+            pic.pop(key, None)
+        else:
+            pic[key] = v
+    lines[k] = json.dumps(o, separators=(",", ":")) + "\n"
+    path = tmp_path / f"{where}.jsonl"
+    path.write_text("".join(lines), encoding="utf-8")
+    return str(path)
+
+
+def recorded_url() -> str:
+    o = json.loads(open(SRC, encoding="utf-8").read().splitlines()[WHERE["output"]])
+    return o["payload"]["output"][0]["image_url"]
+
+
+def sent_picture(items: list, where: str):
+    """What stands in the picture's place among ``items`` (SKIPPED: its line was not sent)."""
+    if where == "message":
+        msg = next((it for it in items if it.get("type") == "message" and it.get("role") == "user"
+                    and any("<image name=" in (c.get("text") or "") for c in it["content"])), None)
+        return SKIPPED if msg is None else msg["content"][1]
+    out = next(it for it in items if it.get("type") == "function_call_output" and it.get("call_id") == "call_img1")
+    return SKIPPED if out["output"] == "aborted" else out["output"][0]
+
+
+def expected(sent):
+    if isinstance(sent, dict) and sent.get("type") == "input_image" and sent["image_url"] is None:
+        return {**sent, "image_url": recorded_url()}
+    return sent
+
+
+@pytest.mark.parametrize("where", list(WHERE))
+@pytest.mark.parametrize("name,shape,sent", SHAPES, ids=[s[0] for s in SHAPES])
+def test_a_picture_is_sent_as_codex_sends_it(tmp_path, name, shape, sent, where):
+    items = [it for it, _ in codex_rules.sent_items(scan(rollout(tmp_path, shape, where)))]
+    assert sent_picture(items, where) == expected(sent)
+
+
+@pytest.mark.parametrize("model,original", [
+    (None, True), ("gpt-5.5", True), ("gpt-5.5-pro", True), ("gpt-5.50", True), ("gpt-6-sol", True),
+    ("gpt-5.4", False), ("gpt-4.1", False), ("o3", False), ("GPT-5.5", False), ("gpt-6", False), ("gpt-5.6", False),
+])
+def test_the_original_detail_is_sent_as_high_to_a_model_outside_codexs_catalog(tmp_path, model, original):
+    """Judged with ``-m`` (2026-11-30): gpt-5.5-pro and gpt-5.50 are taken for gpt-5.5 (a name that starts with a slug
+    of the catalog), GPT-5.5 is not (case), nor gpt-6 or gpt-5.6 (only longer names of them are slugs)."""
+    assert codex_models.original_detail(model) is original
+    items = [it for it, _ in codex_rules.sent_items(scan(SRC), model=model)]
+    assert sent_picture(items, "output")["detail"] == ("original" if original else "high")
+    assert sent_picture(items, "message")["detail"] == ("original" if original else "high")
+
+
+def test_the_view_takes_the_model_from_the_option_or_codexs_config(tmp_path):
+    def view(*args, env=None):
+        r = CliRunner().invoke(cli, ["view", "--json", *args, SRC], env=env)
+        assert r.exit_code == 0, r.output
+        d = json.loads(r.output)
+        details = [c.get("detail") for m in d["messages"] for c in (m["item"].get("content") or (
+            m["item"]["output"] if isinstance(m["item"].get("output"), list) else [])) if c.get("type") == "input_image"]
+        return d["model"], details
+
+    model, details = view()
+    assert model["name"] == "gpt-5.5" and model["basis"].startswith("the default") and details == ["original"] * 2
+    home = tmp_path / "codex"
+    home.mkdir()
+    (home / "config.toml").write_text('model = "o3"\nmodel_provider = "openai"\n')
+    model, details = view(env={"CODEX_HOME": str(home)})
+    assert model["name"] == "o3" and "config.toml" in model["basis"] and details == ["high"] * 2
+    assert model["original_image_detail"] is False
+    model, details = view("--model", "gpt-5.5-pro", env={"CODEX_HOME": str(home)})
+    assert model["name"] == "gpt-5.5-pro" and details == ["original"] * 2
+    (home / "config.toml").write_text('model = [\n')  # (no TOML: Codex would not start; the default here)
+    assert view(env={"CODEX_HOME": str(home)})[0]["name"] == "gpt-5.5"
+
+
+LIVE = ["detail_low", "detail_null", "detail_unknown", "another_field", "https_upper_case", "relative_url"]
+
+
+@pytest.mark.codex
+@pytest.mark.parametrize("where", list(WHERE))
+@pytest.mark.parametrize("name", LIVE)
+def test_the_real_codex_agrees(tmp_path, name, where):
+    from tests.support.codex_agent import compare, resume_payload
+
+    shape = next(s for n, s, _ in SHAPES if n == name)
+    path = rollout(tmp_path, shape, where)
+    sent = resume_payload(path)["history"]
+    assert compare([it for it, _ in codex_rules.sent_items(scan(path))], sent) == []
+
+
+@pytest.mark.codex
+@pytest.mark.parametrize("model", ["o3", "gpt-5.5-pro"])
+def test_the_real_codex_run_with_another_model_agrees(model):
+    from tests.support.codex_agent import CodexSandbox, PROMPT, compare, strip_turn
+
+    with CodexSandbox() as box:
+        sid = box.install(SRC)
+        run = box.run(PROMPT, resume=sid, args=["-m", model], script=[("status", 400, "ctxtool judge: recorded")])
+        body = run.bodies[0]
+    assert body["model"] == model
+    assert compare([it for it, _ in codex_rules.sent_items(scan(SRC), model=model)], strip_turn(body["input"])) == []
