@@ -1447,6 +1447,9 @@ def _without_reused_calls(content: list, sent_ids: set) -> list:
     return out or [{"type": "text", "text": TOOL_USE_INTERRUPTED}]
 
 
+AS_USER = "_as_user"  # a system message's text as the client renders it when it sends it in a user turn (heal)
+
+
 def heal(messages: list[dict], close_turn: bool = True, lines: bool = False, tools: frozenset = CLIENT_TOOLS) -> list[dict]:
     """Rule 5 on Messages-shaped dicts (``{"role", "content"}``): the pairing fixes the client
     makes before it sends. Returns new messages; the input is not changed. ``close_turn``: a
@@ -1475,7 +1478,8 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False, too
             # the calls, so a call without a result gets the "missing" one in it (judged: a queued command's attachment
             # below a call line whose result line stands before the turn's prompt; responses it leaves out, Jie, are
             # not there)
-            m = dict(m, role="user", content=[{"type": "text", "text": REMINDER_OPEN + m["content"] + REMINDER_CLOSE}])
+            # (its text as the client renders it for a user turn where that differs: AS_USER, view._searchable)
+            m = dict(m, role="user", content=[{"type": "text", "text": REMINDER_OPEN + m.get(AS_USER, m["content"]) + REMINDER_CLOSE}])
         blocks = kept_blocks(m["role"], _blocks(m["content"], tools))
         if blocks is None or id(m) in unanswered:
             continue

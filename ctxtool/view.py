@@ -18,7 +18,7 @@ from itertools import islice
 from operator import attrgetter, eq
 
 from . import codex_rules
-from .claude_chain import LAST, REMINDER_CLOSE, REMINDER_OPEN, RENDERED, _blank_text, _unreadable_text, chain, gives_nothing, sent_entries
+from .claude_chain import AS_USER, LAST, REMINDER_CLOSE, REMINDER_OPEN, RENDERED, _blank_text, _unreadable_text, chain, gives_nothing, sent_entries
 from .formats.common import DOUBLE_EXACT, LONE_SURROGATE, without_thinking
 from .model import BOUNDARY, COMPACTION, HEADER, MESSAGE, Entry
 from .scanloop import index_passes
@@ -333,6 +333,9 @@ def sent_messages(t, entries: list[Entry] | None = None, *, model: str | None = 
                 out.append({"role": role, "content": blocks, "lines": [e.lineno for e in part]})
     if fmt != "claude":
         return out
+    for m in out:  # (the text the client sends where it makes a system message a user one: heal, below)
+        if m["role"] == "system" and type(m["content"]) is str and SURFACED in m["content"]:
+            m[AS_USER] = _searchable(t, m)
     out = [dict(m, content=on_the_wire(_unmarked(m["content"]))) for m in _merged_after_heal(
         t, heal(out, close_turn=close, lines=True, tools=tools), system_turns)]
     for i, m in enumerate(out):
@@ -342,8 +345,30 @@ def sent_messages(t, entries: list[Entry] | None = None, *, model: str | None = 
             # attachments then between two responses): the client sends it as a user message, its text wrapped as a
             # reminder again (judge fuzz seed 716, case 0150; seeds 830 and 836, a plan-mode turn). At the history's
             # end, after a response, it stays a system message: the client sends it after the next prompt (probed)
-            out[i] = dict(m, role="user", content=REMINDER_OPEN + m["content"] + REMINDER_CLOSE)
+            # A deferred-tools delta's tool additions get the ToolSearch header then, as for a model without system
+            # messages (and where heal made such a message a user one: judge fuzz seed 1118, case 0033, a later turn's
+            # prompt line lost)
+            out[i] = dict(m, role="user", content=REMINDER_OPEN + _searchable(t, m) + REMINDER_CLOSE)
     return out
+
+
+def _searchable(t, m: dict) -> str:
+    """A system message's text (``m``) with the ToolSearch header in place of the tool additions' of each
+    deferred-tools delta among its lines that has surfaced tools (``_unsurfaced``): the k-th header in the text is the
+    k-th of its lines' renderings that holds one, in line order (left as it is where they do not tally)."""
+    text = m["content"]
+    if type(text) is not str or SURFACED not in text:
+        return text
+    flags = []
+    with open(t.path, "rb") as f:
+        for e in sorted((x for x in t.entries if x.lineno in set(m.get("lines") or ())), key=lambda x: x.lineno):
+            blocks = t.reload(e, f).blocks or []
+            if any(_is_text(b) and SURFACED in b["text"] for b in blocks):
+                flags.append(_unsurfaced(t, e, f, blocks) is not blocks)
+    parts = text.split(SURFACED)
+    if len(parts) - 1 != len(flags):
+        return text
+    return parts[0] + "".join((SEARCHABLE if flag else SURFACED) + part for flag, part in zip(flags, parts[1:]))
 
 
 def claude_request(t, entries: list[Entry], context: list[Entry], f=None, *, model: str | None = None, today=None,

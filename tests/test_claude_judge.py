@@ -1872,6 +1872,30 @@ def test_system_context_after_a_response_is_sent_as_a_user_reminder(tmp_path, sh
     assert bool(_plan_roles(ours)) == (shape not in ("prompt deleted, cut after it", "prompt {}, cut before the attachment"))
 
 
+@pytest.mark.parametrize("lost", ["nuls", "deleted", "unreadable content"])
+def test_a_deferred_tools_delta_sent_as_a_user_reminder_has_the_toolsearch_header(tmp_path, lost):
+    """A later turn's prompt lost (judge fuzz seed 1118, case 0033: permission_denied.jsonl's queue line before the
+    prompt made NULs, joined with the prompt's line), its deferred-tools delta, rendered for the system, then stands
+    between two responses: the client sends it as a user reminder with the ToolSearch header in place of the tool
+    additions', as to a model that takes no system messages (rule 57). ctxtool sent the recorded text."""
+    from ctxtool.view import SEARCHABLE, SURFACED
+
+    lines = (REC / "permission_denied.jsonl").read_bytes().split(b"\n")
+    k = next(i for i, x in enumerate(lines) if b'"type":"user","message":{"role":"user","content":"Try Bash again."}' in x)
+    assert b'"type":"queue-operation"' in lines[k - 1] and b'"surfacedNames":["Glob","Grep"]' in lines[k + 1]
+    if lost == "nuls":
+        lines[k - 1:k + 1] = [b"\0" * len(lines[k - 1]) + lines[k]]
+    elif lost == "deleted":
+        del lines[k]
+    else:
+        lines[k] = lines[k].replace(b'"content":"Try Bash again."', b'"content":{"x":1}', 1)
+    sent, ours_ = _judged(tmp_path / "permission_denied.jsonl", b"\n".join(lines))
+    assert conversation(ours_) == conversation(sent)
+    assert reminder_texts(ours_) == reminder_texts(sent)
+    said = "".join(reminder_texts(ours_))
+    assert SEARCHABLE in said and SURFACED not in said
+
+
 def _two_contexts(first_copy: int, prompt: bytes | None, cut: int | None = None) -> bytes:
     """workday.jsonl with a copy of line ``first_copy``'s attachment (rendered for the system: 56 the queued prompt's,
     63 the plan mode's) put after the plan-mode prompt's attachment or before it, so two contexts for the system
