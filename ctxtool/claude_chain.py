@@ -1613,10 +1613,10 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False, too
 
 
 def _unanswered(messages: list[dict]) -> tuple[set[int], set]:
-    """The ids of the responses that are only calls none of whose results is sent anywhere: the client leaves their
-    lines out before it joins and pairs the rest (``Jie`` in 2.1.330, read in its code), so the turns around such a
-    response are one, and a response it stood between and that response's results meet (judge fuzz seed 1025, case
-    0110). The last response, with only results after it, is not one: its open calls get the "interrupted" result.
+    """The ids of the responses that are only calls none of whose results is sent anywhere (and what the client leaves
+    out of a response: thinking, blank text): the client leaves their lines out before it joins and pairs the rest
+    (``Jie`` in 2.1.330, read in its code), so the turns around such a response are one, and a response it stood
+    between and that response's results meet (judge fuzz seed 1025, case 0110). The last response, with only results after it, is not one: its open calls get the "interrupted" result.
     And the ids of the results in the user messages (``heal``'s ``present``)."""
     present = set()
     last = None
@@ -1631,8 +1631,12 @@ def _unanswered(messages: list[dict]) -> tuple[set[int], set]:
                 type(b) is dict and b.get("type") == "tool_use" and _tid(b, "id") not in present for b in m["content"]):
             continue
         blocks = kept_blocks("assistant", _blocks(m["content"]))
-        if not blocks or any(b.get("type") != "tool_use" or _tid(b, "id") in present for b in blocks):
+        if not blocks:
             continue
+        rest = [b for b in blocks if b.get("type") != "tool_use" or _tid(b, "id") in present]
+        if rest and kept_blocks("assistant", rest) is not None:
+            continue  # (what the client's lines give without those calls: thinking alone gives nothing, judge fuzz
+            # seed 1119, case 0089: a response's two calls each lost its result, its two thinking lines left)
         if k == last and all(x["role"] != "assistant" and (x["role"] == "system" or _only_results(x)) for x in messages[k + 1:]):
             continue
         out.add(id(m))

@@ -1896,6 +1896,35 @@ def test_a_deferred_tools_delta_sent_as_a_user_reminder_has_the_toolsearch_heade
     assert SEARCHABLE in said and SURFACED not in said
 
 
+_LOST_RESULTS = {  # thinking_between_calls.jsonl: responses of thinking, call, thinking, call; the lines' results
+    "the first response's two results blanked into one line": ("tc1", "tc2", "blank"),
+    "the first response's two results deleted": ("tc1", "tc2", "delete"),
+    "the first response's first result deleted": ("tc1", None, "delete"),
+    "the second response's two results deleted": ("tc3", "tc4", "delete"),
+}
+
+
+@pytest.mark.parametrize("name", list(_LOST_RESULTS))
+def test_a_response_whose_calls_all_lost_their_results_leaves_its_thinking_out(tmp_path, name):
+    """The client leaves out every line all of whose calls have no result (rule 10, ``Jie``), then a response of
+    thinking alone (judge fuzz seed 1119, case 0089: both result lines of the first response made one line of blanks):
+    the response's thinking lines go with its call lines. ctxtool dropped the calls and sent the thinking, joined to
+    the next response. A response that keeps a call keeps its thinking."""
+    first, second, how = _LOST_RESULTS[name]
+    lines = (REC / "thinking_between_calls.jsonl").read_bytes().split(b"\n")
+    ks = [line_with(lines, b'"tool_use_id":"toolu_rec_' + x.encode() + b'"') for x in (first, second) if x]
+    if how == "blank":
+        assert ks == [ks[0], ks[0] + 1]
+        lines[ks[0]:ks[0] + 2] = [b" " * (len(lines[ks[0]]) + len(lines[ks[0] + 1]))]
+    else:
+        for k in sorted(ks, reverse=True):
+            del lines[k]
+    sent, ours_ = _judged(tmp_path / "thinking_between_calls.jsonl", b"\n".join(lines))
+    assert conversation(ours_) == conversation(sent)
+    thoughts = [b.get("thinking") for m in ours_ if m["role"] == "assistant" for b in m["content"] if b.get("type") == "thinking"]
+    assert ("First." in thoughts) == (first != "tc1" or second is None)
+
+
 def _two_contexts(first_copy: int, prompt: bytes | None, cut: int | None = None) -> bytes:
     """workday.jsonl with a copy of line ``first_copy``'s attachment (rendered for the system: 56 the queued prompt's,
     63 the plan mode's) put after the plan-mode prompt's attachment or before it, so two contexts for the system
