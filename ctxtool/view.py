@@ -504,11 +504,20 @@ def claude_unsent(t, context: list[Entry]) -> set[int]:
     most messages apart: a message is read again only when none of its lines holds a call, a result or text."""
     out: set[int] = set()
     f = None
+    groups = [(role, group) for role, group in message_groups("claude", t.entries, context=context) if role is not None]
+    unanswered = _unanswered_calls(context, groups)
     try:
-        for role, group in message_groups("claude", t.entries, context=context):
-            if role is None:
-                continue
+        for role, group in groups:
             for part in _responses(group) if role == "assistant" else (group,):
+                if unanswered and role == "assistant" and any(c.id in unanswered for e in part for c in e.calls):
+                    if f is None:
+                        f = open(t.path, "rb")
+                    rest = [b for e in part for b in t.reload(e, f).blocks or ()
+                            if not (type(b) is dict and b.get("type") == "tool_use" and type(b.get("id")) is str
+                                    and b["id"] in unanswered)]
+                    if gives_nothing(role, rest):  # (claude_chain._unanswered: the client's Jie, then thinking alone)
+                        out.update(e.index for e in part)
+                        continue
                 own = prompt_lines(part)
                 if not own or not all(_may_give_nothing(e) for e in own):
                     continue
@@ -525,6 +534,25 @@ def claude_unsent(t, context: list[Entry]) -> set[int]:
     finally:
         if f is not None:
             f.close()
+    return out
+
+
+def _unanswered_calls(context: list[Entry], groups: list) -> set:
+    """Claude Code: the ids of the calls no result among ``context`` answers, less the last response's when only
+    results (or context for the system) follow it, which get the "interrupted" result: what ``claude_chain.heal``
+    drops its lines for (``_unanswered``). Empty in a file whose every call has its result (the common case, one pass
+    over the index)."""
+    calls = [c.id for e in context if e.calls for c in e.calls]
+    if not calls:
+        return set()
+    present = {r.id for e in context if e.results for r in e.results}
+    out = {c for c in calls if c not in present}
+    if not out:
+        return out
+    last = next((k for k in range(len(groups) - 1, -1, -1) if groups[k][0] == "assistant"), None)
+    if last is not None and all(all(e.get("context") == "system" or (e.results and e.nblocks == len(e.results))
+                                    for e in g) for _, g in groups[last + 1:]):
+        out -= {c.id for e in _responses(groups[last][1])[-1] for c in e.calls}
     return out
 
 

@@ -1909,7 +1909,7 @@ def test_a_response_whose_calls_all_lost_their_results_leaves_its_thinking_out(t
     """The client leaves out every line all of whose calls have no result (rule 10, ``Jie``), then a response of
     thinking alone (judge fuzz seed 1119, case 0089: both result lines of the first response made one line of blanks):
     the response's thinking lines go with its call lines. ctxtool dropped the calls and sent the thinking, joined to
-    the next response. A response that keeps a call keeps its thinking."""
+    the next response (and estimate counted the whole response). A response that keeps a call keeps its thinking."""
     first, second, how = _LOST_RESULTS[name]
     lines = (REC / "thinking_between_calls.jsonl").read_bytes().split(b"\n")
     ks = [line_with(lines, b'"tool_use_id":"toolu_rec_' + x.encode() + b'"') for x in (first, second) if x]
@@ -1923,6 +1923,8 @@ def test_a_response_whose_calls_all_lost_their_results_leaves_its_thinking_out(t
     assert conversation(ours_) == conversation(sent)
     thoughts = [b.get("thinking") for m in ours_ if m["role"] == "assistant" for b in m["content"] if b.get("type") == "thinking"]
     assert ("First." in thoughts) == (first != "tc1" or second is None)
+    path = tmp_path / "thinking_between_calls.jsonl"
+    assert estimated_lines(path) == view_lines(path)  # (estimate leaves the response out too: view.claude_unsent)
 
 
 def _two_contexts(first_copy: int, prompt: bytes | None, cut: int | None = None) -> bytes:
