@@ -1616,8 +1616,9 @@ def _unanswered(messages: list[dict]) -> tuple[set[int], set]:
     """The ids of the responses that are only calls none of whose results is sent anywhere (and what the client leaves
     out of a response: thinking, blank text): the client leaves their lines out before it joins and pairs the rest
     (``Jie`` in 2.1.330, read in its code), so the turns around such a response are one, and a response it stood
-    between and that response's results meet (judge fuzz seed 1025, case 0110). The last response, with only results after it, is not one: its open calls get the "interrupted" result.
-    And the ids of the results in the user messages (``heal``'s ``present``)."""
+    between and that response's results meet (judge fuzz seed 1025, case 0110). The last response, with only results
+    after it, is not one: its open calls get the "interrupted" result. And the ids of the results in the user messages
+    (``heal``'s ``present``)."""
     present = set()
     last = None
     for k, m in enumerate(messages):

@@ -19,7 +19,7 @@ another model wrote is dropped where the client is not talking to Anthropic's AP
 set to another host); on Anthropic's API the client keeps it by default (a served flag decides; not seen offline).
 
 Judged with the real client (a helper's round of 2026-11-30: 22 names, `--model` and settings overrides, 16 fixtures
-resumed as Sonnet 4.6 and as Opus 5.5; ``fixtures/claude-models``; the settings files, 2026-11-30, 30 cases:
+resumed as Sonnet 4.6 and as Opus 5.5; ``fixtures/claude-models``; the settings files, 2026-11-30, 45 cases:
 ``tests/test_claude_settings_model.py``). The retirement dates make the answer depend on the
 day: ``claude-sonnet-4-5`` is not restored from 2026-11-30 on.
 """
@@ -182,7 +182,8 @@ def from_environment(env, unnamed: tuple[str, str] | None = None) -> tuple[str, 
 @dataclass(frozen=True)
 class ClientSettings:
     """What the client's settings files say of its model: ``model`` (with ``model_source``, the file) where one of them
-    names it, ``env``, their ``env`` blocks merged (string values), which the client lays over its process environment."""
+    names it, ``env``, their ``env`` blocks merged (values as the client sets them, ``_env_value``), which the client
+    lays over its process environment."""
     model: str | None = None
     model_source: str | None = None
     env: dict = field(default_factory=dict)

@@ -360,8 +360,9 @@ def _searchable(t, m: dict) -> str:
     if type(text) is not str or SURFACED not in text:
         return text
     flags = []
+    lines = set(m.get("lines") or ())
     with open(t.path, "rb") as f:
-        for e in sorted((x for x in t.entries if x.lineno in set(m.get("lines") or ())), key=lambda x: x.lineno):
+        for e in sorted((x for x in t.entries if x.lineno in lines), key=lambda x: x.lineno):
             blocks = t.reload(e, f).blocks or []
             if any(_is_text(b) and SURFACED in b["text"] for b in blocks):
                 flags.append(_unsurfaced(t, e, f, blocks) is not blocks)
@@ -997,10 +998,10 @@ def view_file(path: str, fmt: str | None = None, *, model: str | None = None, fo
         from . import codex_models
 
         chosen = (model, model_from) if model else codex_models.config_model(environ) if environ is not None else None
-        name = chosen[0] if chosen else codex_models.DEFAULT
-        return {"path": path, "format": "codex", "messages": codex_messages(t, name), "bad_lines": [b.lineno for b in t.bad],
-                "model": {"name": name, "basis": chosen[1] if chosen else "the default: no -m and no model in its config",
-                          "original_image_detail": codex_models.original_detail(name)}}
+        name, basis = chosen if chosen else (codex_models.DEFAULT, "the default: no -m and no model in its config")
+        return {"path": path, "format": "codex", "messages": codex_messages(t, name),
+                "bad_lines": [b.lineno for b in t.bad],
+                "model": {"name": name, "basis": basis, "original_image_detail": codex_models.original_detail(name)}}
     msgs = sent_messages(
         t, model=model, foreign_thinking=foreign_thinking, request=req, model_from=model_from, unnamed=unnamed)
     out = {"path": path, "format": t.format_name, "messages": msgs, "bad_lines": [b.lineno for b in t.bad]}

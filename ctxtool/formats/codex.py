@@ -125,15 +125,15 @@ _CONTENT_ITEMS = {"input_text": "text", "output_text": "text", "input_image": "i
 # an input_image's detail as Codex's reader takes it (its enum, names as written; null or missing: none): another value
 # makes it refuse the line (judged: "zzz", "Original", "", 5, true, {})
 IMAGE_DETAILS = frozenset(("auto", "low", "high", "original"))
+NAMESPACED = frozenset(("function_call", "custom_tool_call", "function_call_output"))  # a string namespace or null
+PHASES = ("commentary", "final_answer")  # a message's phase, or null
+NO_CALL_ID = "no_call_id"  # an entry's extra: a function_call_output Codex sends without a call_id (rule 4m)
 
 
 def bad_detail(c: dict) -> bool:
     """Whether an ``input_image``'s ``detail`` is one Codex's reader refuses."""
     d = c.get("detail")
     return d is not None and (type(d) is not str or d not in IMAGE_DETAILS)
-NAMESPACED = frozenset(("function_call", "custom_tool_call", "function_call_output"))  # a string namespace or null
-PHASES = ("commentary", "final_answer")  # a message's phase, or null
-NO_CALL_ID = "no_call_id"  # an entry's extra: a function_call_output Codex sends without a call_id (rule 4m)
 
 
 def _refused(e: Entry, why: str) -> None:
