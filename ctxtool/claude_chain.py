@@ -1472,13 +1472,16 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False, too
                                  and kept_blocks(x["role"], _blocks(x["content"])) is not None), default=-1)
             if not (msgs and msgs[-1]["role"] == "assistant" and k < last_kept):
                 # context the client renders: passed on as it is, after its turn
-                (after.setdefault(id(msgs[-1]), []) if msgs else lead).append(_lined({"role": "system", "content": m["content"]}, m, lines))
+                kept = _lined({"role": "system", "content": m["content"]}, m, lines)
+                if AS_USER in m:
+                    kept[AS_USER] = m[AS_USER]
+                (after.setdefault(id(msgs[-1]), []) if msgs else lead).append(kept)
                 continue
             # between two responses: the client makes it a user message there, its text a reminder, before it pairs
             # the calls, so a call without a result gets the "missing" one in it (judged: a queued command's attachment
             # below a call line whose result line stands before the turn's prompt; responses it leaves out, Jie, are
             # not there)
-            # (its text as the client renders it for a user turn where that differs: AS_USER, view._searchable)
+            # (its text as the client renders it for a user turn where that differs: AS_USER, view._claude_user_run)
             m = dict(m, role="user", content=[{"type": "text", "text": REMINDER_OPEN + m.get(AS_USER, m["content"]) + REMINDER_CLOSE}])
         blocks = kept_blocks(m["role"], _blocks(m["content"], tools))
         if blocks is None or id(m) in unanswered:
@@ -1658,6 +1661,8 @@ def _add_system(out: list[dict], m: dict) -> None:
     if out and out[-1]["role"] == "system" == m["role"] and type(out[-1]["content"]) is str and type(m["content"]) is str:
         prev = out[-1]
         out[-1] = dict(prev, content=prev["content"] + "\n\n" + m["content"])
+        if AS_USER in prev or AS_USER in m:
+            out[-1][AS_USER] = prev.get(AS_USER, prev["content"]) + "\n\n" + m.get(AS_USER, m["content"])
         if "lines" in prev:
             out[-1]["lines"] = sorted(prev["lines"] + list(m.get("lines", ())))
         return

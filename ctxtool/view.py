@@ -333,9 +333,6 @@ def sent_messages(t, entries: list[Entry] | None = None, *, model: str | None = 
                 out.append({"role": role, "content": blocks, "lines": [e.lineno for e in part]})
     if fmt != "claude":
         return out
-    for m in out:  # (the text the client sends where it makes a system message a user one: heal, below)
-        if m["role"] == "system" and type(m["content"]) is str and SURFACED in m["content"]:
-            m[AS_USER] = _searchable(t, m)
     out = [dict(m, content=on_the_wire(_unmarked(m["content"]))) for m in _merged_after_heal(
         t, heal(out, close_turn=close, lines=True, tools=tools), system_turns)]
     for i, m in enumerate(out):
@@ -348,28 +345,8 @@ def sent_messages(t, entries: list[Entry] | None = None, *, model: str | None = 
             # A deferred-tools delta's tool additions get the ToolSearch header then, as for a model without system
             # messages (and where heal made such a message a user one: judge fuzz seed 1118, case 0033, a later turn's
             # prompt line lost)
-            out[i] = dict(m, role="user", content=REMINDER_OPEN + _searchable(t, m) + REMINDER_CLOSE)
-    return out
-
-
-def _searchable(t, m: dict) -> str:
-    """A system message's text (``m``) with the ToolSearch header in place of the tool additions' of each
-    deferred-tools delta among its lines that has surfaced tools (``_unsurfaced``): the k-th header in the text is the
-    k-th of its lines' renderings that holds one, in line order (left as it is where they do not tally)."""
-    text = m["content"]
-    if type(text) is not str or SURFACED not in text:
-        return text
-    flags = []
-    lines = set(m.get("lines") or ())
-    with open(t.path, "rb") as f:
-        for e in sorted((x for x in t.entries if x.lineno in lines), key=lambda x: x.lineno):
-            blocks = t.reload(e, f).blocks or []
-            if any(_is_text(b) and SURFACED in b["text"] for b in blocks):
-                flags.append(_unsurfaced(t, e, f, blocks) is not blocks)
-    parts = text.split(SURFACED)
-    if len(parts) - 1 != len(flags):
-        return text
-    return parts[0] + "".join((SEARCHABLE if flag else SURFACED) + part for flag, part in zip(flags, parts[1:]))
+            out[i] = dict(m, role="user", content=REMINDER_OPEN + m.get(AS_USER, m["content"]) + REMINDER_CLOSE)
+    return [{k: v for k, v in m.items() if k != AS_USER} if AS_USER in m else m for m in out]
 
 
 def claude_request(t, entries: list[Entry], context: list[Entry], f=None, *, model: str | None = None, today=None,
@@ -863,15 +840,25 @@ def _claude_user_run(t, group: list[Entry], f, system_turns: bool = True) -> lis
             msg["string"] = isinstance(m, dict) and isinstance(m.get("content"), str)
         out.append(msg)
     if ctx_system:
-        texts = []
-        for _, bl in ctx_system:
-            for b in bl:
-                x = b.get("text", "")
-                if x.startswith(REMINDER_OPEN) and x.endswith(REMINDER_CLOSE):
-                    x = x[len(REMINDER_OPEN):-len(REMINDER_CLOSE)]
-                texts.append(x)
-        out.append({"role": "system", "content": "\n\n".join(texts), "lines": [e.lineno for e, _ in ctx_system]})
+        texts, as_user = [], []
+        for e, bl in ctx_system:
+            # (and as the client renders it where it sends the message as a user one, sent_messages: the ToolSearch
+            # header of a deferred-tools delta, _unsurfaced)
+            for b, u in zip(bl, _unsurfaced(t, e, f, bl)):
+                texts.append(_unwrapped(b.get("text", "")))
+                as_user.append(_unwrapped(u.get("text", "")))
+        msg = {"role": "system", "content": "\n\n".join(texts), "lines": [e.lineno for e, _ in ctx_system]}
+        if as_user != texts:
+            msg[AS_USER] = "\n\n".join(as_user)
+        out.append(msg)
     return out
+
+
+def _unwrapped(x: str) -> str:
+    """A rendering's text without its reminder wrappers (a system message's part)."""
+    if x.startswith(REMINDER_OPEN) and x.endswith(REMINDER_CLOSE):
+        return x[len(REMINDER_OPEN):-len(REMINDER_CLOSE)]
+    return x
 
 
 def _merged_after_heal(t, messages: list[dict], system_turns: bool) -> list[dict]:
