@@ -38,7 +38,7 @@ from __future__ import annotations
 import re
 
 from .formats.claude import REMINDER_CLOSE, REMINDER_OPEN
-from .formats.claude_origin import _js_string
+from .formats.common import js_string
 from .utf16 import JS_SPACE
 
 # the client's own calls, whose results nothing is merged into
@@ -180,7 +180,7 @@ def merged(result: dict, blocks: list, system_turns: bool) -> dict | None:
         head = list(content)
         if head and _is_text(head[-1]):
             t = head[-1].get("text")
-            js = t if isinstance(t, str) else ("null" if "text" in head[-1] else "undefined") if t is None else _js_string(t)
+            js = t if isinstance(t, str) else ("null" if "text" in head[-1] else "undefined") if t is None else js_string(t, joined=True)
             head[-1] = {**head[-1], "text": js + "\n"}
         return {**result, "content": head + [b for b in blocks if _is_text(b)]}
     return None

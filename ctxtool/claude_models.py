@@ -19,7 +19,7 @@ another model wrote is dropped where the client is not talking to Anthropic's AP
 set to another host); on Anthropic's API the client keeps it by default (a served flag decides; not seen offline).
 
 Judged with the real client (a helper's round of 2026-11-30: 22 names, `--model` and settings overrides, 16 fixtures
-resumed as Sonnet 4.6 and as Opus 5.5; ``fixtures/claude-models``; the settings files, 2026-11-30, 45 cases:
+resumed as Sonnet 4.6 and as Opus 5.5; ``fixtures/claude-models``; the settings files, 2026-11-30, 66 cases:
 ``tests/test_claude_settings_model.py``). The retirement dates make the answer depend on the
 day: ``claude-sonnet-4-5`` is not restored from 2026-11-30 on.
 """
@@ -35,6 +35,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from .formats.common import js_string
 from .model import js_false
 
 DEFAULT = "claude-opus-5-5"  # the client's default model (2.1.330, first party)
@@ -118,10 +119,22 @@ class Resumed:
         return system_turns(self.model)
 
 
-def from_option(value: str) -> str:
-    """A ``--model`` value as the client takes it: ``[1m]`` off, an alias resolved, a name lower-cased."""
+# the variables that name the model an alias stands for (the client's, where set: judged for opus, sonnet and haiku)
+ALIAS_VARIABLES = {"opus": "ANTHROPIC_DEFAULT_OPUS_MODEL", "sonnet": "ANTHROPIC_DEFAULT_SONNET_MODEL",
+                   "haiku": "ANTHROPIC_DEFAULT_HAIKU_MODEL", "fable": "ANTHROPIC_DEFAULT_FABLE_MODEL"}
+
+
+def from_option(value: str, env=None) -> str:
+    """A ``--model`` value as the client takes it: ``[1m]`` off, an alias resolved (through its
+    ``ANTHROPIC_DEFAULT_*_MODEL`` in the client's environment ``env`` where that is set), a model it knows
+    lower-cased."""
     v = value.strip().lower().replace("[1m]", "")
-    return ALIASES.get(v, v)
+    named = (env.get(ALIAS_VARIABLES[v]) or "").strip() if env is not None and v in ALIAS_VARIABLES else ""
+    if named or v in ALIASES:
+        return named or ALIASES[v]
+    # (lower-cased where it names a model the client knows; another name is sent as written: "Zzz-Unknown", an env
+    # value "[object Object]", judged)
+    return v if canonical(v) in CATALOG else value.strip()
 
 
 def resume_model(newest_first: Iterable[tuple[int, dict]], *, override: str | None = None, default: str = DEFAULT,
@@ -167,7 +180,7 @@ DEFAULT_VARIABLES = ("ANTHROPIC_DEFAULT_OPUS_MODEL", "ANTHROPIC_DEFAULT_SONNET_M
 def from_environment(env, unnamed: tuple[str, str] | None = None) -> tuple[str, str] | None:
     """``(model, what chose it)`` where the client's environment ``env`` chooses its model, else None. ``unnamed``: the
     settings' model (``ClientSettings.unnamed``), which the client takes where a variable turns the restore off."""
-    if env.get("ANTHROPIC_MODEL"):
+    if (env.get("ANTHROPIC_MODEL") or "").strip():  # (white space alone is as if not set: judged)
         return env["ANTHROPIC_MODEL"], "ANTHROPIC_MODEL"
     if any(env.get(k) for k in DEFAULT_VARIABLES):
         set_ = next(k for k in DEFAULT_VARIABLES if env.get(k))
@@ -182,8 +195,8 @@ def from_environment(env, unnamed: tuple[str, str] | None = None) -> tuple[str, 
 @dataclass(frozen=True)
 class ClientSettings:
     """What the client's settings files say of its model: ``model`` (with ``model_source``, the file) where one of them
-    names it, ``env``, their ``env`` blocks merged (values as the client sets them, ``_env_value``), which the client
-    lays over its process environment."""
+    names it, ``env``, their ``env`` blocks merged (each value as JavaScript's ``String()`` writes it: judged, ``5.5``,
+    ``null``, ``[1]``, an object), which the client lays over its process environment."""
     model: str | None = None
     model_source: str | None = None
     env: dict = field(default_factory=dict)
@@ -191,7 +204,7 @@ class ClientSettings:
     @property
     def unnamed(self) -> tuple[str, str] | None:
         """``resume_model``'s ``unnamed``: the settings' model, where it is a string the client takes (not empty)."""
-        if type(self.model) is str and self.model.strip():
+        if type(self.model) is str and self.model:  # (white space alone: the client sends "", judged)
             return self.model, f"the settings' model ({self.model_source})"
         return None
 
@@ -231,27 +244,16 @@ def client_settings(cwd: str | None, environ, managed: str | None = None) -> Cli
                 continue
             with open(path, "rb") as f:
                 data = json.loads(f.read())
-        except (OSError, ValueError):  # (missing, unreadable, a NUL in a damaged file's cwd, not JSON)
-            continue
-        if not isinstance(data, dict):
-            continue
+        except (OSError, ValueError, RecursionError):  # (missing, unreadable, a NUL in a damaged file's cwd, not JSON,
+            continue  # nested past Python's stack: the client passes each by)
+        if not isinstance(data, dict) or ("model" in data and type(data["model"]) is not str) or (
+                "env" in data and not isinstance(data["env"], dict)):
+            continue  # (a file its schema refuses: the client passes it by whole, its env too; judged for these fields)
         if "model" in data:
             model, source = data["model"], path
-        if isinstance(data.get("env"), dict):
-            env.update((k, _env_value(v)) for k, v in data["env"].items() if _env_value(v) is not None)
+        if "env" in data:
+            env.update((k, js_string(v)) for k, v in data["env"].items())
     return ClientSettings(model, source, env)
-
-
-def _env_value(v) -> str | None:
-    """A settings ``env`` value as the client sets it in its environment: a string as written, a number or a boolean as
-    JavaScript writes it (judged: ``5`` is the model ``"5"``); any other value is not taken here."""
-    if type(v) is str:
-        return v
-    if type(v) is bool:
-        return "true" if v else "false"
-    if type(v) is int and abs(v) < 2 ** 53:
-        return str(v)
-    return None
 
 
 def client_environment(environ, settings: ClientSettings) -> dict:

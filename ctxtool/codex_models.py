@@ -1,8 +1,9 @@
 """The model the Codex CLI is run with when it resumes a rollout, and what that changes in what it sends (0.169).
 
-Codex does not take the model back from the rollout: it runs with ``-m`` (``-c model=...``), else its config's
-``model`` (``$CODEX_HOME/config.toml``, else ``~/.codex/config.toml``), else its default, ``gpt-5.5`` (judged: a
-rollout whose turns name ``gpt-4.1`` or ``o3`` is resumed with the config's model). What the model changes here: an
+Codex does not take the model back from the rollout: it runs with ``-m`` (``-c model=...``), else the ``model`` of
+the project's ``.codex/config.toml`` where the user has trusted that folder, else its config's (``$CODEX_HOME/config.toml``,
+else ``~/.codex/config.toml``), else its default, ``gpt-5.5`` (judged: a rollout whose turns name ``gpt-4.1`` or ``o3``
+is resumed with the config's model). What the model changes here: an
 image's ``original`` detail, which only the models of Codex's own catalog take; to any other model Codex sends it as
 ``high`` (``codex_rules._image_again``).
 """
@@ -31,10 +32,28 @@ def config_path(environ) -> str:
     return os.path.join(home, "config.toml")
 
 
-def config_model(environ) -> tuple[str, str] | None:
-    """``(model, where it is set)`` where Codex's config file names its model (a string, not empty), else None. A
-    file that cannot be read or is no TOML is passed by (Codex would not start with it: nothing to imitate)."""
+def config_model(environ, cwd: str | None = None) -> tuple[str, str] | None:
+    """``(model, where it is set)`` where Codex's config names its model (a string, not empty), else None: the
+    project's ``.codex/config.toml`` in ``cwd`` (the folder the rollout ran in) where the user's config trusts that
+    folder (``[projects."<cwd>"] trust_level = "trusted"``, which Codex writes when a person trusts it; judged), else the
+    user's. A file that cannot be read or is no TOML is passed by (Codex would not start with it: nothing to
+    imitate)."""
     path = config_path(environ)
+    user = _toml(path)
+    if cwd and user is not None:
+        projects = user.get("projects")
+        trust = projects.get(cwd) if isinstance(projects, dict) else None
+        if isinstance(trust, dict) and trust.get("trust_level") == "trusted":
+            own = os.path.join(cwd, ".codex", "config.toml")
+            model = (_toml(own) or {}).get("model")
+            if type(model) is str and model:
+                return model, f"the project's config ({own}, a folder the user's config trusts)"
+    model = (user or {}).get("model")
+    return (model, f"the config's model ({path})") if type(model) is str and model else None
+
+
+def _toml(path: str) -> dict | None:
+    """A TOML file as plain data, or None where it cannot be read or is no TOML."""
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return None
@@ -46,8 +65,6 @@ def config_model(environ) -> tuple[str, str] | None:
     from tomlkit.exceptions import TOMLKitError
 
     try:
-        model = tomlkit.parse(text).get("model")
-    except TOMLKitError:
+        return tomlkit.parse(text).unwrap()
+    except (TOMLKitError, RecursionError):
         return None
-    model = model.unwrap() if hasattr(model, "unwrap") else model
-    return (model, f"the config's model ({path})") if type(model) is str and model else None

@@ -393,10 +393,24 @@ def client(t, environ, model: str | None = None) -> Client:
 
     settings = claude_models.client_settings(claude_cwd(t), environ)
     env = claude_models.client_environment(environ, settings)
-    unnamed = settings.unnamed
-    chosen = (model, "--model") if model else claude_models.from_environment(env, unnamed)
+    unnamed = _through_aliases(settings.unnamed, env)
+    chosen = _through_aliases((model, "--model") if model else claude_models.from_environment(env, unnamed), env)
     return Client(chosen[0] if chosen else None, chosen[1] if chosen else "--model",
                   claude_models.another_host(env.get("ANTHROPIC_BASE_URL")), unnamed)
+
+
+def _through_aliases(chosen: tuple[str, str] | None, env) -> tuple[str, str] | None:
+    """``(model, what chose it)`` with an alias the client's environment names a model for (its
+    ``ANTHROPIC_DEFAULT_*_MODEL``, judged) resolved so, and said."""
+    from . import claude_models
+
+    if chosen is None:
+        return None
+    name = claude_models.from_option(chosen[0], env)
+    if name == claude_models.from_option(chosen[0]):
+        return chosen
+    variable = claude_models.ALIAS_VARIABLES[chosen[0].strip().lower().replace("[1m]", "")]
+    return name, f"{chosen[1]} {chosen[0]} = {variable}"
 
 
 CWD_LOOKS = 64  # lines read from the end for the folder the session ran in
@@ -984,7 +998,8 @@ def view_file(path: str, fmt: str | None = None, *, model: str | None = None, fo
     if t.format_name == "codex":
         from . import codex_models
 
-        chosen = (model, model_from) if model else codex_models.config_model(environ) if environ is not None else None
+        chosen = (model, model_from) if model else codex_models.config_model(environ, codex_cwd(t)) \
+            if environ is not None else None
         name, basis = chosen if chosen else (codex_models.DEFAULT, "the default: no -m and no model in its config")
         return {"path": path, "format": "codex", "messages": codex_messages(t, name),
                 "bad_lines": [b.lineno for b in t.bad],
@@ -996,6 +1011,19 @@ def view_file(path: str, fmt: str | None = None, *, model: str | None = None, fo
         out["model"] = {"name": req[0].model, "basis": req[0].basis, "system_messages": req[0].system_turns,
                         "foreign_thinking": "dropped" if foreign_thinking else "kept"}
     return out
+
+
+def codex_cwd(t) -> str | None:
+    """The folder a Codex rollout ran in (its ``session_meta`` line's ``cwd``): where Codex, resumed there, reads the
+    project's config."""
+    first = t.entries[0] if t.entries else None
+    if first is None or first.kind != HEADER:
+        return None
+    with open(t.path, "rb") as f:
+        obj = t.load(first, f)
+    p = obj.get("payload") if isinstance(obj, dict) else None
+    cwd = p.get("cwd") if isinstance(p, dict) else None
+    return cwd if type(cwd) is str and cwd else None
 
 
 def codex_messages(t, model: str | None = None) -> list[dict]:

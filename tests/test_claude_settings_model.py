@@ -54,6 +54,9 @@ CASES = {
     "none_unknown_name": (NONE, {"user": {"model": "zzz-unknown"}}, {}, "zzz-unknown"),
     "none_1m": (NONE, {"user": {"model": "claude-sonnet-4-6[1m]"}}, {}, SONNET46),
     "none_upper_case": (NONE, {"user": {"model": "Claude-Sonnet-4-6"}}, {}, SONNET46),
+    "none_upper_case_unknown": (NONE, {"user": {"model": "Zzz-Unknown"}}, {}, "Zzz-Unknown"),  # (not lower-cased)
+    "none_upper_case_1m": (NONE, {"user": {"model": "Claude-Sonnet-4-6[1M]"}}, {}, SONNET46),
+    "process_env_upper_case_unknown": (RESTORED, {}, {"ANTHROPIC_MODEL": "Zzz-Unknown"}, "Zzz-Unknown"),
     "none_dated": (NONE, {"user": {"model": "claude-haiku-4-5-20251001"}}, {}, "claude-haiku-4-5-20251001"),
     "none_bedrock": (NONE, {"user": {"model": "us.anthropic.claude-haiku-4-5-20251001-v1:0"}}, {},
                      "us.anthropic.claude-haiku-4-5-20251001-v1:0"),
@@ -81,6 +84,35 @@ CASES = {
         "ANTHROPIC_DEFAULT_OPUS_MODEL": SONNET46}}}, {}, HAIKU45),
     "restored_model_process_env_default_sonnet": (RESTORED, {"user": {"model": HAIKU45}},
                                                   {"ANTHROPIC_DEFAULT_SONNET_MODEL": "x"}, HAIKU45),
+    # (a review's round, 2026-11-30) a file whose model is no string, or whose env is no object, is passed by whole
+    "env_not_an_object": (NONE, {"user": {"model": HAIKU45, "env": "x"}}, {}, OPUS),
+    "model_a_number_with_env": (RESTORED, {"project": {"model": 5, "env": {"ANTHROPIC_MODEL": SONNET46}}}, {},
+                                RESTORED),
+    "model_null_with_env": (RESTORED, {"project": {"model": None, "env": {"ANTHROPIC_MODEL": SONNET46}}}, {}, RESTORED),
+    "model_null_over_user": (NONE, {"user": {"model": HAIKU45}, "project": {"model": None}}, {}, HAIKU45),
+    "model_a_number_over_user": (NONE, {"user": {"model": HAIKU45}, "project": {"model": 5}}, {}, HAIKU45),
+    "model_a_list_over_user": (NONE, {"user": {"model": HAIKU45}, "project": {"model": ["x"]}}, {}, HAIKU45),
+    # ... an alias names the model its ANTHROPIC_DEFAULT_*_MODEL names, where that is set
+    "alias_opus_and_its_variable": (RESTORED, {"user": {"model": "opus", "env": {
+        "ANTHROPIC_DEFAULT_OPUS_MODEL": HAIKU45}}}, {}, HAIKU45),
+    "alias_sonnet_and_its_variable": (NONE, {"user": {"model": "sonnet", "env": {
+        "ANTHROPIC_DEFAULT_SONNET_MODEL": HAIKU45}}}, {}, HAIKU45),
+    "alias_haiku_and_the_process_variable": (NONE, {"user": {"model": "haiku"}}, {"ANTHROPIC_DEFAULT_HAIKU_MODEL": SONNET46},
+                                             SONNET46),
+    "env_model_alias_and_its_variable": (RESTORED, {"user": {"env": {"ANTHROPIC_MODEL": "sonnet",
+                                                                     "ANTHROPIC_DEFAULT_SONNET_MODEL": HAIKU45}}}, {}, HAIKU45),
+    # ... an env value is set as JavaScript's String() writes it
+    "env_a_fraction": (RESTORED, {"user": {"env": {"ANTHROPIC_MODEL": 5.5}}}, {}, "5.5"),
+    "env_a_large_integer": (RESTORED, {"user": {"env": {"ANTHROPIC_MODEL": 12345678901234567890}}}, {},
+                            "12345678901234567000"),
+    "env_an_object": (RESTORED, {"user": {"env": {"ANTHROPIC_MODEL": {"a": 1}}}}, {}, "[object Object]"),
+    "env_a_list": (NONE, {"user": {"model": HAIKU45, "env": {"ANTHROPIC_MODEL": [1]}}}, {}, "1"),
+    "env_null_over_user": (RESTORED, {"user": {"env": {"ANTHROPIC_MODEL": HAIKU45}},
+                                      "project": {"env": {"ANTHROPIC_MODEL": None}}}, {}, "null"),
+    # ... white space alone: a model the client sends as ""; an ANTHROPIC_MODEL it takes as not set
+    "model_of_white_space": (NONE, {"user": {"model": "   "}}, {}, ""),
+    "env_model_of_white_space": (RESTORED, {"user": {"env": {"ANTHROPIC_MODEL": " "}}}, {}, RESTORED),
+    "process_env_model_of_white_space": (RESTORED, {}, {"ANTHROPIC_MODEL": " "}, RESTORED),
     # an administrator's settings (/etc/claude-code): above every other file, their drop-ins by name above them
     "none_managed_over_local": (NONE, {"local": {"model": SONNET46}, "managed-settings.json": {"model": HAIKU45}}, {},
                                 HAIKU45),
@@ -173,7 +205,9 @@ def test_the_command_reads_the_settings_files(tmp_path):
 
 LIVE = ["restored_user_model", "unknown_user_model", "none_user_model", "none_project_and_local", "none_opusplan",
         "restored_project_env_model", "restored_env_model_over_the_process", "restored_model_env_default_opus",
-        "none_local_empty_over_project", "none_managed_over_local", "none_drop_ins_by_name"]
+        "none_local_empty_over_project", "none_managed_over_local", "none_drop_ins_by_name", "model_null_with_env",
+        "model_a_list_over_user", "alias_opus_and_its_variable", "env_a_fraction", "env_null_over_user",
+        "model_of_white_space", "env_model_of_white_space", "process_env_upper_case_unknown"]
 MANAGED_LIVE = "/etc/claude-code"
 
 
@@ -235,6 +269,12 @@ def test_the_real_client_sends_what_the_view_sends(monkeypatch, name):
     theirs = strip_prompt(body["messages"])
     assert conversation(ours["messages"]) == conversation(theirs)
     assert reminder_texts(ours["messages"]) == reminder_texts(theirs)
+
+
+def test_a_settings_file_nested_past_pythons_stack_is_passed_by(tmp_path):
+    path, environ, proj = setup(str(tmp_path), "none_user_model")
+    (tmp_path / "proj" / ".claude" / "settings.json").write_text("[" * 100_000)  # (the client passes it by)
+    assert view_file(path, environ=environ)["model"]["name"] == SONNET46
 
 
 def test_a_settings_path_that_is_no_file_or_cannot_be_named_is_passed_by(tmp_path):

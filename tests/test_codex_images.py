@@ -62,6 +62,10 @@ SHAPES = [
     ("ftp", {"image_url": "ftp://example.com/a.png"}, image(url="ftp://example.com/a.png")),
     ("empty_url", {"image_url": ""}, image(url="")),
     ("relative_url", {"image_url": "pic.png"}, image(url="pic.png")),
+    # (a review's round: the low detail's text replaces a data: picture only)
+    ("low_relative_url", {"image_url": "pic.png", "detail": "low"}, image("low", url="pic.png")),
+    ("low_ftp", {"image_url": "ftp://example.com/a.png", "detail": "low"}, image("low", url="ftp://example.com/a.png")),
+    ("low_empty_url", {"image_url": "", "detail": "low"}, image("low", url="")),
 ]
 WHERE = {"message": 7, "output": 12}  # the picture's line (0-based)
 
@@ -147,7 +151,7 @@ def test_the_view_takes_the_model_from_the_option_or_codexs_config(tmp_path):
     assert view(env={"CODEX_HOME": str(home)})[0]["name"] == "gpt-5.5"
 
 
-LIVE = ["detail_low", "detail_null", "detail_unknown", "another_field", "https_upper_case", "relative_url"]
+LIVE = ["detail_low", "detail_null", "detail_unknown", "another_field", "https_upper_case", "relative_url", "low_ftp"]
 
 
 @pytest.mark.codex
@@ -173,3 +177,54 @@ def test_the_real_codex_run_with_another_model_agrees(model):
         body = run.bodies[0]
     assert body["model"] == model
     assert compare([it for it, _ in codex_rules.sent_items(scan(SRC), model=model)], strip_turn(body["input"])) == []
+
+
+def _trusted_project(root, model: str = "o3", trusted: bool = True) -> tuple[str, dict]:
+    """images.jsonl run in the folder ``root/proj`` (its session_meta's cwd), whose ``.codex/config.toml`` names
+    ``model``; the user's config (``root/home/.codex``) trusts that folder or not: ``(rollout, environ)``."""
+    proj, home = os.path.join(root, "proj"), os.path.join(root, "home", ".codex")
+    os.makedirs(os.path.join(proj, ".codex"), exist_ok=True)
+    os.makedirs(home, exist_ok=True)
+    with open(os.path.join(proj, ".codex", "config.toml"), "w") as f:
+        f.write(f'model = "{model}"\n')
+    with open(os.path.join(home, "config.toml"), "w") as f:
+        f.write('model = "gpt-5.5"\n' + (f'[projects."{proj}"]\ntrust_level = "trusted"\n' if trusted else ""))
+    lines = open(SRC, encoding="utf-8").read().splitlines(keepends=True)
+    o = json.loads(lines[0])
+    o["payload"]["cwd"] = proj
+    lines[0] = json.dumps(o, separators=(",", ":")) + "\n"
+    path = os.path.join(root, "images.jsonl")
+    with open(path, "w", encoding="utf-8") as f:
+        f.writelines(lines)
+    return path, {"HOME": os.path.join(root, "home"), "CODEX_HOME": home}
+
+
+@pytest.mark.parametrize("trusted", [True, False])
+def test_a_trusted_projects_config_chooses_the_model(tmp_path, trusted):
+    """A review's round (2026-11-30, judged): the model of the project's ``.codex/config.toml`` where the user's config
+    trusts the folder the rollout ran in; an untrusted folder's config is not read."""
+    from ctxtool.view import view_file
+
+    path, environ = _trusted_project(str(tmp_path), trusted=trusted)
+    got = view_file(path, environ=environ)
+    assert got["model"]["name"] == ("o3" if trusted else "gpt-5.5")
+    details = [c.get("detail") for m in got["messages"] for c in (m["item"].get("content") or (
+        m["item"]["output"] if isinstance(m["item"].get("output"), list) else [])) if c.get("type") == "input_image"]
+    assert details == ["high" if trusted else "original"] * 2
+
+
+@pytest.mark.codex
+def test_the_real_codex_run_in_a_trusted_project_agrees(tmp_path):
+    from ctxtool.view import view_file
+    from tests.support.codex_agent import CodexSandbox, PROMPT, compare, strip_turn
+
+    with CodexSandbox() as box:
+        path, _ = _trusted_project(box.root)
+        assert os.path.join(box.root, "proj") == box.cwd
+        sid = box.install(path)
+        run = box.run(PROMPT, resume=sid, config=f'[projects."{box.cwd}"]\ntrust_level = "trusted"\n',
+                      script=[("status", 400, "ctxtool judge: recorded")])
+        body = run.bodies[0]
+        ours = view_file(path, environ={"HOME": box.home, "CODEX_HOME": box.codex_home})
+    assert body["model"] == ours["model"]["name"] == "o3"
+    assert compare([m["item"] for m in ours["messages"]], strip_turn(body["input"])) == []

@@ -47,7 +47,8 @@ def _summary(content) -> str:
 @click.option("--jsonl", is_flag=True, help="Messages JSONL (one {role, content} per line) even on a terminal.")
 @click.option("--model", "model", metavar="NAME", default=None,
               help="Claude Code and Codex: the model the client is run with (its --model or -m; for Claude Code an "
-                   "alias such as sonnet too). Codex's default: the model of its config.toml, else gpt-5.5. Claude "
+                   "alias such as sonnet too). Codex's default: the model of a trusted project's .codex/config.toml, else of "
+                   "its config.toml, else gpt-5.5. Claude "
                    "Code's default: "
                    "$ANTHROPIC_MODEL (also from the env of its settings files), else the model the client restores, "
                    "the last response's; where none does (or an ANTHROPIC_DEFAULT_*_MODEL turns the restore off), "
@@ -66,7 +67,7 @@ def view(path, fmt, json_, jsonl, model):
     that takes no system messages (Sonnet 4.6, Haiku 4.5, Opus before 4.8) it sends their
     context as reminder text in the user turns. With ANTHROPIC_BASE_URL naming another host
     than Anthropic's API, it drops the thinking other models wrote, and so does the view.
-    Codex resumes with its own model (-m, else its config.toml's), not the rollout's: to a
+    Codex resumes with its own model (-m, else its config's), not the rollout's: to a
     model outside its catalog it sends an image's "original" detail as "high".
     The client's settings files are read as it reads them (~/.claude/settings.json, or
     $CLAUDE_CONFIG_DIR's, then .claude/settings.json and settings.local.json in the folder

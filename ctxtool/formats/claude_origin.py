@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 
 from ..utf16 import JS_SPACE
-from .common import js_number
+from .common import js_string
 
 KIND = "task-notification"
 NOTICE = (
@@ -64,7 +64,7 @@ def framed(obj: dict, content):
         return frame(content)
     if not isinstance(content, list):
         return content  # (the client's own normalization fails on it)
-    texts = [_js_string(b.get("text")) for b in content if isinstance(b, dict) and b.get("type") == "text"]
+    texts = [js_string(b.get("text"), joined=True) for b in content if isinstance(b, dict) and b.get("type") == "text"]
     others = [b for b in content if not (isinstance(b, dict) and b.get("type") == "text")]
     return [{"type": "text", "text": frame(sep.join(texts))}, *others]
 
@@ -78,31 +78,6 @@ def _reminder(text: str) -> str:
 
 def _scheduled(text: str) -> str:
     return text if text.startswith(SCHEDULED) or text.startswith(NOTICE) else SCHEDULED + text
-
-
-def _js_string(v) -> str:
-    """A value as JavaScript's ``Array.prototype.join`` writes it."""
-    if v is None:
-        return ""
-    if isinstance(v, str):
-        return v
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int) and abs(v) < 2 ** 53:
-        return str(v)
-    if isinstance(v, (int, float)):
-        try:
-            f = float(v)
-        except OverflowError:  # (an integer past a double's range)
-            f = float("inf") if v > 0 else float("-inf")
-        if f != f:
-            return "NaN"
-        if f in (float("inf"), float("-inf")):
-            return "Infinity" if f > 0 else "-Infinity"
-        return js_number(f)
-    if isinstance(v, list):
-        return ",".join(_js_string(x) for x in v)
-    return "[object Object]"
 
 
 # ----------------------------------------------------------------------------- a notification in a person's turn

@@ -201,6 +201,33 @@ DOUBLE_EXACT = 2 ** 53  # JavaScript's numbers hold every integer up to this exa
 _INDEX_MAX = 2 ** 32 - 2
 
 
+def js_string(v, joined: bool = False) -> str:
+    """A JSON value as JavaScript's ``String()`` writes it (``joined``: as ``Array.prototype.join`` writes an element,
+    null as ""): a number as JavaScript writes its double, a list its elements joined by commas, an object
+    ``[object Object]``."""
+    if v is None:
+        return "" if joined else "null"
+    if isinstance(v, str):
+        return v
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int) and abs(v) < 2 ** 53:
+        return str(v)
+    if isinstance(v, (int, float)):
+        try:
+            f = float(v)
+        except OverflowError:  # (an integer past a double's range)
+            f = float("inf") if v > 0 else float("-inf")
+        if f != f:
+            return "NaN"
+        if f in (float("inf"), float("-inf")):
+            return "Infinity" if f > 0 else "-Infinity"
+        return js_number(f)
+    if isinstance(v, list):
+        return ",".join(js_string(x, joined=True) for x in v)
+    return "[object Object]"
+
+
 def _js_key_order(d: dict) -> list:
     """A JavaScript object's own keys in its order: array indices ("0", "7"...) first, ascending, then
     the others as written."""
