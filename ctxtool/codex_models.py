@@ -1,11 +1,11 @@
 """The model the Codex CLI is run with when it resumes a rollout, and what that changes in what it sends (0.169).
 
 Codex does not take the model back from the rollout: it runs with ``-m`` (``-c model=...``), else the ``model`` of
-the project's ``.codex/config.toml`` where the user has trusted that folder, else its config's (``$CODEX_HOME/config.toml``,
-else ``~/.codex/config.toml``), else its default, ``gpt-5.5`` (judged: a rollout whose turns name ``gpt-4.1`` or ``o3``
-is resumed with the config's model). What the model changes here: an
-image's ``original`` detail, which only the models of Codex's own catalog take; to any other model Codex sends it as
-``high`` (``codex_rules._image_again``).
+the project's ``.codex/config.toml`` where the user has trusted that folder, else its config's
+(``$CODEX_HOME/config.toml``, else ``~/.codex/config.toml``), else its default, ``gpt-5.5`` (judged: a rollout whose
+turns name ``gpt-4.1`` or ``o3`` is resumed with the config's model). What the model changes here: an image's
+``original`` detail, which only the models of Codex's own catalog take; to any other model Codex sends it as ``high``
+(``codex_rules._image_again``).
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ def config_path(environ) -> str:
 def config_model(environ, cwd: str | None = None) -> tuple[str, str] | None:
     """``(model, where it is set)`` where Codex's config names its model (a string, not empty), else None: the
     project's ``.codex/config.toml`` in ``cwd`` (the folder the rollout ran in) where the user's config trusts that
-    folder (``[projects."<cwd>"] trust_level = "trusted"``, which Codex writes when a person trusts it; judged), else the
-    user's. A file that cannot be read or is no TOML is passed by (Codex would not start with it: nothing to
+    folder (``[projects."<cwd>"] trust_level = "trusted"``, which Codex writes when a person trusts it; judged), else
+    the user's. A file that cannot be read or is no TOML is passed by (Codex would not start with it: nothing to
     imitate)."""
     path = config_path(environ)
     user = _toml(path)

@@ -297,9 +297,9 @@ def _remote(url: str) -> bool:
 
 def _image_again(c: dict, original: bool):
     """An ``input_image`` as Codex sends it (judged with 0.169, in a message and in a call output): a remote URL, or the
-    ``low`` detail of a ``data:`` picture, as Codex's text in its place; else its ``image_url`` and ``detail`` alone (a null detail left out,
-    ``original`` sent as ``high`` to a model that does not take it). (An image's data Codex decodes and may write again,
-    or refuses as text: not imitated, docs/codex-rules.md.)"""
+    ``low`` detail of a ``data:`` picture, as Codex's text in its place; else its ``image_url`` and ``detail`` alone (a
+    null detail left out, ``original`` sent as ``high`` to a model that does not take it). (An image's data Codex
+    decodes and may write again, or refuses as text: not imitated, docs/codex-rules.md.)"""
     url, d = c["image_url"], c.get("detail")
     if _remote(url):
         return {"type": "input_text", "text": REMOTE_IMAGE}
