@@ -394,6 +394,13 @@ def problems(agent: str, path: str, workdir: str, source: str | None = None) -> 
             if None in gone:  # a call dropped for an id that is no string (an object: judge fuzz seed 720; a number:
                 # seed 828, case 0014, whose result was the client's "interrupted" one), its result too
                 lost = {r for r in lost if not (isinstance(r, tuple) and not isinstance(r[0], str))}
+        if agent == "codex" and any(c.kind == "duplicate-result" for c in report.changes):
+            # a second output for a call, which Codex sends as written and the API refuses: repair keeps the first and
+            # drops the later one, named in its report and kept in the backup (rule 12). Its text is lost from what
+            # Codex sends where it differs from the first's (judge fuzz seed 1082, case 0084: another call's output
+            # given this call's id)
+            twice = {c.id for c in report.changes if c.kind == "duplicate-result"}
+            lost = {r for r in lost if r[0] not in twice}
         if agent == "codex":
             # Codex's own "aborted" for an output it could not read, where repair restored the real one
             answered = {cid for cid, _ in results(after)}
