@@ -129,12 +129,21 @@ def from_option(value: str, env=None) -> str:
     ``ANTHROPIC_DEFAULT_*_MODEL`` in the client's environment ``env`` where that is set), a model it knows
     lower-cased."""
     v = value.strip().lower().replace("[1m]", "")
-    named = (env.get(ALIAS_VARIABLES[v]) or "").strip() if env is not None and v in ALIAS_VARIABLES else ""
-    if named or v in ALIASES:
-        return named or ALIASES[v]
+    variable = alias_variable(value, env)
+    if variable is not None:
+        return env[variable].strip()
+    if v in ALIASES:
+        return ALIASES[v]
     # (lower-cased where it names a model the client knows; another name is sent as written: "Zzz-Unknown", an env
     # value "[object Object]", judged)
     return v if canonical(v) in CATALOG else value.strip()
+
+
+def alias_variable(value: str, env) -> str | None:
+    """The ``ANTHROPIC_DEFAULT_*_MODEL`` of the client's environment ``env`` that names the model the alias ``value``
+    stands for, where ``value`` is one and that variable is set (not white space alone); else None."""
+    variable = ALIAS_VARIABLES.get(value.strip().lower().replace("[1m]", ""))
+    return variable if variable is not None and env is not None and (env.get(variable) or "").strip() else None
 
 
 def resume_model(newest_first: Iterable[tuple[int, dict]], *, override: str | None = None, default: str = DEFAULT,

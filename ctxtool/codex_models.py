@@ -61,10 +61,10 @@ def _toml(path: str) -> dict | None:
             text = f.read()
     except (OSError, ValueError):
         return None
-    import tomlkit  # (only where a Codex rollout is viewed)
-    from tomlkit.exceptions import TOMLKitError
+    from .config import loads_toml  # (only where a Codex rollout is viewed)
+    from .errors import ConfigError
 
     try:
-        return tomlkit.parse(text).unwrap()
-    except (TOMLKitError, RecursionError):
+        return loads_toml(text, path=path)
+    except ConfigError:
         return None

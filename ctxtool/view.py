@@ -404,13 +404,10 @@ def _through_aliases(chosen: tuple[str, str] | None, env) -> tuple[str, str] | N
     ``ANTHROPIC_DEFAULT_*_MODEL``, judged) resolved so, and said."""
     from . import claude_models
 
-    if chosen is None:
-        return None
-    name = claude_models.from_option(chosen[0], env)
-    if name == claude_models.from_option(chosen[0]):
+    variable = claude_models.alias_variable(chosen[0], env) if chosen is not None else None
+    if variable is None:
         return chosen
-    variable = claude_models.ALIAS_VARIABLES[chosen[0].strip().lower().replace("[1m]", "")]
-    return name, f"{chosen[1]} {chosen[0]} = {variable}"
+    return claude_models.from_option(chosen[0], env), f"{chosen[1]} {chosen[0]} = {variable}"
 
 
 CWD_LOOKS = 64  # lines read from the end for the folder the session ran in
