@@ -33,7 +33,8 @@ from __future__ import annotations
 import uuid
 
 from .codex_models import original_detail
-from .formats.codex import CONTENT_TAGS, SUMMARY_TAGS, output_items, reasoning_parts, sent_content, web_search_action
+from .formats.codex import (CONTENT_TAGS, LOCAL_SHELL_ACTION, SUMMARY_TAGS, output_items, reasoning_parts, sent_content,
+                            web_search_action)
 from .model import COMPACTION, HEADER, MESSAGE, Entry, entry_from_tuple
 
 ABORTED = "aborted"
@@ -249,6 +250,8 @@ def _clean(p: dict, original: bool = True) -> dict:
         if action is not None:
             out["action"] = action
         return out
+    if p.get("type") == "local_shell_call" and type(p.get("action")) is dict:
+        return _local_shell(p)
     keep = SENT_FIELDS.get(p.get("type")) if type(p.get("type")) is str else None
     if keep is not None:
         if not (keep.issuperset(p) and not any(p.get(k, 0) is None for k in NULL_LEFT_OUT)):
@@ -264,6 +267,18 @@ def _clean(p: dict, original: bool = True) -> dict:
     if any(k in p for k in INTERNAL_FIELDS):
         return {k: v for k, v in p.items() if k not in INTERNAL_FIELDS}
     return p
+
+
+def _local_shell(p: dict) -> dict:
+    """A local shell call as Codex writes it again (judged with 0.169): its id when it has one, its ``call_id`` (null
+    when missing), its status, and its action's fields alone, each null when missing."""
+    a = p["action"]
+    out = {"type": "local_shell_call"}
+    if p.get("id") is not None:
+        out["id"] = p["id"]
+    out["call_id"], out["status"] = p.get("call_id"), p.get("status")
+    out["action"] = {"type": a.get("type"), **{k: a.get(k) for k in LOCAL_SHELL_ACTION}}
+    return out
 
 
 # the fields of a message's text items, and of a call output's, Codex sends (it writes each item again: another field

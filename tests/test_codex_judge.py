@@ -1107,3 +1107,45 @@ def test_a_call_and_its_output_written_twice_are_repaired_to_the_one_call_and_ou
     repair_file(str(path))
     assert path.read_bytes() == b"".join(lines)
     assert compare(view(str(path)), judge(os.path.join(FIX, "parallel.jsonl"))) == []
+
+
+_LOCAL_SHELL = b'"type":"local_shell_call"'
+# (a field of the recorded local shell call, its value, whether Codex still reads the line): a probe of each field with
+# 5, {}, null, "x" and the field left out against Codex 0.169 (judge fuzz seed 1085, case 0037: a working_directory
+# of 0, which ctxtool sent); these are the telling ones
+LOCAL_SHELL = [
+    (("id",), 5, False), (("id",), None, True), (("call_id",), 5, False), (("call_id",), GONE, True),
+    (("call_id",), "", True), (("status",), "x", False), (("status",), "Completed", False), (("status",), GONE, False),
+    (("status",), "incomplete", True), (("action",), None, False), (("action",), {}, False),
+    (("action", "type"), "Exec", False), (("action", "command"), "x", False), (("action", "command"), ["a", None], False),
+    (("action", "command"), GONE, False), (("action", "command"), [], True), (("action", "timeout_ms"), -1, False),
+    (("action", "timeout_ms"), 5.0, False), (("action", "timeout_ms"), 2 ** 64, False),
+    (("action", "timeout_ms"), 2 ** 64 - 1, True), (("action", "timeout_ms"), GONE, True),
+    (("action", "working_directory"), 0, False), (("action", "working_directory"), "", True),
+    (("action", "working_directory"), GONE, True), (("action", "env"), {"a": 5}, False), (("action", "env"), [], False),
+    (("action", "env"), {"a": "b"}, True), (("action", "env"), GONE, True), (("action", "user"), 5, False),
+    (("action", "user"), GONE, True), (("action", "zzz"), 5, True), (("zzz",), 5, True),
+    ((PASSTHROUGH, "turn_id"), -1, False),
+]
+
+
+@pytest.mark.parametrize("where,value,read", LOCAL_SHELL, ids=str)
+def test_a_local_shell_call_is_read_and_sent_as_codex_reads_and_sends_it(tmp_path, where, value, read):
+    """A local shell call's status and action are typed by Codex's reader: a field of another type makes it skip the
+    line (the call and the "aborted" output rule 10 would give it are not sent); a call it reads it writes again with
+    its action's fields alone, each null when missing, and its call_id null when missing (judged)."""
+    def edit(o):
+        d = o["payload"]
+        for k in where[:-1]:
+            d = d[k]
+        if value is GONE:
+            del d[where[-1]]
+        else:
+            d[where[-1]] = value
+
+    path, k = _edited(tmp_path, "local_shell.jsonl", _LOCAL_SHELL, edit)
+    sent = judge(path)
+    assert any(it.get("type") == "local_shell_call" for it in sent) is read
+    assert compare(view(path), sent) == []
+    skipped = [v["lines"] for v in validate_file(path)["violations"] if v["kind"] == "skipped-line"]
+    assert skipped == ([] if read else [[k + 1]])

@@ -120,7 +120,7 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
 # required one missing, makes it refuse the whole line, which it then skips on resume (judged field by
 # field with the real Codex 0.169: tests/test_codex_judge.py)
 KNOWN_ITEMS = frozenset(("message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
-                         "custom_tool_call_output"))
+                         "custom_tool_call_output", "local_shell_call"))
 _CONTENT_ITEMS = {"input_text": "text", "output_text": "text", "input_image": "image_url"}
 # an input_image's detail as Codex's reader takes it (its enum, names as written; null or missing: none): another value
 # makes it refuse the line (judged: "zzz", "Original", "", 5, true, {})
@@ -134,6 +134,27 @@ def bad_detail(c: dict) -> bool:
     """Whether an ``input_image``'s ``detail`` is one Codex's reader refuses."""
     d = c.get("detail")
     return d is not None and (type(d) is not str or d not in IMAGE_DETAILS)
+
+
+# a local shell call's status and its action's fields as Codex's reader takes them (judged with 0.169, each field given
+# 5, {}, null, "x" and left out; judge fuzz seed 1085, case 0037: a working_directory of 0): the status one of these,
+# required; the action an object tagged ``exec`` whose ``command`` is an array of strings (required) and whose
+# ``timeout_ms`` is an unsigned integer, ``working_directory`` and ``user`` strings, ``env`` an object of strings, each
+# null or missing where it has none; other fields of it are not read
+LOCAL_SHELL_STATUS = ("completed", "in_progress", "incomplete")
+LOCAL_SHELL_ACTION = ("command", "timeout_ms", "working_directory", "env", "user")
+
+
+def local_shell_readable(p: dict) -> bool:
+    """Whether Codex's reader takes a ``local_shell_call`` item's ``call_id``, ``status`` and ``action``."""
+    a = p.get("action")
+    if not _opt(p.get("call_id"), str) or p.get("status") not in LOCAL_SHELL_STATUS or type(a) is not dict:
+        return False
+    command, timeout, env = a.get("command"), a.get("timeout_ms"), a.get("env")
+    return (a.get("type") == "exec" and type(command) is list and all(type(x) is str for x in command)
+            and (timeout is None or (type(timeout) is int and 0 <= timeout <= U64))
+            and _opt(a.get("working_directory"), str) and _opt(a.get("user"), str)
+            and (env is None or (type(env) is dict and all(type(v) is str for v in env.values()))))
 
 
 def _refused(e: Entry, why: str) -> None:
@@ -378,6 +399,8 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
             if type(name) is not str or type(raw) is not str or not _opt(p.get("status"), str):
                 return _refused(e, f"{it} whose name, {'arguments' if it == 'function_call' else 'input'} or status "
                                    "is of another type, or missing")
+        elif it == "local_shell_call" and not local_shell_readable(p):
+            return _refused(e, "local_shell_call whose call_id, status or action is of another type, or missing")
         if type(name) is not str:
             name = "local_shell" if it == "local_shell_call" else it
         if type(cid) is not str:
