@@ -252,6 +252,8 @@ def _clean(p: dict, original: bool = True) -> dict:
         return out
     if p.get("type") == "local_shell_call" and type(p.get("action")) is dict:
         return _local_shell(p)
+    if p.get("type") in TOOL_SEARCH:
+        return _tool_search(p)
     keep = SENT_FIELDS.get(p.get("type")) if type(p.get("type")) is str else None
     if keep is not None:
         if not (keep.issuperset(p) and not any(p.get(k, 0) is None for k in NULL_LEFT_OUT)):
@@ -278,6 +280,24 @@ def _local_shell(p: dict) -> dict:
         out["id"] = p["id"]
     out["call_id"], out["status"] = p.get("call_id"), p.get("status")
     out["action"] = {"type": a.get("type"), **{k: a.get(k) for k in LOCAL_SHELL_ACTION}}
+    return out
+
+
+# a tool search call's fields and its output's as Codex writes them again (judged with 0.169: another field is left out;
+# an id or a status that is null or missing is left out, a call_id null or missing is sent as null)
+TOOL_SEARCH = {"tool_search_call": ("execution", "arguments"), "tool_search_output": ("execution", "tools")}
+
+
+def _tool_search(p: dict) -> dict:
+    """A tool search call or output as Codex writes it again."""
+    out = {"type": p["type"]}
+    if p.get("id") is not None:
+        out["id"] = p["id"]
+    out["call_id"] = p.get("call_id")
+    if p.get("status") is not None:
+        out["status"] = p["status"]
+    for k in TOOL_SEARCH[p["type"]]:
+        out[k] = p.get(k)
     return out
 
 

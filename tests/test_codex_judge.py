@@ -1149,3 +1149,53 @@ def test_a_local_shell_call_is_read_and_sent_as_codex_reads_and_sends_it(tmp_pat
     assert compare(view(path), sent) == []
     skipped = [v["lines"] for v in validate_file(path)["violations"] if v["kind"] == "skipped-line"]
     assert skipped == ([] if read else [[k + 1]])
+
+
+_TOOL_SEARCH = {"type": "tool_search_call", "id": "ts_1", "call_id": "call_ts1", "status": "completed",
+                "execution": "client", "arguments": {"query": "x"}}
+_TOOL_SEARCH_OUTPUT = {"type": "tool_search_output", "id": "tso_1", "call_id": "call_ts1", "status": "completed",
+                       "execution": "client", "tools": [{"type": "function", "name": "f", "parameters": {}}]}
+# (which item, a field of it, its value, whether Codex still reads the line): a probe of each field with 5, "x", null
+# and the field left out against Codex 0.169 (found beside judge fuzz seed 1085's local shell call: ctxtool read both
+# items whatever their fields held); these are the telling ones
+TOOL_SEARCH = [
+    ("call", ("id",), 5, False), ("call", ("id",), None, True), ("call", ("call_id",), 5, False),
+    ("call", ("call_id",), GONE, True), ("call", ("status",), 5, False), ("call", ("status",), GONE, True),
+    ("call", ("status",), "x", True), ("call", ("execution",), GONE, False), ("call", ("execution",), 5, False),
+    ("call", ("execution",), "x", True), ("call", ("arguments",), GONE, False), ("call", ("arguments",), None, True),
+    ("call", ("arguments",), "s", True), ("call", ("zzz",), 5, True), ("call", (PASSTHROUGH,), {"turn_id": -1}, False),
+    ("output", ("id",), 5, False), ("output", ("call_id",), 5, False), ("output", ("call_id",), GONE, True),
+    ("output", ("status",), GONE, False), ("output", ("status",), None, False), ("output", ("status",), "x", True),
+    ("output", ("execution",), None, False), ("output", ("tools",), GONE, False), ("output", ("tools",), "s", False),
+    ("output", ("tools",), [5], True), ("output", ("zzz",), 5, True), ("output", (PASSTHROUGH,), {"turn_id": -1}, False),
+]
+
+
+@pytest.mark.parametrize("which,where,value,read", TOOL_SEARCH, ids=str)
+def test_a_tool_search_call_and_its_output_are_read_and_sent_as_codex_reads_and_sends_them(tmp_path, which, where,
+                                                                                             value, read):
+    """A tool search call and its output (written in place of R/local_shell's call) are typed by Codex's reader: a
+    field of another type, or a required one missing, makes it skip the line (a call's output it then makes itself,
+    rule 10); a line it reads it writes again with the fields it knows, an id or status that is null or missing left
+    out, a call_id null or missing sent as null (judged)."""
+    import json
+
+    lines = open(os.path.join(FIX, "local_shell.jsonl"), "rb").read().splitlines(keepends=True)
+    k = next(n for n, ln in enumerate(lines) if _LOCAL_SHELL in ln)
+    call, out = json.loads(lines[k]), json.loads(lines[k])
+    call["payload"], out["payload"] = dict(_TOOL_SEARCH), dict(_TOOL_SEARCH_OUTPUT)
+    d = (call if which == "call" else out)["payload"]
+    if value is GONE:
+        del d[where[0]]
+    else:
+        d[where[0]] = value
+    lines[k:k + 1] = [json.dumps(o, separators=(",", ":")).encode() + b"\n" for o in (call, out)]
+    path = str(tmp_path / "local_shell.jsonl")
+    with open(path, "wb") as f:
+        f.write(b"".join(lines))
+    sent = judge(path)
+    mine = "ts_1" if which == "call" else "tso_1"  # (an output Codex makes for the call has an id of its own)
+    assert any(it.get("id") == mine for it in sent) is (read and where != ("id",))
+    assert compare(view(path), sent) == []
+    skipped = [v["lines"] for v in validate_file(path)["violations"] if v["kind"] == "skipped-line"]
+    assert skipped == ([] if read else [[k + 1 + (which == "output")]])

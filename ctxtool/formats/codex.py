@@ -120,7 +120,10 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
 # required one missing, makes it refuse the whole line, which it then skips on resume (judged field by
 # field with the real Codex 0.169: tests/test_codex_judge.py)
 KNOWN_ITEMS = frozenset(("message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
-                         "custom_tool_call_output", "local_shell_call"))
+                         "custom_tool_call_output"))
+# the items whose id and passthrough Codex's reader types as it types the known items' (judged: a local shell call, a
+# tool search call and its output given an id of 5, or a passthrough turn_id of -1, are skipped)
+TYPED_ITEMS = KNOWN_ITEMS | {"local_shell_call", "tool_search_call", "tool_search_output"}
 _CONTENT_ITEMS = {"input_text": "text", "output_text": "text", "input_image": "image_url"}
 # an input_image's detail as Codex's reader takes it (its enum, names as written; null or missing: none): another value
 # makes it refuse the line (judged: "zzz", "Original", "", 5, true, {})
@@ -143,6 +146,18 @@ def bad_detail(c: dict) -> bool:
 # null or missing where it has none; other fields of it are not read
 LOCAL_SHELL_STATUS = ("completed", "in_progress", "incomplete")
 LOCAL_SHELL_ACTION = ("command", "timeout_ms", "working_directory", "env", "user")
+
+
+def tool_search_readable(p: dict) -> bool:
+    """Whether Codex's reader takes a ``tool_search_call`` or ``tool_search_output`` item's fields (judged with 0.169,
+    each given 5, "x", null and left out): a ``call_id`` string or null; an ``execution`` string, required; a call's
+    ``status`` a string or null and its ``arguments`` any value, required; an output's ``status`` a string, required,
+    and its ``tools`` an array (of anything), required."""
+    if not _opt(p.get("call_id"), str) or type(p.get("execution")) is not str:
+        return False
+    if p.get("type") == "tool_search_call":
+        return _opt(p.get("status"), str) and "arguments" in p
+    return type(p.get("status")) is str and type(p.get("tools")) is list
 
 
 def local_shell_readable(p: dict) -> bool:
@@ -305,7 +320,7 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
     e.type = "?" if it is None else it
     i = p.get("id")
     e.id = i if type(i) is str else None
-    if it in KNOWN_ITEMS:  # the fields Codex's reader types strictly, checked where each is read below
+    if it in TYPED_ITEMS:  # the fields Codex's reader types strictly, checked where each is read below
         if not _opt(i, str):
             return _refused(e, f"{it} whose id is not a string")
         if it in NAMESPACED and not _opt(p.get("namespace"), str):
@@ -401,6 +416,9 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
                                    "is of another type, or missing")
         elif it == "local_shell_call" and not local_shell_readable(p):
             return _refused(e, "local_shell_call whose call_id, status or action is of another type, or missing")
+        elif it == "tool_search_call" and not tool_search_readable(p):
+            return _refused(e, "tool_search_call whose call_id, status, execution or arguments is of another type, "
+                               "or missing")
         if type(name) is not str:
             name = "local_shell" if it == "local_shell_call" else it
         if type(cid) is not str:
@@ -440,6 +458,8 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
                 return _refused(e, f"{it} whose name is not a string")
             if type(out) is not str and (type(out) is not list or output_items(out) is None):
                 return _refused(e, f"{it} whose output is no string or array of text and image items")
+        elif not tool_search_readable(p):
+            return _refused(e, f"{it} whose call_id, status, execution or tools is of another type, or missing")
         no_id = False
         if type(cid) is not str:
             if it == "tool_search_output":
