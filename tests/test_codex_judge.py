@@ -1199,3 +1199,16 @@ def test_a_tool_search_call_and_its_output_are_read_and_sent_as_codex_reads_and_
     assert compare(view(path), sent) == []
     skipped = [v["lines"] for v in validate_file(path)["violations"] if v["kind"] == "skipped-line"]
     assert skipped == ([] if read else [[k + 1 + (which == "output")]])
+
+
+@pytest.mark.parametrize("where,value,read", [
+    (("id",), 5, False), (("id",), None, True), (("status",), 5, False), (("status",), None, True), (("status",), "x", True),
+    ((PASSTHROUGH,), {"turn_id": -1}, False), (("zzz",), 5, True)], ids=str)
+def test_a_web_search_calls_id_status_and_passthrough_are_typed_as_codex_reads_them(tmp_path, where, value, read):
+    """A web search call's id and status are strings or null and its passthrough is typed as a known item's: another
+    type makes Codex skip the line (judged with 0.169; found beside judge fuzz seed 1085's local shell call)."""
+    path, k = _edited(tmp_path, "web_search.jsonl", b'"type":"web_search_call"',
+                      lambda o: o["payload"].__setitem__(where[0], value))
+    sent = judge(path)
+    assert any(it.get("action") == {"type": "search", "query": "codex rollout"} for it in sent) is read
+    assert compare(view(path), sent) == []

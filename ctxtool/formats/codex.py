@@ -122,8 +122,8 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
 KNOWN_ITEMS = frozenset(("message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
                          "custom_tool_call_output"))
 # the items whose id and passthrough Codex's reader types as it types the known items' (judged: a local shell call, a
-# tool search call and its output given an id of 5, or a passthrough turn_id of -1, are skipped)
-TYPED_ITEMS = KNOWN_ITEMS | {"local_shell_call", "tool_search_call", "tool_search_output"}
+# tool search call and its output, a web search call given an id of 5, or a passthrough turn_id of -1, are skipped)
+TYPED_ITEMS = KNOWN_ITEMS | {"local_shell_call", "tool_search_call", "tool_search_output", "web_search_call"}
 _CONTENT_ITEMS = {"input_text": "text", "output_text": "text", "input_image": "image_url"}
 # an input_image's detail as Codex's reader takes it (its enum, names as written; null or missing: none): another value
 # makes it refuse the line (judged: "zzz", "Original", "", 5, true, {})
@@ -497,8 +497,9 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
         elif no_id:
             e.extra = {NO_CALL_ID: True}
         return
-    if it == "web_search_call" and "action" in p and web_search_action(p["action"]) is REFUSED_ACTION:
-        return _refused(e, "web_search_call whose action Codex cannot read")
+    if it == "web_search_call" and (("action" in p and web_search_action(p["action"]) is REFUSED_ACTION)
+                                    or not _opt(p.get("status"), str)):
+        return _refused(e, "web_search_call whose action or status Codex cannot read")
     if it in SERVER_ITEMS:
         e.kind = MESSAGE
         e.role = "assistant"
