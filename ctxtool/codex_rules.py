@@ -254,6 +254,11 @@ def _clean(p: dict, original: bool = True) -> dict:
         return _local_shell(p)
     if p.get("type") in TOOL_SEARCH:
         return _tool_search(p)
+    if p.get("type") == "image_generation_call":  # (judged: another field left out, a null id or revised prompt too)
+        return {"type": "image_generation_call", **{k: p[k] for k in ("id", "status", "revised_prompt", "result")
+                                                    if p.get(k) is not None}}
+    if p.get("type") in ("compaction", "compaction_summary"):  # (judged: sent as a compaction, its encrypted content alone)
+        return {"type": "compaction", "encrypted_content": p.get("encrypted_content")}
     keep = SENT_FIELDS.get(p.get("type")) if type(p.get("type")) is str else None
     if keep is not None:
         if not (keep.issuperset(p) and not any(p.get(k, 0) is None for k in NULL_LEFT_OUT)):

@@ -1212,3 +1212,41 @@ def test_a_web_search_calls_id_status_and_passthrough_are_typed_as_codex_reads_t
     sent = judge(path)
     assert any(it.get("action") == {"type": "search", "query": "codex rollout"} for it in sent) is read
     assert compare(view(path), sent) == []
+
+
+_SERVER_ITEMS = {"image_generation_call": {"type": "image_generation_call", "id": "ig_1", "status": "completed",
+                                           "revised_prompt": "p", "result": "aGk="},
+                 "compaction": {"type": "compaction", "encrypted_content": "enc"},
+                 "compaction_summary": {"type": "compaction_summary", "encrypted_content": "enc"}}
+
+
+@pytest.mark.parametrize("item,key,value,read", [
+    ("image_generation_call", None, None, True), ("image_generation_call", "id", 5, False),
+    ("image_generation_call", "id", None, True), ("image_generation_call", "status", GONE, False),
+    ("image_generation_call", "status", None, False), ("image_generation_call", "revised_prompt", 5, False),
+    ("image_generation_call", "revised_prompt", None, True), ("image_generation_call", "result", GONE, False),
+    ("image_generation_call", "result", None, False), ("image_generation_call", "zzz", 5, True),
+    ("image_generation_call", PASSTHROUGH, {"turn_id": -1}, False), ("compaction", None, None, True),
+    ("compaction", "encrypted_content", 5, False), ("compaction", "encrypted_content", GONE, False),
+    ("compaction", "encrypted_content", None, False), ("compaction", "id", 5, False), ("compaction", "id", "c1", True),
+    ("compaction", "zzz", 5, True), ("compaction", PASSTHROUGH, {"turn_id": -1}, False),
+    ("compaction_summary", None, None, True), ("compaction_summary", "encrypted_content", 5, False)], ids=str)
+def test_an_image_generation_call_and_a_compaction_item_are_read_and_sent_as_codex_reads_and_sends_them(
+        tmp_path, item, key, value, read):
+    """An image generation call and a compaction item (written by hand in place of R/web_search's first call: no
+    recording has one) are typed by Codex's reader: a field of another type, or a required one missing, makes it skip
+    the line; a line it reads it writes again with the fields it knows (a compaction_summary as a compaction). A
+    compaction whose encrypted_content was no string made every command stop with an internal error (judged with
+    0.169)."""
+    def edit(o):
+        o["payload"] = dict(_SERVER_ITEMS[item])
+        if key is not None:
+            if value is GONE:
+                del o["payload"][key]
+            else:
+                o["payload"][key] = value
+
+    path, _ = _edited(tmp_path, "web_search.jsonl", b'"type":"web_search_call"', edit)
+    sent = judge(path)
+    assert any(it.get("type") in (item, "compaction") for it in sent) is read
+    assert compare(view(path), sent) == []

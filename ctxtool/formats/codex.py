@@ -122,8 +122,10 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
 KNOWN_ITEMS = frozenset(("message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
                          "custom_tool_call_output"))
 # the items whose id and passthrough Codex's reader types as it types the known items' (judged: a local shell call, a
-# tool search call and its output, a web search call given an id of 5, or a passthrough turn_id of -1, are skipped)
-TYPED_ITEMS = KNOWN_ITEMS | {"local_shell_call", "tool_search_call", "tool_search_output", "web_search_call"}
+# tool search call and its output, a web search call, an image generation call, a compaction given an id of 5, or a
+# passthrough turn_id of -1, are skipped)
+TYPED_ITEMS = KNOWN_ITEMS | {"local_shell_call", "tool_search_call", "tool_search_output", "web_search_call",
+                            "image_generation_call", "compaction", "compaction_summary"}
 _CONTENT_ITEMS = {"input_text": "text", "output_text": "text", "input_image": "image_url"}
 # an input_image's detail as Codex's reader takes it (its enum, names as written; null or missing: none): another value
 # makes it refuse the line (judged: "zzz", "Original", "", 5, true, {})
@@ -146,6 +148,19 @@ def bad_detail(c: dict) -> bool:
 # null or missing where it has none; other fields of it are not read
 LOCAL_SHELL_STATUS = ("completed", "in_progress", "incomplete")
 LOCAL_SHELL_ACTION = ("command", "timeout_ms", "working_directory", "env", "user")
+
+
+def server_item_readable(p: dict) -> bool:
+    """Whether Codex's reader takes an image generation call's or a compaction's fields (judged with 0.169, each given
+    5, null and left out): an image generation call's ``status`` and ``result`` strings, required, its
+    ``revised_prompt`` a string or null; a compaction's (or ``compaction_summary``'s) ``encrypted_content`` a string,
+    required."""
+    it = p.get("type")
+    if it == "image_generation_call":
+        return type(p.get("status")) is str and type(p.get("result")) is str and _opt(p.get("revised_prompt"), str)
+    if it == "compaction" or it == "compaction_summary":
+        return type(p.get("encrypted_content")) is str
+    return True
 
 
 def tool_search_readable(p: dict) -> bool:
@@ -500,13 +515,15 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
     if it == "web_search_call" and (("action" in p and web_search_action(p["action"]) is REFUSED_ACTION)
                                     or not _opt(p.get("status"), str)):
         return _refused(e, "web_search_call whose action or status Codex cannot read")
+    if it in SERVER_ITEMS and not server_item_readable(p):
+        return _refused(e, f"{it} whose fields Codex cannot read")
     if it in SERVER_ITEMS:
         e.kind = MESSAGE
         e.role = "assistant"
         e.blocks = [{"type": "server_item", "item": it}]
         e.nblocks = 1
         if stats:
-            n = len(p.get("encrypted_content") or "") if it.startswith("compaction") else js_len(_dumps(p.get("action") or p.get("result") or ""))
+            n = len(p["encrypted_content"]) if it.startswith("compaction") else js_len(_dumps(p.get("action") or p.get("result") or ""))
             e.chars = n
             if n:
                 e.kinds = Kinds(tool_call=n)
