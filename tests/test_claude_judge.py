@@ -2701,6 +2701,61 @@ def test_a_prompt_between_a_responses_lines_stops_the_clients_merge(tmp_path, sh
     assert _sent_results(judge) <= _sent_results(after)
 
 
+# media.jsonl's last turn linked anew (as _MERGE_STOPS; "R" a new response's text line): the first call line (37, m3)
+# and its result (38) on the chain, then another response and a prompt or meta line written at ``at``, then the second
+# call line (36, m2), whose result (39) is off the chain; and whether the client sends that result
+_LATER_LINES_RESULT = {
+    "written before the response and the prompt": ([34, 37, 38, "R", "P", 36, 41], 40, False),
+    "written before the response and a meta line": ([34, 37, 38, "R", "M", 36, 41], 40, False),
+    "written after the response and the prompt": ([34, 37, 38, "R", "P", 36, 41], 39, True),
+    "written after them, they before the call lines": ([34, 37, 38, "R", "P", 36, 41], 36, True),
+    "written before a prompt alone (the merge not stopped)": ([34, 37, 38, "P", 36, 41], 40, True),
+}
+
+
+@pytest.mark.parametrize("shape", list(_LATER_LINES_RESULT))
+def test_the_result_of_a_responses_later_line_off_the_chain_is_recovered_at_its_first_line(tmp_path, shape):
+    """A response whose later call line is a message of its own (a prompt between, rule 45): the client's recovery of
+    the batch, at the response's first line, takes in the results off the chain of the later line's calls too, by
+    file position, so one written before the prompt stands before its call and is dropped there as an orphan (the call
+    then gets "[Tool result missing due to internal error]"). ctxtool gathered it after the later line (judge fuzz seed
+    1146, case 0086: rewound_in_batch.jsonl, a loop through an attachment given the first turn's uuid; 2 of these 5
+    shapes differed before)."""
+    order, at, sent = _LATER_LINES_RESULT[shape]
+    lines = records_of("media.jsonl")
+    assert [b["id"] for b in lines[36]["message"]["content"]] == ["toolu_rec_m2"]
+    assert [b["tool_use_id"] for b in lines[39]["message"]["content"]] == ["toolu_rec_m2"]
+    order, extra = list(order), []
+    for k, x in enumerate(order):
+        if isinstance(x, str):
+            new = json.loads(json.dumps(lines[41 if x == "R" else 34]))
+            new["uuid"] = f"0000000{k}-0000-4000-8000-000000000000"
+            new["timestamp"] = lines[at - 1]["timestamp"]
+            if x == "R":
+                new["message"]["id"] = "msg_other_response_01"
+                new["message"]["content"] = [{"type": "text", "text": "Other words."}]
+            else:
+                new["message"]["content"] = [{"type": "text", "text": "meta words" if x == "M" else "Another prompt."}]
+                if x == "M":
+                    new["isMeta"] = True
+            extra.append(new)
+            order[k] = new
+    prev = lines[31]["uuid"]
+    for x in order:
+        x = lines[x] if isinstance(x, int) else x
+        x["parentUuid"], prev = prev, x["uuid"]
+    lines[at:at] = extra
+    data = b"".join(json.dumps(x, separators=(",", ":"), ensure_ascii=False).encode() + b"\n" for x in lines)
+    judge, ours_ = _judged(tmp_path / "media.jsonl", data)
+    assert conversation(ours_) == conversation(judge)
+    results = {b[1]: b[3] for role, blocks in conversation(judge) for b in blocks if b[0] == "tool_result"}
+    assert (not results["toolu_rec_m2"]) is sent  # (is_error: the client's "missing" result)
+    repair_file(str(tmp_path / "media.jsonl"), backup=False)
+    after = resume_payload(str(tmp_path / "media.jsonl"))["messages"]
+    assert ours(tmp_path / "media.jsonl") == conversation(after) and well_paired(after) == []
+    assert _sent_results(judge) <= _sent_results(after)
+
+
 _GONE_FIELD = object()
 # hooks.jsonl's attachments (line, the field of its data changed, a text of its rendering), the value written, and
 # whether the client keeps the attachment (its check of the kind's data when it loads a transcript)
