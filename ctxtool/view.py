@@ -504,7 +504,9 @@ def claude_unsent(t, context: list[Entry]) -> set[int]:
                     rest = [b for e in part for b in t.reload(e, f).blocks or ()
                             if not (type(b) is dict and b.get("type") == "tool_use" and type(b.get("id")) is str
                                     and b["id"] in unanswered)]
-                    if gives_nothing(role, rest):  # (claude_chain._unanswered: the client's Jie, then thinking alone)
+                    # (claude_chain._unanswered: the client's Jie, then thinking alone; a response of those calls alone
+                    # is left out too, where an empty response is otherwise "(no content)")
+                    if not rest or gives_nothing(role, rest):
                         out.update(e.index for e in part)
                         continue
                 own = prompt_lines(part)
