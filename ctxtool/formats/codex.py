@@ -150,6 +150,18 @@ LOCAL_SHELL_STATUS = ("completed", "in_progress", "incomplete")
 LOCAL_SHELL_ACTION = ("command", "timeout_ms", "working_directory", "env", "user")
 
 
+def local_shell_readable(p: dict) -> bool:
+    """Whether Codex's reader takes a ``local_shell_call`` item's ``call_id``, ``status`` and ``action``."""
+    a = p.get("action")
+    if not _opt(p.get("call_id"), str) or p.get("status") not in LOCAL_SHELL_STATUS or type(a) is not dict:
+        return False
+    command, timeout, env = a.get("command"), a.get("timeout_ms"), a.get("env")
+    return (a.get("type") == "exec" and type(command) is list and all(type(x) is str for x in command)
+            and (timeout is None or (type(timeout) is int and 0 <= timeout <= U64))
+            and _opt(a.get("working_directory"), str) and _opt(a.get("user"), str)
+            and (env is None or (type(env) is dict and all(type(v) is str for v in env.values()))))
+
+
 def server_item_readable(p: dict) -> bool:
     """Whether Codex's reader takes an image generation call's or a compaction's fields (judged with 0.169, each given
     5, null and left out): an image generation call's ``status`` and ``result`` strings, required, its
@@ -173,18 +185,6 @@ def tool_search_readable(p: dict) -> bool:
     if p.get("type") == "tool_search_call":
         return _opt(p.get("status"), str) and "arguments" in p
     return type(p.get("status")) is str and type(p.get("tools")) is list
-
-
-def local_shell_readable(p: dict) -> bool:
-    """Whether Codex's reader takes a ``local_shell_call`` item's ``call_id``, ``status`` and ``action``."""
-    a = p.get("action")
-    if not _opt(p.get("call_id"), str) or p.get("status") not in LOCAL_SHELL_STATUS or type(a) is not dict:
-        return False
-    command, timeout, env = a.get("command"), a.get("timeout_ms"), a.get("env")
-    return (a.get("type") == "exec" and type(command) is list and all(type(x) is str for x in command)
-            and (timeout is None or (type(timeout) is int and 0 <= timeout <= U64))
-            and _opt(a.get("working_directory"), str) and _opt(a.get("user"), str)
-            and (env is None or (type(env) is dict and all(type(v) is str for v in env.values()))))
 
 
 def _refused(e: Entry, why: str) -> None:
