@@ -24,7 +24,7 @@ enum {
     S_CONTENT, S_STATUS, S_TEXT, S_SUMMARY, S_ENCRYPTED, S_NAME, S_ARGUMENTS, S_INPUT, S_CALL_ID, S_OUTPUT, S_INFO,
     S_LAST, S_INPUT_TOKENS, S_CACHED, S_OUTPUT_TOKENS, S_TOTAL_TOKENS, S_TOTAL_USAGE, S_WINDOW, S_MODEL,
     S_ASSISTANT, S_USER, S_TOOL_RESULT, S_EVENT, S_TURN, S_CONTEXT, S_DEVELOPER, S_ODD_ROLE, S_ENVIRONMENT,
-    S_CONTEXT_WINDOW, S_NAMESPACE, S_PHASE, S_ANNOTATIONS, S_LOGPROBS, NSTR
+    S_CONTEXT_WINDOW, S_NAMESPACE, S_PHASE, S_ANNOTATIONS, S_LOGPROBS, S_ROLLBACK_TRIM, NSTR
 };
 static const char *CODEX_STR[NSTR] = {
     "type", "payload", "timestamp", "ordinal", "metadata", "id", "internal_chat_message_metadata_passthrough",
@@ -32,12 +32,25 @@ static const char *CODEX_STR[NSTR] = {
     "arguments", "input", "call_id", "output", "info", "last_token_usage", "input_tokens", "cached_input_tokens",
     "output_tokens", "total_tokens", "total_token_usage", "model_context_window", "model", "assistant", "user",
     "toolResult", "event", "turn", "context", "developer", "odd_role", "environment", "context_window", "namespace",
-    "phase", "annotations", "logprobs"};
+    "phase", "annotations", "logprobs", "rollback_trim"};
 
-/* what a message of role user is, when every text of it starts (after white space) with one of these: context */
-static const char *CONTEXT_PREFIX[] = {"<environment_context>", "<user_instructions>", "# AGENTS.md instructions",
-                                       "<turn_aborted>", "<user_shell_command>", "<skill>", "<subagent_notification>"};
-#define NPREFIX 7
+/* formats.codex.CONTEXT_MARKERS: a user message one of whose input_text items, white space trimmed, starts with one of
+ * these and ends with its closing one, in any ASCII case, is context Codex renders */
+static const char *CONTEXT_MARKER[][2] = {
+    {"<environment_context>", "</environment_context>"}, {"# agents.md instructions", "</instructions>"},
+    {"<turn_aborted>", "</turn_aborted>"}, {"<user_shell_command>", "</user_shell_command>"}, {"<skill>", "</skill>"},
+    {"<subagent_notification>", "</subagent_notification>"}, {"<recommended_plugins>", "</recommended_plugins>"},
+    {"<goal_context>", "</goal_context>"}};
+#define NMARKERS 8
+/* formats.codex.TRIMMED_DEVELOPER: a developer message one of whose input_text items starts with one of these, in any
+ * ASCII case, after white space, is trimmed with a rolled-back turn it stands right above (rule 7) */
+static const char *TRIMMED_DEVELOPER[] = {
+    "<permissions instructions>", "<model_switch>", "<persistent_mode>", "<apps_instructions>", "<collaboration_mode>",
+    "<multi_agent_role>", "<multi_agent_mode>", "<environments_instructions>", "<git_attribution>",
+    "<realtime_conversation>", "<tools>", "<personality_spec>", "<token_budget>", "<context_window_guidance>",
+    "<context_window>", "<skills_instructions>", "<plugins_instructions>", "<rollout_budget>",
+    "approved command prefix saved:"};
+#define NTRIMMED 19
 
 typedef struct {
     PyObject_HEAD
@@ -171,6 +184,45 @@ static int starts_at(PyObject *s, Py_ssize_t at, const char *p) {
     return 1;
 }
 
+/* s[at:] starts with the ASCII ``p`` (lower case), in any ASCII case */
+static int starts_at_ci(PyObject *s, Py_ssize_t at, const char *p) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s), m = (Py_ssize_t)strlen(p);
+    if (n - at < m) return 0;
+    int kind = PyUnicode_KIND(s);
+    const void *d = PyUnicode_DATA(s);
+    for (Py_ssize_t k = 0; k < m; k++) {
+        Py_UCS4 c = PyUnicode_READ(kind, d, at + k);
+        if (c >= 'A' && c <= 'Z') c += 32;
+        if (c != (Py_UCS4)(unsigned char)p[k]) return 0;
+    }
+    return 1;
+}
+
+/* s[:end] ends with the ASCII ``p`` (lower case), in any ASCII case, at or after ``at`` */
+static int ends_at_ci(PyObject *s, Py_ssize_t at, Py_ssize_t end, const char *p) {
+    Py_ssize_t m = (Py_ssize_t)strlen(p);
+    if (end - at < m) return 0;
+    int kind = PyUnicode_KIND(s);
+    const void *d = PyUnicode_DATA(s);
+    for (Py_ssize_t k = 0; k < m; k++) {
+        Py_UCS4 c = PyUnicode_READ(kind, d, end - m + k);
+        if (c >= 'A' && c <= 'Z') c += 32;
+        if (c != (Py_UCS4)(unsigned char)p[k]) return 0;
+    }
+    return 1;
+}
+
+/* formats.codex.context_text on a str */
+static int context_text(PyObject *x) {
+    Py_ssize_t at = first_visible(x), end = PyUnicode_GET_LENGTH(x);
+    int kind = PyUnicode_KIND(x);
+    const void *d = PyUnicode_DATA(x);
+    while (end > at && Py_UNICODE_ISSPACE(PyUnicode_READ(kind, d, end - 1))) end--;
+    for (int j = 0; j < NMARKERS; j++)
+        if (starts_at_ci(x, at, CONTEXT_MARKER[j][0]) && ends_at_ci(x, at, end, CONTEXT_MARKER[j][1])) return 1;
+    return 0;
+}
+
 /* the fields an entry gets (new references; NULL: the default) */
 typedef struct {
     PyObject *kind, *type, *id, *role, *model, *extra, *nblocks, *chars;
@@ -233,18 +285,15 @@ static int message_item(Whole *self, PyObject *p, Fields *f, int stats) {
     }
     long long chars = 0;
     Py_ssize_t visible = 0;
-    int blank = 0, contextual = n > 0, environment = 0;
+    int blank = 0, contextual = 0, environment = 0;
     for (Py_ssize_t k = 0; k < n; k++) {
         PyObject *x = get(PyList_GET_ITEM(content, k), self->s[S_TEXT]);
         if (stats) chars += js_len_(x);
         Py_ssize_t len = PyUnicode_GET_LENGTH(x), at = first_visible(x);
         if (len && at < len) visible++;  /* x and not x.isspace() */
         else blank = 1;
-        if (contextual) {
-            int any = 0;
-            for (int j = 0; j < NPREFIX && !any; j++) any = starts_at(x, at, CONTEXT_PREFIX[j]);
-            contextual = any;
-        }
+        if (!contextual && is(role, "user") && is(get(PyList_GET_ITEM(content, k), self->s[S_TYPE]), "input_text"))
+            contextual = context_text(x);
         if (k == 0) environment = starts_at(x, at, "<environment_context>");
     }
     f->kind = self->message;
@@ -255,9 +304,17 @@ static int message_item(Whole *self, PyObject *p, Fields *f, int stats) {
     f->empty = visible == 0;
     f->blank = blank;
     if (is(role, "developer")) {
-        int keys[] = {S_CONTEXT};
-        PyObject *vals[] = {self->s[S_DEVELOPER]};
-        if (!(f->extra = dict_of(self, 1, keys, vals))) return CX_FAIL;
+        int trim = 0;  /* formats.codex.trimmed_with_turn */
+        for (Py_ssize_t k = 0; k < n && !trim; k++) {
+            PyObject *c = PyList_GET_ITEM(content, k);
+            if (!is(get(c, self->s[S_TYPE]), "input_text")) continue;
+            PyObject *x = get(c, self->s[S_TEXT]);
+            Py_ssize_t at = first_visible(x);
+            for (int j = 0; j < NTRIMMED && !trim; j++) trim = starts_at_ci(x, at, TRIMMED_DEVELOPER[j]);
+        }
+        int keys[] = {S_CONTEXT, S_ROLLBACK_TRIM};
+        PyObject *vals[] = {self->s[S_DEVELOPER], Py_True};
+        if (!(f->extra = dict_of(self, trim ? 2 : 1, keys, vals))) return CX_FAIL;
     } else if (!is(role, "user") && !is(role, "assistant")) {
         int keys[] = {S_CONTEXT, S_ODD_ROLE};
         PyObject *vals[] = {self->s[S_DEVELOPER], role};

@@ -33,8 +33,8 @@ from __future__ import annotations
 import uuid
 
 from .codex_models import original_detail
-from .formats.codex import (CONTENT_TAGS, LOCAL_SHELL_ACTION, SUMMARY_TAGS, output_items, reasoning_parts, sent_content,
-                            web_search_action)
+from .formats.codex import (CONTENT_TAGS, LOCAL_SHELL_ACTION, ROLLBACK_TRIM, SUMMARY_TAGS, output_items, reasoning_parts,
+                            sent_content, web_search_action)
 from .model import COMPACTION, HEADER, MESSAGE, Entry, entry_from_tuple
 
 ABORTED = "aborted"
@@ -158,11 +158,21 @@ def _is_environment(e: Entry) -> bool:
 
 
 def _rolled_back(history: list[Entry], n: int) -> list[Entry]:
+    """``history`` less its last ``n`` user turns (rule 7), and the context updates right above the first of them:
+    developer messages of ``TRIMMED_DEVELOPER`` and context the user did not type, back to the first turn (judged with
+    Codex 0.169; its ``trim_pre_turn_context_updates``)."""
     turns = [k for k, e in enumerate(history) if _typed(e)]
     if not turns:
         return history
     cut = turns[0] if n >= len(turns) else turns[-n]
+    while cut > turns[0] and _updates_context(history[cut - 1]):
+        cut -= 1
     return history[:cut]
+
+
+def _updates_context(e: Entry) -> bool:
+    x = e.extra
+    return e.kind == MESSAGE and x is not None and (x.get("context") == "user" or bool(x.get(ROLLBACK_TRIM)))
 
 
 def heal(items: list[dict]) -> list[dict]:

@@ -1250,3 +1250,73 @@ def test_an_image_generation_call_and_a_compaction_item_are_read_and_sent_as_cod
     sent = judge(path)
     assert any(it.get("type") in (item, "compaction") for it in sent) is read
     assert compare(view(path), sent) == []
+
+
+def _rolled_back(tmp_path, num_turns, before: list | None = None) -> tuple:
+    """multi_resume.jsonl (five turns) with ``before`` (``[(role, text)]``) written right before its last prompt and a
+    ``thread_rolled_back`` event of ``num_turns`` at the end: (the view, the history Codex sends: the items of its
+    request up to the first its new turn adds, which are the ones whose id the file does not hold)."""
+    import json
+
+    lines = open(os.path.join(FIX, "multi_resume.jsonl"), "rb").read().splitlines(keepends=True)
+    k = next(i for i, ln in enumerate(lines) if b'"text":"Fifth.' in ln)
+    for j, (role, text) in enumerate(before or ()):
+        o = json.loads(lines[k])
+        o["payload"] = {"type": "message", "id": f"msg_probe_{j}", "role": role,
+                        "content": [{"type": "input_text", "text": x} for x in ([text] if type(text) is str else text)]}
+        lines.insert(k + j, json.dumps(o, separators=(",", ":")).encode() + b"\n")
+    last = json.loads(lines[-1])
+    event = {"timestamp": last["timestamp"], "ordinal": last["ordinal"] + 1, "type": "event_msg",
+             "payload": {"type": "thread_rolled_back", "num_turns": num_turns}}
+    lines.append(json.dumps(event, separators=(",", ":")).encode() + b"\n")
+    data = b"".join(lines)
+    path = tmp_path / "multi_resume.jsonl"
+    path.write_bytes(data)
+    sent = resume_payload(str(path))["input"]
+    end = next((i for i, it in enumerate(sent) if i and not (it.get("id") and str(it["id"]).encode() in data)), len(sent))
+    return view(str(path)), sent[:end], str(path)
+
+
+@pytest.mark.parametrize("num_turns,items", [(0, 31), (1, 27), (2, 24), (3, 16), (4, 9), (5, 3), (6, 3),
+                                             (2 ** 32 - 1, 3), (2 ** 32, 31), (-1, 31), (1.0, 31), ("1", 31), (None, 31)],
+                         ids=str)
+def test_a_rollback_drops_the_context_updates_above_its_first_turn_as_codex_does(tmp_path, num_turns, items):
+    """A rollback of n turns drops them and the context updates right above the first of them (the environment, the
+    model switch, the skills and tools lists before a turn's prompt), back to the first turn (Codex's
+    trim_pre_turn_context_updates); a num_turns that is no 32-bit unsigned integer makes Codex skip the line, which
+    validate says. ctxtool kept the updates, and rolled the whole history back for 2**32 (judged with 0.169: 2 of
+    these 13 differed before, and a third, all five turns, was not seen by the judge's own cut)."""
+    ours, sent, path = _rolled_back(tmp_path, num_turns)
+    assert len(sent) == items
+    assert compare(ours, sent) == []
+    skipped = [v["lines"] for v in validate_file(path)["violations"] if v["kind"] == "skipped-line"]
+    assert skipped == ([] if type(num_turns) is int and 0 <= num_turns < 2 ** 32 else [[94]])
+
+
+@pytest.mark.parametrize("role,text,trimmed", [
+    ("developer", "<permissions instructions>\nx", True), ("developer", "<model_switch>\nx", True),
+    ("developer", "<tools>x", True), ("developer", "<skills_instructions>x", True),
+    ("developer", "<context_window>x", True), ("developer", "<rollout_budget>x", True),
+    ("developer", "Approved command prefix saved: x", True), ("developer", "<MODEL_SWITCH>x", True),
+    ("developer", "  \n<model_switch>x", True), ("developer", "<git_attribution>x", True),
+    ("developer", "<model_switchx", False), ("developer", "Hello", False), ("developer", "x <model_switch>", False),
+    ("developer", "<environment_context>x", False), ("developer", "<context_window_reminder>x", False),
+    ("user", "<environment_context>\n  <cwd>/x</cwd>\n</environment_context>", True), ("user", "hello", False),
+    ("user", "<ENVIRONMENT_CONTEXT>x</ENVIRONMENT_CONTEXT>", True), ("user", "  <turn_aborted>x</turn_aborted>\n", True),
+    ("user", "# AGENTS.md instructions for /x\n\n<INSTRUCTIONS>\nx\n</INSTRUCTIONS>", True),
+    ("user", "<goal_context>x</goal_context>", True), ("user", "<recommended_plugins>x</recommended_plugins>", True),
+    ("user", ["hello", "<environment_context>x</environment_context>"], True),
+    ("user", "<environment_context>x", False), ("user", "<user_instructions>x</user_instructions>", False),
+    ("user", "<startup_context>x</startup_context>", False)],
+    ids=str)
+def test_a_message_right_above_a_rolled_back_turn_is_trimmed_as_codex_trims_it(tmp_path, role, text, trimmed):
+    """A developer message one of whose texts starts with one of Codex's context tags (formats.codex.TRIMMED_DEVELOPER,
+    in any ASCII case, after white space), or context the user did not type, written right above a rolled-back
+    turn's prompt goes with the turn (judged with 0.169, each of 19 tags and 10 other texts). Context is a user message
+    one of whose texts Codex takes for it (formats.codex.CONTEXT_MARKERS: a tag of its list and its closing tag, in any
+    ASCII case, white space around; judged on 22 texts): ctxtool took a message whose every text started with a tag
+    of its own list, so an environment without its closing tag and an old "<user_instructions>" message were context
+    to it, and a text followed by context was not."""
+    ours, sent, _ = _rolled_back(tmp_path, 1, [(role, text)])
+    assert any(it.get("id") == "msg_probe_0" for it in sent) is not trimmed
+    assert compare(ours, sent) == []

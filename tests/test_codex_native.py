@@ -131,14 +131,19 @@ def test_random_texts(seed):
     """Texts of every kind of character (white space, astral, surrogates) in messages, reasoning, calls, outputs."""
     rng = random.Random(seed)
     alphabet = [" ", "\t", "\n", "\u00a0", "\u3000", "\u200b", "a", "<", "é", "\U0001f600", "\ud83d", "\x00", "\x1c"]
-    prefixes = ["", "<environment_context>", "<user_instructions>", "<skill>", "# AGENTS.md instructions", "<turn_aborted>"]
+    # (the tags of context, with and without their closing ones, in other cases; the developer's tags a rollback trims)
+    prefixes = ["", "<environment_context>", "<user_instructions>", "<skill>", "# AGENTS.md instructions", "<turn_aborted>",
+                "<ENVIRONMENT_context>", "<goal_context>", "<Model_Switch>", "<tools>", "approved command prefix saved:",
+                "<context_window>", "<context_window_guidance>", "<permissions instructions>"]
+    suffixes = ["", "</environment_context>", "</skill>", "</INSTRUCTIONS>", "</turn_aborted>", "</Goal_Context>"]
     shapes = [o for o in _kinds_of_lines(LINES + GENERATED) if o.get("type") == "response_item"]
-    for _ in range(400):
+    for _ in range(1500):
         obj = orjson.loads(orjson.dumps(rng.choice(shapes)))
         p = obj["payload"]
 
         def text():
-            return rng.choice(prefixes) * rng.randint(0, 1) + "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 6)))
+            return (rng.choice(prefixes) * rng.randint(0, 1) + "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 6)))
+                    + rng.choice(suffixes) * rng.randint(0, 1) + rng.choice(alphabet) * rng.randint(0, 1))
 
         if p.get("type") == "message":
             p["content"] = [{"type": rng.choice(["input_text", "output_text"]), "text": rng.choice(alphabet) * rng.randint(0, 3) + text()}
@@ -189,3 +194,44 @@ def test_a_streaming_pass_gets_the_same_entries_with_and_without_it(tmp_path, mo
     got = streamed(path, monkeypatch, True, workers)
     assert got == streamed(path, monkeypatch, False, workers)
     assert len(got) == len(lines)
+
+
+def _context_texts() -> list[str]:
+    """Texts at the edges of what Codex takes for context: each tag of context with and without its closing one, in
+    other cases, with white space around; each tag a rollback trims, so and otherwise; plain texts."""
+    out = ["hello", "", "  ", "<", "</environment_context>", "<model_switchx", "x <model_switch>"]
+    for name in ("environment_context", "turn_aborted", "user_shell_command", "skill", "subagent_notification",
+                 "recommended_plugins", "goal_context", "user_instructions", "startup_context"):
+        start, end = f"<{name}>", f"</{name}>"
+        for a, b in ((start, end), (start.upper(), end.upper()), (start.title(), end)):
+            out += [a + "x" + b, f" \n{a}\nx\n{b}\n ", a + "x", "x" + b, a + b, a[:-1] + "x" + b]
+    out += ["# AGENTS.md instructions for /x\n\n<INSTRUCTIONS>\nx\n</INSTRUCTIONS>", "# agents.md instructions</instructions>"]
+    for tag in ("<permissions instructions>", "<model_switch>", "<persistent_mode>", "<apps_instructions>",
+                "<collaboration_mode>", "<multi_agent_role>", "<multi_agent_mode>", "<environments_instructions>",
+                "<git_attribution>", "<realtime_conversation>", "<tools>", "<personality_spec>", "<token_budget>",
+                "<context_window_guidance>", "<context_window>", "<skills_instructions>", "<plugins_instructions>",
+                "<rollout_budget>", "Approved command prefix saved:", "<context_window_reminder>", "<foo>"):
+        out += [tag + "x", tag.upper(), "\u3000\t" + tag, tag[:-1], "x" + tag]
+    return out
+
+
+@pytest.mark.parametrize("role", ["user", "developer", "assistant"])
+def test_context_and_trimmed_developer_texts(role):
+    """The C part classifies context (``context_text``) and the developer messages a rollback trims
+    (``trimmed_with_turn``) as the Python does, alone and among other items of a message."""
+    line = next(o for o in LINES if o.get("type") == "response_item" and o["payload"].get("type") == "message"
+                and o["payload"].get("role") == "user")
+    texts = _context_texts()
+    made = context = 0
+    for k, t in enumerate(texts):
+        for items in ([t], ["plain", t], [t, texts[(k * 7) % len(texts)]]):
+            obj = copy.deepcopy(line)
+            obj.pop("metadata", None)  # (a line's metadata the C part leaves to the Python)
+            obj["payload"]["role"] = role
+            obj["payload"]["content"] = [{"type": "input_text", "text": x} for x in items]
+            for stats in (True, False):
+                made += same(obj, stats)
+            e = python_entry(obj, True, {})
+            context += bool(e.extra and (e.extra.get("context") == "user" or e.extra.get(codex.ROLLBACK_TRIM)))
+    assert made == 6 * len(texts)  # (the C part reads every one of them)
+    assert context > 150 if role != "assistant" else context == 0

@@ -100,8 +100,12 @@ def test_item_kinds_are_read():
     assert ghost.kind == "meta" and "ghost_snapshot" in ghost.get("unsent")
     system = entry(item({"type": "message", "role": "system", "content": [{"type": "input_text", "text": "s"}]}))
     assert system.kind == "meta"
-    env = entry(item({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "<environment_context>x"}]}))
+    env = entry(item({"type": "message", "role": "user", "content": [
+        {"type": "input_text", "text": "<environment_context>x</environment_context>"}]}))
     assert env.get("context") == "user" and env.get("environment")
+    # (without its closing tag Codex takes it for the user's text: judged, test_codex_judge's rollback probes)
+    typed = entry(item({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "<environment_context>x"}]}))
+    assert typed.get("context") is None
     tc = entry({"timestamp": "2026-01-01T00:00:00Z", "type": "event_msg", "payload": {"type": "token_count", "info": {
         "last_token_usage": {"input_tokens": 900, "cached_input_tokens": 600, "output_tokens": 40, "total_tokens": 940},
         "total_token_usage": {"total_tokens": 5000}, "model_context_window": 272000}}})

@@ -198,6 +198,7 @@ def _opt(v, kind) -> bool:
 
 
 U64 = (1 << 64) - 1
+U32 = (1 << 32) - 1
 # the fields of an item line's ``metadata`` that Codex's reader types (judged one by one on a recorded
 # line): unsigned integers or null, booleans that may be missing but not null, and the retained source;
 # other keys (``mcp_attribution``...) are not read
@@ -389,7 +390,7 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
             e.blocks = bl
             scan_anthropic_blocks(e, bl, e.role, stats)
         if role == "developer":
-            e.extra = {"context": "developer"}
+            e.extra = {"context": "developer", ROLLBACK_TRIM: True} if trimmed_with_turn(content) else {"context": "developer"}
         elif role not in ROLES:
             e.extra = {"context": "developer", "odd_role": role}
         elif role == "user" and _contextual(content):
@@ -638,14 +639,50 @@ def _output_content(out):
     return "" if out is None else _dumps(out)
 
 
-# user messages Codex writes itself (context it renders), not typed by the user
-CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<turn_aborted>",
-                    "<user_shell_command>", "<skill>", "<subagent_notification>")
+# a developer message Codex trims with a rolled-back turn when it stands right above that turn's prompt: one of its
+# input_text items starts, after white space, with one of these, in any ASCII case (judged with Codex 0.169, each
+# written before the last prompt of a recording and that turn rolled back; "<model_switchx", "<foo>", "Hello" and an
+# "<environment_context>" from the developer are kept: docs/codex-rules.md, rule 7)
+TRIMMED_DEVELOPER = ("<permissions instructions>", "<model_switch>", "<persistent_mode>", "<apps_instructions>",
+                     "<collaboration_mode>", "<multi_agent_role>", "<multi_agent_mode>", "<environments_instructions>",
+                     "<git_attribution>", "<realtime_conversation>", "<tools>", "<personality_spec>", "<token_budget>",
+                     "<context_window_guidance>", "<context_window>", "<skills_instructions>", "<plugins_instructions>",
+                     "<rollout_budget>", "approved command prefix saved:")
+ROLLBACK_TRIM = "rollback_trim"  # an entry's extra: a developer message of TRIMMED_DEVELOPER
+_ASCII_LOWER = {c: c + 32 for c in range(65, 91)}
+
+
+def trimmed_with_turn(content: list) -> bool:
+    """Whether a developer message of this content is one Codex trims with a rolled-back turn (``TRIMMED_DEVELOPER``)."""
+    for c in content:
+        if type(c) is dict and c.get("type") == "input_text" and type(c.get("text")) is str:
+            if c["text"].lstrip()[:32].translate(_ASCII_LOWER).startswith(TRIMMED_DEVELOPER):
+                return True
+    return False
+
+
+# the texts Codex 0.169 takes for context it renders, not typed by the user: one whose white-space-trimmed text starts
+# with one of these tags and ends with its closing one, in any ASCII case; a user message one of whose input_text items
+# is such a text is context (no turn of the user's: rule 7, and an older compaction's user messages, rule 6). Judged
+# with each written right above a rolled-back turn: an environment context written without its closing tag, a
+# "<user_instructions>" message (older clients wrote AGENTS.md so) and a text followed by context in one message were
+# read otherwise by ctxtool, which took a message whose every text started with a tag of its own list
+CONTEXT_MARKERS = (("<environment_context>", "</environment_context>"), ("# agents.md instructions", "</instructions>"),
+                   ("<turn_aborted>", "</turn_aborted>"), ("<user_shell_command>", "</user_shell_command>"),
+                   ("<skill>", "</skill>"), ("<subagent_notification>", "</subagent_notification>"),
+                   ("<recommended_plugins>", "</recommended_plugins>"), ("<goal_context>", "</goal_context>"))
+
+
+def context_text(text: str) -> bool:
+    """Whether Codex takes this user text for context it renders (``CONTEXT_MARKERS``)."""
+    t = text.strip()
+    head, tail = t[:32].translate(_ASCII_LOWER), t[-32:].translate(_ASCII_LOWER)
+    return any(head.startswith(a) and tail.endswith(b) for a, b in CONTEXT_MARKERS)
 
 
 def _contextual(content: list) -> bool:
-    texts = [c.get("text") for c in content if isinstance(c, dict) and isinstance(c.get("text"), str)]
-    return bool(texts) and all(x.lstrip().startswith(CONTEXT_PREFIXES) for x in texts)
+    return any(type(c) is dict and c.get("type") == "input_text" and type(c.get("text")) is str
+               and context_text(c["text"]) for c in content)
 
 
 def _text0(content: list) -> str:
@@ -952,15 +989,14 @@ def _event(p: dict, e: Entry, stats: bool) -> None:
                     count_field(e, info, "model_context_window", "payload.info")
         set_extra(e, extra)
     elif et == "thread_rolled_back":
-        e.extra = {"event": et, "rollback": _int(p.get("num_turns"))}
+        n = p.get("num_turns")
+        if type(n) is not int or not 0 <= n <= U32:  # (Codex reads it as a u32: judged, 2**32 and -1 skip the line)
+            return _refused(e, "thread_rolled_back whose num_turns is no 32-bit unsigned integer")
+        e.extra = {"event": et, "rollback": n}
     elif et == "task_complete":
         e.extra = {"event": et}
     else:  # user_message, turn_aborted, task_started, turn_started
         e.extra = {"event": et, "turn": et}
-
-
-def _int(v) -> int:
-    return v if type(v) is int and 0 < v <= MAX_COUNT else 0
 
 
 def _dumps(v) -> str:
