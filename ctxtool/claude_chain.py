@@ -961,11 +961,15 @@ def sent_entries(entries: list[Entry], leaf: list | None = None) -> list[Entry]:
             continue
         if len(answers) > 1 and not ahead:
             _order_answers(answers, pos, chain_pos, later_place)
-        end = _interrupted_until(group, pos, chain_pos, seq)
-        if end is None:
+        if not _interrupted(group, pos, chain_pos, seq):
             out.extend(answers)
         else:
-            deferred.append((end, (end + 1, 2, 0), answers))
+            # the client merges the response's later lines back into its first message, but each result stays at its
+            # row: one before the other response's line is sent after the merged message, one after it is not (judge
+            # fuzz seeds 146 and 1150, case 0097: block_order.jsonl's text line given the previous response's id)
+            for h in answers:
+                at = later_place.row(h, pos, chain_pos)
+                deferred.append((at[0] - 1, at, [h]))
             deferred.sort(key=lambda d: d[:2])
     for _end, _at, answers in deferred:
         out.extend(answers)
@@ -1219,20 +1223,20 @@ def _falsy_id(e: Entry) -> bool:
     return e.id == "" or (e.extra is not None and bool(e.extra.get(FALSY_ID)))
 
 
-def _interrupted_until(group: list[Entry], pos: int, chain_pos: dict, seq: list) -> int | None:
-    """Where a response's results go when a line of another response stands on the chain between its first and its
-    last line (judge fuzz seed 146, probed): the client merges the later lines back into the response, but its
-    results stay after that other line, so the response's calls get the client's "missing" results (``heal``). The
-    chain place of the response's last line, after which its results come; None when nothing stands between."""
+def _interrupted(group: list[Entry], pos: int, chain_pos: dict, seq: list) -> bool:
+    """Whether a line of another response stands on the chain between a response's first and its last line (judge fuzz
+    seed 146, probed): the client merges the later lines back into the response, but its results stay at their rows,
+    so a result after that other line is not in the message after the response, and its call gets the client's
+    "missing" result (``heal``)."""
     if len(group) < 2 or not chain_pos:
-        return None
+        return False
     key = group[0].msg_key
     last = max((chain_pos[g.index] for g in group if g.index in chain_pos), default=pos)
     for q in range(pos + 1, last):
         o = seq[q]
         if o.kind == MESSAGE and o.role == "assistant" and (o.msg_key is None or o.msg_key != key):
-            return last
-    return None
+            return True
+    return False
 
 
 def _cut(main: list[Entry], start: int, early: set, rows: dict | None) -> list[Entry]:

@@ -870,7 +870,7 @@ def test_a_result_content_of_any_depth_is_written_as_javascript_writes_it():
 # real client: where a line of another response (another message id, a string or not) stands on the chain between two
 # lines of one response, the client merges the response's later lines back into its first message, but the results
 # come after that other line: it sends "[Tool result missing due to internal error]" for the response's calls and
-# leaves their real results out (and two responses of different ids stay two). ``claude_chain._interrupted_until``.
+# leaves their real results out (and two responses of different ids stay two). ``claude_chain._interrupted``.
 INTERRUPTED = {
     "last-call-line-of-another-response": ("parallel.jsonl", b'"id":"toolu_rec_p3"', "msg_other"),
     "middle-call-line-of-another-response": ("parallel.jsonl", b'"id":"toolu_rec_p2"', "msg_other"),
@@ -878,6 +878,38 @@ INTERRUPTED = {
     "first-call-line-id-an-object": ("parallel.jsonl", b'"id":"toolu_rec_p1"', {"a": 1}),
     "text-line-of-another-response": ("parallel.jsonl", b'"Let me look at the project."', "msg_other"),
 }
+
+
+# block_order.jsonl's lines of later responses given the id of the response before them (B: the calls b1 and b2, their
+# results on the chain and off it before the next response's first line; judge fuzz seed 1150, case 0097: C's second
+# text line): the client merges the line back into B's message, and B's results, which stand before the other
+# response, are sent after it; ctxtool sent them after the line it merged, so the calls got "missing" results
+B_ID = "msg_fake_e026f227e9_00000003"
+INTERRUPTED_BEFORE_ITS_RESULTS = {
+    "the next response's second text line": b'"text":"C text 2"',
+    "the next response's thinking line": b'"thinking":"C1"',
+    "the next response's last call line": b'"id":"toolu_rec_c2"',
+    "a later response's text line": b'"text":"D text"',
+    "a later response's second thinking line": b'"thinking":"D2"',
+}
+
+
+@pytest.mark.parametrize("case", sorted(INTERRUPTED_BEFORE_ITS_RESULTS))
+def test_a_responses_results_before_the_response_that_interrupts_it_are_sent_after_it(case, tmp_path):
+    """A response whose later line stands on the chain after another response's lines, its results before them: the
+    client merges the later line back into the response's message, and the results stay at their rows, so those
+    before the other response are sent right after the merged message (judged; 3 of these 5 shapes failed before)."""
+    path = tmp_path / "block_order.jsonl"
+    needle = INTERRUPTED_BEFORE_ITS_RESULTS[case]
+    path.write_bytes(b"\n".join(_interrupted("block_order.jsonl", needle, B_ID)) + b"\n")
+    before = resume_payload(str(path))["messages"]
+    assert ours(path) == conversation(before)
+    results = {b[1]: b[2] for role, blocks in conversation(before) for b in blocks if b[0] == "tool_result"}
+    assert results["toolu_rec_b1"] == '"b1"' and results["toolu_rec_b2"] == '"b2"'
+    repair_file(str(path), backup=False)
+    after = resume_payload(str(path))["messages"]
+    assert ours(path) == conversation(after) and well_paired(after) == []
+    assert _sent_results(before) <= _sent_results(after)
 
 
 def _interrupted(name, needle, new_id):
