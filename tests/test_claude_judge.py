@@ -2698,6 +2698,32 @@ _MERGE_STOPS = {
 }
 
 
+def _relinked(lines: list, order: list, at: int, stamp: int) -> None:
+    """media.jsonl's records (``lines``) with its last turn linked anew from line 31 on in ``order``: line numbers, and
+    new rows written at ``at`` with line ``stamp``'s time: "P" a prompt, "M" a meta line (both made of line 34, the
+    turn's prompt), "R" another response's text line (made of line 41)."""
+    order, extra = list(order), []
+    for k, x in enumerate(order):
+        if isinstance(x, str):
+            new = json.loads(json.dumps(lines[41 if x == "R" else 34]))
+            new["uuid"] = f"0000000{k}-0000-4000-8000-000000000000"
+            new["timestamp"] = lines[stamp]["timestamp"]
+            if x == "R":
+                new["message"]["id"] = "msg_other_response_01"
+                new["message"]["content"] = [{"type": "text", "text": "Other words."}]
+            else:
+                new["message"]["content"] = [{"type": "text", "text": "meta words" if x == "M" else "Another prompt."}]
+                if x == "M":
+                    new["isMeta"] = True
+            extra.append(new)
+            order[k] = new
+    prev = lines[31]["uuid"]
+    for x in order:
+        x = lines[x] if isinstance(x, int) else x
+        x["parentUuid"], prev = prev, x["uuid"]
+    lines[at:at] = extra
+
+
 @pytest.mark.parametrize("shape", list(_MERGE_STOPS))
 def test_a_prompt_between_a_responses_lines_stops_the_clients_merge(tmp_path, shape):
     """A response's two call lines with a prompt or a meta line between them on the chain (judge fuzz seed 1003, case
@@ -2714,22 +2740,7 @@ def test_a_prompt_between_a_responses_lines_stops_the_clients_merge(tmp_path, sh
     if order is None:
         lines[8]["parentUuid"] = lines[37]["uuid"]
     else:
-        order, extra = list(order), []
-        for k, x in enumerate(order):
-            if isinstance(x, str):
-                new = json.loads(json.dumps(lines[34]))
-                new["uuid"] = f"0000000{k}-0000-4000-8000-000000000000"
-                new["timestamp"] = lines[{35: 35, 37: 36, 40: 39}[at]]["timestamp"]
-                new["message"]["content"] = [{"type": "text", "text": "meta words" if x == "M" else "Another prompt."}]
-                if x == "M":
-                    new["isMeta"] = True
-                extra.append(new)
-                order[k] = new
-        prev = lines[31]["uuid"]
-        for x in order:
-            x = lines[x] if isinstance(x, int) else x
-            x["parentUuid"], prev = prev, x["uuid"]
-        lines[at:at] = extra
+        _relinked(lines, order, at, {35: 35, 37: 36, 40: 39}[at])
     data = b"".join(json.dumps(x, separators=(",", ":"), ensure_ascii=False).encode() + b"\n" for x in lines)
     judge, ours_ = _judged(tmp_path / "media.jsonl", data)
     assert conversation(ours_) == conversation(judge)
@@ -2765,26 +2776,7 @@ def test_the_result_of_a_responses_later_line_off_the_chain_is_recovered_at_its_
     lines = records_of("media.jsonl")
     assert [b["id"] for b in lines[36]["message"]["content"]] == ["toolu_rec_m2"]
     assert [b["tool_use_id"] for b in lines[39]["message"]["content"]] == ["toolu_rec_m2"]
-    order, extra = list(order), []
-    for k, x in enumerate(order):
-        if isinstance(x, str):
-            new = json.loads(json.dumps(lines[41 if x == "R" else 34]))
-            new["uuid"] = f"0000000{k}-0000-4000-8000-000000000000"
-            new["timestamp"] = lines[at - 1]["timestamp"]
-            if x == "R":
-                new["message"]["id"] = "msg_other_response_01"
-                new["message"]["content"] = [{"type": "text", "text": "Other words."}]
-            else:
-                new["message"]["content"] = [{"type": "text", "text": "meta words" if x == "M" else "Another prompt."}]
-                if x == "M":
-                    new["isMeta"] = True
-            extra.append(new)
-            order[k] = new
-    prev = lines[31]["uuid"]
-    for x in order:
-        x = lines[x] if isinstance(x, int) else x
-        x["parentUuid"], prev = prev, x["uuid"]
-    lines[at:at] = extra
+    _relinked(lines, order, at, at - 1)
     data = b"".join(json.dumps(x, separators=(",", ":"), ensure_ascii=False).encode() + b"\n" for x in lines)
     judge, ours_ = _judged(tmp_path / "media.jsonl", data)
     assert conversation(ours_) == conversation(judge)
