@@ -228,3 +228,44 @@ def test_the_real_codex_run_in_a_trusted_project_agrees(tmp_path):
         ours = view_file(path, environ={"HOME": box.home, "CODEX_HOME": box.codex_home})
     assert body["model"] == ours["model"]["name"] == "o3"
     assert compare([m["item"] for m in ours["messages"]], strip_turn(body["input"])) == []
+
+
+# (the folders, under the sandbox, the user's config trusts; those holding a .codex/config.toml and its model; where
+# .git is): the rollout ran in proj/sub, and Codex takes a project's model only from that folder's own config, trusted
+# itself (probed on 8 layouts with 0.169: a config or a trust of the folder above it, the git root's included, counts
+# for nothing)
+_PROJECT_LAYOUTS = {
+    "the git root above trusted, its config": (["proj"], {"proj": "o3"}, "proj", "gpt-5.5"),
+    "the folder itself trusted, the config above": (["proj/sub"], {"proj": "o3"}, "proj", "gpt-5.5"),
+    "the folder itself trusted, its own config": (["proj/sub"], {"proj/sub": "gpt-4.1"}, "proj", "gpt-4.1"),
+    "the folder above trusted, the folder's own config": (["proj"], {"proj/sub": "gpt-4.1"}, "proj", "gpt-5.5"),
+}
+
+
+@pytest.mark.codex
+@pytest.mark.parametrize("layout", list(_PROJECT_LAYOUTS))
+def test_only_the_rollouts_own_trusted_folder_chooses_the_model(layout):
+    """Codex reads a project's config in the folder the rollout ran in alone, where the user's config trusts that very
+    folder: neither a config nor a trust of a folder above it counts (judged)."""
+    from ctxtool.view import view_file
+    from tests.support.codex_agent import CodexSandbox, PROMPT
+
+    trusted, configs, git, model = _PROJECT_LAYOUTS[layout]
+    with CodexSandbox(cwd_name="proj/sub") as box:
+        for rel, m in configs.items():
+            os.makedirs(os.path.join(box.root, rel, ".codex"))
+            with open(os.path.join(box.root, rel, ".codex", "config.toml"), "w") as f:
+                f.write(f'model = "{m}"\n')
+        os.makedirs(os.path.join(box.root, git, ".git"))
+        lines = open(SRC, encoding="utf-8").read().splitlines(keepends=True)
+        o = json.loads(lines[0])
+        o["payload"]["cwd"] = box.cwd
+        lines[0] = json.dumps(o, separators=(",", ":")) + "\n"
+        path = os.path.join(box.root, "images.jsonl")
+        with open(path, "w", encoding="utf-8") as f:
+            f.writelines(lines)
+        sid = box.install(path)
+        trust = "".join(f'[projects."{os.path.join(box.root, t)}"]\ntrust_level = "trusted"\n' for t in trusted)
+        body = box.run(PROMPT, resume=sid, config=trust, script=[("status", 400, "ctxtool judge: recorded")]).bodies[0]
+        ours = view_file(path, environ={"HOME": box.home, "CODEX_HOME": box.codex_home})
+    assert body["model"] == ours["model"]["name"] == model
