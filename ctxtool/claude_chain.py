@@ -949,7 +949,9 @@ def sent_entries(entries: list[Entry], leaf: list | None = None) -> list[Entry]:
                 # the client's recovery of the batch, at its first line, takes the results off the chain of the calls
                 # of its later lines too, by file position: one that comes before its call is then an orphan there
                 # (judge fuzz seed 1146, case 0086)
-                for _, g in left:
+                for k, g in left:
+                    if k[1] != 1:
+                        continue
                     for h in holders.get(g.index, ()):
                         if h.index not in done and h.index not in chain_pos:
                             done.add(h.index)
