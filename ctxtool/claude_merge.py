@@ -191,7 +191,7 @@ _MISSING = object()
 
 def fold(items: list, system_turns: bool) -> dict:
     """Which renderings of a user turn go into a tool result. ``items``: ``(kind, key, blocks, keeps_beside)`` in
-    file order, ``kind`` "result" (a line with tool results), "render" (a rendering for the user) or "typed"; for a
+    the order of the client's rows (file order, a line written again at its first line's place), ``kind`` "result" (a line with tool results), "render" (a rendering for the user) or "typed"; for a
     rendering, ``keeps_beside`` (``beside``) and the blocks merged may be callables, asked only where the rendering
     comes right under a result (``blocks`` then are what its texts are told by; the callable's, what is merged).
     Returns ``{render key: (result line key, index of the block in its blocks)}`` for each rendering merged, and the

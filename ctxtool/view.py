@@ -888,6 +888,7 @@ def _merged_after_heal(t, messages: list[dict], system_turns: bool) -> list[dict
     from . import claude_merge
 
     out = list(messages)
+    first = None  # uuid -> the first line written with it (built on first need)
     with open(t.path, "rb") as f:
         for k in todo:
             content = out[k]["content"]
@@ -896,8 +897,12 @@ def _merged_after_heal(t, messages: list[dict], system_turns: bool) -> list[dict
                 if type(b) is dict and SOURCE in b:
                     groups.setdefault(b[SOURCE], []).append(b)
             entries = {i: t.entries[i] for i in groups if 0 <= i < len(t.entries) and t.entries[i].index == i}
+            if first is None:
+                first = _first_lines(t)
             items = []
-            for i in sorted(entries, key=lambda i: entries[i].lineno):
+            # (in the client's rows: a line whose uuid was written before stands at the first line's place, judge fuzz
+            # seed 1154, case 0139: a result line written again after the reminder rendered under it)
+            for i in sorted(entries, key=lambda i: (first.get(entries[i].id, entries[i].lineno), entries[i].lineno)):
                 blocks, e = groups[i], entries[i]
                 if any(b.get("type") == "tool_result" for b in blocks):
                     items.append(("result", i, blocks, False))
@@ -920,6 +925,20 @@ def _merged_after_heal(t, messages: list[dict], system_turns: bool) -> list[dict
                 new.append(merged.get(("block",) + where, b) if where is not None else b)
             out[k] = dict(out[k], content=new)
     return out
+
+
+def _first_lines(t) -> dict:
+    """Claude Code: uuid -> the first line written with it, for the uuids written on more than one line (the client's
+    row for such a uuid stands at its first line's place: claude_chain.sent_entries)."""
+    seen: dict = {}
+    twice: dict = {}
+    for e in t.entries:
+        u = e.id
+        if u is not None:
+            at = seen.setdefault(u, e.lineno)
+            if at != e.lineno:
+                twice[u] = at
+    return twice
 
 
 def _rendering_blocks(t, e: Entry, f, system_turns: bool) -> list:

@@ -2815,6 +2815,34 @@ def test_the_result_of_a_later_call_line_off_the_chain_is_sent_after_its_call(tm
     assert results[1][target] == results[0][target]
 
 
+# fixtures/claude-models/sonnet_session.jsonl (as Sonnet 4.6 resumes it: the reminder rendered under its first tool
+# result, line 28, goes into the result's content), a line written again later (its row: the later line, at the first
+# one's place): (the line, counted from 1, and the line after which its copy is written)
+_WRITTEN_AGAIN_AROUND_A_MERGE = {
+    "the result line, after the reminder (judge fuzz seed 1154, case 0139)": (26, 29),
+    "the result line, at the end": (26, 46),
+    "the reminder, at the end": (28, 46),
+    "the turn's prompt snapshot, after the reminder": (27, 28),
+}
+
+
+@pytest.mark.parametrize("shape", list(_WRITTEN_AGAIN_AROUND_A_MERGE))
+def test_a_line_written_again_keeps_its_place_in_the_merge_of_a_rendering_into_a_result(tmp_path, shape):
+    """The client merges a rendering into the tool result above it in its rows, where a line written again stands at
+    its first line's place; ctxtool ordered the turn's lines by where each was written, so a result line written
+    again after the reminder under it no longer took the reminder in (judged by the judge fuzz's own check: the
+    view, repair and the repaired file's resume; 2 of these 4 shapes failed before)."""
+    from tests.support import judge_fuzz
+
+    line, after = _WRITTEN_AGAIN_AROUND_A_MERGE[shape]
+    src = ROOT / "claude-models" / "sonnet_session.jsonl"
+    raw = src.read_bytes().split(b"\n")[:-1]
+    raw.insert(after, raw[line - 1])
+    path = tmp_path / "sonnet_session.jsonl"
+    path.write_bytes(b"\n".join(raw) + b"\n")
+    assert judge_fuzz.problems("claude", str(path), str(tmp_path / "work"), source=str(src)) == []
+
+
 _GONE_FIELD = object()
 # hooks.jsonl's attachments (line, the field of its data changed, a text of its rendering), the value written, and
 # whether the client keeps the attachment (its check of the kind's data when it loads a transcript)
