@@ -20,7 +20,7 @@ from operator import attrgetter, eq
 from . import codex_rules
 from .claude_chain import AS_USER, LAST, REMINDER_CLOSE, REMINDER_OPEN, RENDERED, _blank_text, _unreadable_text, chain, gives_nothing, sent_entries
 from .formats.common import DOUBLE_EXACT, LONE_SURROGATE, without_thinking
-from .model import BOUNDARY, COMPACTION, HEADER, MESSAGE, Entry
+from .model import BOUNDARY, COMPACTION, HEADER, MESSAGE, UNREADABLE_CONTENT, Entry
 from .scanloop import index_passes
 
 
@@ -929,16 +929,21 @@ def _merged_after_heal(t, messages: list[dict], system_turns: bool) -> list[dict
 
 def _first_lines(t) -> dict:
     """Claude Code: uuid -> the first line written with it, for the uuids written on more than one line (the client's
-    row for such a uuid stands at its first line's place: claude_chain.sent_entries)."""
+    row for such a uuid stands at its first line's place, a first line whose content it cannot read passed over:
+    claude_chain.sent_entries)."""
     seen: dict = {}
-    twice: dict = {}
+    unread: dict = {}
+    twice: set = set()
     for e in t.entries:
         u = e.id
         if u is not None:
-            at = seen.setdefault(u, e.lineno)
-            if at != e.lineno:
-                twice[u] = at
-    return twice
+            if u in seen or u in unread:
+                twice.add(u)
+            if e.extra is not None and e.extra.get(UNREADABLE_CONTENT):
+                unread.setdefault(u, e.lineno)
+            else:
+                seen.setdefault(u, e.lineno)
+    return {u: seen.get(u, unread.get(u)) for u in twice}
 
 
 def _rendering_blocks(t, e: Entry, f, system_turns: bool) -> list:
