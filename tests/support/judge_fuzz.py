@@ -159,8 +159,9 @@ def _claude_judge(path: str):
 
 # the attachment kinds the client renders from their data when the recorded rendering fails its check (probed on every
 # kind recorded, each rendering made []: the attribution, judge fuzz seed 562, case 0070: its content made ""; the file
-# attachment, recorded later, with [], [""], ["", ""] and ["x", ""], 2026-11-29)
-RENDERED_FROM_DATA = frozenset({"remote_session_change", "file"})
+# attachment, recorded later, with [], [""], ["", ""] and ["x", ""], 2026-11-29; the model's, recorded later still,
+# judge fuzz seed 1158, case 0046, not imitated: docs/claude-code-rules.md)
+RENDERED_FROM_DATA = frozenset({"remote_session_change", "file", "model"})
 
 
 def _rendered_otherwise(path: str) -> bool:
