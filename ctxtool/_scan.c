@@ -1761,6 +1761,7 @@ static int quiet_message(Rows *self, PyObject *e, int claude) {
             PyObject *m = PyDict_GetItemWithError(x, self->malformed), *b = m || PyErr_Occurred() ? NULL
                           : PyDict_GetItemWithError(x, self->bad_blocks);
             if (m || b || PyErr_Occurred()) return PyErr_Occurred() ? -1 : 0;
+            if (PyDict_GetItemString(x, "content_not_list")) return 0;  /* (pi: repair gives it an array) */
             PyObject *cx = PyDict_GetItemWithError(x, self->context_key);
             if (!cx && PyErr_Occurred()) return -1;
             context = cx && cx != Py_None;

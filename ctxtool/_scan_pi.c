@@ -179,6 +179,7 @@ static int pi_message(Whole *self, PiParts *pp, PyObject *obj, int stats, PyObje
     if (is(role, "toolResult")) return pi_result(pp, m, stats, shared, f);
     PyObject *content = get(m, s[P_CONTENT]);
     int r;
+    if (code == 1 && !(content && PyList_CheckExact(content))) return CL_DECLINE;  /* pi-ai cannot send it: the Python's */
     if (content && PyUnicode_CheckExact(content)) {  /* text_only */
         Py_ssize_t visible = 0;
         text_fact(f, content, stats, &visible);

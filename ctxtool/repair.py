@@ -561,6 +561,10 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
                     continue
                 self.edit(e).setdefault("drop_blocks", set()).update(blocks)
                 self.change("invalid-block", "dropped", e, None, f"{len(blocks)} content block(s) without a string type removed")
+            if self.name == "pi" and e.role == "assistant" and e.extra and e.extra.get("content_not_list"):
+                self.edit(e)["fix_content_list"] = True
+                self.change("invalid-content", "rewritten", e, e.id, "assistant message whose content is no array (pi "
+                            "cannot send a history holding it) given its text as an array, or an empty one")
             bad = [c for c in e.calls if c.problem] if e.calls else None
             if bad:
                 if e.signed_thinking and self.name == "pi":

@@ -78,6 +78,8 @@ class Rewriting:
             self.fmt.fix_empty_error_turn(obj)
         if ed.get("fix_blank_user"):
             self.fmt.fix_blank_user(obj)
+        if ed.get("fix_content_list"):
+            self.fmt.fix_content_list(obj)
         if ed.get("add_results"):
             self.fmt.add_result_blocks(obj, ed["add_results"])
         if ed.get("results_first"):

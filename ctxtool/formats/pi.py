@@ -160,6 +160,10 @@ def normalize(obj: dict, e, blocks: bool = True, stats: bool = True) -> None:
                 e.kinds = EMPTY
             return
         content = mget("content")
+        if role == "assistant" and type(content) is not list:
+            # pi-ai reads an assistant message's content as an array (content.flatMap): another makes pi fail to send
+            # the session at all (judge fuzz seed 1095, case 0094); repair gives it one (fix_content_list)
+            set_extra(e, {CONTENT_NOT_LIST: True})
         if isinstance(content, str) and not blocks:
             text_only(e, content, stats)
         else:
@@ -324,6 +328,16 @@ def drop_blocks(obj: dict, idxs: set) -> None:
 
 def fix_empty_error_turn(obj: dict) -> None:
     obj["message"]["content"] = error_turn_content()
+
+
+CONTENT_NOT_LIST = "content_not_list"  # an entry's extra: an assistant message whose content is no array
+
+
+def fix_content_list(obj: dict) -> None:
+    """An assistant message's content that is no array as the array pi-ai reads: a string as its text block, else
+    empty (nothing pi could send is lost)."""
+    c = obj["message"].get("content")
+    obj["message"]["content"] = [{"type": "text", "text": c}] if isinstance(c, str) else []
 
 
 def fix_blank_user(obj: dict) -> None:
