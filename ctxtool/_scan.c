@@ -1370,7 +1370,7 @@ typedef struct {
     /* sent and tally (``_scan_tally.c``): FullEntry's and Kinds' slots, Kinds (NULL: not given to Rows) */
     Py_ssize_t f_empty, f_stop, f_chars, f_msg_key, f_kinds, f_tool_chars, k_off[6];
     Py_ssize_t f_nblocks, f_blank_text, c_problem;  /* (validate: _scan_validate.c) */
-    PyObject *no_content, *bad_blocks, *context_key;
+    PyObject *no_content, *bad_blocks, *context_key, *content_not_list;
     PyTypeObject *kinds_cls, *result_cls;
     Py_ssize_t r_id, r_name;
     Py_ssize_t f_lineno, c_idx, r_idx;  /* (pair: _scan_pair.c) */
@@ -1408,6 +1408,7 @@ static void Rows_dealloc(Rows *self) {
     Py_XDECREF(self->no_role);
     Py_XDECREF(self->no_content);
     Py_XDECREF(self->bad_blocks);
+    Py_XDECREF(self->content_not_list);
     Py_XDECREF(self->context_key);
     Py_XDECREF(self->user);
     Py_XDECREF(self->tool_result_role);
@@ -1761,7 +1762,8 @@ static int quiet_message(Rows *self, PyObject *e, int claude) {
             PyObject *m = PyDict_GetItemWithError(x, self->malformed), *b = m || PyErr_Occurred() ? NULL
                           : PyDict_GetItemWithError(x, self->bad_blocks);
             if (m || b || PyErr_Occurred()) return PyErr_Occurred() ? -1 : 0;
-            if (PyDict_GetItemString(x, "content_not_list")) return 0;  /* (pi: repair gives it an array) */
+            int c = PyDict_Contains(x, self->content_not_list);  /* (pi: repair gives it an array) */
+            if (c) return c < 0 ? -1 : 0;
             PyObject *cx = PyDict_GetItemWithError(x, self->context_key);
             if (!cx && PyErr_Occurred()) return -1;
             context = cx && cx != Py_None;

@@ -198,20 +198,6 @@ static int starts_at_ci(PyObject *s, Py_ssize_t at, const char *p) {
     return 1;
 }
 
-/* s[:end] ends with the ASCII ``p`` (lower case), in any ASCII case, at or after ``at`` */
-static int ends_at_ci(PyObject *s, Py_ssize_t at, Py_ssize_t end, const char *p) {
-    Py_ssize_t m = (Py_ssize_t)strlen(p);
-    if (end - at < m) return 0;
-    int kind = PyUnicode_KIND(s);
-    const void *d = PyUnicode_DATA(s);
-    for (Py_ssize_t k = 0; k < m; k++) {
-        Py_UCS4 c = PyUnicode_READ(kind, d, end - m + k);
-        if (c >= 'A' && c <= 'Z') c += 32;
-        if (c != (Py_UCS4)(unsigned char)p[k]) return 0;
-    }
-    return 1;
-}
-
 /* formats.codex.context_text on a str */
 static int context_text(PyObject *x) {
     Py_ssize_t at = first_visible(x), end = PyUnicode_GET_LENGTH(x);
@@ -219,7 +205,10 @@ static int context_text(PyObject *x) {
     const void *d = PyUnicode_DATA(x);
     while (end > at && Py_UNICODE_ISSPACE(PyUnicode_READ(kind, d, end - 1))) end--;
     for (int j = 0; j < NMARKERS; j++)
-        if (starts_at_ci(x, at, CONTEXT_MARKER[j][0]) && ends_at_ci(x, at, end, CONTEXT_MARKER[j][1])) return 1;
+        if (starts_at_ci(x, at, CONTEXT_MARKER[j][0])) {  /* ... and s[at:end] ends with its closing tag */
+            Py_ssize_t m = (Py_ssize_t)strlen(CONTEXT_MARKER[j][1]);
+            if (end - at >= m && starts_at_ci(x, end - m, CONTEXT_MARKER[j][1])) return 1;
+        }
     return 0;
 }
 

@@ -20,13 +20,13 @@ static int tally_init(Rows *self, PyObject *full, PyObject *kinds, PyObject *res
     self->f_tool_chars = fo[5];
     const char *words[] = {"user", "toolResult", "compact_summary", "calls", "results", "call_tokens", "result_tokens",
                            "call", "result", "?", "no_content", "bad_blocks", "context", "rename_calls",
-                           "rename_results", "reused-id", "rewritten"};
+                           "rename_results", "reused-id", "rewritten", "content_not_list"};
     PyObject **into[] = {&self->user, &self->tool_result_role, &self->compact_summary, &self->calls_key,
                          &self->results_key, &self->call_tokens, &self->result_tokens, &self->call_word,
                          &self->result_word, &self->no_role, &self->no_content, &self->bad_blocks,
                          &self->context_key, &self->rename_calls, &self->rename_results, &self->reused_id,
-                         &self->rewritten};
-    for (int k = 0; k < 17; k++) {
+                         &self->rewritten, &self->content_not_list};
+    for (int k = 0; k < 18; k++) {
         PyObject *w = PyUnicode_InternFromString(words[k]);
         if (!w) return -1;
         Py_XSETREF(*into[k], w);

@@ -804,20 +804,7 @@ def sent_entries(entries: list[Entry], leaf: list | None = None) -> list[Entry]:
         # one's place (judged: a result line written again is gathered in its first place); rows before a
         # compact boundary that lists its kept messages are gone (_fold)
         if counts[1] != counts[0]:  # a uuid on two lines (not only rows a fold dropped)
-            # a user line whose content the client cannot read gives its uuid no place while a later line of that
-            # uuid can (judge fuzz seed 854, case 0185: a result line's first copy damaged, written again whole at the
-            # end, is gathered at the later line)
-            first: dict = {}
-            unread: dict = {}
-            for e in main:
-                if e.id is not None:
-                    if e.extra is not None and e.extra.get(UNREADABLE_CONTENT):
-                        unread.setdefault(e.id, e.index)
-                    else:
-                        first.setdefault(e.id, e.index)
-            for k, at in unread.items():
-                first.setdefault(k, at)
-            place = _first_place(first)
+            place = row_place(main)
         main = _cut(main, start, early, rows)
         if place is not _index:
             main.sort(key=place)
@@ -956,10 +943,7 @@ def sent_entries(entries: list[Entry], leaf: list | None = None) -> list[Entry]:
                         if h.index not in done and h.index not in chain_pos:
                             done.add(h.index)
                             answers.append(h)
-            for h in answers:
-                at = later_place.row(h, pos, chain_pos)
-                deferred.append((at[0] - 1, at, [h]))
-            deferred.sort(key=lambda d: d[:2])
+            _at_rows(answers, pos, chain_pos, later_place, deferred)
             continue
         if len(answers) > 1 and not ahead:
             _order_answers(answers, pos, chain_pos, later_place)
@@ -969,10 +953,7 @@ def sent_entries(entries: list[Entry], leaf: list | None = None) -> list[Entry]:
             # the client merges the response's later lines back into its first message, but each result stays at its
             # row: one before the other response's line is sent after the merged message, one after it is not (judge
             # fuzz seeds 146 and 1150, case 0097: block_order.jsonl's text line given the previous response's id)
-            for h in answers:
-                at = later_place.row(h, pos, chain_pos)
-                deferred.append((at[0] - 1, at, [h]))
-            deferred.sort(key=lambda d: d[:2])
+            _at_rows(answers, pos, chain_pos, later_place, deferred)
     for _end, _at, answers in deferred:
         out.extend(answers)
     if hang is not None and hang.anchored:
@@ -1225,6 +1206,15 @@ def _falsy_id(e: Entry) -> bool:
     return e.id == "" or (e.extra is not None and bool(e.extra.get(FALSY_ID)))
 
 
+def _at_rows(answers: list[Entry], pos: int, chain_pos: dict, later: _LaterLines, deferred: list) -> None:
+    """Each of a response's result lines held in ``deferred`` (kept in order) until the chain passes the place the
+    client's rows give it (``later.row``)."""
+    for h in answers:
+        at = later.row(h, pos, chain_pos)
+        deferred.append((at[0] - 1, at, [h]))
+    deferred.sort(key=lambda d: d[:2])
+
+
 def _interrupted(group: list[Entry], pos: int, chain_pos: dict, seq: list) -> bool:
     """Whether a line of another response stands on the chain between a response's first and its last line (judge fuzz
     seed 146, probed): the client merges the later lines back into the response, but its results stay at their rows,
@@ -1257,8 +1247,22 @@ def _index(e: Entry) -> int:
     return e.index
 
 
-def _first_place(first: dict):
-    """A line's place in the client's rows: the first line with its uuid ({uuid: index})."""
+def row_place(entries: list[Entry]):
+    """The function that tells a line's place in the client's rows (an entry index): the first line with its uuid,
+    where the client holds one row per uuid, the last line written with it. A user line whose content the client
+    cannot read gives its uuid no place while a later line of that uuid can (judge fuzz seed 854, case 0185: a result
+    line's first copy damaged, written again whole at the end, is gathered at the later line)."""
+    first: dict = {}
+    unread: dict = {}
+    for e in entries:
+        if e.id is not None:
+            if e.extra is not None and e.extra.get(UNREADABLE_CONTENT):
+                unread.setdefault(e.id, e.index)
+            else:
+                first.setdefault(e.id, e.index)
+    for k, at in unread.items():
+        first.setdefault(k, at)
+
     def place(e: Entry) -> int:
         return e.index if e.id is None else first.get(e.id, e.index)
     return place

@@ -191,9 +191,10 @@ _MISSING = object()
 
 def fold(items: list, system_turns: bool) -> dict:
     """Which renderings of a user turn go into a tool result. ``items``: ``(kind, key, blocks, keeps_beside)`` in
-    the order of the client's rows (file order, a line written again at its first line's place), ``kind`` "result" (a line with tool results), "render" (a rendering for the user) or "typed"; for a
-    rendering, ``keeps_beside`` (``beside``) and the blocks merged may be callables, asked only where the rendering
-    comes right under a result (``blocks`` then are what its texts are told by; the callable's, what is merged).
+    the order of the client's rows (file order, a line written again at its first line's place), ``kind`` "result"
+    (a line with tool results), "render" (a rendering for the user) or "typed"; for a rendering, ``keeps_beside``
+    (``beside``) and the blocks merged may be callables, asked only where the rendering comes right under a result
+    (``blocks`` then are what its texts are told by; the callable's, what is merged).
     Returns ``{render key: (result line key, index of the block in its blocks)}`` for each rendering merged, and the
     merged result blocks under ``("block", result key, index)``; the caller puts those in place of the results' blocks
     and leaves the merged renderings out. Renderings move up past typed lines to just under the last result line before

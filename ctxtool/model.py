@@ -170,6 +170,7 @@ BAD_PARENT = "(not a string)"
 FALSY_PARENT = "(not a string, false)"
 FALSY_ID = "falsy_id"  # a response line's extra: its uuid is no string and JavaScript reads it as false (0, null, none)
 FALSY_MESSAGE_ID = "falsy_message_id"  # a response line's extra: its message.id JavaScript reads as false ("", 0, null, none)
+CONTENT_NOT_LIST = "content_not_list"  # a pi assistant line's extra: its content is no array (pi-ai cannot send it)
 UNREADABLE_CONTENT = "unreadable_content"  # a user line's extra: its message is no object, or its content no string or list
 COMPANION = "companion"  # a user line's extra: no results, written by the client beside a turn (turnCompanion, sourceToolUseID)
 # a response line's extra: its content is a string of white space alone (as JavaScript trims), or no string and no

@@ -34,7 +34,7 @@ from .formats import pi as pi_fmt
 from .formats.common import brief, is_blank_text
 from .jsonl import atomic_write, open_binary
 from .lock import DEFAULT_TIMEOUT, SessionLocks
-from .model import HEADER, MESSAGE, PLAIN, Entry
+from .model import CONTENT_NOT_LIST, HEADER, MESSAGE, PLAIN, Entry
 from .scanloop import index_passes
 from .paths import regular
 from .transcript import Transcript, make_entry, no_gc, scan
@@ -561,7 +561,7 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
                     continue
                 self.edit(e).setdefault("drop_blocks", set()).update(blocks)
                 self.change("invalid-block", "dropped", e, None, f"{len(blocks)} content block(s) without a string type removed")
-            if self.name == "pi" and e.role == "assistant" and e.extra and e.extra.get("content_not_list"):
+            if self.name == "pi" and e.role == "assistant" and e.extra and e.extra.get(CONTENT_NOT_LIST):
                 self.edit(e)["fix_content_list"] = True
                 self.change("invalid-content", "rewritten", e, e.id, "assistant message whose content is no array (pi "
                             "cannot send a history holding it) given its text as an array, or an empty one")

@@ -18,9 +18,9 @@ from itertools import islice
 from operator import attrgetter, eq
 
 from . import codex_rules
-from .claude_chain import AS_USER, LAST, REMINDER_CLOSE, REMINDER_OPEN, RENDERED, _blank_text, _unreadable_text, chain, gives_nothing, sent_entries
+from .claude_chain import AS_USER, LAST, REMINDER_CLOSE, REMINDER_OPEN, RENDERED, _blank_text, _unreadable_text, chain, gives_nothing, row_place, sent_entries
 from .formats.common import DOUBLE_EXACT, LONE_SURROGATE, without_thinking
-from .model import BOUNDARY, COMPACTION, HEADER, MESSAGE, UNREADABLE_CONTENT, Entry
+from .model import BOUNDARY, COMPACTION, HEADER, MESSAGE, Entry
 from .scanloop import index_passes
 
 
@@ -888,7 +888,7 @@ def _merged_after_heal(t, messages: list[dict], system_turns: bool) -> list[dict
     from . import claude_merge
 
     out = list(messages)
-    first = None  # uuid -> the first line written with it (built on first need)
+    row_of = None  # a line's place in the client's rows (built on first need)
     with open(t.path, "rb") as f:
         for k in todo:
             content = out[k]["content"]
@@ -897,12 +897,12 @@ def _merged_after_heal(t, messages: list[dict], system_turns: bool) -> list[dict
                 if type(b) is dict and SOURCE in b:
                     groups.setdefault(b[SOURCE], []).append(b)
             entries = {i: t.entries[i] for i in groups if 0 <= i < len(t.entries) and t.entries[i].index == i}
-            if first is None:
-                first = _first_lines(t)
+            if row_of is None:
+                row_of = row_place(t.entries)
             items = []
             # (in the client's rows: a line whose uuid was written before stands at the first line's place, judge fuzz
             # seed 1154, case 0139: a result line written again after the reminder rendered under it)
-            for i in sorted(entries, key=lambda i: (first.get(entries[i].id, entries[i].lineno), entries[i].lineno)):
+            for i in sorted(entries, key=lambda i: (row_of(entries[i]), i)):
                 blocks, e = groups[i], entries[i]
                 if any(b.get("type") == "tool_result" for b in blocks):
                     items.append(("result", i, blocks, False))
@@ -925,25 +925,6 @@ def _merged_after_heal(t, messages: list[dict], system_turns: bool) -> list[dict
                 new.append(merged.get(("block",) + where, b) if where is not None else b)
             out[k] = dict(out[k], content=new)
     return out
-
-
-def _first_lines(t) -> dict:
-    """Claude Code: uuid -> the first line written with it, for the uuids written on more than one line (the client's
-    row for such a uuid stands at its first line's place, a first line whose content it cannot read passed over:
-    claude_chain.sent_entries)."""
-    seen: dict = {}
-    unread: dict = {}
-    twice: set = set()
-    for e in t.entries:
-        u = e.id
-        if u is not None:
-            if u in seen or u in unread:
-                twice.add(u)
-            if e.extra is not None and e.extra.get(UNREADABLE_CONTENT):
-                unread.setdefault(u, e.lineno)
-            else:
-                seen.setdefault(u, e.lineno)
-    return {u: seen.get(u, unread.get(u)) for u in twice}
 
 
 def _rendering_blocks(t, e: Entry, f, system_turns: bool) -> list:

@@ -474,7 +474,7 @@ def item(p: dict, e: Entry, stats: bool = True, blocks: bool = True) -> None:
                 return _refused(e, f"{it} whose name is not a string")
             if type(out) is not str and (type(out) is not list or output_items(out) is None):
                 return _refused(e, f"{it} whose output is no string or array of text and image items")
-        elif not tool_search_readable(p):
+        elif it == "tool_search_output" and not tool_search_readable(p):
             return _refused(e, f"{it} whose call_id, status, execution or tools is of another type, or missing")
         no_id = False
         if type(cid) is not str:

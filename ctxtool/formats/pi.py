@@ -12,7 +12,7 @@ import os
 import re
 from datetime import datetime, timezone
 
-from ..model import COMPACTION, EMPTY, HEADER, IMAGE_CHARS, MESSAGE, META, Kinds, Result, Usage, as_text, js_len, parent_of
+from ..model import COMPACTION, CONTENT_NOT_LIST, EMPTY, HEADER, IMAGE_CHARS, MESSAGE, META, Kinds, Result, Usage, as_text, js_len, parent_of
 from .common import (
     REPAIR_TEXT,
     blank_user_fixed,
@@ -328,9 +328,6 @@ def drop_blocks(obj: dict, idxs: set) -> None:
 
 def fix_empty_error_turn(obj: dict) -> None:
     obj["message"]["content"] = error_turn_content()
-
-
-CONTENT_NOT_LIST = "content_not_list"  # an entry's extra: an assistant message whose content is no array
 
 
 def fix_content_list(obj: dict) -> None:
