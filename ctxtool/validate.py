@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from . import codex_rules, retained
 from .formats import codex as codex_fmt
-from .model import HEADER
+from .model import CONTENT_NOT_LIST, HEADER, MESSAGE
 from .transcript import scan
 from .scanloop import index_passes
 from .view import UNSENT_STOPS, ViewMessage, context_entries, merges, message_groups
@@ -185,11 +185,37 @@ def validate_file(path: str, fmt: str | None = None) -> dict:
         found = codex_skipped_lines(t.entries) + codex_header(t.entries) + codex_lineage(t) + validate_codex(seq)
         return {"path": path, "format": "codex", "messages": len(seq), "bad_lines": [b.lineno for b in t.bad],
                 "violations": [v.to_dict() for v in found]}
-    found, messages = validate_context(t.format_name, context_entries(t.format_name, t.entries))
+    ctx = context_entries(t.format_name, t.entries)
+    found, messages = validate_context(t.format_name, ctx)
     found = claude_errors_as_sent(t, as_sent(t.format_name, found))
+    if t.format_name == "pi":
+        found = pi_unsendable(ctx) + found
     retained.keep(t)  # (a run over one file leaves the index for the process's end to drop)
     return {"path": path, "format": t.format_name, "messages": messages, "bad_lines": [b.lineno for b in t.bad],
             "violations": [v.to_dict() for v in found]}
+
+
+PI_CANNOT_SEND = ("pi cannot send this history: pi-ai reads every assistant message's content as an array "
+                  "(content.flatMap), and this one's is no array; repair gives it its text as an array, or an empty one")
+
+
+def pi_unsendable(ctx: list) -> list[Violation]:
+    """pi: an assistant message on the path it sends whose content is no array. pi-ai's transformMessages reads every
+    assistant message's content as an array before it skips any (errored, aborted), so pi sends nothing at all: an
+    error of the whole request, which ``repair`` mends (``invalid-content``; judged, tests/test_pi_assistant_content.py).
+    ``ctx``: the context entries (``view.context_entries``)."""
+    out: list[Violation] = []
+    n = 0  # the message the line is in (counted as the API would merge them, unsent ones too)
+    prev = None
+    for e in ctx:
+        if e.kind != MESSAGE:
+            continue
+        if prev is not None and (e.role != prev or not merges("pi", e.role)):
+            n += 1
+        prev = e.role
+        if e.role == "assistant" and e.extra and e.extra.get(CONTENT_NOT_LIST):
+            out.append(Violation("invalid-content", ERROR, n, [e.lineno], PI_CANNOT_SEND, [e.id] if e.id else []))
+    return out
 
 
 # warnings of faults Claude Code mends, but not in every case: a lone prompt whose content is a string it sends as

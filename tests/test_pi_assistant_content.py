@@ -12,6 +12,7 @@ import os
 import pytest
 
 from ctxtool.repair import repair_file
+from ctxtool.validate import validate_file
 from tests.support import judge_fuzz
 from tests.support.pi_agent import load_with_pi
 
@@ -37,6 +38,8 @@ def test_repair_gives_an_assistant_message_on_the_path_an_array_pi_can_send(tmp_
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     before = load_with_pi(path, check=False)
     assert not before["ok"] and "flatMap" in before["error"]
+    found = [v for v in validate_file(str(path))["violations"] if v["severity"] == "error"]
+    assert [(v["kind"], v["lines"]) for v in found] == [("invalid-content", [len(lines)])]
     report = repair_file(str(path), backup=False)
     assert [c.kind for c in report.changes] == ["invalid-content"]
     after = load_with_pi(path)
@@ -44,6 +47,7 @@ def test_repair_gives_an_assistant_message_on_the_path_an_array_pi_can_send(tmp_
     assert (sent in texts) if sent is not None else "Short answer." not in texts
     assert judge_fuzz.problems("pi", str(path), str(tmp_path / "work")) == []
     assert repair_file(str(path), check=True).changes == []
+    assert "invalid-content" not in {v["kind"] for v in validate_file(str(path))["violations"]}
 
 
 def test_the_fuzz_case_loads_in_pi_after_repair(tmp_path):
@@ -56,4 +60,7 @@ def test_the_fuzz_case_loads_in_pi_after_repair(tmp_path):
     lines[-1] = lines[-1][:200]  # (and its last line torn, as the case had it: the path then runs through that line)
     path = tmp_path / "pi-broken-links.jsonl"
     path.write_text("".join(lines), encoding="utf-8")
+    # off the path pi resumes, the line is never sent: pi loads the file, and validate finds nothing of it
+    assert load_with_pi(path, check=False)["ok"]
+    assert "invalid-content" not in {v["kind"] for v in validate_file(str(path))["violations"]}
     assert judge_fuzz.problems("pi", str(path), str(tmp_path / "work"), source=src) == []
