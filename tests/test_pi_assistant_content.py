@@ -64,3 +64,19 @@ def test_the_fuzz_case_loads_in_pi_after_repair(tmp_path):
     assert load_with_pi(path, check=False)["ok"]
     assert "invalid-content" not in {v["kind"] for v in validate_file(str(path))["violations"]}
     assert judge_fuzz.problems("pi", str(path), str(tmp_path / "work"), source=src) == []
+
+
+def test_an_errored_message_whose_content_is_no_array_stops_pi_too(tmp_path):
+    # pi-ai reads every assistant message's content before it skips the errored and aborted ones
+    src = os.path.join(FIX, "pi-recorded", "branched.jsonl")
+    lines = open(src, encoding="utf-8").read().splitlines()
+    last = json.loads(lines[-1])
+    last["message"].update(content="Partial answer.", stopReason="error")
+    lines[-1] = json.dumps(last, separators=(",", ":"))
+    path = tmp_path / "branched.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    before = load_with_pi(path, check=False)
+    assert not before["ok"] and "flatMap" in before["error"]
+    assert [v["kind"] for v in validate_file(str(path))["violations"] if v["severity"] == "error"] == ["invalid-content"]
+    assert "invalid-content" in [c.kind for c in repair_file(str(path), backup=False).changes]
+    assert load_with_pi(path)["ok"]
