@@ -21,8 +21,9 @@ out, JavaScript's trim); list content gets a newline after its last text block a
 are. An error result is merged the same way. The message built so far may also end with reminders the client never
 merges right after a result: the rendering then goes into that result, and they stay after it.
 
-The merge is made once the client's pairing fixes are (``view._merged_after_heal``): a result it drops (no call
-before it) takes nothing, a turn it joins (a response between dropped) is one turn.
+The merge is made before the client's pairing fixes (``view._merged_after_heal``): a result they drop (its call lost,
+a second one) takes a rendering as any, which goes with it; a turn they join (a response between dropped) is one
+turn, its results first.
 
 Judged with the client: ``fixtures/claude-merge`` (a prompt's instructions rendering left under a tool result when the
 answer between them is lost: string, list, error, blank and image-bearing results, one of the client's own call ids,
@@ -191,7 +192,7 @@ _MISSING = object()
 
 def fold(items: list, system_turns: bool) -> dict:
     """Which renderings of a user turn go into a tool result. ``items``: ``(kind, key, blocks, keeps_beside)`` in
-    the order of the client's rows (file order, a line written again at its first line's place), ``kind`` "result"
+    the order of the client's rows (the chain's, a line written again at its first line's place), ``kind`` "result"
     (a line with tool results), "render" (a rendering for the user) or "typed"; for a rendering, ``keeps_beside``
     (``beside``) and the blocks merged may be callables, asked only where the rendering comes right under a result
     (``blocks`` then are what its texts are told by; the callable's, what is merged).

@@ -2843,6 +2843,83 @@ def test_a_line_written_again_keeps_its_place_in_the_merge_of_a_rendering_into_a
     assert judge_fuzz.problems("claude", str(path), str(tmp_path / "work"), source=str(src)) == []
 
 
+# the same file's lines moved, not copied: (the line, counted from 1, and the line after which it is written instead)
+_MOVED_AROUND_A_MERGE = {
+    "the reminder, before its parent (judge fuzz seed 1168, case 0092)": (28, 3),
+    "the reminder, at the end": (28, 46),
+    "the turn's prompt snapshot, at the end": (27, 46),
+    "the result line, after the reminder": (26, 28),
+    "the result line, at the end": (26, 46),
+}
+
+
+@pytest.mark.parametrize("shape", list(_MOVED_AROUND_A_MERGE))
+def test_a_line_moved_keeps_its_place_in_the_chain_for_the_merge_of_a_rendering_into_a_result(tmp_path, shape):
+    """The rows the client merges a rendering into the result above are in its order, the chain's (the file's order
+    of the turn's lines is not it): ctxtool ordered them by where each was written, so a reminder on the chain under a
+    result but written earlier in the file stayed beside the result (judged by the judge fuzz's own check)."""
+    from tests.support import judge_fuzz
+
+    line, after = _MOVED_AROUND_A_MERGE[shape]
+    src = ROOT / "claude-models" / "sonnet_session.jsonl"
+    raw = src.read_bytes().split(b"\n")[:-1]
+    moved = raw.pop(line - 1)
+    raw.insert(after - (after > line), moved)
+    path = tmp_path / "sonnet_session.jsonl"
+    path.write_bytes(b"\n".join(raw) + b"\n")
+    assert judge_fuzz.problems("claude", str(path), str(tmp_path / "work"), source=str(src)) == []
+
+
+def _orphan_under_reminder(shape: str) -> list:
+    """sonnet_session.jsonl (as Sonnet 4.6 resumes it, the reminder of line 28 goes into the tool result of line 26)
+    with that result left without its call, one way or another."""
+    raw = (ROOT / "claude-models" / "sonnet_session.jsonl").read_text(encoding="utf-8").split("\n")[:-1]
+    call, result, snap, reminder = (json.loads(raw[k]) for k in (22, 25, 26, 27))
+    block = call["message"]["content"][0]
+    assert block["id"] == result["message"]["content"][0]["tool_use_id"] == "toolu_rec_ss1"
+    assert reminder["attachment"]["type"] == "total_tokens_reminder" and reminder["parentUuid"] == snap["uuid"]
+    more: list = []
+    if shape.startswith("the call's type "):
+        block["type"] = json.loads(shape.rsplit(" ", 1)[1])
+    elif shape == "the call's id another":
+        block["id"] = "toolu_other"
+    elif shape == "the call line's content []":
+        call["message"]["content"] = []
+    else:
+        result["message"]["content"][0]["tool_use_id"] = "toolu_zzz"
+        if shape == "the result's id another, a text after it in its line":
+            result["message"]["content"].append({"type": "text", "text": "Extra."})
+        elif shape == "the result's id another, a prompt between it and the reminder":
+            more = [dict(snap, type="user", uuid="22222222-0000-4000-8000-000000000001", message={"role": "user", "content": "Note."})]
+            for k in ("attachment", "rendered", "renderedRole"):
+                more[0].pop(k, None)
+            reminder["parentUuid"] = more[0]["uuid"]
+    raw[22], raw[25], raw[27] = (json.dumps(o, separators=(",", ":")) for o in (call, result, reminder))
+    return raw[:27] + [json.dumps(o, separators=(",", ":")) for o in more] + raw[27:]
+
+
+_ORPHANS_UNDER_A_REMINDER = ["the call's type 0 (judge fuzz seed 1172, case 0139)", "the call's type null",
+                             'the call\'s type "text"', "the call's id another", "the call line's content []",
+                             "the result's id another", "the result's id another, a prompt between it and the reminder",
+                             "the result's id another, a text after it in its line"]
+
+
+@pytest.mark.parametrize("shape", _ORPHANS_UNDER_A_REMINDER)
+def test_a_rendering_merged_into_a_result_the_client_drops_goes_with_it(tmp_path, shape):
+    """The client merges a rendering into the tool result above it before its pairing fixes, so a result they drop (its
+    call lost) takes the rendering with it, and a message left with nothing is sent as "(no content)"; ctxtool merged
+    after them and kept the rendering (judged by the judge fuzz's own check; a text after the result in its line leaves
+    the rendering beside, as fixtures/claude-merge/orphan_result's joined turn does)."""
+    from tests.support import judge_fuzz
+
+    path = tmp_path / "sonnet_session.jsonl"
+    path.write_text("\n".join(_orphan_under_reminder(shape.split(" (")[0])) + "\n", encoding="utf-8")
+    src = ROOT / "claude-models" / "sonnet_session.jsonl"
+    assert judge_fuzz.problems("claude", str(path), str(tmp_path / "work"), source=str(src)) == []
+    kept = "a text after it" in shape
+    assert any("total_tokens" in json.dumps(m["content"]) for m in sent_messages(scan(str(path)))[1:4]) == kept
+
+
 _GONE_FIELD = object()
 # hooks.jsonl's attachments (line, the field of its data changed, a text of its rendering), the value written, and
 # whether the client keeps the attachment (its check of the kind's data when it loads a transcript)
