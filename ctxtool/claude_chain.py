@@ -350,8 +350,8 @@ def resume_leaf(main: list[Entry], by_id: dict, links: dict | None = None, folde
     compact boundary, unless the last row (the last user, assistant, attachment or system line)
     goes on from it (then the last row; so a line written beside the conversation by a second
     writer or before a crash is not resumed); an explicit checkpoint always wins; with no
-    checkpoint, the last row. From there up to the first user or assistant line (``_up_to_message``). After a fold,
-    or when that finds none, the conversation's ends decide (``_end_leaf``; the main side's ends when
+    checkpoint, the last row. From there up to the first user or assistant line (``_up_to_message``). After a
+    fold, or when that finds none, the conversation's ends decide (``_end_leaf``; the main side's ends when
     ``sided``: ``by_id`` then holds a subagent's rows too). ``odd``: the rows whose uuid is no string
     (the last row may be one: the client resumes it all the same, judged)."""
     last, row, snapshots_after, cp, explicit, ever_explicit = _leaf_marks(main, checkpoints)
@@ -609,13 +609,15 @@ def _file_snapshot(e: Entry) -> bool:
 
 def _up_to_message(e: Entry | None, by_id: dict, links: dict | None = None, strict: bool = False) -> Entry | None:
     """The first user or assistant line at or above ``e``, or a local command's output line the client sends (a system
-    line it resumes at as at a message: judge fuzz seed 1166) (``e`` itself when there is none, or None when ``strict``). A response line whose content is white space alone, or no string and no list, is passed as
-    the client passes it (judged: judge fuzz seed 882, case 0151, ``auto_compacted.jsonl``'s last response made " "
-    below a lost parent: the client resumed at the compact summary above it, and sent the rows hanging below the
-    summary, not those bridged to it)."""
+    line it resumes at as at a message: judge fuzz seed 1166) (``e`` itself when there is none, or None when
+    ``strict``). A response line whose content is white space alone, or no string and no list, is passed as the client
+    passes it (judged: judge fuzz seed 882, case 0151, ``auto_compacted.jsonl``'s last response made " " below a lost
+    parent: the client resumed at the compact summary above it, and sent the rows hanging below the summary, not those
+    bridged to it)."""
     cur, seen = e, set()
     while cur is not None and _row_key(cur) not in seen:
-        if cur.type == "user" or (cur.type == "assistant" and not _silent(cur)) or (cur.type == "system" and cur.kind == MESSAGE):
+        t = cur.type
+        if t == "user" or (t == "assistant" and not _silent(cur)) or (t == "system" and cur.kind == MESSAGE):
             return cur
         seen.add(_row_key(cur))
         p = _parent(cur, links)
