@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from . import codex_rules, retained
 from .formats import codex as codex_fmt
-from .model import CONTENT_NOT_LIST, HEADER, MESSAGE
+from .model import CONTENT_NOT_LIST, HEADER
 from .transcript import scan
 from .scanloop import index_passes
 from .view import UNSENT_STOPS, ViewMessage, context_entries, merges, message_groups
@@ -204,17 +204,17 @@ def pi_unsendable(ctx: list) -> list[Violation]:
     assistant message's content as an array before it skips any (errored, aborted), so pi sends nothing at all: an
     error of the whole request, which ``repair`` mends (``invalid-content``; judged, tests/test_pi_assistant_content.py).
     ``ctx``: the context entries (``view.context_entries``)."""
+    bad = [e for e in ctx if e.role == "assistant" and e.extra and e.extra.get(CONTENT_NOT_LIST)]
+    if not bad:
+        return []
+    # the message each is in, or the one it follows where it makes none (an empty one is not sent)
+    at = {e.index: k for k, (_, group) in enumerate(message_groups("pi", [], context=ctx)) for e in group}
     out: list[Violation] = []
-    n = 0  # the message the line is in (counted as the API would merge them, unsent ones too)
-    prev = None
+    k = 0
     for e in ctx:
-        if e.kind != MESSAGE:
-            continue
-        if prev is not None and (e.role != prev or not merges("pi", e.role)):
-            n += 1
-        prev = e.role
-        if e.role == "assistant" and e.extra and e.extra.get(CONTENT_NOT_LIST):
-            out.append(Violation("invalid-content", ERROR, n, [e.lineno], PI_CANNOT_SEND, [e.id] if e.id else []))
+        k = at.get(e.index, k)
+        if e in bad:
+            out.append(Violation("invalid-content", ERROR, k, [e.lineno], PI_CANNOT_SEND, [e.id] if e.id else []))
     return out
 
 
