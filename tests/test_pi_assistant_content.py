@@ -38,8 +38,11 @@ def test_repair_gives_an_assistant_message_on_the_path_an_array_pi_can_send(tmp_
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     before = load_with_pi(path, check=False)
     assert not before["ok"] and "flatMap" in before["error"]
-    found = [v for v in validate_file(str(path))["violations"] if v["severity"] == "error"]
+    checked = validate_file(str(path))
+    found = [v for v in checked["violations"] if v["severity"] == "error"]
     assert [(v["kind"], v["lines"]) for v in found] == [("invalid-content", [len(lines)])]
+    # (the message it is in, or, where it makes none, the one before it)
+    assert found[0]["message_index"] == checked["messages"] - 1
     report = repair_file(str(path), backup=False)
     assert [c.kind for c in report.changes] == ["invalid-content"]
     after = load_with_pi(path)
