@@ -457,7 +457,17 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
                     before[e.index] = prev
                 prev = e
         bridges: dict = {}
-        claude_chain.chain(alive, bridges=bridges, mend=lambda e: before.get(e.index))
+        # (walked with the ids as written: a line whose id an earlier line holds is that row, at the earlier line's
+        # place, where the client bridges a lost parent; its new id is what the re-link names: judge fuzz seed 1186,
+        # case 0096, a call line given an attachment's uuid, whose result line's parent was lost)
+        renamed = [(e, e.id) for e in alive if e.index in self.renamed_from]
+        for e, _ in renamed:
+            e.id = self.renamed_from[e.index]
+        try:
+            claude_chain.chain(alive, bridges=bridges, mend=lambda e: before.get(e.index))
+        finally:
+            for e, new in renamed:
+                e.id = new
         for e, p, kind in deferred:
             to = bridges.get(e.index)
             if to is None:

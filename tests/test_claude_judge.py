@@ -3125,6 +3125,31 @@ def test_context_for_the_system_between_two_responses_is_a_user_message_before_t
     assert roles[0] == roles[1]
 
 
+@pytest.mark.parametrize("parent", ["another uuid", "the call's own"])
+def test_a_lost_parent_below_a_line_renamed_as_a_duplicate_is_relinked_to_it(tmp_path, parent):
+    """background_bash.jsonl's last call line given the first environment attachment's uuid, its result line's parent
+    lost (judge fuzz seed 1186, case 0096): the client holds the call line at the attachment's place, bridges the
+    result to it by time and sends the call's real result. repair renames the call line and re-links the result; it
+    chose the bridge from the renamed rows, where the call line stands at its own place and the attachment written at
+    the same time before it wins: the result hung beside its call, which the client then left unanswered. The bridge
+    is now found with the ids as written. Either way the result's parent is lost: another uuid, as the fuzz wrote it,
+    or the call's own, which the call line no longer holds (both failed before)."""
+    from tests.support import judge_fuzz
+
+    src = REC / "background_bash.jsonl"
+    lines = src.read_bytes().split(b"\n")[:-1]
+    call = line_with(lines, b'"toolu_rec_b4"', b'"tool_use"')
+    env = line_with(lines, b'"type":"environment"', b'"attachment"')
+    old = uuid_of(lines[call])
+    lines[call] = lines[call].replace(old.encode(), uuid_of(lines[env]).encode())
+    if parent == "another uuid":
+        k = next(i for i, x in enumerate(lines) if b'"parentUuid":"%s"' % old.encode() in x)
+        lines[k] = lines[k].replace(old.encode(), b"9448161b-b4f4-4603-a1cf-99f24b22db18")
+    path = tmp_path / "background_bash.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    assert judge_fuzz.problems("claude", str(path), str(tmp_path / "work"), source=str(src)) == []
+
+
 def test_a_line_given_an_earlier_lines_uuid_is_repaired_to_the_history_the_client_read_before_the_damage(tmp_path):
     """The last prompt snapshot of rewound.jsonl given the first turn's environment attachment's uuid (judge fuzz seed
     1023, case 0026): the client's map holds the later line for that uuid, so the first turn's next row links to the
