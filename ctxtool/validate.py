@@ -204,7 +204,7 @@ def pi_unsendable(ctx: list) -> list[Violation]:
     assistant message's content as an array before it skips any (errored, aborted), so pi sends nothing at all: an
     error of the whole request, which ``repair`` mends (``invalid-content``; judged, tests/test_pi_assistant_content.py).
     ``ctx``: the context entries (``view.context_entries``)."""
-    bad = [e for e in ctx if e.role == "assistant" and e.extra and e.extra.get(CONTENT_NOT_LIST)]
+    bad = {e.index for e in ctx if e.role == "assistant" and e.extra and e.extra.get(CONTENT_NOT_LIST)}
     if not bad:
         return []
     # the message each is in, or the one it follows where it makes none (an empty one is not sent)
@@ -213,7 +213,7 @@ def pi_unsendable(ctx: list) -> list[Violation]:
     k = 0
     for e in ctx:
         k = at.get(e.index, k)
-        if e in bad:
+        if e.index in bad:
             out.append(Violation("invalid-content", ERROR, k, [e.lineno], PI_CANNOT_SEND, [e.id] if e.id else []))
     return out
 

@@ -311,10 +311,8 @@ def sent_messages(t, entries: list[Entry] | None = None, *, model: str | None = 
             context = claude_persons_turn(t, context, f)
         close = fmt == "claude" and _closes_turn(t, entries, context, f, *resumed)
         tools = claude_tools(t, entries, f) if fmt == "claude" else None
-        cut = len(context)
-        if close:  # (a local command's output lines at the end: the client closes the turn before them, _closes_turn)
-            while cut and context[cut - 1].type == "system":
-                cut -= 1
+        # (a local command's output lines at the end: the client closes the turn before them, _closes_turn)
+        cut = _output_at_end(context) if close else len(context)
         rest: list[dict] = []  # the messages of those lines
         parts = ((out, context[:cut]), (rest, context[cut:])) if cut < len(context) else ((out, context),)
         for into, lines in parts:
@@ -684,9 +682,7 @@ def _closes_turn(t, entries: list[Entry], context: list[Entry], f, resumed: Entr
     if all(_gives_nothing(t, e, f) for e in context):
         return False  # responses of empty or unreadable text alone, prompts of unreadable text: nothing to close (judged)
     said = [e for e in context if e.type != "attachment"] or context  # (a turn's attachments below its prompt)
-    n = len(said)
-    while n and said[n - 1].type == "system":
-        n -= 1
+    n = _output_at_end(said)
     tail = n < len(said)
     if tail:
         # a local command's output lines at the end, sent: the client's last row is the one before them (it looks past
@@ -707,12 +703,11 @@ def _closes_turn(t, entries: list[Entry], context: list[Entry], f, resumed: Entr
         if unsent:
             said = said[:k] + [e for e in said[k:] if e.index not in unsent]
     last = said[-1]
-    if last.role == "assistant" and tail:
-        return False
     if last.role == "assistant":
         # an answer that was an API error (not sent) leaves the turn open, unless attachments hang below it: the client
-        # sends them as the prompt's and closes the turn (judged, tests/test_claude_api_error_turn.py)
-        return last.stop != "error" or (attachment_after and last is resumed)
+        # sends them as the prompt's and closes the turn (judged, tests/test_claude_api_error_turn.py); a response
+        # before a local command's output closes nothing
+        return not tail and (last.stop != "error" or (attachment_after and last is resumed))
     if resumed is not None and _ends_at_a_later_call_line(said, resumed, place):
         return False
     if last.get("compact_summary") and any(e.type == "attachment" for e in islice(t.entries, last.index + 1, None)):
@@ -723,6 +718,15 @@ def _closes_turn(t, entries: list[Entry], context: list[Entry], f, resumed: Entr
         # (judged: 18 shapes, tests/test_claude_interrupted_turn.py); with nothing after the note, or a meta line, closed
         return False
     return not _local_command_run(t, said, f)
+
+
+def _output_at_end(lines: list[Entry]) -> int:
+    """Where the system lines ``lines`` end with start (a local command's output lines: the only system lines sent),
+    ``len(lines)`` when it ends with none."""
+    n = len(lines)
+    while n and lines[n - 1].type == "system":
+        n -= 1
+    return n
 
 
 def _ends_at_a_later_call_line(said: list[Entry], resumed: Entry, place) -> bool:
@@ -922,9 +926,10 @@ def _merged_after_heal(t, messages: list[dict], system_turns: bool, context: lis
             for b in content:
                 if type(b) is dict and SOURCE in b:
                     groups.setdefault(b[SOURCE], []).append(b)
-            dropped = {e.index: e for e in (results.get(n) for n in out[k].get("lines", ())) if e is not None
-                       and not any(b.get("type") == "tool_result" for b in groups.get(e.index, ()))}
-            if not dropped and not any(b.get("type") == "tool_result" for bl in groups.values() for b in bl):
+            held = {i for i, bl in groups.items() if any(map(is_result, bl))}  # the lines whose results are sent
+            dropped = {e.index: e for e in (results.get(n) for n in out[k].get("lines", ()))
+                       if e is not None and e.index not in held}
+            if not dropped and not held:
                 continue
             entries = {i: t.entries[i] for i in groups if 0 <= i < len(t.entries) and t.entries[i].index == i}
             items = []
@@ -933,7 +938,7 @@ def _merged_after_heal(t, messages: list[dict], system_turns: bool, context: lis
                     items.append(("result", ("dropped", i), t.reload(dropped[i], f).blocks or [], False))
                     continue
                 blocks, e = groups[i], entries[i]
-                if any(b.get("type") == "tool_result" for b in blocks):
+                if i in held:
                     items.append(("result", i, blocks, False))
                 elif any(b.get(RENDERED) is not None for b in blocks):
                     # (its line read again only where it comes right under a result: the kind, the blocks as written)
