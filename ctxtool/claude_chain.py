@@ -107,10 +107,9 @@ def main_entries(entries: list[Entry]) -> list[Entry]:
     return keep if main and side else entries
 
 
-def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict | None = None,
-          rows: dict | None = None, mend=None, counts: list | None = None, tail: list | None = None) -> list[Entry]:
-    """The leaf's chain, root first (rule 1): every linked line, messages or not.
-    ``main``: ``main_entries(entries)`` when the caller has it. ``bridges``, when given, gets
+def chain(entries: list[Entry], bridges: dict | None = None, rows: dict | None = None, mend=None,
+          counts: list | None = None, tail: list | None = None) -> list[Entry]:
+    """The leaf's chain, root first (rule 1): every linked line, messages or not. ``bridges``, when given, gets
     each line of the chain whose parent was lost (or a cycle) and the line it was bridged to:
     {index of the line: line, or None where the history is cut}. ``mend``, when given, is asked
     for the line a cut should go on from (repair's choice: the line before), and the walk goes on;
@@ -119,25 +118,22 @@ def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict |
     ``counts``, when given, gets the number of lines with a uuid appended, then the number of distinct
     uuids among them (before a fold). The rows below an unanswered user leaf (``_turn_tail``) follow the
     chain, or go to ``tail`` when it is given (the client puts them after its recovery of parallel batches)."""
-    if main is None:
-        main = main_entries(entries)
     by_id: dict[str, Entry] = {} if rows is None else rows
     n = 0
     checkpoints = False  # a last-prompt line
     last_b = listed = None  # the last boundary; the last that lists its kept messages (the client folds)
-    # the client's map holds a subagent's rows too (a parent link reaches them, judged); the last row,
-    # the checkpoints and the boundaries are the main side's (``main``)
-    sided = main is not entries
     # rows whose uuid is no string: in the client's map too (under that value), so a bridge and the
     # conversation's ends reach them (judged), a parent link cannot
     odd: list[Entry] = []
-    walked = entries if sided else main
+    # the client's map holds a subagent's rows too (a parent link reaches them, judged): every line is walked; the
+    # last row, the checkpoints and the boundaries are the main side's (``main``, made after the map: the copy of the
+    # index it may be and the map's growth are not held at once, which is a 500 MB file's peak)
     r = index_passes()
-    if r is not None and type(walked) is list:  # the loop below, in C: the rows, and their boundaries in file order
-        n, odd, bounds, checkpoints = r.rows(walked, _ROW_TYPES, _BRIDGED_TYPES, by_id)
+    if r is not None and type(entries) is list:  # the loop below, in C: the rows, and their boundaries in file order
+        n, odd, bounds, checkpoints = r.rows(entries, _ROW_TYPES, _BRIDGED_TYPES, by_id)
     else:
         bounds = []
-        for e in walked:
+        for e in entries:
             i = e.id
             if i is not None and e.type in _ROW_TYPES:  # a line of another type is not in the client's map (judged)
                 by_id[i] = e
@@ -150,6 +146,8 @@ def chain(entries: list[Entry], main: list[Entry] | None = None, bridges: dict |
                 odd.append(e)
                 if e.kind == BOUNDARY:  # the client folds at a boundary whatever its uuid (judge fuzz seed 205)
                     bounds.append(e)
+    main = main_entries(entries)
+    sided = main is not entries
     bounds = [e for e in bounds if not (sided and _sidechain(e))]
     if bounds:
         last_b, listed = _last_boundaries(bounds, by_id, n != len(by_id))
@@ -783,18 +781,16 @@ def sent_entries(entries: list[Entry], leaf: list | None = None) -> list[Entry]:
     client resumes at (the chain's last) appended, the function that tells a line's place in the client's rows, and
     whether the rows the client puts after an unanswered user leaf (``_turn_tail``) hold an attachment (its last row
     is then one, rendered or not)."""
-    main = main_entries(entries)
     rows: dict[str, Entry] = {}
     counts: list = []
     below: list[Entry] = []  # the rows below an unanswered leaf: after everything else, as the client puts them
-    seq = chain(entries, main, rows=rows, counts=counts, tail=below)
+    seq = chain(entries, rows=rows, counts=counts, tail=below)
     if not seq:
         return []
-    if main is not entries:
-        # responses and results are gathered from every line, a subagent's too, as the client recovers a
-        # parallel batch (judged: a call line marked as a subagent's is sent with its response); a
-        # subagent's own lines share no message or tool id with the main side's
-        main = entries
+    # responses and results are gathered from every line, a subagent's too, as the client recovers a parallel batch
+    # (judged: a call line marked as a subagent's is sent with its response); a subagent's own lines share no message
+    # or tool id with the main side's
+    main = entries
     # after a compact boundary, the lines from it on and the chain's lines before it (a boundary's kept
     # messages, lines bridged to); a chain that starts at its first prompt reads every line, wherever the
     # prompt was written (judged: a prompt line written after its turn's results still has them gathered)

@@ -530,7 +530,7 @@ def test_the_chains_passes_are_pythons(tmp_path, monkeypatch):
             main = claude_chain.main_entries(t.entries)
             rows: dict = {}
             counts: list = []
-            seq = claude_chain.chain(t.entries, main, rows=rows, counts=counts)
+            seq = claude_chain.chain(t.entries, rows=rows, counts=counts)
             got.append(([e.index for e in main], {k: v.index for k, v in rows.items()}, counts, [e.index for e in seq],
                         [e.index for e in claude_chain.sent_entries(t.entries)]))
         monkeypatch.undo()
