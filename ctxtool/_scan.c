@@ -1362,7 +1362,7 @@ static PyTypeObject BuilderType = {
 typedef struct {
     PyObject_HEAD
     PyTypeObject *entry, *full, *more;
-    PyObject *plain, *boundary, *message, *last_prompt, *sidechain, *malformed;
+    PyObject *plain, *boundary, *message, *last_prompt, *sidechain, *malformed, *progress;
     Py_ssize_t e_id, e_type, e_kind, e_m, e_parent, f_extra, m_extra;
     Py_ssize_t f_calls, f_results, f_role, f_model, f_usage, f_obj, f_index, c_id, c_name;  /* for facts */
     PyObject *meta, *compaction, *assistant, *synthetic, *unknown, *ignored, *context_window, *model, *seen;
@@ -1389,6 +1389,7 @@ static void Rows_dealloc(Rows *self) {
     Py_XDECREF(self->boundary);
     Py_XDECREF(self->message);
     Py_XDECREF(self->last_prompt);
+    Py_XDECREF(self->progress);
     Py_XDECREF(self->sidechain);
     Py_XDECREF(self->malformed);
     Py_XDECREF(self->meta);
@@ -1475,9 +1476,10 @@ static int Rows_init(Rows *self, PyObject *args, PyObject *kw) {
     Py_XSETREF(self->boundary, Py_NewRef(boundary));
     Py_XSETREF(self->message, Py_NewRef(message));
     Py_XSETREF(self->last_prompt, PyUnicode_InternFromString("last-prompt"));
+    Py_XSETREF(self->progress, PyUnicode_InternFromString("progress"));
     Py_XSETREF(self->sidechain, PyUnicode_InternFromString("sidechain"));
     Py_XSETREF(self->malformed, PyUnicode_InternFromString("malformed"));
-    if (!self->last_prompt || !self->sidechain || !self->malformed) return -1;
+    if (!self->last_prompt || !self->progress || !self->sidechain || !self->malformed) return -1;
     if (kinds && (!result || tally_init(self, full, kinds, result) < 0)) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "Rows: the Kinds class goes with the Result class");
         return -1;
@@ -1554,49 +1556,96 @@ static int sidechain(Rows *self, PyObject *e) {
     return extra_flag(self, e, self->sidechain);
 }
 
+/* A row's parent as the client reads it after its splice of progress lines (``claude_chain.chain``): the parent that
+ * ``links`` (uuid -> parent, the progress lines read so far) holds for the row's parent, put in ``spliced`` under
+ * ``key`` (its uuid, or the row itself); a row written again that is not spliced takes its earlier line's out. A
+ * parent the client takes for false, or no string (``not_links``: their marks), is never spliced. */
+static int splice_row(PyObject *e, PyObject *key, PyObject *p, PyObject *links, PyObject *not_links, PyObject *spliced,
+                      int again) {
+    if (links && p && PyUnicode_CheckExact(p) && PyUnicode_GET_LENGTH(p)) {
+        PyObject *to = PyDict_GetItemWithError(links, p);
+        if (!to && PyErr_Occurred()) return -1;
+        if (to) {
+            int r = PySet_Contains(not_links, p);
+            if (r < 0) return -1;
+            if (!r) return PyDict_SetItem(spliced, key, to);
+        }
+    }
+    if (again && PyDict_GET_SIZE(spliced) && PyDict_DelItem(spliced, key) < 0) {
+        if (!PyErr_ExceptionMatches(PyExc_KeyError)) return -1;
+        PyErr_Clear();
+    }
+    return 0;
+}
+
+/* rows(entries, row_types, into, spliced, not_links) -> (n, odd, bounds, checkpoints): claude_chain.chain's first
+ * loop. Rows (a line of a type in ``row_types``) go into ``into`` by uuid, those whose uuid is None into ``odd``;
+ * progress lines are no rows: each is read into the client's map of them, which gives ``spliced`` the rows it
+ * re-links. */
 static PyObject *Rows_rows(Rows *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 4 || !PyList_Check(args[0]) || !PyAnySet_Check(args[1]) || !PyAnySet_Check(args[2])
-        || !PyDict_Check(args[3])) {
-        PyErr_SetString(PyExc_TypeError, "rows(entries: list, row_types: set, bridged_types: set, into: dict)");
+    if (nargs != 5 || !PyList_Check(args[0]) || !PyAnySet_Check(args[1]) || !PyDict_Check(args[2])
+        || !PyDict_Check(args[3]) || !PyAnySet_Check(args[4])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "rows(entries: list, row_types: set, into: dict, spliced: dict, not_links: set)");
         return NULL;
     }
-    PyObject *entries = args[0], *row_types = args[1], *bridged = args[2], *into = args[3];
-    PyObject *odd = PyList_New(0), *bounds = PyList_New(0);
+    PyObject *entries = args[0], *row_types = args[1], *into = args[2], *spliced = args[3], *not_links = args[4];
+    PyObject *odd = PyList_New(0), *bounds = PyList_New(0), *links = NULL;
     if (!odd || !bounds) goto fail;
     Py_ssize_t n = 0;
     int checkpoints = 0;
     for (Py_ssize_t k = 0; k < PyList_GET_SIZE(entries); k++) {
         PyObject *e = entry_at(self, entries, k);
         if (!e) goto fail;
-        PyObject *id = SLOT(e, self->e_id), *ty = SLOT(e, self->e_type);
-        if (!id || !ty) {
-            PyErr_SetString(PyExc_AttributeError, "an entry's id or type is not set");
+        PyObject *id = SLOT(e, self->e_id), *ty = SLOT(e, self->e_type), *p = SLOT(e, self->e_parent);
+        if (!id || !ty || !p) {
+            PyErr_SetString(PyExc_AttributeError, "an entry's id, type or parent is not set");
             goto fail;
         }
-        if (id != Py_None) {
-            int r = PySet_Contains(row_types, ty);
-            if (r < 0) goto fail;
-            if (r) {
-                if (PyDict_SetItem(into, id, e) < 0) goto fail;
-                n++;
-                if (same_str(SLOT(e, self->e_kind), self->boundary) && PyList_Append(bounds, e) < 0) goto fail;
-                continue;
+        if (same_str(ty, self->progress)) {
+            /* the client's map of progress lines: uuid -> the parent (the one a progress line above names, where the
+             * line names one read already and the client takes for true) */
+            if (PyUnicode_CheckExact(id)) {
+                PyObject *to = p;
+                if (links && PyUnicode_CheckExact(p) && PyUnicode_GET_LENGTH(p)) {
+                    PyObject *g = PyDict_GetItemWithError(links, p);
+                    if (!g && PyErr_Occurred()) goto fail;
+                    if (g) {
+                        int r = PySet_Contains(not_links, p);
+                        if (r < 0) goto fail;
+                        if (!r) to = g;
+                    }
+                }
+                if (!links && !(links = PyDict_New())) goto fail;
+                if (PyDict_SetItem(links, id, to) < 0) goto fail;
             }
+            continue;
+        }
+        int r = PySet_Contains(row_types, ty);
+        if (r < 0) goto fail;
+        if (r && id != Py_None) {
+            Py_ssize_t had = PyDict_GET_SIZE(into);
+            if (PyDict_SetItem(into, id, e) < 0) goto fail;
+            n++;
+            if (splice_row(e, id, p, links, not_links, spliced, PyDict_GET_SIZE(into) == had) < 0) goto fail;
+            if (same_str(SLOT(e, self->e_kind), self->boundary) && PyList_Append(bounds, e) < 0) goto fail;
+            continue;
         }
         if (same_str(ty, self->last_prompt)) {
             checkpoints = 1;
-        } else if (id == Py_None) {
-            int r = PySet_Contains(bridged, ty);
-            if (r < 0) goto fail;
-            if (r && PyList_Append(odd, e) < 0) goto fail;
+        } else if (r) {  /* a row whose uuid is no string */
+            if (PyList_Append(odd, e) < 0) goto fail;
+            if (splice_row(e, e, p, links, not_links, spliced, 0) < 0) goto fail;
             /* the client folds at a boundary whatever its uuid */
-            if (r && same_str(SLOT(e, self->e_kind), self->boundary) && PyList_Append(bounds, e) < 0) goto fail;
+            if (same_str(SLOT(e, self->e_kind), self->boundary) && PyList_Append(bounds, e) < 0) goto fail;
         }
     }
+    Py_XDECREF(links);
     return Py_BuildValue("nNNO", n, odd, bounds, checkpoints ? Py_True : Py_False);
 fail:
     Py_XDECREF(odd);
     Py_XDECREF(bounds);
+    Py_XDECREF(links);
     return NULL;
 }
 

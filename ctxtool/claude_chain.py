@@ -52,7 +52,7 @@ from itertools import islice
 
 from .formats.claude import REMINDER_CLOSE, REMINDER_OPEN  # (the client's wrapping of context)
 from .formats.common import THINKING_TYPES, js_stringify
-from .model import BOUNDARY, COMPANION, FALSY_ID, FALSY_MESSAGE_ID, FALSY_PARENT, MESSAGE, SILENT_RESPONSE, UNREADABLE_CONTENT, Entry, as_list
+from .model import BAD_PARENT, BOUNDARY, COMPANION, FALSY_ID, FALSY_MESSAGE_ID, FALSY_PARENT, MESSAGE, SILENT_RESPONSE, UNREADABLE_CONTENT, Entry, as_list
 from .scanloop import index_passes
 
 INTERRUPTED_RESULT = ("[Tool call interrupted: the session ended before this call's result was recorded, "
@@ -108,7 +108,7 @@ def main_entries(entries: list[Entry]) -> list[Entry]:
 
 
 def chain(entries: list[Entry], bridges: dict | None = None, rows: dict | None = None, mend=None,
-          counts: list | None = None, tail: list | None = None) -> list[Entry]:
+          counts: list | None = None, tail: list | None = None, spliced: dict | None = None) -> list[Entry]:
     """The leaf's chain, root first (rule 1): every linked line, messages or not. ``bridges``, when given, gets
     each line of the chain whose parent was lost (or a cycle) and the line it was bridged to:
     {index of the line: line, or None where the history is cut}. ``mend``, when given, is asked
@@ -117,8 +117,11 @@ def chain(entries: list[Entry], bridges: dict | None = None, rows: dict | None =
     ``rows``, when given (empty), gets the client's rows: {uuid: the last line with that uuid};
     ``counts``, when given, gets the number of lines with a uuid appended, then the number of distinct
     uuids among them (before a fold). The rows below an unanswered user leaf (``_turn_tail``) follow the
-    chain, or go to ``tail`` when it is given (the client puts them after its recovery of parallel batches)."""
+    chain, or go to ``tail`` when it is given (the client puts them after its recovery of parallel batches).
+    ``spliced``, when given (empty), gets the rows the client re-links past progress lines: {uuid, or the row
+    where its uuid is no string: the parent it reads} (``splice``)."""
     by_id: dict[str, Entry] = {} if rows is None else rows
+    spliced = {} if spliced is None else spliced
     n = 0
     checkpoints = False  # a last-prompt line
     last_b = listed = None  # the last boundary; the last that lists its kept messages (the client folds)
@@ -130,22 +133,41 @@ def chain(entries: list[Entry], bridges: dict | None = None, rows: dict | None =
     # index it may be and the map's growth are not held at once, which is a 500 MB file's peak)
     r = index_passes()
     if r is not None and type(entries) is list:  # the loop below, in C: the rows, and their boundaries in file order
-        n, odd, bounds, checkpoints = r.rows(entries, _ROW_TYPES, _BRIDGED_TYPES, by_id)
+        n, odd, bounds, checkpoints = r.rows(entries, _BRIDGED_TYPES, by_id, spliced, _NOT_LINKS)
     else:
         bounds = []
+        progress: dict | None = None  # the client's map of progress lines read so far (splice)
         for e in entries:
             i = e.id
-            if i is not None and e.type in _ROW_TYPES:  # a line of another type is not in the client's map (judged)
-                by_id[i] = e
-                n += 1
+            t = e.type
+            if t == "progress":
+                if type(i) is str:
+                    p = e.parent
+                    if progress is None:
+                        progress = {}
+                    elif type(p) is str and p and p in progress and p not in _NOT_LINKS:
+                        p = progress[p]
+                    progress[i] = p
+                continue
+            if t in _BRIDGED_TYPES:
+                key = e if i is None else i
+                if i is not None:
+                    again = i in by_id
+                    by_id[i] = e  # (a line of another type is not in the client's map: judged)
+                    n += 1
+                else:
+                    again = False
+                    odd.append(e)
+                p = e.parent
+                if progress and type(p) is str and p and p in progress and p not in _NOT_LINKS:
+                    spliced[key] = progress[p]
+                elif again:
+                    spliced.pop(key, None)
+                # the client folds at a boundary whatever its uuid (judge fuzz seed 205)
                 if e.kind == BOUNDARY:
                     bounds.append(e)
-            elif e.type == "last-prompt":
+            elif t == "last-prompt":
                 checkpoints = True
-            elif i is None and e.type in _BRIDGED_TYPES:
-                odd.append(e)
-                if e.kind == BOUNDARY:  # the client folds at a boundary whatever its uuid (judge fuzz seed 205)
-                    bounds.append(e)
     main = main_entries(entries)
     sided = main is not entries
     bounds = [e for e in bounds if not (sided and _sidechain(e))]
@@ -153,18 +175,15 @@ def chain(entries: list[Entry], bridges: dict | None = None, rows: dict | None =
         last_b, listed = _last_boundaries(bounds, by_id, n != len(by_id))
     if counts is not None:
         counts += (n, len(by_id))  # lines with a uuid, and distinct uuids among them (before a fold)
-    links, folded = _fold(by_id, last_b, listed, odd) if listed is not None else (None, False)
+    links, folded = _fold(by_id, last_b, listed, odd, spliced) if listed is not None else (spliced or None, False)
     leaf = resume_leaf(main, by_id, links, folded, checkpoints, sided, odd)
     out: list[Entry] = []
     seen: set[str] = set()
     bridge: dict = {}  # side key -> its _Bridge (the client bridges among the rows of the line walked's key)
     cur: Entry | None = leaf
-    last = leaf  # the last line walked that is not progress: the one whose time a bridge starts from
     while cur is not None:
         seen.add(_row_key(cur))
         out.append(cur)
-        if cur.type != "progress":
-            last = cur
         if cur.kind == BOUNDARY:
             break
         # _parent, inline: the walk of every line (a row whose uuid is no string is re-linked under itself)
@@ -173,11 +192,11 @@ def chain(entries: list[Entry], bridges: dict | None = None, rows: dict | None =
             break
         nxt = by_id.get(p)
         if nxt is None or nxt.id in seen:  # a lost line or a cycle: the client bridges by time
-            side = side_of(last)
+            side = side_of(cur)
             b = bridge.get(side)
             if b is None:
                 b = bridge[side] = _Bridge(by_id, odd, side)
-            nxt = b.before(last, seen)
+            nxt = b.before(cur, seen)
             if nxt is None and mend is not None:
                 nxt = mend(cur)
                 # on the chain already, or a line whose parents lead back into it (linked to, it would
@@ -256,7 +275,7 @@ def _leads_into(e: Entry, seen: set, by_id: dict, links: dict | None) -> bool:
     return False
 
 
-def _fold(by_id: dict, last_b: Entry, listed: Entry | None, odd: list | None = None) -> tuple:
+def _fold(by_id: dict, last_b: Entry, listed: Entry | None, odd: list | None = None, spliced: dict | None = None) -> tuple:
     """What the client does to its rows at load when a compact boundary lists the messages it
     kept (``preservedMessages``, or the older ``preservedSegment``): when the last boundary
     (``last_b``) is the last that lists them (``listed``), each kept message re-linked to the one
@@ -265,19 +284,20 @@ def _fold(by_id: dict, last_b: Entry, listed: Entry | None, odd: list | None = N
     pruned in place; a message that hung off a dropped row hangs off the last kept one). With a
     kept uuid missing, nothing changes. Returns the re-links {uuid: parent} (None when there are
     none), and whether kept messages were re-linked (the client then finds the leaf among the
-    conversation's ends)."""
+    conversation's ends). ``spliced``: the rows re-linked past progress lines (``chain``), which the fold reads and
+    whose re-links the returned ones hold too (the client folds the rows it loaded)."""
     keys = list(by_id)
     if last_b.id is not None:
         b_pos = keys.index(last_b.id)
     else:  # a boundary whose uuid is no string (an ``odd`` row): the rows written before it go
         b_pos = sum(1 for u in keys if by_id[u].index < last_b.index)
     kept: list = []
-    links: dict = {}
+    links: dict = dict(spliced) if spliced else {}
     anchor = None
     if listed is last_b or (listed is not None and last_b.id is not None and listed.id == last_b.id):
-        kept = _kept(listed, by_id)
+        kept = _kept(listed, by_id, links)
         if kept is None or any(u not in by_id for u in kept):
-            return None, False
+            return links or None, False
         a = by_id.get(listed.get("anchor"))
         if kept and a is not None and a.type == "user" and a.extra is not None and a.extra.get(UNREADABLE_CONTENT):
             # the anchor (the compact summary) written with content that is no string and no list: the client keeps
@@ -323,7 +343,7 @@ def _fold(by_id: dict, last_b: Entry, listed: Entry | None, odd: list | None = N
     return (links or None), bool(kept)
 
 
-def _kept(b: Entry, by_id: dict) -> list | None:
+def _kept(b: Entry, by_id: dict, links: dict | None) -> list | None:
     """A boundary's kept messages: its list, or the chain from the segment's tail up to its head
     (None when that walk breaks)."""
     listed = b.get("preserved")
@@ -338,7 +358,8 @@ def _kept(b: Entry, by_id: dict) -> list | None:
         if cur.id == head:
             out.reverse()
             return out
-        cur = by_id.get(cur.parent) if cur.parent is not None else None
+        p = _parent(cur, links)
+        cur = by_id.get(p) if p is not None else None
     return None
 
 
@@ -356,8 +377,6 @@ def resume_leaf(main: list[Entry], by_id: dict, links: dict | None = None, folde
     if row is not None and row.id is not None and row.id not in by_id:
         row = None
     c = by_id.get(cp) if cp is not None else None
-    if c is not None and c.type == "progress":  # not one of the client's rows
-        c = None
     if not folded or (explicit and c is not None):
         lead = row
         if c is None and row is not None and not snapshots_after and not _leafed(main, checkpoints):
@@ -385,8 +404,8 @@ def _turn_tail(m: Entry, by_id: dict, links: dict | None, odd: list, seen: set) 
     user or assistant lines, sorted by ``timestamp``). So a prompt's attachments are its turn's, answered or not,
     whichever of them the last row is, on every branch (judge fuzz seed 712, case 0118: a line of them written
     again at the end; seed 701, case 0000: attachments marked as a subagent's, which the last row skips).
-    A progress line is read out of the links, as the client reads it; rows already on the chain are not
-    taken again. A response's rows below it are the next turn's, which the new prompt takes: none here.
+    Progress lines are no rows (their children hang off the rows the client re-links them to: ``_parent``);
+    rows already on the chain are not taken again. A response's rows below it are the next turn's, which the new prompt takes: none here.
     Not imitated: the client compares the ``timestamp`` values as written (strings character by character), ctxtool
     their times (the same order for the client's own ISO times); where a row's uuid is no string, the rows are taken in
     the order of their lines (the client's map keeps a uuid written twice at its first line's place, ctxtool at its
@@ -394,16 +413,9 @@ def _turn_tail(m: Entry, by_id: dict, links: dict | None, odd: list, seen: set) 
     kids: dict = {}
     for e in sorted(chain_rows(by_id.values(), odd), key=_index) if odd else by_id.values():
         t = e.type
-        if t == "user" or (t == "assistant" and not _silent(e)) or t == "progress":
+        if t == "user" or (t == "assistant" and not _silent(e)):
             continue
         p = _parent(e, links)
-        hops = 0
-        while p is not None and hops < 64:  # through progress lines (read out of the links)
-            o = by_id.get(p)
-            if o is None or o.type != "progress":
-                break
-            p = _parent(o, links)
-            hops += 1
         if p is not None and p != "":
             kids.setdefault(p, []).append(e)
     if m.id not in kids:
@@ -577,7 +589,7 @@ def _end_leaf(by_id: dict, links: dict | None, row: Entry | None, cp: Entry | No
                 message_parents.add(p)
     ends: dict = {}  # end message key -> the message
     for u, e in (chain_rows(by_id.items(), ((e, e) for e in odd)) if odd else by_id.items()):
-        if u in parents or e.type == "progress":
+        if u in parents:
             continue
         m = _up_to_message(e, by_id, links, strict=True)
         if m is not None and m.id not in message_parents:
@@ -629,7 +641,8 @@ def _silent(e: Entry) -> bool:
 
 
 def _parent(e: Entry, links: dict | None) -> str | None:
-    """``e``'s parent as the client links it: after a compaction fold's re-links (``links``)."""
+    """``e``'s parent as the client links it: after its re-links past progress lines and a compaction fold's
+    (``links``: chain's ``spliced``, or ``_fold``'s, which holds those too)."""
     return links.get(e.id if e.id is not None else e, e.parent) if links else e.parent
 
 
@@ -700,9 +713,6 @@ def _continues(row: Entry, cp: Entry, by_id: dict, through_batch: bool, links: d
                 return True
             walked_ids.add(v)
             o = by_id.get(v)
-        if o is not None and o.type == "progress":  # the client reads progress lines out of the links
-            v = _parent(o, links)
-            continue
         if key is not None and o is not None:
             if sibling and o is y:
                 return True
@@ -721,9 +731,18 @@ def _continues(row: Entry, cp: Entry, by_id: dict, through_batch: bool, links: d
     return False
 
 
+# Progress lines (older clients wrote one per tool's progress, most of a long session's lines) are no rows: the client
+# reads them out of the links as it loads the file, line by line (2.1.330, read in its code: its map of progress
+# lines, uuid -> the parent the line names, or that parent's own where the line names a progress line read before it;
+# a row read later whose parent, a string JavaScript takes for true, is in that map is re-linked to the parent it
+# holds). So a row whose parent is a progress line written after it has lost its parent (bridged by time), and a
+# progress line that shares a row's uuid takes that row's children read after it (judged:
+# tests/test_claude_progress_lines.py). ``chain`` gives the rows it re-links (``spliced``), which every parent link
+# of the client's rows is read through (``_parent``).
+_NOT_LINKS = frozenset((FALSY_PARENT, BAD_PARENT))  # the marks of a parent that is no string: never in that map
+
 BRIDGE_MS = 5000  # how much older than a line with a lost parent the line it is bridged to may be
 _BRIDGED_TYPES = frozenset(("user", "assistant", "attachment", "system"))  # the client's chain rows
-_ROW_TYPES = _BRIDGED_TYPES | {"progress"}  # the lines whose uuid a parent link reaches (progress: read out of the links)
 
 
 class _Bridge:
@@ -784,7 +803,8 @@ def sent_entries(entries: list[Entry], leaf: list | None = None) -> list[Entry]:
     rows: dict[str, Entry] = {}
     counts: list = []
     below: list[Entry] = []  # the rows below an unanswered leaf: after everything else, as the client puts them
-    seq = chain(entries, rows=rows, counts=counts, tail=below)
+    spliced: dict = {}  # the rows re-linked past progress lines: their parents as the client reads them (_parent)
+    seq = chain(entries, rows=rows, counts=counts, tail=below, spliced=spliced)
     if not seq:
         return []
     # responses and results are gathered from every line, a subagent's too, as the client recovers a parallel batch
@@ -850,7 +870,7 @@ def sent_entries(entries: list[Entry], leaf: list | None = None) -> list[Entry]:
     deferred: list = []
     chained = None  # the call ids the chain's own lines answer (built on first need)
     batched = None  # the uuids of the response lines of a truthy message.id (built on first need)
-    hang = _Hanging(seq, rows, hanging, chain_pos) if hanging else None
+    hang = _Hanging(seq, rows, hanging, chain_pos, spliced) if hanging else None
     early = None  # result lines on the chain before their response, and what the client moves with them
     for pos, e in enumerate(seq):
         while deferred and deferred[0][0] < pos:
@@ -887,7 +907,7 @@ def sent_entries(entries: list[Entry], leaf: list | None = None) -> list[Entry]:
                     batched = {x.id for x in main if x.role == "assistant" and x.msg_key is not None and x.id is not None
                                and not x.get(FALSY_MESSAGE_ID)}
                 for h in holders.get(g.index, ()):
-                    if h.index not in done and h.parent in batched:
+                    if h.index not in done and _parent(h, spliced) in batched:
                         done.add(h.index)
                         answers.append(h)
                 continue
@@ -1082,8 +1102,9 @@ class _Hanging:
     meta lines, attachments and system lines) comes right after that line. A run that branches, or meets a row of
     another kind or one taken already, is not put in. Built when the file has such rows off the chain."""
 
-    def __init__(self, seq: list, rows: dict, candidates: list, chain_pos: dict):
+    def __init__(self, seq: list, rows: dict, candidates: list, chain_pos: dict, spliced: dict | None = None):
         self.seq, self.rows, self.candidates, self.chain_pos = seq, rows, candidates, chain_pos
+        self.spliced = spliced  # (the rows re-linked past progress lines: chain)
         self.live: bool | None = None  # (a candidate off the chain: found on first need)
         self.taken: set = set()
         self.children: dict | None = None
@@ -1093,7 +1114,7 @@ class _Hanging:
         if self.children is None:
             self.children = {}
             for r in self.rows.values():
-                p = r.parent
+                p = _parent(r, self.spliced)
                 if p is not None and type(p) is str:
                     self.children.setdefault(p, []).append(r)
         return self.children.get(uuid, ())
@@ -1134,7 +1155,7 @@ class _Hanging:
         self.taken.update(x.id for x in group)
         self.taken.update(h.id for h in answers)  # (the results recovered before: rows of the client's chain now)
         got = []
-        for x in group + [h for h in answers if h.parent in ids or self._by_call_id(h)]:
+        for x in group + [h for h in answers if _parent(h, self.spliced) in ids or self._by_call_id(h)]:
             got += self._below(x)
         # the chain's attachment, system and meta lines within the response's span: runs below them follow them
         end = max(chain_pos.get(g.index, pos) for g in group) + 1
@@ -1151,7 +1172,8 @@ class _Hanging:
         """A result line the client ties to the response by its call ids, not its parent (``D_r``: the row above it
         makes not all of its calls); a run below it is put in too (judged: a meta line below a result line that repair
         left off the chain, under the prompt's last attachment)."""
-        p = self.rows.get(h.parent) if type(h.parent) is str else None
+        p = _parent(h, self.spliced)
+        p = self.rows.get(p) if type(p) is str else None
         made = {c.id for c in p.calls} if p is not None else ()
         return not all(r.id in made for r in h.results)
 
@@ -1253,7 +1275,7 @@ def row_place(entries: list[Entry]):
     first: dict = {}
     unread: dict = {}
     for e in entries:
-        if e.id is not None:
+        if e.id is not None and e.type in _BRIDGED_TYPES:  # (a line of another type, progress too, is no row)
             if e.extra is not None and e.extra.get(UNREADABLE_CONTENT):
                 unread.setdefault(e.id, e.index)
             else:

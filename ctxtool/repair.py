@@ -148,6 +148,7 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
         self.client_heals_pairing = self.name == "claude"
         self.forward_links = False  # pi: parents written after their children (read as they stand)
         self._parents: dict | None = None  # id -> parent, to tell a loop from a forward link
+        self._progress: set | None = None  # (Claude Code: the uuids of progress lines, _progress_ids)
         self.walked_view: list[Entry] | None = None  # the view pairing walked (Claude Code, Codex): the final one when nothing changed
         # the view of the file as scanned (view.context_entries), when the caller built it already: pairing
         # walks it when nothing before pairing dropped or re-linked a line (Claude Code's and Codex's cost a pass)
@@ -305,11 +306,16 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
         resolve: dict[str, str] = {}
         first_line: dict[str, int] = {}
         first_entry: dict[str, Entry] = {}
-        all_ids = {e.id for e in self.entries if e.id}
+        # Claude Code: a progress line is no row (the client reads it out of the links as it loads: claude_chain.chain);
+        # its uuid is no row's to rename, and a row whose parent is one is re-linked only where the client then bridges
+        skip = "progress" if self.name == "claude" else None
+        all_ids = {e.id for e in self.entries if e.id and e.type != skip}
         prev: Entry | None = None
         passed: list[Entry] = []  # the entries before this one (pi: a re-link goes to the nearest that is not below it)
         deferred: list = []
         for e in self.entries:
+            if e.type == skip:
+                continue
             if e.id is None and e.kind != HEADER and self.alive(e):
                 # a line with no id of its own (a Claude Code checkpoint; an id that is no string) still links to one
                 if self.name == "claude" and e.type == "last-prompt":
@@ -366,6 +372,12 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
             self._relink_claude(deferred)
         if self.forward_links and not self.dropped and len(self.changes) == made:
             self.structure_changed = False  # only parents written after their children: nothing to re-link
+
+    def _progress_ids(self) -> set:
+        """The uuids of the file's progress lines (Claude Code), made on first need."""
+        if self._progress is None:
+            self._progress = {e.id for e in self.entries if e.type == "progress" and e.id is not None}
+        return self._progress
 
     def _follow_parent(self, e: Entry, resolve: dict) -> None:
         """A link to a duplicated id, written after the id's later line (which repair renames): to that line, the
@@ -440,6 +452,8 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
 
     def _relink(self, e: Entry, p: str, kind: str, new_parent) -> None:
         why = "points to itself" if p == e.id else ("points forward (cycle)" if kind == "cycle" else "points to no entry")
+        if kind == "dangling-parent" and self.name == "claude" and p in self._progress_ids():
+            why = "points to a progress line, which the client reads out of the links: past it, its parent is lost"
         self._set_parent(e, new_parent)
         self.change(kind, "relinked", e, e.id, f"parent {p} {why}; re-linked to {new_parent}")
 
