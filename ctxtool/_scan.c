@@ -570,6 +570,9 @@ typedef struct {
     ClaudeParts *cl;     /* what prompts, responses, system lines and checkpoints are read with, or NULL: declined */
     PyObject *recent[RECENT];  /* strings of the table met lately (shared_str), by a hash of their bytes */
     PyObject *lens[LENS];  /* int objects of ``sizes`` met lately (the_size), by their value's low bits */
+    /* a lean index (``progress`` given, a model.Progress): a progress line makes no entry, its offset, uuid and parent go
+     * to these (its offsets, a bytearray of int64; its uuids and parents, lists) */
+    PyObject *p_offsets, *p_ids, *p_parents;
 } Meta;
 
 static void claude_parts_free(ClaudeParts *c);
@@ -636,20 +639,39 @@ static void Meta_dealloc(Meta *self) {
     for (int k = 0; k < NAS; k++) Py_XDECREF(self->s[k]);
     for (int k = 0; k < RECENT; k++) Py_XDECREF(self->recent[k]);
     for (int k = 0; k < LENS; k++) Py_XDECREF(self->lens[k]);
+    Py_XDECREF(self->p_offsets);
+    Py_XDECREF(self->p_ids);
+    Py_XDECREF(self->p_parents);
     claude_parts_free(self->cl);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
 static int Meta_init(Meta *self, PyObject *args, PyObject *kw) {
     static char *names[] = {"into", "shared", "sizes", "full_types", "parse_ts", "meta", "cls", "none", "tuples",
-                            "stats", "claude", NULL};
+                            "stats", "claude", "progress", NULL};
     PyObject *into, *shared, *sizes, *full, *parse_ts, *meta, *cls, *none;
     PyObject *afull = Py_None, *akinds = Py_None, *message = Py_None, *empty = Py_None, *claude = Py_None;
+    PyObject *progress = Py_None;
     int tuples = 0, stats = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OO!OOOO!O|p$pO", names, &PyList_Type, &into, &shared,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O!OO!OOOO!O|p$pOO", names, &PyList_Type, &into, &shared,
                                      &PyDict_Type, &sizes, &full, &parse_ts, &meta, &PyType_Type, &cls, &none,
-                                     &tuples, &stats, &claude))
+                                     &tuples, &stats, &claude, &progress))
         return -1;
+    Py_CLEAR(self->p_offsets);
+    Py_CLEAR(self->p_ids);
+    Py_CLEAR(self->p_parents);
+    if (progress != Py_None) {  /* a model.Progress: its three containers */
+        PyObject *o = PyObject_GetAttrString(progress, "offsets"), *i = PyObject_GetAttrString(progress, "ids"),
+                 *q = PyObject_GetAttrString(progress, "parents");
+        self->p_offsets = o;
+        self->p_ids = i;
+        self->p_parents = q;
+        if (!o || !i || !q) return -1;
+        if (!PyByteArray_CheckExact(o) || !PyList_CheckExact(i) || !PyList_CheckExact(q)) {
+            PyErr_SetString(PyExc_TypeError, "progress: offsets a bytearray, ids and parents lists");
+            return -1;
+        }
+    }
     claude_parts_free(self->cl);
     self->cl = NULL;
     for (int k = 0; k < RECENT; k++) Py_CLEAR(self->recent[k]);  /* (of another table) */
@@ -823,6 +845,27 @@ static PyObject *att_entry(Meta *self, Att *a, PyObject *index, PyObject *no, Py
 static PyObject *claude_entry(Meta *self, int lt, Att *a, PyObject *index, PyObject *no, PyObject *start, PyObject *size,
                               PyObject *ty, PyObject *uuid, PyObject *parent, PyObject *ts);
 
+/* A progress line of a lean index (``Meta.p_offsets``): no entry; its offset, uuid (None where it is no string) and
+ * parent (a string, or None: null or absent; meta_core declines a parent of another kind) go to the Progress. 1, or -1
+ * with an error set. */
+static int lean_progress(Meta *self, cp us, Py_ssize_t un, cp ps, Py_ssize_t pn, PyObject *start) {
+    long long at = PyLong_AsLongLong(start);
+    if (at == -1 && PyErr_Occurred()) return -1;
+    Py_ssize_t n = PyByteArray_GET_SIZE(self->p_offsets);
+    if (PyByteArray_Resize(self->p_offsets, n + (Py_ssize_t)sizeof at) < 0) return -1;
+    memcpy(PyByteArray_AS_STRING(self->p_offsets) + n, &at, sizeof at);
+    PyObject *u = us ? str_of(us, un) : Py_NewRef(Py_None);
+    if (!u) return -1;
+    int r = PyList_Append(self->p_ids, u);
+    Py_DECREF(u);
+    if (r < 0) return -1;
+    PyObject *p = ps ? shared_str(self, ps, pn) : Py_NewRef(Py_None);
+    if (!p) return -1;
+    r = PyList_Append(self->p_parents, p);
+    Py_DECREF(p);
+    return r < 0 ? -1 : 1;
+}
+
 /* line(chunk, no, start, prev) -> True when the line's entry was appended to the index, None when the
  * Python loop must read it. ``no``, ``start``: the line number and offset (their int objects are
  * the entry's); ``prev``: the last line number emitted, whose int object is the index when equal. */
@@ -924,6 +967,9 @@ static int meta_core(Meta *self, cp base, Py_ssize_t len, PyObject *no, PyObject
     /* the line is valid and a metadata line: its entry */
     PyObject *ty = NULL, *uuid = NULL, *parent = NULL, *ts = NULL, *size = NULL, *index = NULL;
     int res = -1;
+    if (self->p_offsets && !att && ve[K_TYPE] - vs[K_TYPE] == 8 && memcmp(vs[K_TYPE], "progress", 8) == 0)
+        return lean_progress(self, kind[K_UUID] == V_STRING ? vs[K_UUID] : NULL, ve[K_UUID] - vs[K_UUID],
+                             kind[K_PARENT] == V_STRING ? vs[K_PARENT] : NULL, ve[K_PARENT] - vs[K_PARENT], start);
     ty = shared_str(self, vs[K_TYPE], ve[K_TYPE] - vs[K_TYPE]);
     if (!ty) goto done;
     if (kind[K_UUID] == V_STRING) {  /* (an attachment's is shared, as share_strings shares a normalized line's) */
@@ -1363,7 +1409,7 @@ typedef struct {
     PyObject_HEAD
     PyTypeObject *entry, *full, *more;
     PyObject *plain, *boundary, *message, *last_prompt, *sidechain, *malformed, *progress;
-    Py_ssize_t e_id, e_type, e_kind, e_m, e_parent, f_extra, m_extra;
+    Py_ssize_t e_id, e_type, e_kind, e_m, e_parent, e_offset, f_extra, m_extra;
     Py_ssize_t f_calls, f_results, f_role, f_model, f_usage, f_obj, f_index, c_id, c_name;  /* for facts */
     PyObject *meta, *compaction, *assistant, *synthetic, *unknown, *ignored, *context_window, *model, *seen;
     PyTypeObject *call;
@@ -1459,15 +1505,16 @@ static int Rows_init(Rows *self, PyObject *args, PyObject *kw) {
         if (!w) return -1;
         Py_XSETREF(*into[k], w);
     }
-    static const char *E[] = {"id", "type", "kind", "_m", "parent"};
+    static const char *E[] = {"id", "type", "kind", "_m", "parent", "offset"};
     static const char *X[] = {"extra"};
-    Py_ssize_t eo[5], fo[1], mo[1];
-    if (slot_offsets(entry, E, 5, eo) < 0 || slot_offsets(full, X, 1, fo) < 0 || slot_offsets(more, X, 1, mo) < 0) return -1;
+    Py_ssize_t eo[6], fo[1], mo[1];
+    if (slot_offsets(entry, E, 6, eo) < 0 || slot_offsets(full, X, 1, fo) < 0 || slot_offsets(more, X, 1, mo) < 0) return -1;
     if (!PyType_IsSubtype((PyTypeObject *)full, (PyTypeObject *)entry)) {
         PyErr_SetString(PyExc_TypeError, "the full entry class must be an entry class");
         return -1;
     }
     self->e_id = eo[0]; self->e_type = eo[1]; self->e_kind = eo[2]; self->e_m = eo[3]; self->e_parent = eo[4];
+    self->e_offset = eo[5];
     self->f_extra = fo[0]; self->m_extra = mo[0];
     Py_XSETREF(self->entry, (PyTypeObject *)Py_NewRef(entry));
     Py_XSETREF(self->full, (PyTypeObject *)Py_NewRef(full));
@@ -1578,19 +1625,52 @@ static int splice_row(PyObject *e, PyObject *key, PyObject *p, PyObject *links, 
     return 0;
 }
 
-/* rows(entries, row_types, into, spliced, not_links) -> (n, odd, bounds, checkpoints): claude_chain.chain's first
- * loop. Rows (a line of a type in ``row_types``) go into ``into`` by uuid, those whose uuid is None into ``odd``;
+/* A progress line read into the client's map of them (``links``, made on first need): uuid -> the parent it names, or
+ * that parent's own where the line names one read already (a string JavaScript takes for true, no mark). */
+static int read_progress(PyObject **links, PyObject *id, PyObject *p, PyObject *not_links) {
+    PyObject *to = p;
+    if (*links && PyUnicode_CheckExact(p) && PyUnicode_GET_LENGTH(p)) {
+        PyObject *g = PyDict_GetItemWithError(*links, p);
+        if (!g && PyErr_Occurred()) return -1;
+        if (g) {
+            int r = PySet_Contains(not_links, p);
+            if (r < 0) return -1;
+            if (!r) to = g;
+        }
+    }
+    if (!*links && !(*links = PyDict_New())) return -1;
+    return PyDict_SetItem(*links, id, to);
+}
+
+/* rows(entries, row_types, into, spliced, not_links[, progress]) -> (n, odd, bounds, checkpoints): claude_chain.chain's
+ * first loop. Rows (a line of a type in ``row_types``) go into ``into`` by uuid, those whose uuid is None into ``odd``;
  * progress lines are no rows: each is read into the client's map of them, which gives ``spliced`` the rows it
- * re-links. */
+ * re-links. ``progress``: the progress lines the index made no entry of (``model.Progress``: their offsets, a
+ * buffer of int64, their uuids and their parents), read in file order among the entries. */
 static PyObject *Rows_rows(Rows *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 5 || !PyList_Check(args[0]) || !PyAnySet_Check(args[1]) || !PyDict_Check(args[2])
-        || !PyDict_Check(args[3]) || !PyAnySet_Check(args[4])) {
-        PyErr_SetString(PyExc_TypeError,
-                        "rows(entries: list, row_types: set, into: dict, spliced: dict, not_links: set)");
+    if ((nargs != 5 && nargs != 8) || !PyList_Check(args[0]) || !PyAnySet_Check(args[1]) || !PyDict_Check(args[2])
+        || !PyDict_Check(args[3]) || !PyAnySet_Check(args[4])
+        || (nargs == 8 && (!PyList_Check(args[6]) || !PyList_Check(args[7])))) {
+        PyErr_SetString(PyExc_TypeError, "rows(entries: list, row_types: set, into: dict, spliced: dict, not_links: set"
+                                         "[, offsets: buffer, ids: list, parents: list])");
         return NULL;
     }
     PyObject *entries = args[0], *row_types = args[1], *into = args[2], *spliced = args[3], *not_links = args[4];
-    PyObject *odd = PyList_New(0), *bounds = PyList_New(0), *links = NULL;
+    PyObject *odd = NULL, *bounds = NULL, *links = NULL;
+    Py_buffer lines = {0};  /* (the progress lines' offsets) */
+    Py_ssize_t np = 0, j = 0;  /* the progress lines given, and the next one to read */
+    const long long *at = NULL;
+    if (nargs == 8) {
+        if (PyObject_GetBuffer(args[5], &lines, PyBUF_SIMPLE) < 0) return NULL;
+        np = lines.len / (Py_ssize_t)sizeof(long long);
+        at = (const long long *)lines.buf;
+        if (PyList_GET_SIZE(args[6]) != np || PyList_GET_SIZE(args[7]) != np) {
+            PyErr_SetString(PyExc_ValueError, "rows: as many progress lines' uuids and parents as offsets");
+            goto fail;
+        }
+    }
+    odd = PyList_New(0);
+    bounds = PyList_New(0);
     if (!odd || !bounds) goto fail;
     Py_ssize_t n = 0;
     int checkpoints = 0;
@@ -1602,23 +1682,21 @@ static PyObject *Rows_rows(Rows *self, PyObject *const *args, Py_ssize_t nargs) 
             PyErr_SetString(PyExc_AttributeError, "an entry's id, type or parent is not set");
             goto fail;
         }
-        if (same_str(ty, self->progress)) {
-            /* the client's map of progress lines: uuid -> the parent (the one a progress line above names, where the
-             * line names one read already and the client takes for true) */
-            if (PyUnicode_CheckExact(id)) {
-                PyObject *to = p;
-                if (links && PyUnicode_CheckExact(p) && PyUnicode_GET_LENGTH(p)) {
-                    PyObject *g = PyDict_GetItemWithError(links, p);
-                    if (!g && PyErr_Occurred()) goto fail;
-                    if (g) {
-                        int r = PySet_Contains(not_links, p);
-                        if (r < 0) goto fail;
-                        if (!r) to = g;
-                    }
-                }
-                if (!links && !(links = PyDict_New())) goto fail;
-                if (PyDict_SetItem(links, id, to) < 0) goto fail;
+        if (j < np) {  /* the progress lines written before this one */
+            PyObject *o = SLOT(e, self->e_offset);
+            long long off = o && PyLong_CheckExact(o) ? PyLong_AsLongLong(o) : -1;
+            if (off < 0) {
+                if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "an entry's offset is no int");
+                goto fail;
             }
+            for (; j < np && at[j] < off; j++) {
+                PyObject *u = PyList_GET_ITEM(args[6], j);  /* (None: a uuid that is no string, read as nothing) */
+                if (PyUnicode_CheckExact(u) && read_progress(&links, u, PyList_GET_ITEM(args[7], j), not_links) < 0)
+                    goto fail;
+            }
+        }
+        if (same_str(ty, self->progress)) {
+            if (PyUnicode_CheckExact(id) && read_progress(&links, id, p, not_links) < 0) goto fail;
             continue;
         }
         int r = PySet_Contains(row_types, ty);
@@ -1641,11 +1719,13 @@ static PyObject *Rows_rows(Rows *self, PyObject *const *args, Py_ssize_t nargs) 
         }
     }
     Py_XDECREF(links);
+    if (lines.buf) PyBuffer_Release(&lines);
     return Py_BuildValue("nNNO", n, odd, bounds, checkpoints ? Py_True : Py_False);
 fail:
     Py_XDECREF(odd);
     Py_XDECREF(bounds);
     Py_XDECREF(links);
+    if (lines.buf) PyBuffer_Release(&lines);
     return NULL;
 }
 

@@ -52,7 +52,7 @@ from itertools import islice
 
 from .formats.claude import REMINDER_CLOSE, REMINDER_OPEN  # (the client's wrapping of context)
 from .formats.common import THINKING_TYPES, js_stringify
-from .model import BAD_PARENT, BOUNDARY, COMPANION, FALSY_ID, FALSY_MESSAGE_ID, FALSY_PARENT, MESSAGE, SILENT_RESPONSE, UNREADABLE_CONTENT, Entry, as_list
+from .model import BAD_PARENT, BOUNDARY, COMPANION, FALSY_ID, FALSY_MESSAGE_ID, FALSY_PARENT, MESSAGE, SILENT_RESPONSE, UNREADABLE_CONTENT, Entry, Progress, as_list, lean_progress
 from .scanloop import index_passes
 
 INTERRUPTED_RESULT = ("[Tool call interrupted: the session ended before this call's result was recorded, "
@@ -108,7 +108,8 @@ def main_entries(entries: list[Entry]) -> list[Entry]:
 
 
 def chain(entries: list[Entry], bridges: dict | None = None, rows: dict | None = None, mend=None,
-          counts: list | None = None, tail: list | None = None, spliced: dict | None = None) -> list[Entry]:
+          counts: list | None = None, tail: list | None = None, spliced: dict | None = None,
+          progress: Progress | None = None) -> list[Entry]:
     """The leaf's chain, root first (rule 1): every linked line, messages or not. ``bridges``, when given, gets
     each line of the chain whose parent was lost (or a cycle) and the line it was bridged to:
     {index of the line: line, or None where the history is cut}. ``mend``, when given, is asked
@@ -119,9 +120,12 @@ def chain(entries: list[Entry], bridges: dict | None = None, rows: dict | None =
     uuids among them (before a fold). The rows below an unanswered user leaf (``_turn_tail``) follow the
     chain, or go to ``tail`` when it is given (the client puts them after its recovery of parallel batches).
     ``spliced``, when given (empty), gets the rows the client re-links past progress lines: {uuid, or the row
-    where its uuid is no string: the parent it reads} (``splice``)."""
+    where its uuid is no string: the parent it reads}. ``progress``: the progress lines ``entries`` holds no entry of
+    (a lean index: ``transcript.scan``), read among them in file order."""
     by_id: dict[str, Entry] = {} if rows is None else rows
     spliced = {} if spliced is None else spliced
+    if progress is None:
+        progress = lean_progress(entries)
     n = 0
     checkpoints = False  # a last-prompt line
     last_b = listed = None  # the last boundary; the last that lists its kept messages (the client folds)
@@ -133,21 +137,23 @@ def chain(entries: list[Entry], bridges: dict | None = None, rows: dict | None =
     # index it may be and the map's growth are not held at once, which is a 500 MB file's peak)
     r = index_passes()
     if r is not None and type(entries) is list:  # the loop below, in C: the rows, and their boundaries in file order
-        n, odd, bounds, checkpoints = r.rows(entries, _BRIDGED_TYPES, by_id, spliced, _NOT_LINKS)
+        n, odd, bounds, checkpoints = r.rows(entries, _BRIDGED_TYPES, by_id, spliced, _NOT_LINKS) if not progress \
+            else r.rows(entries, _BRIDGED_TYPES, by_id, spliced, _NOT_LINKS, progress.offsets, progress.ids, progress.parents)
     else:
         bounds = []
-        progress: dict | None = None  # the client's map of progress lines read so far (splice)
+        links: dict = {}  # the client's map of progress lines read so far
+        ahead = iter(progress.items()) if progress else iter(())
+        nxt = next(ahead, None)  # the next progress line given apart (a lean index)
         for e in entries:
+            while nxt is not None and nxt[0] < e.offset:
+                if type(nxt[1]) is str:
+                    _read_progress(links, nxt[1], nxt[2])
+                nxt = next(ahead, None)
             i = e.id
             t = e.type
             if t == "progress":
                 if type(i) is str:
-                    p = e.parent
-                    if progress is None:
-                        progress = {}
-                    elif type(p) is str and p and p in progress and p not in _NOT_LINKS:
-                        p = progress[p]
-                    progress[i] = p
+                    _read_progress(links, i, e.parent)
                 continue
             if t in _BRIDGED_TYPES:
                 key = e if i is None else i
@@ -159,8 +165,8 @@ def chain(entries: list[Entry], bridges: dict | None = None, rows: dict | None =
                     again = False
                     odd.append(e)
                 p = e.parent
-                if progress and type(p) is str and p and p in progress and p not in _NOT_LINKS:
-                    spliced[key] = progress[p]
+                if links and type(p) is str and p and p in links and p not in _NOT_LINKS:
+                    spliced[key] = links[p]
                 elif again:
                     spliced.pop(key, None)
                 # the client folds at a boundary whatever its uuid (judge fuzz seed 205)
@@ -740,6 +746,14 @@ def _continues(row: Entry, cp: Entry, by_id: dict, through_batch: bool, links: d
 # tests/test_claude_progress_lines.py). ``chain`` gives the rows it re-links (``spliced``), which every parent link
 # of the client's rows is read through (``_parent``).
 _NOT_LINKS = frozenset((FALSY_PARENT, BAD_PARENT))  # the marks of a parent that is no string: never in that map
+
+
+def _read_progress(links: dict, uuid: str, p) -> None:
+    """A progress line read into the client's map of them (``links``): its uuid -> the parent it names, or that
+    parent's own where the line names one read before it."""
+    if links and type(p) is str and p and p in links and p not in _NOT_LINKS:
+        p = links[p]
+    links[uuid] = p
 
 BRIDGE_MS = 5000  # how much older than a line with a lost parent the line it is bridged to may be
 _BRIDGED_TYPES = frozenset(("user", "assistant", "attachment", "system"))  # the client's chain rows

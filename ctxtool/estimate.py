@@ -127,7 +127,8 @@ class Index:
 def read_index(path: str, fmt: str | None = None) -> Index:
     """One pass over ``path`` into the entry index (objects are released as it goes; a large
     file is scanned by helper processes, see ``transcript.scan``)."""
-    t = scan(path, fmt)  # the scan pauses the cyclic GC itself
+    # (lean: a Claude Code file's progress lines are kept apart, no entry each: nothing here reads them but the chain)
+    t = scan(path, fmt, lean=True)  # the scan pauses the cyclic GC itself
     # the index lives until the estimate is done: keep later collections from re-walking it
     # (frozen objects are still freed by reference counting)
     gc.freeze()
@@ -1237,7 +1238,7 @@ def estimate_file(path: str, opts: Options | None = None) -> dict:
                              codex_auto_compact(window, win.basis, opts.auto_compact_limit) if fmt == "codex" else None),
         "messages": messages,
         "entries_in_context": len(vis),
-        "entries": len(t.entries),
+        "entries": len(t.entries) + (len(t.progress) if t.progress is not None else 0),
         "lines": t.lines,
         "bad_lines": len(t.bad),
         "compactions": n_comp,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import platform
 import sys
+import weakref
 from dataclasses import dataclass
 from typing import Mapping
 
@@ -317,6 +318,57 @@ for _name in (*_MORE, *_RARE):
     if _name != "ts":
         setattr(Entry, _name, _more_field(_name))
 del _name
+
+
+class Progress:
+    """The progress lines of a Claude Code file that its index made no entry of (a lean index: ``transcript.scan``,
+    ``lean=True``): a progress line is no row of the client's and is sent as nothing; all the client reads of one is its
+    uuid and its parent, in file order (``claude_chain.chain``'s map of them). ``offsets``: where each line starts,
+    int64 in native byte order (the order they are read in among the entries, whose ``offset`` tells theirs); ``ids``:
+    their uuids (None where the line's is no string: the client reads such a line as nothing); ``parents``: their
+    parents, as ``Entry.parent`` holds them."""
+
+    __slots__ = ("offsets", "ids", "parents")
+
+    def __init__(self) -> None:
+        self.offsets = bytearray()
+        self.ids: list = []
+        self.parents: list = []
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def add(self, offset: int, uuid: str | None, parent) -> None:
+        self.offsets += offset.to_bytes(8, sys.byteorder, signed=True)
+        self.ids.append(uuid)
+        self.parents.append(parent)
+
+    def extend(self, other: "Progress") -> None:
+        """``other``'s lines after these (a later part of a split scan: its offsets are the file's)."""
+        self.offsets += other.offsets
+        self.ids += other.ids
+        self.parents += other.parents
+
+    def items(self):
+        """(offset, uuid, parent) of each, in file order."""
+        return zip(memoryview(self.offsets).cast("q"), self.ids, self.parents)
+
+
+_LEAN: dict = {}  # id(a lean index's entries) -> (that list, its Progress): see lean_progress
+
+
+def lean_progress(entries) -> Progress | None:
+    """The progress lines a lean index (``transcript.scan(lean=True)``) holds apart from ``entries``, its list of
+    entries (that very list: another list of its entries, filtered or copied, has none); None for any other list."""
+    got = _LEAN.get(id(entries))
+    return got[1] if got is not None and got[0] is entries else None
+
+
+def lean(entries: list, progress: Progress, owner) -> None:
+    """Tell ``lean_progress`` that ``entries`` is a lean index with ``progress`` apart, for as long as ``owner`` (its
+    transcript) lives."""
+    _LEAN[id(entries)] = (entries, progress)
+    weakref.finalize(owner, _LEAN.pop, id(entries), None)
 
 
 def small_entry(index: int, lineno: int, offset: int, length: int, eol: bytes, kind: str, type: str, id: str | None,

@@ -22,7 +22,7 @@ import orjson
 
 from . import formats, forked
 from .jsonl import BOM, Line, parse
-from .model import EMPTY, META, PLAIN, Call, Entry, FullEntry, Kinds, Result, Usage, entry_from_tuple, entry_to_tuple, small_entry
+from .model import EMPTY, META, PLAIN, Call, Entry, FullEntry, Kinds, Progress, Result, Usage, entry_from_tuple, entry_to_tuple, small_entry
 from .scanloop import (ENV_LAZY, MODES, NOT_OBJECT, BadLine, Part, hander, meta_entry, native, native_entries, native_made,
                        released_entry, scan_lines)
 
@@ -162,12 +162,15 @@ def sniff(path: str, end: int, module):
 
 
 def scan_part(path: str, fmt_name: str, begin: int, end: int, stats: bool = True, lazy: bool = True,
-              on_frame=None) -> tuple:
-    """Index ``[begin, end)`` of ``path``: (entry tuples, bad-line tuples, lines, lf, crlf, last eol).
+              on_frame=None, lean: bool = False) -> tuple:
+    """Index ``[begin, end)`` of ``path``: (entry tuples, bad-line tuples, lines, lf, crlf, last eol, progress lines).
     ``on_frame(tuples)``, when given, is handed the entry tuples FRAME at a time as the scan goes
-    (the list returned then holds only the last, unsent ones)."""
+    (the list returned then holds only the last, unsent ones). ``lean``: a lean index's part, whose progress lines
+    the C part makes no entry of (``transcript.scan``): their (offsets, uuids, parents), else None."""
     module = formats.get(fmt_name)
     t = Part(path, module)
+    if lean:
+        t.progress = Progress()
     out: list[tuple] = []
     shared: dict = {}
     sent = 0  # entries handed to on_frame so far: an entry's index in the part is sent + len(out)
@@ -205,7 +208,8 @@ def scan_part(path: str, fmt_name: str, begin: int, end: int, stats: bool = True
     scan_lines(t, path, [], module, emit, begin, end, meta if lazy else None, shared=shared,
                taken=taken if lazy else None, tuples=True, stats=stats)
     bad = [(b.lineno, b.offset, b.length, b.reason, b.blank) for b in t.bad]
-    return out, bad, t.lines, t.lf, t.crlf, t.last_eol
+    apart = (bytes(t.progress.offsets), t.progress.ids, t.progress.parents) if t.progress else None
+    return out, bad, t.lines, t.lf, t.crlf, t.last_eol, apart
 
 
 FRAME = 10_000  # entries per frame: the parent holds one frame's tuples at a time, not the whole part
@@ -220,11 +224,12 @@ def part_main() -> None:
     path, fmt_name, begin, end = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     stats, lazy = sys.argv[5] == "1", sys.argv[6] == "1"
     spool_fd = int(sys.argv[7]) if len(sys.argv) > 7 and sys.argv[7] != "-" else None
-    part_run(path, fmt_name, begin, end, stats, lazy, spool_fd, sys.stdout.buffer)
+    lean = len(sys.argv) > 8 and sys.argv[8] == "1"
+    part_run(path, fmt_name, begin, end, stats, lazy, spool_fd, sys.stdout.buffer, lean)
 
 
 def part_run(path: str, fmt_name: str, begin: int, end: int, stats: bool, lazy: bool, spool_fd: int | None,
-             out) -> None:
+             out, lean: bool = False) -> None:
     """A helper's work: scan one part. Its entry tuples go out FRAME at a time as the scan goes, into
     the spool file the parent opened (``spool_fd``) with their place told on ``out``,
     so the helper never waits for the parent to read; without a spool (None), inline on ``out``."""
@@ -250,7 +255,7 @@ def part_run(path: str, fmt_name: str, begin: int, end: int, stats: bool, lazy: 
         send(("s", pos, len(data)))
         pos += len(data)
 
-    rest, *tail = scan_part(path, fmt_name, begin, end, stats, lazy, on_frame)
+    rest, *tail = scan_part(path, fmt_name, begin, end, stats, lazy, on_frame, lean)
     if rest:
         on_frame(rest)
     send(("t", *tail))
@@ -258,7 +263,7 @@ def part_run(path: str, fmt_name: str, begin: int, end: int, stats: bool, lazy: 
 
 def _frames(proc, spool, tail: list):
     """An iterator over the helper's entry frames, as it sends them; ``tail`` gets the part's (bad
-    lines, lines, lf, crlf, last eol) at the end. Raises ValueError (or OSError, EOFError,
+    lines, lines, lf, crlf, last eol, progress lines) at the end. Raises ValueError (or OSError, EOFError,
     TypeError) when the helper failed."""
     read = proc.stdout.read
 
@@ -303,13 +308,13 @@ def _spool():
         return None
 
 
-def _start(path: str, fmt_name: str, begin: int, end: int, stats: bool, lazy: bool, spool=None):
+def _start(path: str, fmt_name: str, begin: int, end: int, stats: bool, lazy: bool, spool=None, lean: bool = False):
     """A helper scanning one part: forked where that is safe (``forked``), else started as ``python -c``."""
     spool_fd = spool.fileno() if spool is not None else None
 
     def run(_read_fd: int, write_fd: int) -> None:
         with open(write_fd, "wb") as out:
-            part_run(path, fmt_name, begin, end, stats, lazy, spool_fd, out)
+            part_run(path, fmt_name, begin, end, stats, lazy, spool_fd, out, lean)
 
     proc = forked.child(run, keep=() if spool_fd is None else (spool_fd,), env={ENV: "1"})
     if proc is not None:
@@ -323,7 +328,7 @@ def _start(path: str, fmt_name: str, begin: int, end: int, stats: bool, lazy: bo
 
     try:
         return subprocess.Popen([sys.executable, "-c", code, path, fmt_name, str(begin), str(end), "1" if stats else "0",
-                                 "1" if lazy else "0", str(fds[0]) if fds else "-"],
+                                 "1" if lazy else "0", str(fds[0]) if fds else "-", "1" if lean else "0"],
                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
                                 pass_fds=fds)
     except (OSError, TypeError, ValueError):  # TypeError: sys.executable is None in some embedded interpreters
@@ -390,8 +395,10 @@ def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = Tr
     their frames arrive. ``on_format(module)`` is told the format first. ``plain=False``: a metadata entry with
     nothing set may be left out (``transcript.scan``'s ``plain``)."""
     name = module.NAME
+    lean = t.progress is not None  # (a lean index: each part's progress lines apart, transcript.scan)
     spools = [_spool() for _ in range(1, len(bounds) - 1)]
-    procs = [_start(path, name, bounds[k], bounds[k + 1], stats, lazy, spools[k - 1]) for k in range(1, len(bounds) - 1)]
+    procs = [_start(path, name, bounds[k], bounds[k + 1], stats, lazy, spools[k - 1], lean)
+             for k in range(1, len(bounds) - 1)]
     try:
         t.fmt = module
         if on_format is not None:
@@ -441,9 +448,10 @@ def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = Tr
                 else:
                     for es in _built_parts(frames, shift, lines):
                         count += hand(es, None, on_entry, plain)
-                bad, n, plf, pcrlf, peol = tail
+                bad, n, plf, pcrlf, peol, apart = tail
             except (OSError, ValueError, EOFError, TypeError):  # the helper failed: its part is scanned here
-                part, bad, n, plf, pcrlf, peol = scan_part(path, name, bounds[k], bounds[k + 1], stats, lazy)
+                part, bad, n, plf, pcrlf, peol, apart = scan_part(path, name, bounds[k], bounds[k + 1], stats, lazy,
+                                                                  lean=lean)
                 if keep:
                     del entries[shift:]
                     _merge(entries, [part], shift, lines, sizes)
@@ -451,6 +459,10 @@ def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = Tr
                     sent = count
                     count += hand([e for e in _built([part], shift, lines) if e.index >= sent], None, on_entry, plain)
                 del part
+            if apart is not None:  # (their offsets are the file's: no move)
+                t.progress.offsets += apart[0]
+                t.progress.ids += apart[1]
+                t.progress.parents += apart[2]
             t.bad.extend(BadLine(no + lines, off, length, reason, blank) for no, off, length, reason, blank in bad)
             lines += n
             lf += plf

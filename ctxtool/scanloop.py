@@ -65,6 +65,7 @@ class Part:
         self.bom = False
         self.crlf = self.lf = self.size = self.lines = 0
         self.last_eol = b"\n"
+        self.progress = None  # a lean index's progress lines (model.Progress), made no entry of
 
 
 def make_entry(fmt, obj, index: int, lineno: int, offset: int, length: int, eol: bytes, blocks: bool = True,
@@ -358,13 +359,14 @@ def _block_parts() -> dict:
             "loads": orjson.loads, "dumps": orjson.dumps, "stop_map": {}, "interrupts": (), "image_chars": IMAGE_CHARS}
 
 
-def _taker(c, fmt, into, shared, sizes, taken, tuples=False, stats=True):
-    """The C part's ``Meta`` for this scan, and the list it fills for a streaming pass (``taken``), or None."""
+def _taker(c, fmt, into, shared, sizes, taken, tuples=False, stats=True, progress=None):
+    """The C part's ``Meta`` for this scan, and the list it fills for a streaming pass (``taken``), or None.
+    ``progress``: a lean index's (``meta_reader``), the index's or a helper's part's."""
     if into is not None:
-        return meta_reader(c, fmt, into, shared, sizes, stats=stats), None
+        return meta_reader(c, fmt, into, shared, sizes, stats=stats, progress=progress), None
     took: list = []
     if tuples:
-        return meta_reader(c, fmt, took, shared, sizes, tuples=True, stats=stats), took
+        return meta_reader(c, fmt, took, shared, sizes, tuples=True, stats=stats, progress=progress), took
     return meta_reader(c, fmt, took, None, sizes, stats=stats), took  # no string table: a streaming pass keeps nothing
 
 
@@ -396,13 +398,15 @@ def takes_messages(fmt) -> bool:
     return getattr(fmt, "NAME", None) == "claude" and os.environ.get(ENV_NATIVE_MESSAGES, "1") != "0"
 
 
-def meta_reader(c, fmt, into: list, shared: dict | None, sizes: dict, tuples: bool = False, stats: bool = True):
+def meta_reader(c, fmt, into: list, shared: dict | None, sizes: dict, tuples: bool = False, stats: bool = True,
+                progress=None):
     """The C part's ``Meta``: it takes the metadata lines it is sure of, and of a Claude Code file the lines ``normalize``
     reads whole that it is sure of (attachments, prompts, responses, system lines, checkpoints: a FullEntry each, made
-    with ``stats`` as ``normalize``, ``share_strings`` and ``release()`` make it; ``ctxtool/_scan_claude.c``)."""
+    with ``stats`` as ``normalize``, ``share_strings`` and ``release()`` make it; ``ctxtool/_scan_claude.c``).
+    ``progress`` (a ``model.Progress``, Claude Code): a lean index, whose progress lines it makes no entry of."""
     if takes_messages(fmt):
         return c.Meta(into, shared, sizes, tuple(fmt.FULL_TYPES), parse_ts, META, Entry, PLAIN, tuples, stats=stats,
-                      claude=_claude_parts(fmt))
+                      claude=_claude_parts(fmt), progress=progress)
     return c.Meta(into, shared, sizes, tuple(fmt.FULL_TYPES), parse_ts, META, Entry, PLAIN, tuples)
 
 
@@ -526,6 +530,9 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
     the same way, whole (``native_entries``: the C part parses them and makes their entries, ``stats`` as ``emit``
     would; into ``into``, or handed to ``taken``, as tuples with ``tuples``); ``emit`` gets the lines it declines."""
     loads, decode_error = orjson.loads, orjson.JSONDecodeError
+    # a lean index (``t.progress``, a model.Progress): the C part makes no entry of a progress line (of a line the
+    # Python reads, one is made as always: chain reads both)
+    lean = t.progress if into is not None or tuples else None
     offset = begin
     no = lf = crlf = 0
     eol = b"\n"
@@ -579,7 +586,7 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
                 reader = c.Reader(_unbuffered(f, begin), begin, end)
             src = reader
             if lazy is not None:
-                reader.meta, took = _taker(c, t.fmt, into, shared, sizes, taken, tuples, stats)
+                reader.meta, took = _taker(c, t.fmt, into, shared, sizes, taken, tuples, stats, lean)
             else:
                 reader.whole, took = _whole_taker(c, t.fmt, into, shared, taken, tuples, stats, sizes)
         while True:
@@ -682,7 +689,7 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
                         # the lines read to tell the format: into the index as the rest of the file goes (the C
                         # part's Meta takes those it is sure of, from their bytes), the others emitted
                         if native_ok and into is not None and decoder(t.fmt) is not None:
-                            early = meta_reader(c, t.fmt, into, shared, sizes, tuples, stats)
+                            early = meta_reader(c, t.fmt, into, shared, sizes, tuples, stats, lean)
                         prev = _handed(t, pending, pending_raw, early, emit, prev)
                         pending.clear()
                         pending_raw.clear()
@@ -735,7 +742,7 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
             reader = src = c.Reader(_unbuffered(f, offset), offset, end, no=no)
             if lazy is not None:
                 reader.meta, took = (early, None) if early is not None else _taker(c, t.fmt, into, shared, sizes, taken,
-                                                                                   tuples, stats)
+                                                                                   tuples, stats, lean)
             else:
                 reader.whole, took = _whole_taker(c, t.fmt, into, shared, taken, tuples, stats, sizes)
     if took:
@@ -757,6 +764,6 @@ def scan_lines(t, path: str, pending: list, module, emit, begin: int = 0, end: i
             raise InputError(f"no parseable JSON lines, not a session transcript (first: {first.reason})", path=path, line=first.lineno)
         t.fmt = _told(pending, pending_raw, pending_scores, path, module)
         # a file shorter than the lines read to tell its format: its lines go as they go above
-        early = meta_reader(c, t.fmt, into, shared, sizes, tuples, stats) if (
+        early = meta_reader(c, t.fmt, into, shared, sizes, tuples, stats, lean) if (
             native_ok and into is not None and decoder(t.fmt) is not None) else None
         _handed(t, pending, pending_raw, early, emit, prev)

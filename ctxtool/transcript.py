@@ -21,7 +21,7 @@ from .errors import InputError, unexpected
 from .formats.codex_numbers import exact_numbers
 from .formats.common import set_extra
 from .jsonl import BOM, loads, read_at
-from .model import HEADER, Entry, full_entry
+from .model import HEADER, Entry, Progress, full_entry, lean
 from .paths import NOT_REGULAR
 from .scanloop import CODEX, NOT_OBJECT, BadLine, hander, make_entry, meta_entry, native, native_entries, no_gc, scan_lines, share_strings
 
@@ -41,6 +41,8 @@ class Transcript:
     lines: int = 0
     last_eol: bytes = b"\n"
     parts: int = 1  # how many processes scanned it (see parallel.py)
+    # a lean index (scan's ``lean``): the progress lines it made no entry of (model.Progress), or None
+    progress: object = None
 
     @property
     def format_name(self) -> str:
@@ -129,6 +131,7 @@ def scan(
     stats: bool = True,
     lazy: bool | None = None,
     plain: bool = True,
+    lean: bool = False,
 ) -> Transcript:
     """Index ``path``. ``on_entry`` sees each entry with its object and blocks before they are released.
 
@@ -151,9 +154,16 @@ def scan(
 
     ``plain=False``: ``on_entry`` reads nothing of a metadata entry with nothing set (``e._m is PLAIN``: most lines of
     a Claude Code file), so a streaming pass may leave such entries out (they are still numbered).
+
+    ``lean=True``: a Claude Code file's progress lines (most of an older client's lines) get no entry, where the C part
+    reads them: their offsets, uuids and parents are kept apart (``t.progress``, ``model.lean_progress(t.entries)``),
+    all the client reads of them (``claude_chain.chain``). For a reader that writes nothing and reads no line by its
+    place in ``t.entries`` but through the chain (``estimate``, ``validate``): repair, which writes every line, never.
     """
     _check_path(path)
     t = Transcript(path, None)
+    if lean and keep_index and not keep and on_entry is None and on_format is None and lazy is not False:
+        t.progress = Progress()
     pending: list[tuple[tuple, object]] = []
     module = formats.get(fmt) if fmt else None
     index = 0
@@ -175,6 +185,7 @@ def scan(
                               on_entry=on_entry if streaming else None, on_format=on_format if streaming else None,
                               plain=plain)
             _mark_value_leaf(t)
+            _kept_apart(t)
             return t
 
     announce = on_format
@@ -261,7 +272,18 @@ def scan(
     if len(t.bad) > 1:  # non-object lines read before the format was known are reported late: line order, as a parallel scan
         t.bad.sort(key=_lineno)
     _mark_value_leaf(t)
+    _kept_apart(t)
     return t
+
+
+def _kept_apart(t: "Transcript") -> None:
+    """A lean index whose progress lines went apart: told to ``lean_progress`` (for as long as ``t`` lives); one that
+    kept them all as entries is an index as any other."""
+    if t.progress is not None:
+        if len(t.progress):
+            lean(t.entries, t.progress, t)
+        else:
+            t.progress = None
 
 
 def _lineno(b: "BadLine") -> int:

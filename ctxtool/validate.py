@@ -179,7 +179,7 @@ def as_sent(fmt_name: str, violations: list[Violation]) -> list[Violation]:
 
 def validate_file(path: str, fmt: str | None = None) -> dict:
     """Scan and validate one file: what ``ctxtool validate`` reports for it."""
-    t = scan(path, fmt, stats=False)  # structure only
+    t = scan(path, fmt, stats=False, lean=True)  # structure only (a Claude Code file's progress lines apart: chain)
     if t.format_name == "codex":
         seq = codex_rules.sent_entries(t.entries)
         found = codex_skipped_lines(t.entries) + codex_header(t.entries) + codex_lineage(t) + validate_codex(seq)
