@@ -18,7 +18,7 @@ from itertools import islice
 from operator import attrgetter, eq
 
 from . import codex_rules
-from .claude_chain import AS_USER, LAST, NO_CONTENT, REMINDER_CLOSE, REMINDER_OPEN, RENDERED, _blank_text, _unreadable_text, chain, gives_nothing, sent_entries
+from .claude_chain import AS_USER, LAST, NO_CONTENT, REMINDER_CLOSE, REMINDER_OPEN, RENDERED, SOURCE, _blank_text, _unreadable_text, chain, gives_nothing, sent_entries
 from .formats.common import DOUBLE_EXACT, LONE_SURROGATE, without_thinking
 from .model import BOUNDARY, COMPACTION, HEADER, MESSAGE, Entry
 from .scanloop import index_passes
@@ -808,9 +808,6 @@ def _local_command_run(t, context: list[Entry], f) -> bool:
             typed_at = e.ts if e.ts is not None else float("nan")
         all_meta = all_meta and e.type == "user" and bool(e.get("is_meta"))
     return all_meta
-
-
-SOURCE = "_src"  # the mark of a user turn's block: the index of the line it comes from (view._claude_user_run)
 
 
 def _unmarked(content):

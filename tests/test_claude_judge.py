@@ -3231,3 +3231,33 @@ def test_text_beside_a_result_goes_after_every_result_of_the_turn(tmp_path, name
     else:  # the batch's three results, then the text
         assert kinds == ["tool_result"] * 3 + ["text"] * len(notes)
     assert judge_fuzz.problems("claude", str(path), str(tmp_path / "work")) == []
+
+
+_LOADED_ROWS = {
+    # the prompt's parent set to the attachment below the ToolSearch result (judge fuzz seed 1193, case 0011)
+    "a prompt below the result's attachment": {56: ("ba94d96b-5801-4775-a15f-100e0ae7b0ed", "a787fcc7-c7b0-4ac7-8b0d-38e11285ea32")},
+    "a prompt right below the result": {56: ("ba94d96b-5801-4775-a15f-100e0ae7b0ed", "2514bdbe")},
+    "a prompt below the result, its text Tool loaded.": {56: ("ba94d96b-5801-4775-a15f-100e0ae7b0ed", "2514bdbe"),
+                                                        "text": ('"content":"Done?"', '"content":"Tool loaded. Done?"')},
+}
+
+
+@pytest.mark.parametrize("name", list(_LOADED_ROWS))
+def test_tool_loaded_follows_the_row_of_its_result_not_the_turn(tmp_path, name):
+    """The client adds "Tool loaded." to each row whose result keeps a ``tool_reference``, after that row's blocks and
+    before it joins the turn's rows (read in its code, 2.1.330); ctxtool added it after the whole joined message, after
+    the prompt that the turn's results came with (judge fuzz seed 1193, case 0011: ``deferred_tools.jsonl``'s last
+    prompt given the parent of an attachment below the ToolSearch result)."""
+    lines = (REC / "deferred_tools.jsonl").read_bytes().split(b"\n")
+    assert b'"content":"Done?"' in lines[56] and b'"uuid":"2514bdbe' in lines[20]
+    for k, (old, new) in _LOADED_ROWS[name].items():
+        if k == "text":
+            lines[56] = lines[56].replace(old.encode(), new.encode(), 1)
+            continue
+        if len(new) == 8:  # (a line's uuid by its first characters)
+            new = next(x for x in lines if x.count(b'"uuid":"' + new.encode())).split(b'"uuid":"')[1][:36].decode()
+        lines[k] = lines[k].replace(f'"parentUuid":"{old}"'.encode(), f'"parentUuid":"{new}"'.encode(), 1)
+    judge, ours = _judged(tmp_path / "deferred_tools.jsonl", b"\n".join(lines))
+    assert conversation(ours) == conversation(judge)
+    texts = [b.get("text") for m in ours for b in (m["content"] if isinstance(m["content"], list) else [])]
+    assert TOOL_LOADED in texts or name.endswith("Tool loaded.")
