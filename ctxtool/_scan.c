@@ -1603,21 +1603,24 @@ static int sidechain(Rows *self, PyObject *e) {
     return extra_flag(self, e, self->sidechain);
 }
 
-/* A row's parent as the client reads it after its splice of progress lines (``claude_chain.chain``): the parent that
- * ``links`` (uuid -> parent, the progress lines read so far) holds for the row's parent, put in ``spliced`` under
- * ``key`` (its uuid, or the row itself); a row written again that is not spliced takes its earlier line's out. A
- * parent the client takes for false, or no string (``not_links``: their marks), is never spliced. */
-static int splice_row(PyObject *e, PyObject *key, PyObject *p, PyObject *links, PyObject *not_links, PyObject *spliced,
-                      int again) {
-    if (links && p && PyUnicode_CheckExact(p) && PyUnicode_GET_LENGTH(p)) {
-        PyObject *to = PyDict_GetItemWithError(links, p);
-        if (!to && PyErr_Occurred()) return -1;
-        if (to) {
-            int r = PySet_Contains(not_links, p);
-            if (r < 0) return -1;
-            if (!r) return PyDict_SetItem(spliced, key, to);
-        }
-    }
+/* What the client's map of progress lines (``links``, or NULL: none read yet) holds for parent ``p``: a borrowed
+ * reference, or NULL (with an error set where the lookup failed). Only a string JavaScript takes for true is looked
+ * up; a parent that is no string (its mark, in ``not_links``) never is. */
+static PyObject *past_progress(PyObject *links, PyObject *p, PyObject *not_links) {
+    if (!links || !p || !PyUnicode_CheckExact(p) || !PyUnicode_GET_LENGTH(p)) return NULL;
+    PyObject *to = PyDict_GetItemWithError(links, p);
+    if (!to) return NULL;
+    int r = PySet_Contains(not_links, p);
+    return r == 0 ? to : NULL;  /* (r < 0: the error is set) */
+}
+
+/* A row's parent as the client reads it after its splice of progress lines (``claude_chain.chain``), put in
+ * ``spliced`` under ``key`` (its uuid, or the row itself) where the map re-links it; a row written again that is not
+ * re-linked takes its earlier line's out. 0, or -1 with an error set. */
+static int splice_row(PyObject *key, PyObject *p, PyObject *links, PyObject *not_links, PyObject *spliced, int again) {
+    PyObject *to = past_progress(links, p, not_links);
+    if (to) return PyDict_SetItem(spliced, key, to);
+    if (PyErr_Occurred()) return -1;
     if (again && PyDict_GET_SIZE(spliced) && PyDict_DelItem(spliced, key) < 0) {
         if (!PyErr_ExceptionMatches(PyExc_KeyError)) return -1;
         PyErr_Clear();
@@ -1626,20 +1629,12 @@ static int splice_row(PyObject *e, PyObject *key, PyObject *p, PyObject *links, 
 }
 
 /* A progress line read into the client's map of them (``links``, made on first need): uuid -> the parent it names, or
- * that parent's own where the line names one read already (a string JavaScript takes for true, no mark). */
+ * what the map holds for that parent. 0, or -1 with an error set. */
 static int read_progress(PyObject **links, PyObject *id, PyObject *p, PyObject *not_links) {
-    PyObject *to = p;
-    if (*links && PyUnicode_CheckExact(p) && PyUnicode_GET_LENGTH(p)) {
-        PyObject *g = PyDict_GetItemWithError(*links, p);
-        if (!g && PyErr_Occurred()) return -1;
-        if (g) {
-            int r = PySet_Contains(not_links, p);
-            if (r < 0) return -1;
-            if (!r) to = g;
-        }
-    }
+    PyObject *to = past_progress(*links, p, not_links);
+    if (!to && PyErr_Occurred()) return -1;
     if (!*links && !(*links = PyDict_New())) return -1;
-    return PyDict_SetItem(*links, id, to);
+    return PyDict_SetItem(*links, id, to ? to : p);
 }
 
 /* rows(entries, row_types, into, spliced, not_links[, progress]) -> (n, odd, bounds, checkpoints): claude_chain.chain's
@@ -1705,7 +1700,7 @@ static PyObject *Rows_rows(Rows *self, PyObject *const *args, Py_ssize_t nargs) 
             Py_ssize_t had = PyDict_GET_SIZE(into);
             if (PyDict_SetItem(into, id, e) < 0) goto fail;
             n++;
-            if (splice_row(e, id, p, links, not_links, spliced, PyDict_GET_SIZE(into) == had) < 0) goto fail;
+            if (splice_row(id, p, links, not_links, spliced, PyDict_GET_SIZE(into) == had) < 0) goto fail;
             if (same_str(SLOT(e, self->e_kind), self->boundary) && PyList_Append(bounds, e) < 0) goto fail;
             continue;
         }
@@ -1713,7 +1708,7 @@ static PyObject *Rows_rows(Rows *self, PyObject *const *args, Py_ssize_t nargs) 
             checkpoints = 1;
         } else if (r) {  /* a row whose uuid is no string */
             if (PyList_Append(odd, e) < 0) goto fail;
-            if (splice_row(e, e, p, links, not_links, spliced, 0) < 0) goto fail;
+            if (splice_row(e, p, links, not_links, spliced, 0) < 0) goto fail;
             /* the client folds at a boundary whatever its uuid */
             if (same_str(SLOT(e, self->e_kind), self->boundary) && PyList_Append(bounds, e) < 0) goto fail;
         }

@@ -165,9 +165,9 @@ def chain(entries: list[Entry], bridges: dict | None = None, rows: dict | None =
                 else:
                     again = False
                     odd.append(e)
-                p = e.parent
-                if links and type(p) is str and p and p in links and p not in _NOT_LINKS:
-                    spliced[key] = links[p]
+                to = _past_progress(links, e.parent)
+                if to is not _NONE:
+                    spliced[key] = to
                 elif again:
                     spliced.pop(key, None)
                 # the client folds at a boundary whatever its uuid (judge fuzz seed 205)
@@ -411,8 +411,9 @@ def _turn_tail(m: Entry, by_id: dict, links: dict | None, odd: list, seen: set) 
     user or assistant lines, sorted by ``timestamp``). So a prompt's attachments are its turn's, answered or not,
     whichever of them the last row is, on every branch (judge fuzz seed 712, case 0118: a line of them written
     again at the end; seed 701, case 0000: attachments marked as a subagent's, which the last row skips).
-    Progress lines are no rows (their children hang off the rows the client re-links them to: ``_parent``);
-    rows already on the chain are not taken again. A response's rows below it are the next turn's, which the new prompt takes: none here.
+    Progress lines are no rows (their children hang off the rows the client re-links them to: ``_parent``); rows
+    already on the chain are not taken again. A response's rows below it are the next turn's, which the new prompt
+    takes: none here.
     Not imitated: the client compares the ``timestamp`` values as written (strings character by character), ctxtool
     their times (the same order for the client's own ISO times); where a row's uuid is no string, the rows are taken in
     the order of their lines (the client's map keeps a uuid written twice at its first line's place, ctxtool at its
@@ -749,12 +750,20 @@ def _continues(row: Entry, cp: Entry, by_id: dict, through_batch: bool, links: d
 _NOT_LINKS = frozenset((FALSY_PARENT, BAD_PARENT))  # the marks of a parent that is no string: never in that map
 
 
+_NONE = object()
+
+
+def _past_progress(links: dict, p):
+    """What the client's map of progress lines (``links``) holds for parent ``p`` (a string JavaScript takes for true;
+    one that is no string, its mark, never is looked up), or ``_NONE``."""
+    return links.get(p, _NONE) if links and type(p) is str and p and p not in _NOT_LINKS else _NONE
+
+
 def _read_progress(links: dict, uuid: str, p) -> None:
-    """A progress line read into the client's map of them (``links``): its uuid -> the parent it names, or that
-    parent's own where the line names one read before it."""
-    if links and type(p) is str and p and p in links and p not in _NOT_LINKS:
-        p = links[p]
-    links[uuid] = p
+    """A progress line read into the client's map of them (``links``): its uuid -> the parent it names, or what the map
+    holds for that parent."""
+    to = _past_progress(links, p)
+    links[uuid] = p if to is _NONE else to
 
 BRIDGE_MS = 5000  # how much older than a line with a lost parent the line it is bridged to may be
 _BRIDGED_TYPES = frozenset(("user", "assistant", "attachment", "system"))  # the client's chain rows
@@ -1618,7 +1627,7 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False, too
         if k == last_assistant and (nxt is None or (k + 2 == len(msgs) and all(b.get("type") == "tool_result" for b in nxt["content"]))):
             # the session ended in the last response's tool runs: its open calls get the client's "interrupted" result
             # (the call's own id, not its key: an id written as an object is sent as that object, judge fuzz seed 720)
-            results = [{"type": "tool_result", "content": INTERRUPTED_RESULT, "is_error": True, "tool_use_id": b.get("id")}
+            results = [{"type": "tool_result", "content": INTERRUPTED_RESULT, "is_error": True, **_answering(b)}
                        for b, c in zip(blocks, calls) if c in missing]
             if nxt is None:
                 tail = [_lined({"role": "user", "content": results}, {}, lines),
@@ -1635,7 +1644,7 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False, too
                     # 1e400), and its text of white space left out as in any joined turn, even where the line's
                     # content was a string (seed 832, case 0032: the Edit's result written "")
                     nxt["content"] = [] if emptied or id(nxt) in blank_turns else _unblanked(nxt["content"])
-            lost = [{"type": "tool_result", "tool_use_id": b.get("id"), "content": MISSING_RESULT, "is_error": True}
+            lost = [{"type": "tool_result", **_answering(b), "content": MISSING_RESULT, "is_error": True}
                     for b, c in zip(blocks, calls) if c in missing and c not in gone]
             if lost:
                 if nxt is not None:
@@ -1667,6 +1676,13 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False, too
     if close_turn and (last == "user" or (last is None and (lead or ended_user))):
         out.append(_lined({"role": "assistant", "content": [{"type": "text", "text": NO_RESPONSE}]}, {}, lines))
     return out
+
+
+def _answering(call: dict) -> dict:
+    """The ``tool_use_id`` of a result the client makes for a call (its "interrupted" and "missing" ones): the call's id
+    as written, none where the call has none (JavaScript leaves an undefined key out: judge fuzz seed 1201, case 0049,
+    a ToolSearch call written without its id, whose "interrupted" result was sent with none; ctxtool sent null)."""
+    return {"tool_use_id": call["id"]} if "id" in call else {}
 
 
 def _unanswered(messages: list[dict]) -> tuple[set[int], set]:
@@ -1859,24 +1875,28 @@ def _has(tools: frozenset, x: dict) -> bool:
 def loaded(blocks: list) -> list:
     """A user message's blocks as the client sends them where a result keeps a ``tool_reference``: the client adds its
     text "Tool loaded." to each row (a line) that holds such a result, after the row's blocks, unless a text of that
-    row already starts with it, before it joins the rows of a turn (rule 16; read in its code, 2.1.330, and judged:
-    judge fuzz seed 1193, case 0011, a prompt whose parent was set to the line below such a result, sent after the
-    result and its "Tool loaded."). A block's line is its mark (``SOURCE``, view._claude_user_run); blocks with none
-    are one row."""
-    out: list = []
-    k = 0
-    while k < len(blocks):
-        src = blocks[k].get(SOURCE)
-        end = k + 1
-        while end < len(blocks) and blocks[end].get(SOURCE) == src:
-            end += 1
-        row = blocks[k:end]
-        out += row
-        if any(b.get("type") == "tool_result" and isinstance(b.get("content"), list) and any(map(_reference, b["content"]))
-               for b in row) and not any(b.get("type") == "text" and str(b.get("text", "")).startswith(TOOL_LOADED)
-                                         for b in row):
-            out.append({"type": "text", "text": TOOL_LOADED})
-        k = end
+    row already starts with it (rule 16; read in its code, 2.1.330), then joins the turn's rows in their order and puts
+    the results first. So the text stands among the turn's other blocks where its row stands among theirs: before a
+    prompt written below the result (judge fuzz seed 1193, case 0011), after a prompt the result was bridged below
+    (seed 1203, case 0119). A block's row is its mark (``SOURCE``: the line's index, whose order stands for the rows'
+    here); blocks with none are one row."""
+    rows: dict = {}  # a row's mark -> whether it gets the text
+    for b in blocks:
+        src = b.get(SOURCE)
+        if b.get("type") == "tool_result" and isinstance(b.get("content"), list) and any(map(_reference, b["content"])):
+            rows.setdefault(src, True)
+        elif b.get("type") == "text" and str(b.get("text", "")).startswith(TOOL_LOADED):
+            rows[src] = False
+    marks = [src for src, add in rows.items() if add]
+    if not marks:
+        return blocks
+    out = list(blocks)
+    for src in marks:
+        at = len(out)
+        if src is not None:  # before the first other block of a row below this one
+            at = next((k for k, b in enumerate(out) if b.get("type") != "tool_result" and type(b.get(SOURCE)) is int
+                       and type(src) is int and b[SOURCE] > src), at)
+        out.insert(at, {"type": "text", "text": TOOL_LOADED})
     return out
 
 

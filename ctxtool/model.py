@@ -338,16 +338,11 @@ class Progress:
     def __len__(self) -> int:
         return len(self.ids)
 
-    def add(self, offset: int, uuid: str | None, parent) -> None:
-        self.offsets += offset.to_bytes(8, sys.byteorder, signed=True)
-        self.ids.append(uuid)
-        self.parents.append(parent)
-
-    def extend(self, other: "Progress") -> None:
-        """``other``'s lines after these (a later part of a split scan: its offsets are the file's)."""
-        self.offsets += other.offsets
-        self.ids += other.ids
-        self.parents += other.parents
+    def extend(self, offsets: bytes, ids: list, parents: list) -> None:
+        """A later part's lines after these (a split scan's helper's: its offsets are the file's)."""
+        self.offsets += offsets
+        self.ids += ids
+        self.parents += parents
 
     def items(self):
         """(offset, uuid, parent) of each, in file order."""

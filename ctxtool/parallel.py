@@ -459,10 +459,8 @@ def scan(t, path: str, module, bounds: list[int], shared: dict, stats: bool = Tr
                     sent = count
                     count += hand([e for e in _built([part], shift, lines) if e.index >= sent], None, on_entry, plain)
                 del part
-            if apart is not None:  # (their offsets are the file's: no move)
-                t.progress.offsets += apart[0]
-                t.progress.ids += apart[1]
-                t.progress.parents += apart[2]
+            if apart is not None:
+                t.progress.extend(*apart)
             t.bad.extend(BadLine(no + lines, off, length, reason, blank) for no, off, length, reason, blank in bad)
             lines += n
             lf += plf

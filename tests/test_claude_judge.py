@@ -3261,3 +3261,39 @@ def test_tool_loaded_follows_the_row_of_its_result_not_the_turn(tmp_path, name):
     assert conversation(ours) == conversation(judge)
     texts = [b.get("text") for m in ours for b in (m["content"] if isinstance(m["content"], list) else [])]
     assert TOOL_LOADED in texts or name.endswith("Tool loaded.")
+
+
+_CALL_IDS = {"removed": None, "null": b'"id":null,', "a number": b'"id":7,'}
+
+
+@pytest.mark.parametrize("cut", [True, False], ids=["cut at the call", "whole"])
+@pytest.mark.parametrize("how", list(_CALL_IDS))
+def test_a_result_the_client_makes_for_a_call_carries_the_calls_id_as_written(tmp_path, how, cut):
+    """The "interrupted" result the client makes for the last response's open call, and the "missing" one for a call
+    with no result, name the call's id as written: none where the call has none (JavaScript leaves an undefined key
+    out of the request: judge fuzz seed 1201, case 0049, ``background_bash.jsonl`` cut to its ToolSearch call line,
+    the call's id removed; ctxtool sent ``"tool_use_id": null``)."""
+    lines = (REC / "background_bash.jsonl").read_bytes().split(b"\n")
+    assert b'"name":"ToolSearch"' in lines[35] and lines[35].count(b'"id":"toolu_') == 1
+    start = lines[35].index(b'"id":"toolu_')
+    end = lines[35].index(b",", start) + 1
+    lines[35] = lines[35][:start] + (_CALL_IDS[how] or b"") + lines[35][end:]
+    judge, ours = _judged(tmp_path / "background_bash.jsonl", b"\n".join(lines[:36] if cut else lines) + (b"\n" if cut else b""))
+    assert conversation(ours) == conversation(judge)
+    made = [b for m in ours if isinstance(m["content"], list) for b in m["content"]
+            if b.get("type") == "tool_result" and b.get("content") in (INTERRUPTED_RESULT, MISSING_RESULT)]
+    assert all(("tool_use_id" in b) == (how != "removed") for b in made)
+    assert bool(made) == cut  # (the whole file: the client drops the call, its result then an orphan, and makes none)
+
+
+def test_tool_loaded_of_a_result_bridged_below_its_turns_prompt_follows_the_prompt(tmp_path):
+    """The same rule where the result's row comes after the prompt's (judge fuzz seed 1203, case 0119:
+    ``mcp_toolsearch.jsonl``'s ToolSearch call line torn into the line before it, its result bridged by time below the
+    prompt's attachments): the client sends the prompt, then "Tool loaded." (the result itself dropped, its call gone)."""
+    lines = (REC / "mcp_toolsearch.jsonl").read_bytes().split(b"\n")
+    k = next(i for i, x in enumerate(lines) if b'"id":"toolu_rec_ms1","name":"ToolSearch"' in x)
+    lines[k - 1:k + 1] = [lines[k - 1][:20] + lines[k]]
+    judge, ours = _judged(tmp_path / "mcp_toolsearch.jsonl", b"\n".join(lines))
+    assert conversation(ours) == conversation(judge)
+    first = [b.get("text") for b in ours[0]["content"]]
+    assert first[-1] == TOOL_LOADED and "Load the fox tool." in first
