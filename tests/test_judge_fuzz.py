@@ -7,11 +7,13 @@ runs more (``CTXTOOL_JUDGE_FUZZ_SEED`` picks another seed). Each case starts the
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 
 from tests.support import judge_fuzz
 
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 JUDGE_FUZZ_CASES = 8
 SEED = int(os.environ.get("CTXTOOL_JUDGE_FUZZ_SEED", "20261126"))
 N = int(os.environ.get("CTXTOOL_JUDGE_FUZZ_N", JUDGE_FUZZ_CASES))
@@ -71,10 +73,7 @@ def test_an_attribution_rendered_from_its_data_goes_unjudged_and_nothing_else(tm
     recorded rendering gives no text (judge fuzz seed 562, case 0070: its content made ""), which ctxtool does not
     imitate: the reminder comparison leaves that file out; the other kinds (probed: the client leaves them out as
     ctxtool does) and the recorded rendering stay judged."""
-    import json
-    from pathlib import Path
-
-    src = (Path(__file__).parent.parent / "fixtures" / "claude-recorded" / "rewound.jsonl").read_bytes().split(b"\n")
+    src = (FIXTURES / "claude-recorded" / "rewound.jsonl").read_bytes().split(b"\n")
 
     def with_rendering(kind: str, rendered) -> str:
         k = next(i for i, x in enumerate(src) if b'"attachment":{"type":"%s"' % kind.encode() in x)
@@ -202,3 +201,19 @@ def test_the_mutations_of_a_crash_or_a_second_writer_do_the_damage_they_name():
     finally:
         fuzz.mutate = real
     assert False in ops and True in ops and ops.index(True) > 0 and all(ops[ops.index(True):])
+
+
+@pytest.mark.pi
+def test_pi_refuses_a_file_it_wipes_not_one_it_migrates_whole(tmp_path):
+    """The pi judge's refusal: a file pi rewrites as it loads it and whose lines give no message is a refusal only where
+    pi left lines out (a torn header: it starts the session again), not where it migrated every line (judge fuzz seed
+    1127 of pi's, case 0086: a version 1 file whose only message, an orphan result, repair dropped, leaving a line of an
+    unknown type that pi keeps; the judge said pi refused the repaired file)."""
+    src = (FIXTURES / "repair" / "pi-v1-empty-string-ids-no-header.expected.jsonl").read_text().splitlines()
+    assert src[0].startswith('{"type":"session"') and '"type":"message"' in src[1]
+    migrated = tmp_path / "migrated.jsonl"
+    migrated.write_text("\n".join([src[0], src[1].replace('"type":"message"', '"type":"a\\udfffb"', 1)]) + "\n")
+    assert judge_fuzz._pi_judge(str(migrated)) == []
+    torn = tmp_path / "torn.jsonl"
+    torn.write_text("\n".join([src[0][:30]] + src[1:]) + "\n")
+    assert judge_fuzz._pi_judge(str(torn)) == judge_fuzz.REFUSED

@@ -95,7 +95,7 @@ def _pi_judge(path: str):
     from .pi_agent import load_with_pi
 
     r = load_with_pi(path, check=False)
-    if not r.get("ok") or (r.get("rewritten") and not r.get("llmMessages") and _entries_on_disk(path)):
+    if not r.get("ok") or (r.get("rewritten") and not r.get("llmMessages") and _wiped(path, r.get("fileAfter"))):
         return REFUSED  # pi could not load it, or wiped it (a torn header: what repair is for)
     out = []
     for m in r["llmMessages"]:
@@ -108,11 +108,25 @@ def _pi_judge(path: str):
     return out
 
 
-def _entries_on_disk(path: str) -> bool:
-    """Whether the file holds a line besides its session header (a file of a header alone, which
-    pi loads as an empty session, is not a refusal)."""
+def _entries_on_disk(path: str) -> int:
+    """How many lines the file holds besides its session header (a file of a header alone, which pi loads as an empty
+    session, is not a refusal)."""
     with open(path, "rb") as f:
-        return any(line.strip() and b'"type":"session"' not in line.replace(b" ", b"") for line in f)
+        return sum(1 for line in f if line.strip() and b'"type":"session"' not in line.replace(b" ", b""))
+
+
+def _wiped(path: str, after) -> bool:
+    """Whether pi, rewriting the file as it loaded it, left out lines it held besides its header (a torn header: pi
+    starts the session again). A file pi rewrote whole (its migration of an older version: every line kept, ids
+    given), whose lines give no message, is no refusal (judge fuzz seed 1127 of pi's, case 0086: repair dropped the
+    only message, an orphan result, and left a line of an unknown type, which pi kept)."""
+    held = _entries_on_disk(path)
+    if not held:
+        return False
+    if not isinstance(after, str):
+        return True
+    kept = sum(1 for line in after.splitlines() if line.strip() and '"type":"session"' not in line.replace(" ", ""))
+    return kept < held
 
 
 def _str_or_empty(v):
