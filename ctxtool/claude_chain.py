@@ -52,7 +52,7 @@ from itertools import islice
 
 from .formats.claude import REMINDER_CLOSE, REMINDER_OPEN  # (the client's wrapping of context)
 from .formats.common import THINKING_TYPES, js_stringify
-from .model import BAD_PARENT, BOUNDARY, COMPANION, FALSY_ID, FALSY_MESSAGE_ID, FALSY_PARENT, MESSAGE, SILENT_RESPONSE, UNREADABLE_CONTENT, Entry, Progress, as_list, lean_progress
+from .model import BAD_PARENT, BOUNDARY, COMPANION, FALSY_ID, FALSY_MESSAGE_ID, FALSY_PARENT, MESSAGE, SILENT_RESPONSE, UNREADABLE_CONTENT, Entry, as_list, lean_progress
 from .scanloop import index_passes
 
 INTERRUPTED_RESULT = ("[Tool call interrupted: the session ended before this call's result was recorded, "
@@ -109,8 +109,7 @@ def main_entries(entries: list[Entry]) -> list[Entry]:
 
 
 def chain(entries: list[Entry], bridges: dict | None = None, rows: dict | None = None, mend=None,
-          counts: list | None = None, tail: list | None = None, spliced: dict | None = None,
-          progress: Progress | None = None) -> list[Entry]:
+          counts: list | None = None, tail: list | None = None, spliced: dict | None = None) -> list[Entry]:
     """The leaf's chain, root first (rule 1): every linked line, messages or not. ``bridges``, when given, gets
     each line of the chain whose parent was lost (or a cycle) and the line it was bridged to:
     {index of the line: line, or None where the history is cut}. ``mend``, when given, is asked
@@ -121,12 +120,11 @@ def chain(entries: list[Entry], bridges: dict | None = None, rows: dict | None =
     uuids among them (before a fold). The rows below an unanswered user leaf (``_turn_tail``) follow the
     chain, or go to ``tail`` when it is given (the client puts them after its recovery of parallel batches).
     ``spliced``, when given (empty), gets the rows the client re-links past progress lines: {uuid, or the row
-    where its uuid is no string: the parent it reads}. ``progress``: the progress lines ``entries`` holds no entry of
-    (a lean index: ``transcript.scan``), read among them in file order."""
+    where its uuid is no string: the parent it reads}. The progress lines a lean index holds no entry of
+    (``model.lean_progress``) are read among ``entries`` in file order."""
     by_id: dict[str, Entry] = {} if rows is None else rows
     spliced = {} if spliced is None else spliced
-    if progress is None:
-        progress = lean_progress(entries)
+    progress = lean_progress(entries)
     n = 0
     checkpoints = False  # a last-prompt line
     last_b = listed = None  # the last boundary; the last that lists its kept messages (the client folds)
@@ -1893,9 +1891,9 @@ def loaded(blocks: list) -> list:
     out = list(blocks)
     for src in marks:
         at = len(out)
-        if src is not None:  # before the first other block of a row below this one
+        if type(src) is int:  # before the first other block of a row below this one
             at = next((k for k, b in enumerate(out) if b.get("type") != "tool_result" and type(b.get(SOURCE)) is int
-                       and type(src) is int and b[SOURCE] > src), at)
+                       and b[SOURCE] > src), at)
         out.insert(at, {"type": "text", "text": TOOL_LOADED})
     return out
 

@@ -162,7 +162,9 @@ def scan(
     """
     _check_path(path)
     t = Transcript(path, None)
-    if lean and keep_index and not keep and on_entry is None and on_format is None and lazy is not False:
+    indexing = keep_index and not keep and on_entry is None and on_format is None  # (an index, nobody handed a line)
+    fast = indexing and lazy is not False  # the index's fast way: metadata lines' entries made in the loop (scanloop)
+    if lean and fast:
         t.progress = Progress()
     pending: list[tuple[tuple, object]] = []
     module = formats.get(fmt) if fmt else None
@@ -176,7 +178,7 @@ def scan(
     # what a streaming pass's consumer keeps (profile: a record per message) lives on as an index does: out of the
     # collector's reach too, or its first collection walks it all (pi, 500 MB: ~35 ms of profile's 0.6 s)
     freeze = keep_index or streaming
-    if (keep_index and not keep and on_entry is None and on_format is None) or streaming:
+    if indexing or streaming:
         split = parallel.split(path, workers, parallel.MIN_BYTES if split_min_bytes is None else split_min_bytes,
                                module, streaming, lazy is not False)
         if split is not None:
@@ -231,8 +233,8 @@ def scan(
             append(e)
 
     on_meta = on_taken = None
-    if keep_index and on_entry is None and announce is None and lazy is not False and not keep:
-        into = t.entries  # the index's fast way: metadata lines' entries made in the loop (scanloop)
+    if fast:
+        into = t.entries
     elif lazy or (lazy is None and not keep and on_entry is None):
         entries = t.entries
         hand = hander()  # (each entry numbered, and handed to on_entry as plain says)
