@@ -816,12 +816,14 @@ class _Bridge:
         return rows[h]
 
 
-def sent_entries(entries: list[Entry], leaf: list | None = None) -> list[Entry]:
+def sent_entries(entries: list[Entry], leaf: list | None = None, foreign=None) -> list[Entry]:
     """The message entries Claude Code sends, in its order (rules 1–4): chain order, each
     assistant message's lines together, its results gathered right after it. ``leaf``, when given, gets the row the
     client resumes at (the chain's last) appended, the function that tells a line's place in the client's rows, and
     whether the rows the client puts after an unanswered user leaf (``_turn_tail``) hold an attachment (its last row
-    is then one, rendered or not)."""
+    is then one, rendered or not). ``foreign(model)``, when given: whether the client drops the thinking of a line
+    that model wrote (rule 57, where it talks to another host), which it does before it merges a response's lines
+    (``merged_order``)."""
     rows: dict[str, Entry] = {}
     counts: list = []
     below: list[Entry] = []  # the rows below an unanswered leaf: after everything else, as the client puts them
@@ -915,7 +917,7 @@ def sent_entries(entries: list[Entry], leaf: list | None = None) -> list[Entry]:
                 out.extend(early.rows.pop(e.msg_key))
             continue
         cut: list = []
-        group = _group(e, groups, done, chain_pos, seq, later_place, holders, cut)
+        group = _group(e, groups, done, chain_pos, seq, later_place, holders, cut, foreign)
         answers: list[Entry] = []
         for g in group:
             done.add(g.index)
@@ -964,7 +966,7 @@ def sent_entries(entries: list[Entry], leaf: list | None = None) -> list[Entry]:
             # lines all off the chain are that message at their place (a line on the chain makes it when it comes)
             first, left = cut[0]
             if not any(k[1] == 1 for k, _ in left):
-                rest = merged_order([g for _, g in left])
+                rest = merged_order([g for _, g in left], foreign)
                 deferred.append((first[0] - 1, first, rest))
                 for g in rest:
                     done.add(g.index)
@@ -1311,7 +1313,7 @@ def row_place(entries: list[Entry]):
 
 
 def _group(e: Entry, groups: dict, done: set, chain_pos: dict, seq: list, later: _LaterLines, holders: dict,
-           cut: list) -> list[Entry]:
+           cut: list, foreign=None) -> list[Entry]:
     """The lines of ``e``'s response, as the client recovers a parallel batch: ``e`` (its first
     line on the chain), then its other lines on the chain in chain order, with the lines off the
     chain put in by file position before the first later chain line that comes after them in the
@@ -1332,7 +1334,7 @@ def _group(e: Entry, groups: dict, done: set, chain_pos: dict, seq: list, later:
     if stop is not None:
         cut.append((keyed[stop][0], keyed[stop:]))
         keyed = keyed[:stop]
-    return merged_order([e] + [g for _, g in keyed])
+    return merged_order([e] + [g for _, g in keyed], foreign)
 
 
 def _stops_a_merge(x: Entry) -> bool:
@@ -1450,30 +1452,35 @@ class _LaterLines:
         return levels
 
 
-def merged_order(lines: list[Entry]) -> list[Entry]:
+def merged_order(lines: list[Entry], foreign=None) -> list[Entry]:
     """A response's lines in the order the client sends their blocks (rule 4): it merges the lines one at a time, and
     after each merge moves the calls after the other blocks when a block other than a call follows a call, unless a
     thinking block is followed by calls and then by another thinking block (interleaved thinking, whose signatures
     cover that order). Read in the client's code (2.1.330: its merge of one response's messages), judged on recorded
     responses (thinking, call, thinking, call is sent as written; thinking, call, text, call as thinking, text, call,
-    call). Lines of one block each, as the client writes them; a line of several is taken as one block of its kind."""
+    call). Lines of one block each, as the client writes them; a line of several is taken as one block of its kind. A
+    line of thinking written with no model (rule 43), or by a model ``foreign`` names (rule 57), gives no block: the
+    client takes such thinking out of each line before it merges them (judge fuzz seed 1213, case 0090: with a
+    response's first thinking line so written, its other thinking line goes before its first call)."""
     out: list[Entry] = []
     for g in lines:
         out.append(g)
-        if len(out) > 1 and _calls_go_last(out):
+        if len(out) > 1 and _calls_go_last(out, foreign):
             out = [x for x in out if not x.calls] + [x for x in out if x.calls]  # (the order kept within each kind)
     return out
 
 
-def _calls_go_last(lines: list[Entry]) -> bool:
+def _calls_go_last(lines: list[Entry], foreign=None) -> bool:
     after = skip = prev_thinking = call_since = False
     seen_call = False
     for x in lines:
         if x.calls:
             seen_call = call_since = True
             continue
-        after = after or seen_call
         thinking = _thinking_line(x)
+        if thinking and (not x.model or (foreign is not None and foreign(x.model))):  # (taken out before the merge)
+            continue
+        after = after or seen_call
         if thinking and prev_thinking and call_since:
             skip = True
         prev_thinking, call_since = thinking, False

@@ -307,6 +307,16 @@ def sent_messages(t, entries: list[Entry] | None = None, *, model: str | None = 
                                  unnamed=unnamed)
             if request is not None:
                 request.append(req)
+            if foreign_thinking:
+                # the client takes the thinking of lines another model wrote out of them before it merges a
+                # response's lines, whose order may then change (claude_chain.merged_order); which lines are sent
+                # does not, nor the request's model
+                def drops(m, _model=req.model) -> bool:
+                    return claude_models.foreign(m, _model)
+
+                if any(e.model and e.role == "assistant" and drops(e.model) for e in context):
+                    resumed = []
+                    context = sent_entries(entries, leaf=resumed, foreign=drops)
             system_turns = req.system_turns
             context = claude_persons_turn(t, context, f)
         close = fmt == "claude" and _closes_turn(t, entries, context, f, *resumed)

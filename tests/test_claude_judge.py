@@ -2134,6 +2134,32 @@ def test_thinking_another_model_wrote_is_not_sent(tmp_path, model):
     assert any(b[0] == "thinking" for _, blocks in conversation(ours) for b in blocks) == (model == b'"<synthetic>"')
 
 
+_INTERLEAVED_MODELS = {"first, left out": (21, None), "first, {}": (21, b"{}"), "first, -1e400": (21, b"-1e400"),
+                       "first, another model's": (21, b'"claude-sonnet-4-6"'), "first, <synthetic>": (21, b'"<synthetic>"'),
+                       "second, null": (23, b"null"), "second, another model's": (23, b'"claude-haiku-4-5"')}
+
+
+@pytest.mark.parametrize("name", list(_INTERLEAVED_MODELS))
+def test_thinking_the_client_drops_is_out_before_a_responses_lines_are_merged(tmp_path, name):
+    """thinking_interleaved.jsonl's response (thinking, call, thinking, call: sent as written, rule 4) with one thinking
+    line's model edited (judge fuzz seed 1213, case 0090: the first's ``-1e400``). The client takes the thinking of a
+    line with no model, or another model's where it talks to another host (as here), out of each line before it
+    merges the response's lines; with the first gone, the other thinking follows a call, and the calls go after it.
+    ctxtool merged first and dropped after: the call, the thinking, the other call."""
+    idx, model = _INTERLEAVED_MODELS[name]
+    lines = (REC / "thinking_interleaved.jsonl").read_bytes().split(b"\n")
+    assert b'"type":"thinking"' in lines[idx] and b'"model":"claude-opus-5-5",' in lines[idx]
+    lines[idx] = lines[idx].replace(b'"model":"claude-opus-5-5",', b"" if model is None else b'"model":' + model + b",", 1)
+    path = tmp_path / "thinking_interleaved.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    judge = resume_payload(str(path))["messages"]
+    ours = sent_messages(scan(str(path)), foreign_thinking=True)
+    assert conversation(ours) == conversation(judge)
+    first = [b[0] for b in conversation(ours)[1][1]]
+    assert first == (["thinking", "tool_use", "thinking", "tool_use"] if model == b'"<synthetic>"' else
+                     ["thinking", "tool_use", "tool_use"])
+
+
 _EDIT_RESULTS = {"''": b'""', "' '": b'" "', "tab and newline": b'"\\t\\n"', "'x'": b'"x"', "[]": b"[]",
                  "one empty text": b'[{"type":"text","text":""}]', "a space and an empty text":
                  b'[{"type":"text","text":" "},{"type":"text","text":""}]', "a newline, then y":
