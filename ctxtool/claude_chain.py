@@ -1518,20 +1518,24 @@ def _without_reused_calls(content: list, sent_ids: set) -> list:
 AS_USER = "_as_user"  # a system message's text as the client renders it when it sends it in a user turn (heal)
 
 
-def heal(messages: list[dict], close_turn: bool = True, lines: bool = False, tools: frozenset = CLIENT_TOOLS) -> list[dict]:
+def heal(messages: list[dict], close_turn: bool = True, lines: bool = False, tools: frozenset = CLIENT_TOOLS,
+         turn: set | None = None) -> list[dict]:
     """Rule 5 on Messages-shaped dicts (``{"role", "content"}``): the pairing fixes the client
     makes before it sends. Returns new messages; the input is not changed. ``close_turn``: a
     history that ends with a user message gets the reply "No response requested." (rule 13;
     ``view._closes_turn`` says when). A user message may say how many lines it was made of (``parts``, 1 when
     missing) and whether it is one line whose content is a string (``string``): rule 19. ``lines``: each message's
-    ``lines`` go with what is sent of it (joined where messages are joined; ``[]`` on the messages the client adds)."""
+    ``lines`` go with what is sent of it (joined where messages are joined; ``[]`` on the messages the client adds).
+    ``turn``: the lines of the history's last turn (``last_turn``), when known; where the history ends in the last
+    response's tool runs, a call of that turn's responses that no result answers anywhere keeps its place with the
+    "missing" result, as the last response's open calls get the "interrupted" one (unknown: the last response's only)."""
     msgs: list[dict] = []
     # the history ended with a user message before healing (it may leave that one out: a prompt whose content
     # the client cannot read is still a turn to close), or held no message at all
     ended_user = next((m["role"] == "user" for m in reversed(messages) if m["role"] != "system"), True)
     lead: list[dict] = []  # system messages before any other
     after: dict[int, list] = {}  # id of a message -> the system messages that followed it
-    unanswered, present = _unanswered(messages)
+    unanswered, present = _unanswered(messages, turn)
     last_kept = None  # the place of the last message sent (found on first need)
     for k, m in enumerate(messages):  # consecutive user messages are one turn; each response stays on its own
         if m["role"] == "system":
@@ -1581,6 +1585,10 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False, too
                 m["content"] = [{"type": "text", "text": NO_CONTENT}]
                 blank_turns.add(id(m))
     last_assistant = max((k for k, m in enumerate(msgs) if m["role"] == "assistant"), default=-1)
+    # the history ends in the last response's tool runs: the client resumes its turn, whose calls are all paired
+    in_runs = last_assistant >= 0 and any(b.get("type") == "tool_use" for b in msgs[last_assistant]["content"]) and (
+        last_assistant + 1 == len(msgs) or (last_assistant + 2 == len(msgs) and all(
+            b.get("type") == "tool_result" or b.get("text") == TOOL_LOADED for b in msgs[-1]["content"])))
     # results present somewhere (``present``, from _unanswered): a call whose result stands elsewhere (not in the next
     # message) keeps its place with the client's "missing" result; a call with no result anywhere is dropped
     out: list[dict] = []
@@ -1621,8 +1629,9 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False, too
             emptied = not kept and bool(nxt["content"])
             nxt["content"] = kept
         missing = [c for c in calls if c not in answered]
+        kept_open = in_runs and _in_turn(m, turn)  # (its calls with no result anywhere get the "missing" one)
         if emptied and (not missing or not (k == last_assistant and k + 2 == len(msgs))
-                        and all(c not in present for c in missing)):
+                        and not kept_open and all(c not in present for c in missing)):
             # the client keeps the turn, emptied, unless a call of the response gets a result in it: one whose
             # result stands elsewhere, or any open call of the last response; a call with no result anywhere
             # is dropped before (judged: judge fuzz seed 524, case 0071, the Agent call's result id made [])
@@ -1640,7 +1649,7 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False, too
             else:
                 nxt["content"] = nxt["content"] + results
         else:
-            gone = {c for c in missing if c not in present}
+            gone = set() if kept_open else {c for c in missing if c not in present}
             if gone:
                 m["content"] = [b for b in m["content"] if not (b.get("type") == "tool_use" and _tid(b, "id") in gone)]
                 if not m["content"] and k > 0 and msgs[k - 1]["role"] == "user" and nxt is not None:
@@ -1690,13 +1699,13 @@ def _answering(call: dict) -> dict:
     return {"tool_use_id": call["id"]} if "id" in call else {}
 
 
-def _unanswered(messages: list[dict]) -> tuple[set[int], set]:
+def _unanswered(messages: list[dict], turn: set | None = None) -> tuple[set[int], set]:
     """The ids of the responses that are only calls none of whose results is sent anywhere (and what the client leaves
     out of a response: thinking, blank text): the client leaves their lines out before it joins and pairs the rest
     (``Jie`` in 2.1.330, read in its code), so the turns around such a response are one, and a response it stood
     between and that response's results meet (judge fuzz seed 1025, case 0110). The last response, with only results
-    after it, is not one: its open calls get the "interrupted" result. And the ids of the results in the user messages
-    (``heal``'s ``present``)."""
+    after it, is not one: its open calls get the "interrupted" result; nor then is a response of the last turn
+    (``turn``, heal's). And the ids of the results in the user messages (``heal``'s ``present``)."""
     present = set()
     last = None
     for k, m in enumerate(messages):
@@ -1705,6 +1714,7 @@ def _unanswered(messages: list[dict]) -> tuple[set[int], set]:
         elif m["role"] == "user" and type(m["content"]) is list:
             present.update(_tid(b, "tool_use_id") for b in m["content"] if type(b) is dict and b.get("type") == "tool_result")
     out = set()
+    in_runs = None  # (the history ends in the last response's tool runs: found on first need)
     for k, m in enumerate(messages):
         if m["role"] != "assistant" or type(m["content"]) is not list or not any(
                 type(b) is dict and b.get("type") == "tool_use" and _tid(b, "id") not in present for b in m["content"]):
@@ -1716,10 +1726,44 @@ def _unanswered(messages: list[dict]) -> tuple[set[int], set]:
         if rest and kept_blocks("assistant", rest) is not None:
             continue  # (what the client's lines give without those calls: thinking alone gives nothing, judge fuzz
             # seed 1119, case 0089: a response's two calls each lost its result, its two thinking lines left)
-        if k == last and all(x["role"] != "assistant" and (x["role"] == "system" or _only_results(x)) for x in messages[k + 1:]):
-            continue
+        if k == last or _in_turn(m, turn):
+            if in_runs is None:
+                in_runs = any(type(b) is dict and b.get("type") == "tool_use" for b in messages[last]["content"]) and all(
+                    x["role"] != "assistant" and (x["role"] == "system" or _only_results(x)) for x in messages[last + 1:])
+            if in_runs:
+                continue
         out.add(id(m))
     return out, present
+
+
+def _in_turn(m: dict, turn: set | None) -> bool:
+    """Whether message ``m`` (its ``lines``) stands in the history's last turn (``turn``: its lines; None: unknown)."""
+    if turn is None:
+        return False
+    own = m.get("lines")
+    return bool(own) and all(x in turn for x in own)
+
+
+def last_turn(context: list[Entry]) -> list[Entry]:
+    """The rows of the history's last turn, where they hold a result (a user row with a tool result, answering a call or
+    not); else none. The turn: the rows after the last user row that holds no tool result (a prompt, a meta line, a
+    summary), as the client walks its rows back from the end past responses, results and context (``Pzt`` in 2.1.330);
+    all of them where there is no such row. Where the history ends in the last response's tool runs and the turn holds
+    a result, the client resumes that turn, and each call of it that no result answers anywhere keeps its place with
+    the "missing" result (judge fuzz seed 1212, case 0096: a result's ``tool_use_id`` made a date, the file cut in the
+    turn's tool runs). ctxtool dropped such a call, as the client does in an earlier turn, where the turn got its
+    answer, and where the turn holds no result (its responses' calls all open: the last response's get the
+    "interrupted" result, the others' calls are dropped; judged, a result of another id put in makes the difference)."""
+    k = len(context) - 1
+    results = False
+    while k >= 0:
+        e = context[k]
+        if e.type == "user" and e.role == "user":
+            if not e.results:
+                break
+            results = True
+        k -= 1
+    return context[k + 1:] if results else []
 
 
 def _only_results(m: dict) -> bool:

@@ -18,7 +18,7 @@ from itertools import islice
 from operator import attrgetter, eq
 
 from . import codex_rules
-from .claude_chain import AS_USER, LAST, NO_CONTENT, REMINDER_CLOSE, REMINDER_OPEN, RENDERED, SOURCE, _blank_text, _unreadable_text, chain, gives_nothing, sent_entries
+from .claude_chain import AS_USER, LAST, NO_CONTENT, REMINDER_CLOSE, REMINDER_OPEN, RENDERED, SOURCE, _blank_text, _unreadable_text, chain, gives_nothing, last_turn, sent_entries
 from .formats.common import DOUBLE_EXACT, LONE_SURROGATE, without_thinking
 from .model import BOUNDARY, COMPACTION, HEADER, MESSAGE, Entry
 from .scanloop import index_passes
@@ -348,7 +348,7 @@ def sent_messages(t, entries: list[Entry] | None = None, *, model: str | None = 
                     into.append({"role": role, "content": blocks, "lines": [e.lineno for e in part]})
     if fmt != "claude":
         return out
-    healed = heal(out, close_turn=close, lines=True, tools=tools)
+    healed = heal(out, close_turn=close, lines=True, tools=tools, turn={e.lineno for e in last_turn(context)})
     if rest:  # (after the close: a user message of their own)
         healed += heal(rest, close_turn=False, lines=True, tools=tools)
     out = [dict(m, content=on_the_wire(_unmarked(m["content"]))) for m in _merged_after_heal(t, healed, system_turns, context)]
@@ -560,7 +560,13 @@ def _unanswered_calls(context: list[Entry], groups: list) -> set:
     last = next((k for k in range(len(groups) - 1, -1, -1) if groups[k][0] == "assistant"), None)
     if last is not None and all(all(e.get("context") == "system" or (e.results and e.nblocks == len(e.results))
                                     for e in g) for _, g in groups[last + 1:]):
-        out -= {c.id for e in _responses(groups[last][1])[-1] for c in e.calls}
+        calls = {c.id for e in _responses(groups[last][1])[-1] for c in e.calls}
+        if calls:  # (the history ends in the last response's tool runs)
+            out -= calls
+            # and the calls of the last turn's responses, which get the "missing" result (claude_chain.last_turn)
+            turn = {e.index for e in last_turn(context)}
+            out -= {c.id for role, g in groups if role == "assistant" for part in _responses(g)
+                    if all(e.index in turn for e in part) for e in part for c in e.calls}
     return out
 
 

@@ -2160,6 +2160,70 @@ def test_thinking_the_client_drops_is_out_before_a_responses_lines_are_merged(tm
                      ["thinking", "tool_use", "tool_use"])
 
 
+def _dated(line: bytes) -> bytes:
+    return re.sub(rb'"tool_use_id":"[^"]*"', b'"tool_use_id":"2026-13-45T99:99:99Z"', line, count=1)
+
+
+def _last_turn_calls() -> dict:
+    """(lines, whether a call is kept with the "missing" result): a result's ``tool_use_id`` made a date (or its line
+    deleted) in ``background_bash.jsonl`` and ``workday.jsonl`` cut at one place or another; and in ``workday.jsonl``'s
+    first turn, its first response followed by its fourth's call alone (the Edit, relinked), a result of another id
+    between them or none."""
+    bg = (REC / "background_bash.jsonl").read_bytes().split(b"\n")
+    wd = (REC / "workday.jsonl").read_bytes().split(b"\n")
+    assert b'"tool_use_id":"toolu_rec_b1"' in bg[22] and b'"tool_use_id":"toolu_rec_d1"' in wd[20]
+    assert b'"name":"Edit"' in wd[32] and b'"tool_use_id":"toolu_rec_d4"' in wd[33]
+
+    def dated(lines, keep, no):
+        lines = lines[:keep]
+        lines[no - 1] = _dated(lines[no - 1])
+        return lines
+
+    def uuid(line):
+        return json.loads(line)["uuid"].encode()
+
+    edit = wd[32].replace(json.loads(wd[32])["parentUuid"].encode(), uuid(wd[19]))
+    between = _dated(wd[20])
+    return {
+        "background: cut in the third call's runs": (dated(bg, 37, 23), True),
+        "background: cut in the third call's runs, the result deleted": (bg[:22] + bg[23:37], True),
+        "background: cut in the second call's runs": (dated(bg, 31, 23), True),
+        "background: cut before the third call's result": (dated(bg, 36, 23), True),
+        "background: cut in the fourth call's runs": (dated(bg, 45, 23), True),
+        "background: cut after the turn's answer": (dated(bg, 47, 23), False),
+        "background: whole": (dated(bg, 57, 23), False),
+        "workday: cut in the first turn's last runs": (dated(wd, 38, 21), True),
+        "workday: cut in the third turn's runs, a first turn's call": (dated(wd, 54, 21), False),
+        "workday: cut in the third turn's runs, another": (dated(wd, 54, 34), False),
+        "workday: two open responses after results": (wd[:28] + [wd[32], wd[36].replace(
+            json.loads(wd[36])["parentUuid"].encode(), uuid(wd[32]))], True),
+        "workday: two open responses, no result in the turn": (wd[:20] + [edit], False),
+        "workday: two open responses, another id's result between": (
+            wd[:20] + [between, wd[32].replace(json.loads(wd[32])["parentUuid"].encode(), uuid(between))], True),
+    }
+
+
+@pytest.mark.parametrize("name", list(_last_turn_calls()))
+def test_a_call_with_no_result_in_the_turn_the_history_ends_in_keeps_its_place(tmp_path, name):
+    """A call whose result is lost, in the turn the file is cut in, in its tool runs (judge fuzz seed 1212, case 0096:
+    background_bash.jsonl's first result's id made a date, the file cut after the third call's result): where the
+    turn holds a result (of any id), the client resumes the turn and keeps the call with the "missing" result; where
+    the turn got its answer, the call stood in an earlier turn, or the turn holds no result (its calls all open), it
+    drops the call, but the last response's, which get the "interrupted" one (rule 10). ctxtool dropped such a call
+    always. estimate counts the lines the view sends, and repair's file is read as the client reads it."""
+    from tests.support import judge_fuzz
+
+    lines, kept = _last_turn_calls()[name]
+    path = tmp_path / "session.jsonl"
+    judge, ours = _judged(path, b"\n".join(lines) + b"\n")
+    assert conversation(ours) == conversation(judge)
+    missing = [b for m in ours if m["role"] == "user" for b in m["content"]
+               if isinstance(b, dict) and b.get("content") == MISSING_RESULT]
+    assert bool(missing) == kept
+    assert estimated_lines(path) == view_lines(path)
+    assert judge_fuzz.problems("claude", str(path), str(tmp_path / "work")) == []
+
+
 _EDIT_RESULTS = {"''": b'""', "' '": b'" "', "tab and newline": b'"\\t\\n"', "'x'": b'"x"', "[]": b"[]",
                  "one empty text": b'[{"type":"text","text":""}]', "a space and an empty text":
                  b'[{"type":"text","text":" "},{"type":"text","text":""}]', "a newline, then y":
