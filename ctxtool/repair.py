@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 
 
 _NOT_KEPT = object()  # Planner._loops: no earlier line keeps the id of the line walked from
+_UNREAD = object()  # Planner._claude_last_row: not read yet
 
 
 @dataclass(slots=True)
@@ -139,6 +140,7 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
         self.active_path: list[Entry] = []  # pi: root-to-leaf path after the structure fixes
         self.structure_changed = False  # fix_structure found links or ids to look at
         self.copies: dict[int, Entry] = {}  # index of a dropped duplicate line -> its kept first copy
+        self._last_row = _UNREAD  # Claude Code: the client's last row (_claude_last_row)
         self._kept_ids: dict | None = None  # pi pairing: id -> the kept line with it (Pairing._stand_in)
         self.renamed_from: dict[int, str] = {}  # index of a line whose duplicate id was renamed -> that id
         self.linear_path: list[Entry] | None = None  # pi: set when the entries form one chain in file order
@@ -351,6 +353,13 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
             # a line written twice; not when either copy was just re-linked (then they stand in different places)
             if (e.id in resolve and first_entry[e.id].index not in self.edits and e.index not in self.edits
                     and self._same_line(first_entry[e.id], e)):
+                if self.name == "claude" and e is self._claude_last_row():
+                    # the client's last row, where it resumes (at the first copy's place): left as written, as the
+                    # line before it may stand on another branch (judge fuzz seed 1225, case 0134: a result line of an
+                    # earlier branch written again above a silent last answer; dropped, the client resumed elsewhere)
+                    prev = e
+                    passed.append(e)
+                    continue
                 self.drop(e, "duplicate-line", f"the same line as line {first_line[e.id]}, written twice")
                 self.copies[e.index] = first_entry[e.id]
                 continue
@@ -552,6 +561,15 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
             self.lone_prompts = {id(own[0]) for role, group in message_groups(self.name, self.entries)
                                  if role == "user" and len(own := prompt_lines(group)) == 1}
         return id(e) in self.lone_prompts
+
+    def _claude_last_row(self) -> Entry | None:
+        """Claude Code: the last row as the client reads it from the end of the file (``claude_chain._leaf_marks``:
+        beside a checkpoint, a silent response is none), read once."""
+        if self._last_row is _UNREAD:
+            marks = claude_chain._leaf_marks(claude_chain.main_entries(self.entries),
+                                             any(e.type == "last-prompt" for e in self.entries))
+            self._last_row = marks[1]
+        return self._last_row
 
     def _same_line(self, a: Entry, b: Entry) -> bool:
         return a.length == b.length and self.t.raw(a) == self.t.raw(b)

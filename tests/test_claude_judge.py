@@ -2160,6 +2160,44 @@ def test_thinking_the_client_drops_is_out_before_a_responses_lines_are_merged(tm
                      ["thinking", "tool_use", "tool_use"])
 
 
+def _silent_answer_variants() -> dict:
+    """rewound_sdk.jsonl (a checkpoint naming its last answer, line 60, after two rewinds) with that answer made silent
+    (rule 42: its block's type no string) and, above it, a row of an earlier branch: the first rewind's first result
+    line written again (judge fuzz seed 1225, case 0134), or a new result line there; and the shapes around it."""
+    lines = (REC / "rewound_sdk.jsonl").read_bytes().split(b"\n")
+    assert b'"text":"The last answer."' in lines[59] and b'"tool_use_id":"toolu_rec_w2"' in lines[39]
+    assert b'"type":"last-prompt"' in lines[60] and b'"leafUuid":"' + json.loads(lines[59])["uuid"].encode() in lines[60]
+    again = lines[39]
+    fresh = again.replace(json.loads(again)["uuid"].encode(), b"00000000-0000-4000-8000-000000000007")
+
+    def silent(kind):
+        return lines[59].replace(b'{"type":"text","text":"The last answer."}', b'{"type":' + kind + b',"text":"The last answer."}')
+
+    return {
+        "a result written again, the answer's type a list": lines[:59] + [again, silent(b'[{"type":[]}]')] + lines[60:],
+        "a result written again, the answer's type 5": lines[:59] + [again, silent(b"5")] + lines[60:],
+        "a new result row, the answer silent": lines[:59] + [fresh, silent(b"5")] + lines[60:],
+        "a result written again, the answer as written": lines[:59] + [again] + lines[59:],
+        "the answer silent alone": lines[:59] + [silent(b"5")] + lines[60:],
+        "a result written again, the answer silent, no checkpoint after": lines[:59] + [again, silent(b"5")],
+    }
+
+
+@pytest.mark.parametrize("name", list(_silent_answer_variants()))
+def test_a_checkpoint_naming_a_silent_answer_is_passed_over(tmp_path, name):
+    """A checkpoint that names a response the client makes nothing of (rule 42) is passed over: the client resumes at
+    the last row, here a result line of an earlier branch written below the checkpoint's prompt (judge fuzz seed 1225,
+    case 0134). ctxtool resumed at the checkpoint. Repair dropped that line as a duplicate, and the client then
+    resumed on the other branch: a duplicate that is the client's last row is left as written. Judged as the fuzz
+    judges: the damaged file and the repaired one."""
+    from tests.support import judge_fuzz
+
+    path = tmp_path / "rewound_sdk.jsonl"
+    judge, ours = _judged(path, b"\n".join(_silent_answer_variants()[name]))
+    assert conversation(ours) == conversation(judge)
+    assert judge_fuzz.problems("claude", str(path), str(tmp_path / "work")) == []
+
+
 def _dated(line: bytes) -> bytes:
     return re.sub(rb'"tool_use_id":"[^"]*"', b'"tool_use_id":"2026-13-45T99:99:99Z"', line, count=1)
 
