@@ -1571,7 +1571,7 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False, too
             else:  # empty text beside other blocks is left out; text of white space is sent (judged, judge fuzz seed 100)
                 blocks = cited([b for b in blocks if not (b.get("type") == "text" and b.get("text") == "")])
         if msgs and msgs[-1]["role"] == m["role"] == "user":
-            msgs[-1]["content"] += blocks
+            msgs[-1]["content"] = _bubbled(msgs[-1]["content"], blocks)
             msgs[-1]["_alone"] = False
             if lines:
                 msgs[-1]["lines"] = sorted(msgs[-1]["lines"] + list(m.get("lines", ())))
@@ -1695,6 +1695,23 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False, too
     if close_turn and (last == "user" or (last is None and (lead or ended_user))):
         out.append(_lined({"role": "assistant", "content": [{"type": "text", "text": NO_RESPONSE}]}, {}, lines))
     return out
+
+
+def _bubbled(prev: list, blocks: list) -> list:
+    """Two user turns joined, a response between them left out (``_unanswered``; or one the client makes nothing of):
+    the later one's renderings of context move up before the earlier one's typed text, to its last result or rendering,
+    as the client moves attachments up its rows to the nearest row that is a response or begins with a tool result
+    (its reordering of attachments, after it leaves such responses out; judge fuzz seed 1226, case 0121: a file
+    attachment's picture below a call whose result line that attachment's uuid took, sent before the turn's prompt).
+    A turn holding results keeps its renderings below them."""
+    up = [b for b in blocks if type(b) is dict and b.get(RENDERED) is not None]
+    if not up or any(type(b) is dict and b.get("type") == "tool_result" for b in blocks):
+        return prev + blocks
+    k = len(prev)
+    while k and not (type(b := prev[k - 1]) is dict and (b.get("type") == "tool_result" or b.get(RENDERED) is not None
+                                                         or b.get("text") == TOOL_LOADED)):
+        k -= 1
+    return prev[:k] + up + prev[k:] + [b for b in blocks if not (type(b) is dict and b.get(RENDERED) is not None)]
 
 
 def _answering(call: dict) -> dict:

@@ -2198,6 +2198,36 @@ def test_a_checkpoint_naming_a_silent_answer_is_passed_over(tmp_path, name):
     assert judge_fuzz.problems("claude", str(path), str(tmp_path / "work")) == []
 
 
+def _bubbled_variants() -> dict:
+    """mention_kinds.jsonl with its last turn's picture attachment given the uuid of the second turn's result line
+    (judge fuzz seed 1226, case 0121, an api-request line torn too): the call loses its result, the client leaves it
+    out, and the picture stands in the second turn after its prompt; as recorded, for the picture below its own prompt."""
+    lines = (REC / "mention_kinds.jsonl").read_bytes().split(b"\n")
+    pic, res = json.loads(lines[45]), json.loads(lines[36])
+    assert pic["attachment"]["content"]["type"] == "image" and res["message"]["content"][0]["type"] == "tool_result"
+    moved = list(lines)
+    moved[45] = lines[45].replace(pic["uuid"].encode(), res["uuid"].encode())
+    torn = list(moved)
+    torn[37] = torn[37][: len(torn[37]) // 2]
+    return {"the picture takes the result's uuid": moved, "and a line torn": torn, "as recorded": lines}
+
+
+@pytest.mark.parametrize("name", list(_bubbled_variants()))
+def test_a_rendering_moves_up_past_a_prompt_when_the_response_between_is_left_out(tmp_path, name):
+    """The client moves an attachment up its rows to the nearest response or row that begins with a tool result, after
+    it leaves out a response whose calls have no result: a picture below such a call goes before the turn's prompt
+    text. ctxtool joined the two user turns as written, the prompt first."""
+    from tests.support import judge_fuzz
+
+    path = tmp_path / "mention_kinds.jsonl"
+    judge, ours = _judged(path, b"\n".join(_bubbled_variants()[name]))
+    assert conversation(ours) == conversation(judge)
+    assert judge_fuzz.problems("claude", str(path), str(tmp_path / "work")) == []
+    if name != "as recorded":
+        turn = next(blocks for role, blocks in conversation(ours) if role == "user" and ("text", "Run the app.") in blocks)
+        assert [b[0] for b in turn] == ["image", "text"]  # (less the reminder the client renders the mention with)
+
+
 def _dated(line: bytes) -> bytes:
     return re.sub(rb'"tool_use_id":"[^"]*"', b'"tool_use_id":"2026-13-45T99:99:99Z"', line, count=1)
 
