@@ -134,8 +134,9 @@ def validate_context(fmt_name: str, ctx: list) -> tuple[list[Violation], int]:
 # What Claude Code does with each pairing fault when it resumes a file (claude_chain.heal): the
 # request it sends is well-paired, so the fault is a warning that says what the model loses.
 CLAUDE_HEALS = {
-    "missing-tool-result": "Claude Code drops these tool calls when it resumes (or, in the last message, "
-                           "sends an 'interrupted' error result for them): ",
+    "missing-tool-result": "Claude Code drops these tool calls when it resumes (or sends an error result for them: "
+                           "'interrupted' in the last message, 'missing' where their result stands elsewhere or the "
+                           "session ended in their turn's tool runs): ",
     "unexpected-tool-result": "Claude Code drops this result when it resumes (no call before it): ",
     "duplicate-tool-result": "Claude Code sends only the first result for this call: ",
     "result-not-first": "Claude Code gathers the results of a response into one message: ",

@@ -812,7 +812,7 @@ def _local_command_run(t, context: list[Entry], f) -> bool:
         return False
     seen_record, typed_at, all_meta = False, None, True
     for e in reversed(context):
-        if e.type in ("system", "progress", "attachment"):
+        if e.type in ("system", "attachment"):  # (progress lines are no rows: never in the context)
             continue
         kind = _command_kind(t, e, f)
         if kind == "caveat":
