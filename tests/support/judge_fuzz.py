@@ -108,11 +108,13 @@ def _pi_judge(path: str):
     return out
 
 
-def _entries_on_disk(path: str) -> int:
-    """How many lines the file holds besides its session header (a file of a header alone, which pi loads as an empty
-    session, is not a refusal)."""
-    with open(path, "rb") as f:
-        return sum(1 for line in f if line.strip() and b'"type":"session"' not in line.replace(b" ", b""))
+def _entries(lines) -> int:
+    """How many of ``lines`` (text) are lines besides a session header (a file of a header alone, which pi loads as an
+    empty session, is not a refusal)."""
+    return sum(1 for line in lines if line.strip(_ASCII_SPACE) and '"type":"session"' not in line.replace(" ", ""))
+
+
+_ASCII_SPACE = " \t\n\r\x0b\x0c"  # (what bytes.strip() strips: a line of other white space is a line)
 
 
 def _wiped(path: str, after) -> bool:
@@ -120,13 +122,11 @@ def _wiped(path: str, after) -> bool:
     starts the session again). A file pi rewrote whole (its migration of an older version: every line kept, ids
     given), whose lines give no message, is no refusal (judge fuzz seed 1127 of pi's, case 0086: repair dropped the
     only message, an orphan result, and left a line of an unknown type, which pi kept)."""
-    held = _entries_on_disk(path)
+    with open(path, encoding="utf-8", errors="surrogateescape") as f:
+        held = _entries(f)
     if not held:
         return False
-    if not isinstance(after, str):
-        return True
-    kept = sum(1 for line in after.splitlines() if line.strip() and '"type":"session"' not in line.replace(" ", ""))
-    return kept < held
+    return not isinstance(after, str) or _entries(after.splitlines()) < held
 
 
 def _str_or_empty(v):
