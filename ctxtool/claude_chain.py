@@ -1643,8 +1643,10 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False, too
             nxt["content"] = [{"type": "text", "text": NO_CONTENT}]
         if not missing:
             continue
-        if k == last_assistant and (nxt is None or (k + 2 == len(msgs) and all(b.get("type") == "tool_result" for b in nxt["content"]))):
-            # the session ended in the last response's tool runs: its open calls get the client's "interrupted" result
+        if k == last_assistant and (nxt is None or (k + 2 == len(msgs) and all(
+                b.get("type") == "tool_result" or b.get("text") == TOOL_LOADED for b in nxt["content"]))):
+            # the session ended in the last response's tool runs (its results, and the client's "Tool loaded." where
+            # one keeps a tool reference): its open calls get the client's "interrupted" result after the results
             # (the call's own id, not its key: an id written as an object is sent as that object, judge fuzz seed 720)
             results = [{"type": "tool_result", "content": INTERRUPTED_RESULT, "is_error": True, **_answering(b)}
                        for b, c in zip(blocks, calls) if c in missing]
@@ -1652,7 +1654,9 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False, too
                 tail = [_lined({"role": "user", "content": results}, {}, lines),
                         _lined({"role": "assistant", "content": [{"type": "text", "text": NO_RESPONSE}]}, {}, lines)]
             else:
-                nxt["content"] = nxt["content"] + results
+                at = next((q for q in range(len(nxt["content"]), 0, -1)
+                           if nxt["content"][q - 1].get("type") == "tool_result"), 0)
+                nxt["content"] = nxt["content"][:at] + results + nxt["content"][at:]
         else:
             gone = set() if kept_open else {c for c in missing if c not in present}
             if gone:

@@ -2292,6 +2292,54 @@ def test_a_call_with_no_result_in_the_turn_the_history_ends_in_keeps_its_place(t
     assert judge_fuzz.problems("claude", str(path), str(tmp_path / "work")) == []
 
 
+def _loaded_and_open() -> dict:
+    """(lines, the result the open call gets, None where it is dropped): ``deferred_tools.jsonl``'s second ToolSearch response given a second
+    call (a Read) on a line of its own that no result answers, the file cut after the ToolSearch's result, which keeps
+    a tool reference (so the client adds "Tool loaded."), or after more."""
+    dt = (REC / "deferred_tools.jsonl").read_bytes().split(b"\n")
+    assert b'"id":"toolu_rec_dt4","name":"ToolSearch"' in dt[38] and b'"tool_use_id":"toolu_rec_dt4"' in dt[39]
+    assert b'"type":"deferred_tools_record"' in dt[43] and b'"id":"toolu_rec_dt5"' in dt[45]
+
+    def uuid(line):
+        return json.loads(line)["uuid"].encode()
+
+    read = dt[38].replace(b'"id":"toolu_rec_dt4","name":"ToolSearch","input":{"query":"select:WebSearch"}',
+                          b'"id":"toolu_rec_dtx","name":"Read","input":{"file_path":"/tmp/x.txt"}')
+    read = read.replace(uuid(dt[38]), b"5e1f0c3a-7d2b-4c8e-9a61-0b7d3e5f2a94").replace(
+        json.loads(dt[38])["parentUuid"].encode(), uuid(dt[38]))
+    below = dt[39].replace(json.loads(dt[39])["parentUuid"].encode(), uuid(read))
+    prompt = dt[39].replace(dt[39][dt[39].index(b'"message":'):dt[39].index(b',"uuid":')],
+                            b'"message":{"role":"user","content":"Go on."}').replace(
+        json.loads(dt[39])["parentUuid"].encode(), uuid(dt[39])).replace(
+        uuid(dt[39]), b"7c2d9e41-3b6a-4f05-8e1c-2a9b4d6f8e13")
+    return {
+        "cut after the result": (dt[:39] + [read] + dt[39:40], INTERRUPTED_RESULT),
+        "the result below the open call": (dt[:39] + [read, below], INTERRUPTED_RESULT),
+        "the tool's record after the result": (dt[:39] + [read] + dt[39:44], INTERRUPTED_RESULT),
+        "the next response's call after it": (dt[:39] + [read] + dt[39:46], MISSING_RESULT),
+        "a prompt after the result": (dt[:39] + [read, dt[39], prompt], None),
+    }
+
+
+@pytest.mark.parametrize("name", list(_loaded_and_open()))
+def test_the_last_responses_open_call_beside_a_loaded_tool_gets_the_interrupted_result(tmp_path, name):
+    """The last response's call that no result answers, where the history ends in its tool runs and another call's
+    result keeps a tool reference: the client gives it the "interrupted" result after the results, before its
+    "Tool loaded." text (rule 10), as where the results hold no reference. ctxtool took the text for a turn that is no
+    tool runs and gave the call the "missing" result, first."""
+    from tests.support import judge_fuzz
+
+    lines, result = _loaded_and_open()[name]
+    path = tmp_path / "session.jsonl"
+    judge, ours = _judged(path, b"\n".join(lines) + b"\n")
+    assert conversation(ours) == conversation(judge)
+    got = [b.get("content") for m in ours if m["role"] == "user" for b in m["content"]
+           if isinstance(b, dict) and b.get("tool_use_id") == "toolu_rec_dtx"]
+    assert got == ([result] if result else [])
+    assert estimated_lines(path) == view_lines(path)
+    assert judge_fuzz.problems("claude", str(path), str(tmp_path / "work")) == []
+
+
 _EDIT_RESULTS = {"''": b'""', "' '": b'" "', "tab and newline": b'"\\t\\n"', "'x'": b'"x"', "[]": b"[]",
                  "one empty text": b'[{"type":"text","text":""}]', "a space and an empty text":
                  b'[{"type":"text","text":" "},{"type":"text","text":""}]', "a newline, then y":
