@@ -2209,7 +2209,13 @@ def _bubbled_variants() -> dict:
     moved[45] = lines[45].replace(pic["uuid"].encode(), res["uuid"].encode())
     torn = list(moved)
     torn[37] = torn[37][: len(torn[37]) // 2]
-    return {"the picture takes the result's uuid": moved, "and a line torn": torn, "as recorded": lines}
+    out = {"the picture takes the result's uuid": moved, "and a line torn": torn, "as recorded": lines}
+    for no, kind in ((4, "a PDF's"), (5, "a notebook's"), (7, "a too large file's")):  # renderings of text alone, each
+        # in the picture's place (its uuid the result line's)
+        other = json.loads(lines[no])
+        other.update(uuid=res["uuid"], parentUuid=pic["parentUuid"], timestamp=pic["timestamp"])
+        out[f"{kind} rendering in its place"] = lines[:45] + [json.dumps(other, separators=(",", ":")).encode()] + lines[46:]
+    return out
 
 
 @pytest.mark.parametrize("name", list(_bubbled_variants()))
@@ -2223,9 +2229,12 @@ def test_a_rendering_moves_up_past_a_prompt_when_the_response_between_is_left_ou
     judge, ours = _judged(path, b"\n".join(_bubbled_variants()[name]))
     assert conversation(ours) == conversation(judge)
     assert judge_fuzz.problems("claude", str(path), str(tmp_path / "work")) == []
-    if name != "as recorded":
-        turn = next(blocks for role, blocks in conversation(ours) if role == "user" and ("text", "Run the app.") in blocks)
-        assert [b[0] for b in turn] == ["image", "text"]  # (less the reminder the client renders the mention with)
+    turn = next(blocks for role, blocks in conversation(ours) if role == "user" and ("text", "Run the app.") in blocks)
+    # (less the reminders the client renders the mention with: where it puts them is compared apart, reminder_texts)
+    assert [b[0] for b in turn] == (["image", "text"] if "picture" in name or "torn" in name else ["text"])
+    if "rendering" in name:  # (the call left out as with the picture; a rendering of text alone is a reminder, whose
+        # place the judge does not compare: reminder_texts)
+        assert not any(b[0] == "tool_use" and b[1] == "toolu_rec_mk1" for _, blocks in conversation(ours) for b in blocks)
 
 
 def _dated(line: bytes) -> bytes:
