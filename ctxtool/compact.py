@@ -641,19 +641,35 @@ def parse_file_tags(summary: str | None) -> tuple[list[str], list[str]]:
     return out[0], out[1]
 
 
+# the sections, each with the newlines before it (``_cut``: a pattern starting with ``\n*`` is tried from every newline
+# of a run, quadratic on a long run of them)
 _SUFFIX_RES = [
-    re.compile(r"\n*<read-files>.*?</read-files>", re.S),
-    re.compile(r"\n*<modified-files>.*?</modified-files>", re.S),
-    re.compile(r"\n*## Tool Failures\n.*?(?=\n## |\Z)", re.S),
-    re.compile(re.escape(TRUNCATION_NOTE.strip())),
+    re.compile(r"<read-files>.*?</read-files>", re.S),
+    re.compile(r"<modified-files>.*?</modified-files>", re.S),
+    re.compile(r"## Tool Failures\n.*?(?=\n## |\Z)", re.S),
 ]
+_TRUNCATION_RE = re.compile(re.escape(TRUNCATION_NOTE.strip()))
+
+
+def _cut(pattern: re.Pattern, text: str) -> str:
+    """``text`` without the matches of ``pattern`` and the newlines just before each (not those a match before took):
+    what ``re.sub("\\n*" + pattern, "", text)`` gives, in linear time."""
+    out, last = [], 0
+    for m in pattern.finditer(text):
+        at = m.start()
+        while at > last and text[at - 1] == "\n":
+            at -= 1
+        out.append(text[last:at])
+        last = m.end()
+    out.append(text[last:])
+    return "".join(out)
 
 
 def strip_summary_suffix(summary: str) -> str:
     """The previous summary without the sections ``finalize_summary`` appends (rebuilt each time)."""
     for r in _SUFFIX_RES:
-        summary = r.sub("", summary)
-    return summary.strip()
+        summary = _cut(r, summary)
+    return _TRUNCATION_RE.sub("", summary).strip()
 
 
 def _capped_list(items: list[str], limit: int) -> str:
