@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import fnmatch
 import glob
 import os
 import re
@@ -133,7 +134,7 @@ def expand(targets: list[str], spool: Spool | None = None) -> tuple[list[str], l
             else:
                 problems.append((target, NOT_REGULAR))
         elif any(ch in target for ch in "*?["):
-            matches = sorted(p for p in glob.glob(target, recursive=True) if os.path.isfile(p) and not is_artifact(p))
+            matches = sorted(p for p in set(expand_glob(target)) if os.path.isfile(p) and not is_artifact(p))
             if not matches:
                 problems.append((target, "glob matched no files"))
             for p in matches:
@@ -141,6 +142,70 @@ def expand(targets: list[str], spool: Spool | None = None) -> tuple[list[str], l
         else:
             problems.append((target, why_missing(target)))
     return files, problems
+
+
+def expand_glob(pattern: str) -> list[str]:
+    """The paths ``pattern`` matches, as ``glob.glob(pattern, recursive=True)`` gives them (hidden names only where the
+    pattern's part starts with a dot), but ``**`` does not enter a symbolic link to a folder, as a folder's walk does
+    not: glob's does, and a tree with two links that loop back made its list grow without end (found by a review: a
+    run that never ended). The paths of files, and of folders where the pattern ends in ``**``; some may repeat."""
+    if "**" not in pattern:
+        return glob.glob(pattern)
+    parts = pattern.split(os.sep)
+    first = next(i for i, c in enumerate(parts) if glob.has_magic(c))
+    base = os.sep.join(parts[:first]) if first else ""
+    if first and not base:  # (an absolute pattern: its first part is empty)
+        base = os.sep
+    rest: list[str] = []
+    for c in parts[first:]:  # ("**/**" is "**")
+        if not (c == "**" and rest and rest[-1] == "**"):
+            rest.append(c)
+    if base and not os.path.isdir(base):
+        return []
+    out: list[str] = []
+    _glob_under(base, rest, out)
+    return out
+
+
+def _glob_under(d: str, parts: list[str], out: list[str]) -> None:
+    part, rest = parts[0], parts[1:]
+    if not glob.has_magic(part):
+        p = os.path.join(d, part)
+        if rest:
+            if os.path.isdir(p):
+                _glob_under(p, rest, out)
+        elif os.path.lexists(p):
+            out.append(p)
+        return
+    try:
+        with os.scandir(d or os.curdir) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError:
+        return
+    hidden_too = part.startswith(".")
+    if part == "**" and not rest and d:
+        out.append(os.path.join(d, ""))  # (the folder itself, as glob gives it)
+    for e in entries:
+        if e.name.startswith(".") and not hidden_too:
+            continue
+        p = os.path.join(d, e.name)
+        try:
+            is_dir = e.is_dir()
+            linked = e.is_symlink()
+        except OSError:
+            continue
+        if part == "**":
+            if not rest:
+                out.append(p)
+            if is_dir and not linked:
+                _glob_under(p, parts, out)
+        elif fnmatch.fnmatchcase(e.name, part):
+            if not rest:
+                out.append(p)
+            elif is_dir:
+                _glob_under(p, rest, out)
+    if part == "**" and rest:  # (none: the folder itself)
+        _glob_under(d, rest, out)
 
 
 def why_missing(path: str) -> str:
