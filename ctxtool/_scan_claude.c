@@ -235,7 +235,8 @@ static int payload_kind(cp s, Py_ssize_t n) {
     static const struct { const char *name; int kind; } kinds[] = {
         {"file", PK_OBJECT}, {"already_read_file", PK_OBJECT}, {"hook_success", PK_STRING},
         {"hook_additional_context", PK_STRINGS}, {"task_reminder", PK_OBJECTS}, {"todo_reminder", PK_OBJECTS},
-        {"invoked_skills", PK_SKILLS}, {"skill_listing", PK_NAMES}, {"withheld_memory", PK_OTHER}};
+        {"invoked_skills", PK_SKILLS}, {"skill_listing", PK_NAMES}, {"withheld_memory", PK_OTHER},
+        {"queued_command", PK_OTHER}};
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
         if ((size_t)n == strlen(kinds[k].name) && memcmp(s, kinds[k].name, (size_t)n) == 0) return kinds[k].kind;
     return PK_NONE;
@@ -250,7 +251,7 @@ static cp att_field(cp p, cp end, int which, Att *a) {
             cp q = members(p + 1, end, 2, "type", 4, att_type, a, NULL);
             int pk = q && a->kind_set ? payload_kind(a->kind_s, a->kind_e - a->kind_s) : PK_NONE;
             if (pk == PK_OTHER) {
-                a->odd = 1;  /* (a withheld memory: the Python's) */
+                a->odd = 1;  /* (a withheld memory, a queued prompt (formats.claude.own_turn): the Python's) */
             } else if (pk != PK_NONE) {
                 /* an attachment whose data fails the client's check is dropped (formats.claude.payload_sent): read
                  * again for it (a few lines a session; a field written twice is the Python's) */

@@ -2349,6 +2349,79 @@ def test_the_last_responses_open_call_beside_a_loaded_tool_gets_the_interrupted_
     assert judge_fuzz.problems("claude", str(path), str(tmp_path / "work")) == []
 
 
+_GONE = object()  # (a field left out)
+
+
+def _queued_prompts() -> dict:
+    """(lines, whether the prompt is sent as the person's text): ``workday_2_1_332.jsonl``'s queued prompt (typed while
+    a call ran; 2.1.332 wrote it ``hostsOwnTurn``) as recorded, and with its attachment's fields or rendering changed."""
+    lines = (REC / "workday_2_1_332.jsonl").read_bytes().split(b"\n")
+    at = next(i for i, x in enumerate(lines) if b'"type":"queued_command"' in x)
+    assert b'"hostsOwnTurn":true' in lines[at]
+
+    def changed(att=None, line=None, own=True):
+        obj = json.loads(lines[at])
+        for k, v in (att or {}).items():
+            if v is _GONE:
+                obj["attachment"].pop(k)
+            else:
+                obj["attachment"][k] = v
+        obj.update(line or {})
+        return lines[:at] + [json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()] + lines[at + 1:], own
+
+    rendered = json.loads(lines[at])["rendered"]
+    second = {"content": "<system-reminder>\nsecond\n</system-reminder>"}
+    return {
+        "as recorded": changed(),
+        "not marked": changed({"hostsOwnTurn": _GONE}, own=False),
+        "marked with a string": changed({"hostsOwnTurn": "true"}, own=False),
+        "marked, with a person's origin": changed({"origin": {"kind": "human"}}, own=False),
+        "marked, with a null origin": changed({"origin": None}, own=False),
+        "marked, meta": changed({"isMeta": True}, own=False),
+        "marked, a bash command": changed({"commandMode": "bash"}, own=False),
+        "marked, no mode": changed({"commandMode": _GONE}, own=False),
+        "marked, rewritten": changed({"promptRewritten": True}, own=False),
+        "marked, a Slack turn": changed({"verifiedSlackHumanTurn": True}, own=False),
+        "a human turn with no origin": changed({"hostsOwnTurn": _GONE, "humanTurn": True}, own=False),
+        "a human turn with a person's origin": changed({"hostsOwnTurn": _GONE, "humanTurn": True,
+                                                        "origin": {"kind": "human"}}),
+        "a human turn, a Slack one": changed({"hostsOwnTurn": _GONE, "humanTurn": True, "origin": {"kind": "human"},
+                                              "verifiedSlackHumanTurn": True}, own=False),
+        "a human turn of a task's origin": changed({"hostsOwnTurn": _GONE, "humanTurn": True,
+                                                    "origin": {"kind": "task-notification"}}, own=False),
+        "marked and a human turn with no origin": changed({"humanTurn": True}, own=False),
+        "the line meta": changed(line={"isMeta": True}),
+        "rendered for the user": changed(line={"renderedRole": "user"}),
+        "rendered without the reminder's tags": changed(line={"rendered": [{"content": "plain words"}]}),
+        "rendered twice": changed(line={"rendered": rendered + [second]}, own=False),
+        "an empty rendering, then one": changed(line={"rendered": [{"content": ""}] + rendered}),
+        "one, then a number": changed(line={"rendered": rendered + [5]}),
+        "a numbered reminder": changed(line={"rendered": [{"content": '<system-reminder id="0123456789abcdef">\nwords\n'
+                                                                      '</system-reminder id="0123456789abcdef">'}]}),
+    }
+
+
+@pytest.mark.parametrize("name", list(_queued_prompts()))
+def test_a_prompt_typed_while_the_agent_worked_is_sent_as_the_persons_words(tmp_path, name):
+    """A queued prompt the client marks as the person's own turn (``hostsOwnTurn``, written from 2.1.331; or
+    ``humanTurn`` with a person's origin) is sent as their text in the turn where it stands, the reminder's tags taken
+    off, not as context for the system (rule 61, read in the client's code and probed). ctxtool sent it as context;
+    the client 2.1.330 reads the file of 2.1.332 alike."""
+    from tests.support import judge_fuzz
+
+    lines, own = _queued_prompts()[name]
+    path = tmp_path / "session.jsonl"
+    judge, ours = _judged(path, b"\n".join(lines))
+    assert conversation(ours) == conversation(judge)
+    assert reminder_texts(ours) == reminder_texts(judge)
+    typed = [b["text"] for m in ours if m["role"] == "user" for b in (m["content"] if isinstance(m["content"], list) else [])
+             if isinstance(b, dict) and b.get("type") == "text" and not b["text"].startswith("<system-reminder")
+             and any(w in b["text"] for w in ("what did the notes say?", "plain words", "&lt;system-reminder id="))]
+    assert len(typed) == own
+    assert estimated_lines(path) == view_lines(path)
+    assert judge_fuzz.problems("claude", str(path), str(tmp_path / "work")) == []
+
+
 _EDIT_RESULTS = {"''": b'""', "' '": b'" "', "tab and newline": b'"\\t\\n"', "'x'": b'"x"', "[]": b"[]",
                  "one empty text": b'[{"type":"text","text":""}]', "a space and an empty text":
                  b'[{"type":"text","text":" "},{"type":"text","text":""}]', "a newline, then y":

@@ -44,7 +44,8 @@ def test_recordings_present():
         "commands_args", "cleared_session_turns", "deferred_calls",  # (a second round: local commands, SendMessage)
         "rejected_with_feedback", "oversize_results", "rewound_in_batch", "rewound_in_batch.at_call",
         "image_mention", "mention_kinds", "citations_text",  # (a third round, more/scen11.py: @-mentioned files)
-        "path_inputs", "subagent_fg_parallel", "instructions_changed"}  # (more/scen12.py: shapes that agreed)
+        "path_inputs", "subagent_fg_parallel", "instructions_changed",  # (more/scen12.py: shapes that agreed)
+        "workday_2_1_332"}  # (record.py's workday with the client 2.1.332, which marks a queued prompt hostsOwnTurn)
     assert any(".agent-" in n for n in ALL)  # the subagent's own file
 
 
