@@ -173,6 +173,12 @@ def _reason(line: Line, message: str) -> str:
     if not line.eol:
         return "torn last line (no newline, incomplete JSON)"
     if "control character" in message:
+        # the line's own newline inside a string that never closes: the line ends in it (torn), not a bad character
+        try:
+            orjson.loads(raw)
+        except orjson.JSONDecodeError as e:
+            if "end of data" in str(e):
+                return "incomplete JSON: the line ends inside a string (torn)"
         return "unescaped control character in string (bad control character)"
     return f"invalid JSON ({message.split(':', 1)[0]})"
 

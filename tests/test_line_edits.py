@@ -181,3 +181,13 @@ def test_rewritten_call_whose_input_is_1e400_keeps_it(tmp_path):
     assert r.exit_code == 0, r.output
     assert b'"input":1e999' in out.read_bytes().splitlines()[2]
     assert run("repair", "--check", out).exit_code == 0
+
+
+def test_a_line_torn_inside_a_string_is_named_torn_not_a_bad_character():
+    """A line that ends inside a string (a torn line in mid-file): its newline is the first control character the
+    parser meets, but the line is incomplete, not badly escaped (found by a review: 'unescaped control character')."""
+    from ctxtool.jsonl import Line, parse
+
+    assert parse(Line(2, 31, b'{"role":"us\n', b"\n")) == (None, "incomplete JSON: the line ends inside a string (torn)")
+    assert parse(Line(2, 31, b'{"role":"u\ts"}\n', b"\n"))[1] == "unescaped control character in string (bad control character)"
+    assert parse(Line(2, 31, b'{"role":"us\r\n', b"\r\n"))[1] == "incomplete JSON: the line ends inside a string (torn)"
