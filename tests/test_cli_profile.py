@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 
+import pytest
 from click.testing import CliRunner
 
 from ctxtool import config
@@ -128,3 +129,23 @@ def test_missing_file_one_line(tmp_path):
     r = run(str(tmp_path / "nope.jsonl"))
     assert r.exit_code == 3
     assert len(r.output.strip().splitlines()) == 1 and "nope.jsonl" in r.output
+
+
+@pytest.mark.parametrize("agent, body, path", [
+    ("openclaw", '{"agents": 5}', "agents"), ("claude", '{"env": 5}', "env"), ("pi", '{"compaction": 5}', "compaction")])
+@pytest.mark.parametrize("how", [["--apply", "--yes"], ["--write-patch", "PATCH"], ["--write-patch", "PATCH", "--json"]])
+def test_a_config_value_in_the_way_of_a_change_names_the_config_not_the_session(tmp_path, agent, body, path, how):
+    """A config whose value stands where a change must add a member (found by a review: the error named the session
+    file): one line naming the config, exit 2, nothing written."""
+    cfg = tmp_path / ("settings.json" if agent != "openclaw" else "openclaw.json")
+    cfg.write_text(body)
+    how = [str(tmp_path / "patch.json") if a == "PATCH" else a for a in how]
+    r = run(TOOL, "--agent", agent, "--config", str(cfg), *how)
+    assert r.exit_code == 2, r.output
+    why = f"{path} is not an object; cannot set {path}."
+    if "--json" in how:
+        err = json.loads(r.stdout)["error"]
+        assert err["path"] == str(cfg) and err["reason"].startswith(why)
+    else:
+        assert r.stderr.startswith(f"Error: {cfg}: {why}") and r.stderr.count("\n") == 1
+    assert cfg.read_text() == body and not (tmp_path / "patch.json").exists()

@@ -155,9 +155,11 @@ def profile(paths, agent_name, config_path, window, patch_path, apply_, yes, htm
     }
     plan = None
     if config_path and (patch_path or apply_):
-        out["patch"] = advice.make_patch(cfg, cmp["change"])
-        if apply_ and cmp["change"]:
-            plan = advice.plan_apply(config_path, cmp["change"], agent)
+        with in_config(config_path):  # (a value in the way of a change is the config's fault: named so)
+            out["patch"] = advice.make_patch(cfg, cmp["change"])
+            if apply_ and cmp["change"]:
+                plan = advice.plan_apply(config_path, cmp["change"], agent)
+        if plan is not None:
             out["config"]["json5"] = plan["json5"]
             out["config"]["comments"] = plan["comments"]
             out["config"]["edit"] = ("minimal text edit: comments and formatting kept" if plan["comments"]
