@@ -195,3 +195,26 @@ def test_sigterm_stops_a_batch_of_compactions_run_side_by_side(tmp_path):
     assert len(calls.read_text().split()) <= 2  # no call once stopped: the two already running
     assert [n for n in os.listdir(tmp_path) if ".bak" in n or ".ctxtool-" in n or n.endswith(".lock")] == []
     assert all(open(f, "rb").read() == open(src, "rb").read() for f in files)
+
+
+def test_ctrl_c_while_the_command_lines_modules_load_is_one_line_and_130(monkeypatch, capsys):
+    """The entry point loads the command line's modules (click's import is most of a run's first ~50 ms) under its own
+    catch: Ctrl-C there ends as it does later, where it printed a traceback from inside the import (found by a
+    review). Stood in for by a module whose ``main`` raises as it is imported."""
+    from ctxtool import launch
+
+    class Loading:
+        def __getattr__(self, name):
+            raise KeyboardInterrupt
+
+    monkeypatch.setitem(sys.modules, "ctxtool.cli", Loading())
+    with pytest.raises(SystemExit) as e:
+        launch.main()
+    assert e.value.code == 130
+    assert capsys.readouterr().err == "Interrupted.\n"
+
+
+def test_the_entry_point_runs_the_command_line(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "ctxtool", "--version"], capture_output=True, text=True, cwd=tmp_path,
+                       env={**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))})
+    assert r.returncode == 0 and r.stdout.startswith("ctxtool ")
