@@ -275,6 +275,7 @@ class Committed:
     backup: str | None = None
     writers: list = field(default_factory=list)  # processes still holding the old file open for writing
     notices: list[str] = field(default_factory=list)
+    completed: bool = False  # the torn last line the rewrite left out was finished meanwhile: carried whole
 
 
 class _Carry:
@@ -291,6 +292,7 @@ class _Carry:
         self.relinked: str | None = None
         self.gone: set | None = None
         self.notes: list[str] = []
+        self.completed = False  # a torn last line carried whole (finished meanwhile)
         self.may_hold = may_hold  # lines arriving after another writer's: held, put back in order
         self.held: list[bytes] = []  # late lines that belong before ``hold_at`` in the new file
         self.hold_at: int | None = None  # where another writer's first line on the new file begins
@@ -362,6 +364,7 @@ class _Carry:
                               "is carried on its own (the unfinished bytes are in the backup)")
             return line[cut:]
         if _record(line) is not None:
+            self.completed = True
             self.notes.append(f"the last line (byte {at}) was still being written when it was read: it is carried whole, "
                               "not dropped")
         elif not line[cut:].strip():
@@ -517,6 +520,7 @@ def _commit(snap: Snapshot, chunks: Iterable[bytes], hold: interrupts.held, reli
         # late lines left out of order: the backup has them in order
         out_of_order = _put_back(res, carry, _rounds) if carry.held else False
         res.relinked = carry.relinked
+        res.completed = carry.completed
         res.notices += carry.notes
         _settle_backup(res, snap, carry, pending, backup, keep=out_of_order)
         phase("committed", path)

@@ -162,6 +162,9 @@ def _deep_loads(text: str):
         return _INVALID
 
 
+TORN_LAST = "torn last line"  # (how a bad line's reason begins where the last line has no newline yet)
+
+
 def _reason(line: Line, message: str) -> str:
     raw = line.raw
     if b"\x00" in raw:
@@ -171,7 +174,7 @@ def _reason(line: Line, message: str) -> str:
     except UnicodeDecodeError as e:
         return f"invalid UTF-8 at byte {line.offset + e.start}"
     if not line.eol:
-        return "torn last line (no newline, incomplete JSON)"
+        return TORN_LAST + " (no newline, incomplete JSON)"
     if "control character" in message:
         # the line's own newline inside a string that never closes: the line ends in it (torn), not a bad character
         try:

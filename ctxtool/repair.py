@@ -32,7 +32,7 @@ from .errors import CtxError, FileChanged, InputError
 from .formats import SNIFF_LINES
 from .formats import pi as pi_fmt
 from .formats.common import brief, is_blank_text
-from .jsonl import atomic_write, open_binary
+from .jsonl import TORN_LAST, atomic_write, open_binary
 from .lock import DEFAULT_TIMEOUT, SessionLocks
 from .model import CONTENT_NOT_LIST, HEADER, MESSAGE, PLAIN, Entry
 from .scanloop import index_passes
@@ -881,6 +881,8 @@ def _repair(path, fmt, check, output, backup, trim_trailing, in_place, with_befo
         done = commit.commit(snap, plan.chunks(), relink=relink, backup=backup, keep=_forks_keep(t))
         report.backup, report.carried = done.backup, done.carried + done.carried_late
         report.notices += done.notices
+        if done.completed:  # the torn last line was finished meanwhile and carried whole: not dropped after all
+            report.changes = [c for c in report.changes if not (c.kind == "bad-line" and c.detail.startswith(TORN_LAST))]
     else:
         atomic_write(dest, plan.chunks(), mode=os.stat(path).st_mode & 0o7777)
     report.output = dest
