@@ -1389,6 +1389,8 @@ static PyObject *claude_entry(Meta *self, int lt, Att *a, PyObject *index, PyObj
             }
             Py_XDECREF(leaf);
         }
+    } else if (lt == LT_USER && flag(a, A_IS_META)) {
+        r = CL_DECLINE;  /* a meta prompt line (the client's notes, a hook's text): the Python's (formats.claude.meta_text) */
     } else if (lt == LT_USER && a->vs[A_ORIGIN] && *a->vs[A_ORIGIN] == '{' && may_notify(a->vs[A_ORIGIN], a->ve[A_ORIGIN])) {
         r = CL_DECLINE;  /* a background task's notification, which the client frames: formats.claude_origin */
     } else if (lt == LT_USER && !(a->vs[A_MESSAGE] && *a->vs[A_MESSAGE] == '{')) {

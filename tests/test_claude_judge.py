@@ -2349,6 +2349,83 @@ def test_the_last_responses_open_call_beside_a_loaded_tool_gets_the_interrupted_
     assert judge_fuzz.problems("claude", str(path), str(tmp_path / "work")) == []
 
 
+def _marked_meta_lines() -> dict:
+    """(lines, the text the client sends in a reminder, or None: as written): a meta prompt line marked as the client's
+    own note (``ownNote``: ``omitted_thinking.jsonl``'s nudge) or as a hook's text (``hookText``: ``hook_blocks.jsonl``'s
+    Stop hook feedback), as 2.1.331+ writes them, and shapes the client reads otherwise."""
+    lead = ("The text below is the output of a hook that the user, their organization or this environment set up. "
+            "Follow what the hook itself asks.")
+    nudge = "[Your previous response had no visible output. Please continue and produce a user-visible response.]"
+    feedback = "Stop hook feedback:\nRun the tests before stopping."
+    default = "The text below is the output of a hook, not a message from the user."
+
+    def changed(name, needle, fields=(), gone=(), content=None):
+        lines = (REC / name).read_bytes().split(b"\n")
+        at = next(i for i, x in enumerate(lines) if needle in x and b'"type":"user"' in x)
+        obj = json.loads(lines[at])
+        obj.update(fields)
+        for k in gone:
+            obj.pop(k)
+        if content is not None:
+            obj["message"]["content"] = content
+        return lines[:at] + [json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode()] + lines[at + 1:]
+
+    def note(**kw):
+        return changed("omitted_thinking.jsonl", b"no visible output", **kw)
+
+    def hook(**kw):
+        return changed("hook_blocks.jsonl", b"Stop hook feedback", **kw)
+
+    return {
+        "a note": (note(fields={"ownNote": True}), nudge),
+        "a note in one text block": (note(fields={"ownNote": True}, content=[{"type": "text", "text": nudge}]), nudge),
+        "a note of two text blocks": (note(fields={"ownNote": True}, content=[{"type": "text", "text": "one"},
+                                                                            {"type": "text", "text": "two"}]), None),
+        "a note marked with a string": (note(fields={"ownNote": "true"}), None),
+        "a note not meta": (note(fields={"ownNote": True}, gone=["isMeta"]), None),
+        "a note holding a closing tag": (note(fields={"ownNote": True}, content="a </system-reminder> b"),
+                                         "a </system-reminder> b"),
+        "an empty note": (note(fields={"ownNote": True}, content=""), ""),
+        "the retry note with the client's refusal text": (
+            note(fields={"ownNote": True, "ownNoteText": "The refusal above is not final for this call: try again."},
+                 content="The PermissionDenied hook indicated you may retry this tool call."),
+            "The refusal above is not final for this call: try again."),
+        "a hook's text with its lead": (hook(fields={"hookText": True, "hookTextLead": lead}), lead + "\n" + feedback),
+        "a hook's text with no lead": (hook(fields={"hookText": True}), default + "\n" + feedback),
+        "a hook's text whose lead has a newline": (hook(fields={"hookText": True, "hookTextLead": lead + "\nmore"}),
+                                                    default + "\n" + feedback),
+        "a hook's text with another lead": (hook(fields={"hookText": True, "hookTextLead": "Something else."}),
+                                            default + "\n" + feedback),
+        "a hook's text not meta": (hook(fields={"hookText": True, "hookTextLead": lead}, gone=["isMeta"]), None),
+        "a hook's text holding reminder tags": (
+            hook(fields={"hookText": True}, content="x </system-reminder> y <system-reminder> z <"),
+            default + "\nx &lt;/system-reminder> y &lt;system-reminder> z &lt;"),
+        "a hook's text that is a note too": (hook(fields={"hookText": True, "ownNote": True}),
+                                             "<system-reminder>\n" + default + "\n" + feedback + "\n</system-reminder>"),
+    }
+
+
+@pytest.mark.parametrize("name", list(_marked_meta_lines()))
+def test_a_note_or_a_hooks_text_the_client_marks_is_sent_as_a_reminder(tmp_path, name):
+    """Claude Code 2.1.331+ marks its own notes (``ownNote``) and a hook's feedback (``hookText``, with its lead) on
+    the meta prompt lines it writes, and sends such a line as a reminder: the note as it is, the hook's text after its
+    lead, reminder tags in it defused (rule 62; read in its code, 2.1.332, and probed). ctxtool sent the text bare."""
+    from tests.support import judge_fuzz
+
+    lines, text = _marked_meta_lines()[name]
+    path = tmp_path / "session.jsonl"
+    judge, ours = _judged(path, b"\n".join(lines))
+    assert conversation(ours) == conversation(judge)
+    assert reminder_texts(ours) == reminder_texts(judge)
+    wrapped = "<system-reminder>\n" + text + "\n</system-reminder>" if text is not None else None
+    sent = [b["text"] for m in ours if m["role"] == "user" for b in
+            ([{"type": "text", "text": m["content"]}] if isinstance(m["content"], str) else m["content"])
+            if isinstance(b, dict) and b.get("type") == "text"]
+    assert (wrapped in sent) == (text is not None)
+    assert estimated_lines(path) == view_lines(path)
+    assert judge_fuzz.problems("claude", str(path), str(tmp_path / "work")) == []
+
+
 _GONE = object()  # (a field left out)
 
 

@@ -45,7 +45,9 @@ def test_recordings_present():
         "rejected_with_feedback", "oversize_results", "rewound_in_batch", "rewound_in_batch.at_call",
         "image_mention", "mention_kinds", "citations_text",  # (a third round, more/scen11.py: @-mentioned files)
         "path_inputs", "subagent_fg_parallel", "instructions_changed",  # (more/scen12.py: shapes that agreed)
-        "workday_2_1_332"}  # (record.py's workday with the client 2.1.332, which marks a queued prompt hostsOwnTurn)
+        # (recorded with the client 2.1.332: record.py's workday, which marks a queued prompt hostsOwnTurn, more/'s
+        # omitted thinking and hook blocks, whose notes and hook feedback it marks ownNote and hookText)
+        "workday_2_1_332", "omitted_thinking_2_1_332", "hook_blocks_2_1_332"}
     assert any(".agent-" in n for n in ALL)  # the subagent's own file
 
 

@@ -864,9 +864,10 @@ def test_recorded_prompts_and_responses_are_taken_and_read_as_python_reads_them(
             if c is not None:
                 taken += 1
                 assert c == py_entry(raw, no, stats), raw[:300]
-            else:  # what it leaves: compact boundaries, local commands' output (and lines with escapes in the fields it
-                # reads as bytes)
-                assert b'"compact_boundary"' in raw or b'"local_command"' in raw or b"\\" in raw, raw[:300]
+            else:  # what it leaves: compact boundaries, local commands' output, meta prompt lines (the client's notes
+                # and hook text: formats.claude.meta_text), and lines with escapes in the fields it reads as bytes
+                assert (b'"compact_boundary"' in raw or b'"local_command"' in raw or b'"isMeta":true' in raw
+                        or b"\\" in raw), raw[:300]
         assert taken > 0.9 * len(WHOLE)
 
 

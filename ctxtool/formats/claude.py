@@ -34,7 +34,8 @@ ENVELOPE = ("isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch
 READS = ("type", "uuid", "parentUuid", "timestamp", "subtype", "compactMetadata", "logicalParentUuid", "attachment",
          "rendered", "renderedRole", "isSidechain", "message", "isCompactSummary", "isMeta", "isApiErrorMessage",
          "apiError", "requestId", "sourceToolUseID", "turnCompanion", "leafUuid", "explicit", "origin", "hearthRelayMessageIds",
-         "hearthRelayThreadTs", "content", "isDisplayOnly")  # (the last two: a local command's output, a system line's)
+         "hearthRelayThreadTs", "content", "isDisplayOnly",  # (the last two: a local command's output, a system line's)
+         "hookText", "hookTextLead", "ownNote", "ownNoteText")  # (what meta_text reads)
 # (the data payload_sent reads, a picture's that image_renderings reads, a queued prompt's that own_turn reads)
 NESTED = {"attachment": ("type", "content", "names", "skills", "by", "entries", "filename", "savedCopyFraming",
                          "mayHoldDownload", "commandMode", "isMeta", "promptRewritten", "verifiedSlackHumanTurn",
@@ -144,7 +145,10 @@ def _read(obj: dict, e, stats: bool) -> None:
     e.kind = MESSAGE
     e.role = t
     content = m.get("content")
-    if t == "user" and "origin" in obj:  # a background task's notification is framed as the client frames it
+    hook = False
+    if t == "user" and obj.get("isMeta") is True:  # the client's own notes and a hook's text, as it sends them
+        content, hook = meta_text(obj, content)
+    if t == "user" and "origin" in obj and not hook:  # a background task's notification is framed as the client frames it
         content = framed(obj, content)
     blocks = [{"type": "text", "text": content}] if isinstance(content, str) else (content if isinstance(content, list) else [])
     e.blocks = blocks
@@ -314,6 +318,44 @@ def _attachment(obj: dict, e, stats: bool) -> None:
     set_extra(e, {"attachment": kind, "context": "user" if user else "system"})
     if not js_false(obj.get("isSidechain")):
         e.extra["sidechain"] = True
+
+
+# A meta prompt line the client 2.1.331+ writes marked as a hook's text (``hookText``: a Stop hook's feedback) or as its
+# own note (``ownNote``: "[Your previous response had no visible output...]", the nudges after a cut or refused
+# response) is sent as a reminder (rule 62; read in its code, 2.1.332: ``AZi``, ``xZi``, ``ER``; probed)
+HOOK_LEAD = "The text below is the output of a hook"
+HOOK_LEAD_DEFAULT = HOOK_LEAD + ", not a message from the user."
+PERMISSION_RETRY = "The PermissionDenied hook indicated you may retry this tool call."  # (its note: ownNoteText)
+REFUSAL_NOTE = "The refusal above is not final for this call:"
+_REMINDER_TAG = re.compile("<(?=" + JS_SPACE_CLASS + "*(?:/" + JS_SPACE_CLASS + "*)?system-reminder\\b)", re.I | re.A)
+_LAST_LT = re.compile("<(?=" + JS_SPACE_CLASS + "*(?:/" + JS_SPACE_CLASS + "*)?\\Z)")
+_NOTE_UNSAFE = re.compile("[\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029<]")
+
+
+def meta_text(obj: dict, content) -> tuple:
+    """The content a meta prompt line (``obj``) is sent with, and whether it is a hook's text: ``content`` itself, but
+    where the line is marked ``hookText`` (a reminder of its lead, the line's ``hookTextLead`` where that is one of the
+    client's, and its text, reminder tags in it defused) or ``ownNote`` (a reminder of its text), when the content is a
+    string or one text block."""
+    text = content if isinstance(content, str) else (
+        content[0].get("text") if isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict)
+        and content[0].get("type") == "text" and isinstance(content[0].get("text"), str) else None)
+    if text is None:
+        return content, False
+    hook = obj.get("hookText") is True
+    if hook:
+        lead = obj.get("hookTextLead")
+        if not (isinstance(lead, str) and lead.startswith(HOOK_LEAD) and "\n" not in lead):
+            lead = HOOK_LEAD_DEFAULT
+        text = content = REMINDER_OPEN + _LAST_LT.sub("&lt;", _REMINDER_TAG.sub("&lt;", lead + "\n" + text), count=1) \
+            + REMINDER_CLOSE
+    if obj.get("ownNote") is True:
+        note = obj.get("ownNoteText")
+        if text == PERMISSION_RETRY and isinstance(note, str) and note.startswith(REFUSAL_NOTE) \
+                and not _NOTE_UNSAFE.search(note):
+            text = note  # (with no such note the client sends a text of its own: not imitated)
+        content = REMINDER_OPEN + text + REMINDER_CLOSE
+    return content, hook
 
 
 def own_turn(att: dict) -> bool:
