@@ -352,7 +352,7 @@ class _Carry:
         if not self.interleaved:
             self.interleaved = True
             self.notes.append(f"{len(lines)} line(s) that reached the old file after the rename were appended after "
-                              "lines another writer had already added to the new file")
+                              "lines added to the new file since (by their writer or another)")
         return False
 
     def _torn(self, line: bytes, at: int) -> bytes:
@@ -642,7 +642,8 @@ def _put_back(res: Committed, carry: _Carry, rounds: int) -> bool:
             return False
         _write_all(carry.out, b"".join(held[carry.written_held:]))
         res.notices.append(f"{len(held)} line(s) that reached the old file after the rename were appended after lines "
-                           f"another writer had already added to the new file (they could not be put in place: {e.reason})")
+                           f"added to the new file since, by their writer or another (they could not be put in place: "
+                           f"{e.reason})")
         return True
     finally:
         if src >= 0:
