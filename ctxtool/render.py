@@ -63,11 +63,33 @@ def _fall_silent(con) -> None:
         silence_stdout()
 
 
+# the control codes rich leaves out of printed text (rich.control.strip_control_codes): bell, backspace, vertical tab,
+# form feed, carriage return
+_STRIPPED = {7: None, 8: None, 11: None, 12: None, 13: None}
+
+# control characters in text printed on a terminal (a transcript's tool output holds ANSI escapes: one that sets the
+# window's title or clears the screen reached the terminal, found by a review), shown as \x1b and the like; tab and
+# newline are kept, and the ones rich leaves out (_STRIPPED) left to it
+_SHOWN_ALL = {c: f"\\x{c:02x}" for c in (*range(0x20), *range(0x7f, 0xa0)) if c not in (9, 10)}
+_SHOWN = {c: x for c, x in _SHOWN_ALL.items() if c not in _STRIPPED}
+
+
+def visible(text: str, stripped: bool = True) -> str:
+    """``text`` for a terminal: its control characters but tab and newline shown as escapes (``\\x1b``); with
+    ``stripped``, those rich leaves out of what it prints are left to it."""
+    return text.translate(_SHOWN if stripped else _SHOWN_ALL)
+
+
 @cache
 def _console_class():
     from rich.console import Console
 
     class _Console(Console):
+        def render_str(self, text, *args, **kwargs):
+            # every string printed or put in a table goes through here: on a terminal, no escape sequence of a
+            # transcript's reaches it
+            return super().render_str(visible(text) if self.is_terminal else text, *args, **kwargs)
+
         def on_broken_pipe(self) -> None:
             # rich's default raises SystemExit(1), which reads as "something to report"
             _fall_silent(self)
@@ -111,9 +133,6 @@ class _Lazy:
             setattr(self._made(), name, value)
 
 
-# the control codes rich leaves out of printed text (rich.control.strip_control_codes): bell, backspace, vertical tab,
-# form feed, carriage return
-_STRIPPED = {7: None, 8: None, 11: None, 12: None, 13: None}
 
 
 _AS_SET = {"highlight", "emoji"}  # options a console here is made without: the same text when given as False or None

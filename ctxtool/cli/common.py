@@ -133,8 +133,15 @@ def write_out(data: str | bytes) -> None:
             sys.stdout.flush()  # (text written before it goes first)
             sys.stdout.buffer.write(data)
         else:
-            sys.stdout.write(data)
+            sys.stdout.write(render.visible(data, stripped=False) if _on_terminal(sys.stdout) else data)
         sys.stdout.flush()
+
+
+def _on_terminal(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 @contextlib.contextmanager
