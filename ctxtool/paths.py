@@ -126,8 +126,8 @@ def expand(targets: list[str], spool: Spool | None = None) -> tuple[list[str], l
             for p, is_regular, key in found:
                 if is_regular:
                     add(p, key)
-                else:
-                    problems.append((p, NOT_REGULAR))
+                else:  # (a link to a missing file, or a loop of links, says so, as when named)
+                    problems.append((p, NOT_REGULAR if os.path.exists(p) else why_missing(p)))
         elif os.path.exists(target):
             if regular(target):
                 add(target)

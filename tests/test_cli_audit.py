@@ -571,6 +571,14 @@ def test_an_output_file_that_is_standard_output_or_a_device_is_a_usage_error(tmp
     assert not (tmp_path / "-").exists()
 
 
+@pytest.mark.parametrize("cmd", [["repair", "-o"], ["prune", "-o"], ["checkpoint", "-o"], ["profile", "--html"]])
+def test_an_output_file_that_is_a_folder_is_named_a_folder(tmp_path, cmd):
+    """(It was called "not a file (standard output, a device or a pipe)": found by a review.)"""
+    (tmp_path / "out").mkdir()
+    r = run(*cmd, tmp_path / "out", copy(tmp_path, "repair/pi-clean.jsonl"))
+    assert r.exit_code == 2 and "is a directory: name a file to write" in r.output, r.output
+
+
 def test_an_output_file_in_a_folder_under_dev_is_written(tmp_path):
     """(/dev/shm holds regular files: only streams, devices and pipes are refused.)"""
     if not os.path.isdir("/dev/shm") or not os.access("/dev/shm", os.W_OK):

@@ -256,6 +256,11 @@ def test_a_path_that_cannot_be_looked_at_says_why(tmp_path, monkeypatch):
     r = run("validate", tmp_path / "a.jsonl")
     assert r.exit_code == 3
     assert r.stderr.strip() == f"Error: {tmp_path / 'a.jsonl'}: cannot read: Too many levels of symbolic links"
+    # the same links found in a folder say the same (found by a review: "not a regular file" there)
+    monkeypatch.setattr(os, "stat", real_stat)
+    found = dict(expand([str(tmp_path)])[1])
+    assert found[str(tmp_path / "link.jsonl")] == f"a symbolic link to a missing file ({tmp_path / 'gone.jsonl'})"
+    assert found[str(tmp_path / "a.jsonl")] == "cannot read: Too many levels of symbolic links"
 
 
 def _unlistable(monkeypatch, *closed):

@@ -63,6 +63,8 @@ def output_file(ctx, param, value):
     if value is None:
         return value
     stream = value == "-" or value.startswith(_STREAM_NAMES) or _PROC_FD.match(value) is not None
+    if not stream and os.path.isdir(value):
+        raise click.BadParameter(f"{value!r} is a directory: name a file to write")
     if stream or (os.path.exists(value) and not os.path.isfile(value)):  # (a device or a pipe, /dev/shm's files are)
         raise click.BadParameter(f"{value!r} is not a file (standard output, a device or a pipe): name a file to write")
     return value
