@@ -187,7 +187,7 @@ def test_repair_output_still_takes_one_input(tmp_path):
 
 def _walked(top: str) -> tuple[list[str], list[tuple[str, str]]]:
     """What expand gave a directory before it read the listing's types (os.walk, a realpath and a stat per file)."""
-    from ctxtool.paths import is_artifact, regular
+    from ctxtool.paths import is_artifact, regular, why_missing
 
     files, problems, seen = [], [], {}
     for root, dirs, names in os.walk(top):
@@ -196,8 +196,8 @@ def _walked(top: str) -> tuple[list[str], list[tuple[str, str]]]:
             p = os.path.join(root, n)
             if not n.endswith(".jsonl") or is_artifact(n):
                 continue
-            if not regular(p):
-                problems.append((p, NOT_REGULAR))
+            if not regular(p):  # (a broken link says why, as when named)
+                problems.append((p, NOT_REGULAR if os.path.exists(p) else why_missing(p)))
                 continue
             key = os.path.realpath(p)
             if key not in seen:
