@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import re
 
-from .formats.claude import REMINDER_CLOSE, REMINDER_OPEN
+from .formats.claude import REMINDER_CLOSE, REMINDER_OPEN, own_words_line
 from .formats.common import js_string
 from .utf16 import JS_SPACE
 
@@ -127,6 +127,8 @@ def beside(obj: dict, system_turns: bool) -> bool:
     kind = a.get("type")
     origin = a.get("origin") if isinstance(a.get("origin"), dict) else {}
     if kind == "queued_command":
+        if own_words_line(obj):  # (the person's words: not merged, rule 61)
+            return True
         if a.get("verifiedSlackHumanTurn") is True and a.get("isMeta") is not True:
             return True
         if (a.get("besideToolResults") is True and origin.get("kind") == "task-notification"

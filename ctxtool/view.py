@@ -19,6 +19,7 @@ from operator import attrgetter, eq
 
 from . import codex_rules
 from .claude_chain import AS_USER, LAST, NO_CONTENT, REMINDER_CLOSE, REMINDER_OPEN, RENDERED, SOURCE, _blank_text, _unreadable_text, chain, gives_nothing, last_turn, sent_entries
+from .formats.claude import OWN_WORDS
 from .formats.common import DOUBLE_EXACT, LONE_SURROGATE, without_thinking
 from .model import BOUNDARY, COMPACTION, HEADER, MESSAGE, Entry
 from .scanloop import index_passes
@@ -870,7 +871,7 @@ def _claude_user_run(t, group: list[Entry], f, system_turns: bool = True) -> lis
         ctx = e.get("context")
         if ctx == "system" and system_turns:
             ctx_system.append((e, blocks))
-        elif ctx is not None:
+        elif ctx is not None or e.get(OWN_WORDS):  # (a queued prompt sent as typed text: in the turn, a rendering)
             if ctx == "system":  # (to a model without system messages)
                 blocks = _unsurfaced(t, e, f, blocks)
             # (marked: the client sends each rendering but the last as a message of its own, kept as written when it

@@ -276,26 +276,40 @@ def image_renderings(att: dict) -> list | None:
         {"type": "image", "source": {"type": "base64", "data": f["base64"], "media_type": f["type"]}}]
 
 
+def _rendered_texts(obj: dict) -> list:
+    """An attachment line's recorded renderings with text (an empty rendering is not sent: judged, the client leaves
+    the attachment out)."""
+    rendered = obj.get("rendered")
+    return [r.get("content") for r in rendered if isinstance(r, dict) and isinstance(r.get("content"), str) and r["content"]] \
+        if isinstance(rendered, list) else []
+
+
+def own_words_line(obj: dict) -> bool:
+    """Whether an attachment line is a queued prompt the client sends as the person's own text (rule 61): one
+    rendering with text; ordered in its turn as a rendering is, never merged into a result (``claude_merge.beside``)."""
+    att = obj.get("attachment")
+    return isinstance(att, dict) and att.get("type") == "queued_command" and own_turn(att) \
+        and len(_rendered_texts(obj)) == 1
+
+
 def _attachment(obj: dict, e, stats: bool) -> None:
     """An attachment the client recorded a rendering of is context it sends (a ``<system-reminder>``
     in a user or system message). One without a rendering the client renders from its data when it sends: ctxtool
     does so for a picture's file attachment (``image_renderings``) and leaves the others out (not imitated)."""
-    rendered = obj.get("rendered")
-    # an empty rendering is not sent (judged: the client leaves the attachment out)
-    texts = [r.get("content") for r in rendered if isinstance(r, dict) and isinstance(r.get("content"), str) and r["content"]] \
-        if isinstance(rendered, list) else []
+    texts = _rendered_texts(obj)
     att = obj.get("attachment")
     # its type, when it is a string (None: the client makes no message of it at all, judged)
     kind = att.get("type") if isinstance(att, dict) and isinstance(att.get("type"), str) else None
     if kind is not None and not payload_sent(att, kind):
         texts, kind = [], None  # data the client drops on load: as no attachment at all (judge fuzz seeds 911, 1012)
-    if kind == "queued_command" and len(texts) == 1 and own_turn(att):
-        # the person's words, sent as their text in the turn where they stand, no context (rule 61)
+    if kind == "queued_command" and own_words_line(obj):
+        # the person's words, sent as their text in the turn where they stand, no context; in the turn's order an
+        # attachment still (view._claude_user_run: OWN_WORDS) (rule 61)
         e.kind = MESSAGE
         e.role = "user"
         e.blocks = [{"type": "text", "text": own_words(texts[0])}]
         scan_anthropic_blocks(e, e.blocks, "user", stats)
-        set_extra(e, {"attachment": kind})
+        set_extra(e, {"attachment": kind, OWN_WORDS: True})
         if not js_false(obj.get("isSidechain")):
             e.extra["sidechain"] = True
         return
@@ -356,6 +370,9 @@ def meta_text(obj: dict, content) -> tuple:
             text = note  # (with no such note the client sends a text of its own: not imitated)
         content = REMINDER_OPEN + text + REMINDER_CLOSE
     return content, hook
+
+
+OWN_WORDS = "own_words"  # (an entry's mark: a queued prompt sent as the person's own text)
 
 
 def own_turn(att: dict) -> bool:
