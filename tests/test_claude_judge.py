@@ -2426,6 +2426,24 @@ def test_a_note_or_a_hooks_text_the_client_marks_is_sent_as_a_reminder(tmp_path,
     assert judge_fuzz.problems("claude", str(path), str(tmp_path / "work")) == []
 
 
+@pytest.mark.parametrize("name", [b'[1,"x",null]', b"5", b"null", b"{}", None])
+def test_a_call_whose_name_is_no_string_is_sent_as_tool_name_missing(tmp_path, name):
+    """A response's call written with a name that is no string, or none (judge fuzz seed 1263, case 0094:
+    ``sonnet_session.jsonl``'s first call named ``[1,"x",null]``): the client 2.1.332 sends it named
+    "tool_name_missing" (read in its code: ``dropApiInvalidAssistantBlocks``); ctxtool sent the name as written."""
+    from tests.support import judge_fuzz
+
+    lines = (REC / "parallel.jsonl").read_bytes().split(b"\n")
+    k = next(i for i, x in enumerate(lines) if b'"type":"tool_use"' in x and b'"type":"assistant"' in x)
+    assert lines[k].count(b'"name":"Bash"') == 1
+    lines[k] = lines[k].replace(b',"name":"Bash"', b"" if name is None else b',"name":' + name)
+    path = tmp_path / "parallel.jsonl"
+    judge, ours = _judged(path, b"\n".join(lines))
+    assert conversation(ours) == conversation(judge)
+    assert any(b.get("name") == "tool_name_missing" for m in ours if m["role"] == "assistant" for b in m["content"])
+    assert judge_fuzz.problems("claude", str(path), str(tmp_path / "work")) == []
+
+
 _GONE = object()  # (a field left out)
 
 
