@@ -871,7 +871,12 @@ def _claude_user_run(t, group: list[Entry], f, system_turns: bool = True) -> lis
         ctx = e.get("context")
         if ctx == "system" and system_turns:
             ctx_system.append((e, blocks))
-        elif ctx is not None or e.get(OWN_WORDS):  # (a queued prompt sent as typed text: in the turn, a rendering)
+        elif e.get(OWN_WORDS):
+            # a queued prompt sent as the person's text: among the typed text in its turn, but an attachment where the
+            # client moves attachments up past a response it left out (heal's _bubbled), never merged into a result
+            # (judge fuzz seeds 1258, case 0093, and 1269, case 0147)
+            typed.append((e, [{**b, RENDERED: LAST} for b in blocks]))
+        elif ctx is not None:
             if ctx == "system":  # (to a model without system messages)
                 blocks = _unsurfaced(t, e, f, blocks)
             # (marked: the client sends each rendering but the last as a message of its own, kept as written when it

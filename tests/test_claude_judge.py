@@ -2467,11 +2467,15 @@ def _queued_prompts() -> dict:
     rendered = json.loads(lines[at])["rendered"]
     second = {"content": "<system-reminder>\nsecond\n</system-reminder>"}
     result = next(i for i in range(at, 0, -1) if b'"tool_use_id":"toolu_rec_d7"' in lines[i])
+    call = next(i for i in range(result, 0, -1) if b'"id":"toolu_rec_d7"' in lines[i])
     return {
         "as recorded": changed(),
         # (judge fuzz seed 1258, case 0093: the line torn into the one before; the call then has no result, its response
         # is left out and the turns meet: the prompt moves up before the turn's typed text, as a rendering does)
         "the call's result line lost": (lines[:result] + lines[result + 1:], True),
+        # (seed 1269, case 0147: the call's line torn instead; its result, then left alone, is dropped, and the prompt
+        # stays after the turn's typed text, in the order of its rows)
+        "the call's line lost": (lines[:call] + lines[call + 1:], True),
         "not marked": changed({"hostsOwnTurn": _GONE}, own=False),
         "marked with a string": changed({"hostsOwnTurn": "true"}, own=False),
         "marked, with a person's origin": changed({"origin": {"kind": "human"}}, own=False),
