@@ -286,7 +286,8 @@ def _rendered_texts(obj: dict) -> list:
 
 def own_words_line(obj: dict) -> bool:
     """Whether an attachment line is a queued prompt the client sends as the person's own text (rule 61): one
-    rendering with text; ordered in its turn as a rendering is, never merged into a result (``claude_merge.beside``)."""
+    rendering with text; in its turn among the typed text, moved up as an attachment where a left-out response joined
+    two turns (``view._claude_user_run``), never merged into a result (``claude_merge.beside``)."""
     att = obj.get("attachment")
     return isinstance(att, dict) and att.get("type") == "queued_command" and own_turn(att) \
         and len(_rendered_texts(obj)) == 1
@@ -303,8 +304,8 @@ def _attachment(obj: dict, e, stats: bool) -> None:
     if kind is not None and not payload_sent(att, kind):
         texts, kind = [], None  # data the client drops on load: as no attachment at all (judge fuzz seeds 911, 1012)
     if kind == "queued_command" and own_words_line(obj):
-        # the person's words, sent as their text in the turn where they stand, no context; in the turn's order an
-        # attachment still (view._claude_user_run: OWN_WORDS) (rule 61)
+        # the person's words, sent as their text in the turn where they stand, no context (rule 61; marked OWN_WORDS
+        # for the turn's order: view._claude_user_run)
         e.kind = MESSAGE
         e.role = "user"
         e.blocks = [{"type": "text", "text": own_words(texts[0])}]
