@@ -1593,8 +1593,7 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False, too
     last_assistant = max((k for k, m in enumerate(msgs) if m["role"] == "assistant"), default=-1)
     # the history ends in the last response's tool runs: the client resumes its turn, whose calls are all paired
     in_runs = last_assistant >= 0 and any(b.get("type") == "tool_use" for b in msgs[last_assistant]["content"]) and (
-        last_assistant + 1 == len(msgs) or (last_assistant + 2 == len(msgs) and all(
-            b.get("type") == "tool_result" or b.get("text") == TOOL_LOADED for b in msgs[-1]["content"])))
+        last_assistant + 1 == len(msgs) or (last_assistant + 2 == len(msgs) and _tool_runs(msgs[-1]["content"])))
     # results present somewhere (``present``, from _unanswered): a call whose result stands elsewhere (not in the next
     # message) keeps its place with the client's "missing" result; a call with no result anywhere is dropped
     out: list[dict] = []
@@ -1644,8 +1643,7 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False, too
             nxt["content"] = [{"type": "text", "text": NO_CONTENT}]
         if not missing:
             continue
-        if k == last_assistant and (nxt is None or (k + 2 == len(msgs) and all(
-                b.get("type") == "tool_result" or b.get("text") == TOOL_LOADED for b in nxt["content"]))):
+        if k == last_assistant and (nxt is None or (k + 2 == len(msgs) and _tool_runs(nxt["content"]))):
             # the session ended in the last response's tool runs (its results, and the client's "Tool loaded." where
             # one keeps a tool reference): its open calls get the client's "interrupted" result after the results
             # (the call's own id, not its key: an id written as an object is sent as that object, judge fuzz seed 720)
@@ -1700,6 +1698,12 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False, too
     if close_turn and (last == "user" or (last is None and (lead or ended_user))):
         out.append(_lined({"role": "assistant", "content": [{"type": "text", "text": NO_RESPONSE}]}, {}, lines))
     return out
+
+
+def _tool_runs(blocks: list) -> bool:
+    """Whether a user message's blocks are a response's tool runs: its results, and the client's "Tool loaded." where
+    one keeps a tool reference."""
+    return all(b.get("type") == "tool_result" or b.get("text") == TOOL_LOADED for b in blocks)
 
 
 def _bubbled(prev: list, blocks: list) -> list:

@@ -133,8 +133,6 @@ class _Lazy:
             setattr(self._made(), name, value)
 
 
-
-
 _AS_SET = {"highlight", "emoji"}  # options a console here is made without: the same text when given as False or None
 
 

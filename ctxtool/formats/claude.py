@@ -352,9 +352,7 @@ def meta_text(obj: dict, content) -> tuple:
     where the line is marked ``hookText`` (a reminder of its lead, the line's ``hookTextLead`` where that is one of the
     client's, and its text, reminder tags in it defused) or ``ownNote`` (a reminder of its text), when the content is a
     string or one text block."""
-    text = content if isinstance(content, str) else (
-        content[0].get("text") if isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict)
-        and content[0].get("type") == "text" and isinstance(content[0].get("text"), str) else None)
+    text = _lone_text(content)
     if text is None:
         return content, False
     hook = obj.get("hookText") is True
@@ -411,10 +409,16 @@ def own_words(text: str) -> str:
     return text[start:end]
 
 
-def _interrupt_marker(content) -> bool:
+def _lone_text(content) -> str | None:
+    """A prompt's content as one string: the string it is, or its one text block's text; else None."""
     if isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict) and content[0].get("type") == "text":
         content = content[0].get("text")
-    return isinstance(content, str) and content in INTERRUPT_TEXTS
+    return content if isinstance(content, str) else None
+
+
+def _interrupt_marker(content) -> bool:
+    text = _lone_text(content)
+    return text is not None and text in INTERRUPT_TEXTS
 
 
 def _has_results(blocks) -> bool:
