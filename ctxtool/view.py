@@ -18,7 +18,7 @@ from itertools import islice
 from operator import attrgetter, eq
 
 from . import codex_rules
-from .claude_chain import AS_USER, LAST, NO_CONTENT, REMINDER_CLOSE, REMINDER_OPEN, RENDERED, SOURCE, _blank_text, _unreadable_text, chain, gives_nothing, last_turn, sent_entries
+from .claude_chain import AS_USER, LAST, NO_CONTENT, ORPHAN_REMOVED, REMINDER_CLOSE, REMINDER_OPEN, RENDERED, SOURCE, _blank_text, _unreadable_text, chain, gives_nothing, last_turn, sent_entries
 from .formats.claude import OWN_WORDS
 from .formats.common import DOUBLE_EXACT, LONE_SURROGATE, without_thinking
 from .model import BOUNDARY, COMPACTION, HEADER, MESSAGE, Entry
@@ -926,7 +926,9 @@ def _merged_after_heal(t, messages: list[dict], system_turns: bool, context: lis
     reminder under a result written earlier in the file; a line written again stands at its first line's place there,
     seed 1154), from the blocks' marks (``SOURCE``). The client merges before it pairs: a result its pairing fixes
     drop (no call before it, a second one) takes a rendering as any, which goes with it, and a message left with
-    nothing is sent as "(no content)" (judge fuzz seed 1172, case 0139: the call's block given the type 0); a turn
+    nothing is sent as "(no content)" (judge fuzz seed 1172, case 0139: the call's block given the type 0), or as the
+    client's "[Orphaned tool result removed...]" where the history begins (seed 1262, case 0149: the result line's
+    parent lost, its call's response out of the history); a turn
     healing joins (a response between them dropped) is one place (judged on a Sonnet 4.6 resume), where the results
     stand first, so a rendering after its typed text stays beside (``fixtures/claude-merge/orphan_result``)."""
     todo = [k for k, m in enumerate(messages) if m["role"] == "user" and type(m["content"]) is list and any(
@@ -976,7 +978,10 @@ def _merged_after_heal(t, messages: list[dict], system_turns: bool, context: lis
                 if where is not None and where[0] in merged:
                     continue  # a rendering merged into a result
                 new.append(merged.get(("block",) + where, b) if where is not None else b)
-            out[k] = dict(out[k], content=new or [{"type": "text", "text": NO_CONTENT}])
+            if not new:  # where the history begins, the client's note for a message of orphan results (heal's)
+                first = all(m["role"] == "system" for m in out[:k])
+                new = [{"type": "text", "text": ORPHAN_REMOVED if first else NO_CONTENT}]
+            out[k] = dict(out[k], content=new)
     return out
 
 

@@ -3293,6 +3293,30 @@ def test_a_rendering_merged_into_a_result_the_client_drops_goes_with_it(tmp_path
     assert any("total_tokens" in json.dumps(m["content"]) for m in sent_messages(scan(str(path)))[1:4]) == kept
 
 
+@pytest.mark.parametrize("parent", ["the key misspelt (judge fuzz seed 1262, case 0149)", "null"])
+def test_a_history_that_begins_with_a_result_and_its_merged_reminder_gets_the_orphan_note(tmp_path, parent):
+    """A result line whose parent is lost begins the history the client resumes (model_switch.jsonl's second result,
+    a total-tokens reminder under it): the client merges the reminder into the result, drops the result (its call is
+    not in the history) and the reminder with it, and sends its "[Orphaned tool result removed...]" note where the
+    history begins; ctxtool sent "(no content)", its note for a message emptied after a response."""
+    from tests.support import judge_fuzz
+
+    src = ROOT / "claude-models" / "model_switch.jsonl"
+    raw = src.read_text(encoding="utf-8").split("\n")
+    result = json.loads(raw[47])
+    assert result["message"]["content"][0]["type"] == "tool_result" and "total_tokens" in raw[48]
+    if parent.startswith("the key"):
+        result["parenXUuid"] = result.pop("parentUuid")
+    else:
+        result["parentUuid"] = None
+    raw[47] = json.dumps(result, separators=(",", ":"))
+    path = tmp_path / "model_switch.jsonl"
+    path.write_text("\n".join(raw), encoding="utf-8")
+    assert judge_fuzz.problems("claude", str(path), str(tmp_path / "work"), source=str(src)) == []
+    first = sent_messages(scan(str(path)))[0]
+    assert first["lines"][0] == 48 and first["content"] == [{"type": "text", "text": ORPHAN_REMOVED}]
+
+
 _GONE_FIELD = object()
 # hooks.jsonl's attachments (line, the field of its data changed, a text of its rendering), the value written, and
 # whether the client keeps the attachment (its check of the kind's data when it loads a transcript)
