@@ -644,13 +644,57 @@ def test_a_line_metadata_beyond_double_range_is_read_as_none(tmp_path, raw, read
 @pytest.mark.parametrize("raw,read", [
     (b"[]", True), (b"[5]", True), (b"[null]", True), (b'["x"]', False), (b'[{"type":[]}]', False), (b"[-1]", False),
     (b"[1.5]", False), (b"[true]", False), (b"[5,null]", True), (b"[5,3,[]]", True), (b"[5,3,null]", False),
-    (b"[5,3,{}]", False), (b"[5,3,[],[]]", True), (b"[5,3,[],1]", False), (b"[5,3,[],[],true]", True),
-    (b"[5,3,[],[],null]", False)])
+    (b"[5,3,{}]", False), (b"[5,3,[5]]", False), (b'[5,3,[[[1],null,"x"]]]', True), (b"[5,3,[],[]]", True),
+    (b'[5,3,[],["x"]]', False), (b'[5,3,[],[],["x"]]', True), (b"[5,3,[],[],[5]]", False), (b"[5,3,[],[],[],true]", True),
+    (b"[5,3,[],[],[],null]", False), (b"[5,3,[],[],true]", False), (b"[5,3,[],[],[],true,null]", True),
+    (b"[5,3,[],[],[],true,[true,false]]", True), (b'[5,3,[],[],[],true,"x"]', False)])
 def test_a_line_metadata_written_as_an_array_is_read_field_by_field(tmp_path, raw, read):
     """An item line's ``metadata`` that is an array is read as the struct's fields in order: Codex refuses the line
-    (and sends the history without its item) when one of the first five is of another type (judged; judge fuzz,
-    seed 106, where ctxtool took any array as read)."""
+    (and sends the history without its item) when one of the first seven is of another type (judged; judge fuzz,
+    seed 106, where ctxtool took any array as read; Codex 0.171 put a list of picture sources third, so the 0.169
+    shape ``[5,3,[],[],true]`` is refused now)."""
     _judged_with_line_metadata(tmp_path, raw, read)
+
+
+_SENDER = '{"receiver_turn_id":"a","receiver_message_id":"b","text":"c"}'
+_SOURCE = '{"prepared_url_digest":[1,2],"original_data_url":"data:image/png;base64,AA"%s}'
+_TYPED_METADATA = [
+    *((k, v, r) for k in ("guardian_source_order_guidance", "additional_context_tool_output",
+                          "harness_authored_configuration", "compaction_without_file_error_sources",
+                          "inherited_user_message", "native_search_fallback_used", "tool_audio_budget_applied")
+      for v, r in (("true", True), ("null", False))),
+    ("inherited_user_message", "5", False), ("native_search_fallback_used", '"x"', False),
+    ("retain_across_windows", "null", True), ("retain_across_windows", "true", True), ("retain_across_windows", "5", False),
+    *((k, v, r) for k in ("delivered_assistant_message", "compaction_model_hash")
+      for v, r in (('"x"', True), ("null", True), ("5", False))),
+    ("guardian_review_ids", "[]", True), ("guardian_review_ids", '["x"]', True), ("guardian_review_ids", "[5]", False),
+    ("guardian_review_ids", "null", False),
+    ("sender_user_messages", "null", True), ("sender_user_messages", _SENDER, True),
+    ("sender_user_messages", '["a","b","c"]', True), ("sender_user_messages", '["a","b"]', False),
+    ("sender_user_messages", "{}", False), ("sender_user_messages", _SENDER.replace('"c"', "5"), False),
+    ("guardian_retained_omissions", '{"user_instructions":true,"assistant_context":false}', True),
+    ("guardian_retained_omissions", "[true,true]", True), ("guardian_retained_omissions", "[true]", False),
+    ("guardian_retained_omissions", '{"user_instructions":true}', False),
+    ("image_replay_sources", "[]", True), ("image_replay_sources", "[%s]" % (_SOURCE % ""), True),
+    ("image_replay_sources", "[%s]" % (_SOURCE % ',"detail":"high"'), True),
+    ("image_replay_sources", "[%s]" % (_SOURCE % ',"detail":{"low":null}'), True),
+    ("image_replay_sources", "[%s]" % (_SOURCE % ',"detail":"zz"'), False),
+    ("image_replay_sources", "[%s]" % (_SOURCE % "").replace("[1,2]", "[1,256]"), False),
+    ("image_replay_sources", '[[[1],"high","x"]]', True), ("image_replay_sources", '[[[1],"high"]]', False),
+    ("image_replay_sources", "null", False),
+    ("model_search_state", '"unused"', True), ("model_search_state", '{"standalone":null}', True),
+    ("model_search_state", '{"search_mcp":{}}', True), ("model_search_state", '"x"', False),
+    ("model_search_state", '{"unused":5}', False),
+    ("ordinal", '"x"', True), ("mcp_attribution", "[5]", True)]
+
+
+@pytest.mark.parametrize("key,value,read", _TYPED_METADATA)
+def test_a_line_metadata_field_is_typed_as_codex_reads_it(tmp_path, key, value, read):
+    """Each field of an item line's ``metadata`` that Codex's reader types (its booleans, optional strings, id list,
+    sender messages, retained omissions, picture sources, search state): another type makes it skip the line; keys it
+    does not read are taken as anything. ctxtool typed four of them and took the rest as read (probed with 0.169 and
+    0.171; the structs' fields found in the reader's own messages)."""
+    _judged_with_line_metadata(tmp_path, ('{"%s":%s}' % (key, value)).encode(), read)
 
 
 @pytest.mark.parametrize("text", ["", " ", "x"])

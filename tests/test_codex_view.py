@@ -1,6 +1,6 @@
 """ctxtool's view of Codex rollouts against what the real Codex CLI sent for them.
 
-``fixtures/codex-recorded/*.payload.json`` hold the ``input`` the pinned client (0.169.0) sent
+``fixtures/codex-recorded/*.payload.json`` hold the ``input`` the client pinned then (0.169.0; 0.171.0 sends the same for each, `test_codex_judge.py`) sent
 when it resumed each recorded rollout (``record.py --payloads``); these tests need no client.
 """
 

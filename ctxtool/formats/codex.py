@@ -199,17 +199,65 @@ def _opt(v, kind) -> bool:
 
 U64 = (1 << 64) - 1
 U32 = (1 << 32) - 1
-# the fields of an item line's ``metadata`` that Codex's reader types (judged one by one on a recorded
-# line): unsigned integers or null, booleans that may be missing but not null, and the retained source;
-# other keys (``mcp_attribution``...) are not read
-_META_U64 = frozenset(("history_sequence", "sampled_through_sequence", "user_input_order", "fallback_token_limit_override"))
-_META_BOOL = frozenset(("client_authored", "compaction_output"))
 _SOURCE_ROLES = ("user", "assistant")
 
 
-# an item line's ``metadata`` written as an array is read as the struct's fields in order (serde): what each of the
-# first five must be, as probed (judge fuzz, seed 106): two unsigned integers or null, two arrays, a boolean
-_META_SEQ = ("u64", "u64", "list", "list", "bool")
+# an item line's ``metadata`` as Codex's reader (0.171) types it: field -> kind, every field may be missing (read as its
+# default), other keys (``mcp_attribution``, ``ordinal``...) are not read. A kind: "u64", "u8", "bool", "str",
+# "retained_source" (``_retained_source``), ("opt", kind) (null too), ("list", kind), ("enum", names) (a name, or an
+# object of one name whose value is null or {}), ("struct", ((field, kind), ...)) (an object whose fields not "opt" are
+# required, or an array of all of them in order). Each field given 5, null, "x", [], {}, true, -1, ["x"] and [5], the
+# structs' fields found from the reader's own messages (``RUST_LOG=warn``: "missing field `text`"), judged.
+_SENDER = ("struct", (("receiver_turn_id", "str"), ("receiver_message_id", "str"), ("text", "str")))
+_OMISSIONS = ("struct", (("user_instructions", "bool"), ("assistant_context", "bool")))
+_IMAGE_SOURCE = ("struct", (("prepared_url_digest", ("list", "u8")),
+                            ("detail", ("opt", ("enum", ("auto", "low", "high", "original")))),
+                            ("original_data_url", "str")))
+_ITEM_META = {
+    **dict.fromkeys(("history_sequence", "sampled_through_sequence", "user_input_order", "fallback_token_limit_override"),
+                    ("opt", "u64")),
+    **dict.fromkeys(("client_authored", "compaction_output", "guardian_source_order_guidance",
+                     "additional_context_tool_output", "harness_authored_configuration",
+                     "compaction_without_file_error_sources", "inherited_user_message", "native_search_fallback_used",
+                     "tool_audio_budget_applied"), "bool"),
+    "retain_across_windows": ("opt", "bool"),
+    "delivered_assistant_message": ("opt", "str"),
+    "compaction_model_hash": ("opt", "str"),
+    "guardian_review_ids": ("list", "str"),
+    "sender_user_messages": ("opt", _SENDER),
+    "guardian_retained_omissions": ("opt", _OMISSIONS),
+    "image_replay_sources": ("list", _IMAGE_SOURCE),
+    "model_search_state": ("opt", ("enum", ("unused", "search_mcp", "standalone"))),
+    "retained_source": ("opt", "retained_source"),
+}
+# the same written as an array is read as the struct's fields in order (serde): what the first seven must be, as probed
+# (judge fuzz, seed 106; 0.171 put the image sources third); what comes after them is not known here: taken as read
+_META_SEQ = (("opt", "u64"), ("opt", "u64"), ("list", _IMAGE_SOURCE), ("list", "retained_source"), ("list", "str"),
+             "bool", ("opt", _OMISSIONS))
+_SCALARS = {"u64": lambda v: type(v) is int and 0 <= v <= U64, "u8": lambda v: type(v) is int and 0 <= v <= 255,
+            "bool": lambda v: type(v) is bool, "str": lambda v: type(v) is str,
+            "retained_source": lambda v: _retained_source(v)}
+
+
+def _typed(v, kind) -> bool:
+    """``v`` is of the ``kind`` (as ``_ITEM_META`` writes one) to Codex's reader."""
+    if type(kind) is str:
+        return _SCALARS[kind](v)
+    form, inner = kind
+    if form == "opt":
+        return v is None or _typed(v, inner)
+    if form == "list":
+        return type(v) is list and all(_typed(x, inner) for x in v)
+    if form == "enum":
+        if type(v) is dict and len(v) == 1:
+            (v, unit), = v.items()
+            if not (unit is None or unit == {}):
+                return False
+        return type(v) is str and v in inner
+    if type(v) is list:  # a struct as an array: every field, in order
+        return len(v) == len(inner) and all(_typed(x, k) for x, (_, k) in zip(v, inner))
+    return type(v) is dict and all(
+        _typed(v[name], k) if name in v else (type(k) is tuple and k[0] == "opt") for name, k in inner)
 
 
 # the entries of a reasoning item's summary and content: tagged texts (judged: another tag, a text of another type, a
@@ -259,32 +307,22 @@ def sent_content(parts: list) -> list:
 
 
 def _bad_metadata(m) -> str | None:
-    """Why Codex's reader refuses an item line's ``metadata``, or None. An array is read as the
-    struct's fields in order: the first five are checked (``_META_SEQ``); what the arrays among them hold,
-    and the fields after them, are not known here: taken as read."""
+    """Why Codex's reader refuses an item line's ``metadata``, or None: each field typed as ``_ITEM_META`` says; an
+    array is read as the struct's fields in order, the first seven checked (``_META_SEQ``)."""
     if m is None:
         return None
     if type(m) is list:
-        for v, kind in zip(m, _META_SEQ):
-            ok = (v is None or (type(v) is int and 0 <= v <= U64)) if kind == "u64" else (
-                type(v) is list if kind == "list" else type(v) is bool)
-            if not ok:
-                return "item whose line's metadata (an array) holds a field of another type"
+        if not all(_typed(v, kind) for v, kind in zip(m, _META_SEQ)):
+            return "item whose line's metadata (an array) holds a field of another type"
         return None
     if no_value(m):
         return None  # read as no metadata
     if type(m) is not dict:
         return "item whose line's metadata is no object"
     for k, v in m.items():
-        if k in _META_U64:
-            if v is None or (type(v) is int and 0 <= v <= U64):
-                continue
-        elif k in _META_BOOL:
-            if type(v) is bool:
-                continue
-        elif k != "retained_source" or v is None or _retained_source(v):
-            continue
-        return f"item whose line's metadata.{k} is of another type"
+        kind = _ITEM_META.get(k)
+        if kind is not None and not _typed(v, kind):
+            return f"item whose line's metadata.{k} is of another type"
     return None
 
 
