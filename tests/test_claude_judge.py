@@ -2444,6 +2444,24 @@ def test_a_call_whose_name_is_no_string_is_sent_as_tool_name_missing(tmp_path, n
     assert judge_fuzz.problems("claude", str(path), str(tmp_path / "work")) == []
 
 
+@pytest.mark.parametrize("name,sent", [("x" * 200, "x" * 200), ("x" * 201, "x" * 200), ("\U0001F600" * 150, "\U0001F600" * 150),
+                                       ("\U0001F600" * 201, "\U0001F600" * 200), ("y" + "\u00e9" * 250, "y" + "\u00e9" * 199)])
+def test_a_call_whose_name_is_longer_than_200_characters_is_sent_cut_to_200(tmp_path, name, sent):
+    """A response's call whose name has more than 200 characters (code points: 150 emoji are 300 UTF-16 units and
+    stay whole): the client 2.1.332 sends its first 200 (read in its code: ``dropApiInvalidAssistantBlocks``, the
+    API's limit); ctxtool sent the name as written."""
+    from tests.support import judge_fuzz
+
+    lines = (REC / "parallel.jsonl").read_bytes().split(b"\n")
+    k = next(i for i, x in enumerate(lines) if b'"type":"tool_use"' in x and b'"type":"assistant"' in x)
+    lines[k] = lines[k].replace(b',"name":"Bash"', b',"name":' + json.dumps(name).encode())
+    path = tmp_path / "parallel.jsonl"
+    judge, ours = _judged(path, b"\n".join(lines))
+    assert conversation(ours) == conversation(judge)
+    assert sent in [b.get("name") for m in ours if m["role"] == "assistant" for b in m["content"]]
+    assert judge_fuzz.problems("claude", str(path), str(tmp_path / "work")) == []
+
+
 _GONE = object()  # (a field left out)
 
 
