@@ -1502,22 +1502,53 @@ def _thinking_line(e: Entry) -> bool:
     return bool(e.signed_thinking or k.get("thinking")) and not k.get("text")
 
 
+SERVER_CALLS = ("server_tool_use", "mcp_tool_use")  # calls the API itself runs: their results stand in the response
+
+
+def _server_answered(content: list) -> set:
+    """The ids a response's own result blocks answer (a block with a string ``tool_use_id`` that is no
+    ``tool_result``: a web search's, the advisor's, an MCP server's result)."""
+    return {b["tool_use_id"] for b in content if type(b.get("tool_use_id")) is str and b.get("type") != "tool_result"}
+
+
+def _misplaced(b: dict, answered: set) -> bool:
+    """A block the client's pairing takes out of a response: a ``tool_result`` (a result belongs in a user message),
+    or a server-side call no result block of the response answers (read in its code, 2.1.332:
+    ``ensureToolResultPairing``; judged)."""
+    t = b.get("type")
+    return t == "tool_result" or (t in SERVER_CALLS and not (type(b.get("id")) is str and b["id"] in answered))
+
+
+def _holds_misplaced(content: list) -> bool:
+    if not any(b.get("type") in _PAIRED_OUT for b in content):  # (the common case: a type test per block)
+        return False
+    answered = _server_answered(content)
+    return any(_misplaced(b, answered) for b in content)
+
+
+_PAIRED_OUT = frozenset(("tool_result",) + SERVER_CALLS)
+
+
 def _without_reused_calls(content: list, sent_ids: set) -> list:
-    """A response's blocks as the client sends them when some of its calls reuse an id already sent: those calls
-    left out ("[Tool use removed]" in the place of one between two thinking blocks), "[Tool use interrupted]" for
-    a response left with nothing."""
+    """A response's blocks as the client sends them when some of its calls reuse an id already sent, or it holds
+    blocks the pairing takes out (``_misplaced``): those left out ("[Tool use removed]" in the place of one between
+    two thinking blocks), "[Tool use interrupted]" for a response left with nothing."""
     seen = set(sent_ids)
+    answered = _server_answered(content)
     out = []
     for i, b in enumerate(content):
+        gone = _misplaced(b, answered)
         if b.get("type") == "tool_use":
             tid = _tid(b, "id")
-            if tid in seen:
-                near = (content[i - 1].get("type") if i else None,
-                        content[i + 1].get("type") if i + 1 < len(content) else None)
-                if near[0] in THINKING_TYPES and near[1] in THINKING_TYPES:
-                    out.append({"type": "text", "text": TOOL_USE_REMOVED})
-                continue
-            seen.add(tid)
+            gone = tid in seen
+            if not gone:
+                seen.add(tid)
+        if gone:
+            near = (content[i - 1].get("type") if i else None,
+                    content[i + 1].get("type") if i + 1 < len(content) else None)
+            if near[0] in THINKING_TYPES and near[1] in THINKING_TYPES:
+                out.append({"type": "text", "text": TOOL_USE_REMOVED})
+            continue
         out.append(b)
     return out or [{"type": "text", "text": TOOL_USE_INTERRUPTED}]
 
@@ -1606,7 +1637,7 @@ def heal(messages: list[dict], close_turn: bool = True, lines: bool = False, too
             continue
         ids = [_tid(b, "id") for b in m["content"] if b.get("type") == "tool_use"]
         reused = {i for i in ids if i in sent_ids}
-        if reused or len(set(ids)) < len(ids):
+        if reused or len(set(ids)) < len(ids) or _holds_misplaced(m["content"]):
             # a call id an earlier response (or this one) already used: the client sends neither call nor result; the
             # call is left out, as "[Tool use removed]" between two thinking blocks, and a response left with nothing
             # is "[Tool use interrupted]" (read in its code, ensureToolResultPairing; judged: judge fuzz seed 1011)

@@ -23,6 +23,7 @@ from .formats.claude import OWN_WORDS
 from .formats.common import DOUBLE_EXACT, LONE_SURROGATE, without_thinking
 from .model import BOUNDARY, COMPACTION, HEADER, MESSAGE, Entry
 from .scanloop import index_passes
+from .utf16 import JS_SPACE
 
 
 @dataclass
@@ -290,7 +291,7 @@ def sent_messages(t, entries: list[Entry] | None = None, *, model: str | None = 
     client's own pairing fixes applied (``claude_chain.heal``), so this is the request body's
     ``messages``, less what the client adds for the new prompt. Claude Code resumes with a model
     (``claude_models``: the last response's, or ``model``, the client's ``--model``); for one that takes no system
-    messages their context goes in the user turns. ``foreign_thinking``: the thinking of lines another model wrote is
+    messages their context goes in the user turns. The advisor tool's blocks are left out (``_without_advisor``). ``foreign_thinking``: the thinking of lines another model wrote is
     dropped, as the client drops it when it talks to another host than Anthropic's API. ``request``, when given, gets
     the ``claude_models.Resumed``. ``unnamed``: the model where no response names one (the settings', ``client``)."""
     from . import claude_models
@@ -364,7 +365,39 @@ def sent_messages(t, entries: list[Entry] | None = None, *, model: str | None = 
             # messages (and where heal made such a message a user one: judge fuzz seed 1118, case 0033, a later turn's
             # prompt line lost)
             out[i] = dict(m, role="user", content=REMINDER_OPEN + m.get(AS_USER, m["content"]) + REMINDER_CLOSE)
+    out = _without_advisor(out)
     return [{k: v for k, v in m.items() if k != AS_USER} if AS_USER in m else m for m in out]
+
+
+ADVISOR_TOOL = "advisor"  # the name of the server-side advisor tool's calls (Claude Code's /advisor)
+ADVISOR_RESPONSE = "[Advisor response]"  # the client's text for a response left with nothing once they are taken out
+
+
+def _without_advisor(messages: list[dict]) -> list[dict]:
+    """The responses without the advisor tool's blocks (its server-side calls, ``server_tool_use`` named "advisor", and
+    their ``advisor_tool_result``), as the client sends them unless it runs with an advisor (2.1.332, read in its code:
+    ``bP``, applied as it builds the request where no advisor model is in effect); a response left with nothing, or
+    with thinking and blank text alone, gets its "[Advisor response]" text after them (judged). A client whose advisor
+    is in effect (its ``advisorModel`` setting, a model that takes it, the account's consent) sends them: not known
+    offline, and not imitated (judged: the setting given with ``--settings`` alone, the client still leaves them out)."""
+    out = messages
+    for i, m in enumerate(messages):
+        c = m["content"]
+        if m["role"] != "assistant" or type(c) is not list or not any(map(_advisor_block, c)):
+            continue
+        kept = [b for b in c if not _advisor_block(b)]
+        if all(type(b) is dict and (b.get("type") in ("thinking", "redacted_thinking") or (
+                b.get("type") == "text" and not (type(b.get("text")) is str and b["text"].strip(JS_SPACE)))) for b in kept):
+            kept.append({"type": "text", "text": ADVISOR_RESPONSE})
+        if out is messages:
+            out = list(messages)
+        out[i] = dict(m, content=kept)
+    return out
+
+
+def _advisor_block(b) -> bool:
+    return type(b) is dict and (b.get("type") == "advisor_tool_result" or (
+        b.get("type") == "server_tool_use" and b.get("name") == ADVISOR_TOOL))
 
 
 def claude_request(t, entries: list[Entry], context: list[Entry], f=None, *, model: str | None = None, today=None,

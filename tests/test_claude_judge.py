@@ -2462,6 +2462,64 @@ def test_a_call_whose_name_is_longer_than_200_characters_is_sent_cut_to_200(tmp_
     assert judge_fuzz.problems("claude", str(path), str(tmp_path / "work")) == []
 
 
+_SRV = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "q"}}
+_SRV_RESULT = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []}
+_ADVISOR = {"type": "server_tool_use", "id": "srvtoolu_adv1", "name": "advisor", "input": {}}
+_ADVICE = {"type": "advisor_tool_result", "tool_use_id": "srvtoolu_adv1",
+           "content": {"type": "advisor_result", "text": "Advice."}}
+_MCP = [{"type": "mcp_tool_use", "id": "mcptoolu_1", "name": "x", "server_name": "s", "input": {}},
+        {"type": "mcp_tool_result", "tool_use_id": "mcptoolu_1", "content": []}]
+_THOUGHT = "(the response's own thinking block)"
+# parallel.jsonl: the first response's text line ("text") or its last answer ("answer"), its content made this (the
+# text's blocks kept before it where "after": True), and what the client sends of the response (a word in it)
+_SERVER_BLOCKS = {
+    "a tool_result in a response": ("text", [{"type": "tool_result", "tool_use_id": "toolu_zz", "content": "x"}], True),
+    "a server call no result answers, an unknown name": ("text", [dict(_SRV, name="zzz")], True),
+    "a web search call no result answers": ("text", [_SRV], True),
+    "a web search call and its result": ("text", [_SRV, _SRV_RESULT], True),
+    "an unknown server call and a result": ("text", [dict(_SRV, name="zzz"), _SRV_RESULT], True),
+    "an MCP server's call and its result": ("text", _MCP, True),
+    "a tool_result between two thinking blocks": (
+        "text", [_THOUGHT, {"type": "tool_result", "tool_use_id": "toolu_zz", "content": "x"}, _THOUGHT,
+                 {"type": "text", "text": "After."}], False),
+    "an unanswered server call between two thinking blocks": (
+        "text", [_THOUGHT, dict(_SRV, name="zzz"), _THOUGHT, {"type": "text", "text": "After."}], False),
+    "the answer an unanswered server call alone": ("answer", [_ADVISOR], False),
+    "the advisor's call and advice beside text": ("text", [_ADVISOR, _ADVICE], True),
+    "the answer the advisor's call and advice alone": ("answer", [_ADVISOR, _ADVICE], False),
+    "the answer thinking and the advisor's blocks": ("answer", [_THOUGHT, _ADVISOR, _ADVICE], False),
+    "the answer the advisor's blocks and blank text": ("answer", [_ADVISOR, _ADVICE, {"type": "text", "text": "  "}], False),
+    "the answer the advisor's blocks and text": ("answer", [_ADVISOR, _ADVICE, {"type": "text", "text": "Done."}], False),
+}
+
+
+@pytest.mark.parametrize("name", list(_SERVER_BLOCKS))
+def test_server_side_blocks_in_a_response_are_sent_as_the_client_pairs_them(tmp_path, name):
+    """Blocks the API's own tools write into a response, or that do not belong there: the client's pairing takes a
+    ``tool_result`` out of a response, and a server-side call (``server_tool_use``, ``mcp_tool_use``) no result block of
+    the response answers ("[Tool use removed]" between two thinking blocks, "[Tool use interrupted]" for a response
+    left with nothing: read in its code, 2.1.332's ``ensureToolResultPairing``); the advisor tool's call and advice
+    are left out where no advisor is in effect, a response left with nothing or thinking alone then "[Advisor
+    response]" (``bP``). ctxtool sent them all as written."""
+    from tests.support import judge_fuzz
+
+    where, blocks, after = _SERVER_BLOCKS[name]
+    lines = (REC / "parallel.jsonl").read_bytes().split(b"\n")
+    k = line_with(lines, b'"text":"Let me look at the project."' if where == "text" else b'"text":"It prints 5."',
+                  b'"type":"assistant"')
+    obj = json.loads(lines[k])
+    thought = json.loads(lines[k - 1])["message"]["content"][0] if where == "text" else \
+        json.loads(lines[line_with(lines, b'"type":"thinking"', b'"type":"assistant"')])["message"]["content"][0]
+    assert thought["type"] == "thinking"
+    made = [thought if b == _THOUGHT else b for b in blocks]
+    obj["message"]["content"] = (obj["message"]["content"] if after else []) + made
+    lines[k] = json.dumps(obj, separators=(",", ":")).encode()
+    path = tmp_path / "parallel.jsonl"
+    judge, ours = _judged(path, b"\n".join(lines))
+    assert conversation(ours) == conversation(judge)
+    assert judge_fuzz.problems("claude", str(path), str(tmp_path / "work")) == []
+
+
 _GONE = object()  # (a field left out)
 
 
