@@ -34,7 +34,7 @@ from .formats import pi as pi_fmt
 from .formats.common import brief, is_blank_text
 from .jsonl import TORN_LAST, atomic_write, open_binary
 from .lock import DEFAULT_TIMEOUT, SessionLocks
-from .model import BOUNDARY, CONTENT_NOT_LIST, HEADER, MESSAGE, PLAIN, Entry
+from .model import CONTENT_NOT_LIST, HEADER, MESSAGE, PLAIN, Entry
 from .scanloop import index_passes
 from .paths import regular
 from .transcript import Transcript, make_entry, no_gc, scan
@@ -51,7 +51,6 @@ if TYPE_CHECKING:
 
 _NOT_KEPT = object()  # Planner._loops: no earlier line keeps the id of the line walked from
 _UNREAD = object()  # Planner._claude_last_row: not read yet
-_ROWS = frozenset(("user", "assistant", "system", "attachment"))  # Claude Code: the lines the client links as rows
 
 
 @dataclass(slots=True)
@@ -297,40 +296,6 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
         if "timestamp" in found and not re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$", found["timestamp"]):
             del found["timestamp"]
         return found
-
-    # ------------------------------------------------------------ lost ids (Claude Code)
-    def restore_lost_ids(self):
-        """Claude Code: a row whose uuid is gone (none, or one that is no string) where the next line that links
-        anywhere (a row's or progress line's parent, a compact boundary's logical parent, a checkpoint's leaf) links to
-        a uuid no line holds: that uuid was the row's, and is given back. The client links nothing to a row without
-        one: the line below it hangs from a lost parent and a compaction's kept answer is not found (judge fuzz seed
-        1247, case 0102: compacted.jsonl's last answer before ``/compact`` without its uuid). Any other link there
-        (a uuid a line holds, none) leaves the row as it is."""
-        entries = self.entries
-        if not any(e.id is None and e.type in _ROWS for e in entries):
-            return
-        held = {e.id for e in entries if e.id}
-        for k, e in enumerate(entries):
-            if e.id is not None or e.type not in _ROWS or not self.alive(e):
-                continue
-            for n in entries[k + 1:]:
-                if n.type in _ROWS or n.type == "progress":
-                    link = n.parent
-                    if link is None and n.kind == BOUNDARY:
-                        link = (n.extra or {}).get("logical_parent")
-                elif n.type == "last-prompt" and n.extra and "leaf" in n.extra:
-                    link = n.extra["leaf"]
-                else:
-                    continue
-                if type(link) is str and link and link not in held:
-                    self.change("lost-id", "rewritten", e, link, f"line has no uuid; line {n.lineno}, the next that "
-                                f"links, links to {link}, which no line holds: given back")
-                    self.edit(e)["set_id"] = link
-                    e.id = link
-                    held.add(link)
-                    if self._taken_ids is not None:
-                        self._taken_ids.add(link)
-                break
 
     # ------------------------------------------------------------ structure
     def fix_structure(self):
@@ -720,8 +685,6 @@ def plan_repair(t: Transcript, *, trim_trailing: bool = False, view: list[Entry]
     p.file_level()
     if p.name == "pi":
         p.fix_header()
-    if p.name == "claude":
-        p.restore_lost_ids()
     if p.name in ("pi", "claude"):
         p.fix_structure()
     if p.name == "pi":
