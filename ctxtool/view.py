@@ -20,7 +20,7 @@ from operator import attrgetter, eq
 from . import codex_rules
 from .claude_chain import AS_USER, LAST, NO_CONTENT, ORPHAN_REMOVED, REMINDER_CLOSE, REMINDER_OPEN, RENDERED, SOURCE, _blank_text, _unreadable_text, chain, gives_nothing, last_turn, sent_entries
 from .formats.claude import OWN_WORDS
-from .formats.common import DOUBLE_EXACT, LONE_SURROGATE, without_thinking
+from .formats.common import DOUBLE_EXACT, LONE_SURROGATE, THINKING_TYPES, without_thinking
 from .model import BOUNDARY, COMPACTION, HEADER, MESSAGE, Entry
 from .scanloop import index_passes
 from .utf16 import JS_SPACE
@@ -291,8 +291,9 @@ def sent_messages(t, entries: list[Entry] | None = None, *, model: str | None = 
     client's own pairing fixes applied (``claude_chain.heal``), so this is the request body's
     ``messages``, less what the client adds for the new prompt. Claude Code resumes with a model
     (``claude_models``: the last response's, or ``model``, the client's ``--model``); for one that takes no system
-    messages their context goes in the user turns. The advisor tool's blocks are left out (``_without_advisor``). ``foreign_thinking``: the thinking of lines another model wrote is
-    dropped, as the client drops it when it talks to another host than Anthropic's API. ``request``, when given, gets
+    messages their context goes in the user turns. The advisor tool's blocks are left out (``_without_advisor``).
+    ``foreign_thinking``: the thinking of lines another model wrote is dropped, as the client drops it when it talks to
+    another host than Anthropic's API. ``request``, when given, gets
     the ``claude_models.Resumed``. ``unnamed``: the model where no response names one (the settings', ``client``)."""
     from . import claude_models
     from .claude_chain import heal
@@ -386,7 +387,7 @@ def _without_advisor(messages: list[dict]) -> list[dict]:
         if m["role"] != "assistant" or type(c) is not list or not any(map(_advisor_block, c)):
             continue
         kept = [b for b in c if not _advisor_block(b)]
-        if all(type(b) is dict and (b.get("type") in ("thinking", "redacted_thinking") or (
+        if all(type(b) is dict and (b.get("type") in THINKING_TYPES or (
                 b.get("type") == "text" and not (type(b.get("text")) is str and b["text"].strip(JS_SPACE)))) for b in kept):
             kept.append({"type": "text", "text": ADVISOR_RESPONSE})
         if out is messages:
