@@ -58,6 +58,10 @@ CATALOG = {
     "claude-fable-5": "claude-fable-5", "claude-fable-5-1": "claude-fable-5-1", "claude-fable-5-2": "claude-fable-5-2",
     "claude-mythos-5": "claude-mythos-5", "claude-mythos-5-1": "claude-mythos-5-1", "claude-mythos-5-2": "claude-mythos-5-2",
 }
+# the catalog's models whose window is natively a million tokens (2.1.332's catalog, ``context.native_1m``)
+NATIVE_1M = frozenset(("claude-haiku-5-5", "claude-sonnet-5", "claude-sonnet-5-5", "claude-opus-4-7", "claude-opus-4-8",
+                       "claude-opus-5", "claude-opus-5-5", "claude-fable-5", "claude-fable-5-1", "claude-fable-5-2",
+                       "claude-mythos-5", "claude-mythos-5-1", "claude-mythos-5-2"))
 ALIASES = {"opus": "claude-opus-5-5", "sonnet": "claude-sonnet-5-5", "haiku": "claude-haiku-5-5",
            "fable": "claude-fable-5-2", "best": "claude-opus-5-5",
            "opusplan": "claude-sonnet-5-5"}  # (opusplan: Opus in plan mode only; a resumed turn is not in it, judged)
@@ -86,6 +90,11 @@ def canonical(name: str) -> str:
     if n in _BY_ID:
         return _BY_ID[n]
     return next((m for k, m in _SPELLINGS if k in n), n)
+
+
+def native_1m(model: str) -> bool:
+    """Whether ``model`` has a window of a million tokens in the client's catalog (its ``context.native_1m``)."""
+    return canonical(model) in NATIVE_1M
 
 
 def system_turns(model: str) -> bool:
@@ -269,6 +278,26 @@ def client_environment(environ, settings: ClientSettings) -> dict:
     """The client's environment: its process's, with its settings' ``env`` laid over it (a value there wins, judged
     with ``ANTHROPIC_MODEL`` set in both; an empty one is as if not set)."""
     return {**environ, **settings.env}
+
+
+# the variables that send the client to another provider than Anthropic's API (its ``be``), where set to a true value
+PROVIDER_VARIABLES = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_FOUNDRY", "CLAUDE_CODE_USE_ANTHROPIC_AWS",
+                      "CLAUDE_CODE_USE_ANTHROPIC_GOOGLE_CLOUD", "CLAUDE_CODE_USE_MANTLE", "CLAUDE_CODE_USE_VERTEX",
+                      "CLAUDE_CODE_USE_GATEWAY")
+
+
+def first_party(env) -> bool:
+    """Whether the client in environment ``env`` talks to Anthropic's API itself (its ``hDe``: no other provider, and
+    no ``ANTHROPIC_BASE_URL`` of another host; 2.1.332): its cap on a request's media bytes is then lower
+    (``claude_media``)."""
+    if any(env_true(env.get(k)) for k in PROVIDER_VARIABLES):
+        return False
+    return not another_host(env.get("ANTHROPIC_BASE_URL"))
+
+
+def env_true(value) -> bool:
+    """An environment value the client takes for true (its ``De``)."""
+    return type(value) is str and value.strip().lower() in ("1", "true", "yes", "on")
 
 
 def another_host(base_url: str | None) -> bool:

@@ -56,7 +56,7 @@ from .transcript import scan
 from .window import Evidence
 from .window import resolve_window as window_rule
 from .claude_chain import NO_CONTENT
-from .view import UNSENT_STOPS, ViewMessage, claude_main_thread, context_entries, pi_path, sendable, sent_as_no_content, sent_assistant, sent_context
+from .view import UNSENT_STOPS, ViewMessage, claude_main_thread, claude_media_capped, context_entries, pi_path, sendable, sent_as_no_content, sent_assistant, sent_context
 
 TOKENIZERS = ("heuristic", "tiktoken", "usage", "anthropic")
 PI_RESERVE_TOKENS = 16_384
@@ -1177,12 +1177,14 @@ def estimate_file(path: str, opts: Options | None = None) -> dict:
     fmt = t.format_name
     ctx = context_entries(fmt, t.entries)
     sent = sent_context(t, ctx)  # (the usage estimate reads every line)
+    model = opts.model or file_model(ix)
+    if fmt == "claude":  # (the images the client's cap on a request takes out of it)
+        sent = claude_media_capped(t, sent, model)
     vis, messages, unnamed = sent_of(sent)
     # the view's message objects: only the overheads and the count_tokens request read them
     view = view_of(sent) if opts.overheads or opts.tokenizer == "anthropic" else None
     # tool names for results that do not carry one (Claude Code, Messages JSONL)
     names = ix.names if unnamed else {}
-    model = opts.model or file_model(ix)
     win = window_rule(ix.evidence, override=opts.window, model=model)
     window, window_source = win.tokens, win.source
     notes: list[str] = []

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from operator import attrgetter, eq
 
-from . import codex_rules
+from . import claude_media, codex_rules
 from .claude_chain import AS_USER, LAST, NO_CONTENT, ORPHAN_REMOVED, REMINDER_CLOSE, REMINDER_OPEN, RENDERED, SOURCE, _blank_text, _unreadable_text, chain, gives_nothing, last_turn, sent_entries
 from .formats.claude import OWN_WORDS
 from .formats.common import DOUBLE_EXACT, LONE_SURROGATE, THINKING_TYPES, without_thinking
@@ -284,7 +284,8 @@ def claude_tools(t, entries: list[Entry], f) -> frozenset:
 
 def sent_messages(t, entries: list[Entry] | None = None, *, model: str | None = None, foreign_thinking: bool = False,
                   today=None, request: list | None = None, model_from: str = "--model",
-                  unnamed: tuple[str, str] | None = None) -> list[dict]:
+                  unnamed: tuple[str, str] | None = None, first_party: bool = True,
+                  long_context: bool = True) -> list[dict]:
     """The provider view as the agent sends it: ``{"role", "content", "lines"}`` per message,
     content as Messages API blocks (loaded again from the file by offset). Claude Code: context
     attachments as the role the client renders them in (``system`` or ``user``), and the
@@ -293,7 +294,9 @@ def sent_messages(t, entries: list[Entry] | None = None, *, model: str | None = 
     (``claude_models``: the last response's, or ``model``, the client's ``--model``); for one that takes no system
     messages their context goes in the user turns. The advisor tool's blocks are left out (``_without_advisor``).
     ``foreign_thinking``: the thinking of lines another model wrote is dropped, as the client drops it when it talks to
-    another host than Anthropic's API. ``request``, when given, gets
+    another host than Anthropic's API. Images and documents past the client's cap on a request are replaced by its
+    notes (``claude_media``): ``first_party``, the client talks to Anthropic's API (its byte cap), ``long_context``,
+    its million-token windows are not turned off (its item limit). ``request``, when given, gets
     the ``claude_models.Resumed``. ``unnamed``: the model where no response names one (the settings', ``client``)."""
     from . import claude_models
     from .claude_chain import heal
@@ -367,7 +370,41 @@ def sent_messages(t, entries: list[Entry] | None = None, *, model: str | None = 
             # prompt line lost)
             out[i] = dict(m, role="user", content=REMINDER_OPEN + m.get(AS_USER, m["content"]) + REMINDER_CLOSE)
     out = _without_advisor(out)
+    responses = _Responses(t, context)
+    try:
+        out = claude_media.capped(out, limit=claude_media.item_limit(req.model, model, long_context),
+                                  cap=claude_media.byte_cap(first_party), response=responses)
+    finally:
+        responses.close()
     return [{k: v for k, v in m.items() if k != AS_USER} if AS_USER in m else m for m in out]
+
+
+class _Responses:
+    """For ``claude_media.capped``: whether the client counts an assistant message as a response, and its
+    ``message.id``, read in the message's first line (opened only when asked: the cap is rarely reached). A message
+    made of no line (one the pairing fixes made) is not counted."""
+
+    def __init__(self, t, context: list[Entry]):
+        self.t, self.context, self.f, self.by_line = t, context, None, None
+
+    def __call__(self, m: dict) -> tuple[bool, object]:
+        from .claude_models import SYNTHETIC
+
+        if self.by_line is None:
+            self.by_line = {e.lineno: e for e in self.context}
+            self.f = open(self.t.path, "rb")
+        e = self.by_line.get(m["lines"][0]) if m.get("lines") else None
+        if e is None:
+            return False, None
+        obj = self.t.load(e, self.f)
+        msg = obj.get("message") if isinstance(obj, dict) else None
+        if not isinstance(msg, dict) or msg.get("model") == SYNTHETIC or obj.get("answeredWithoutRequest") is True:
+            return False, None
+        return True, msg.get("id")
+
+    def close(self) -> None:
+        if self.f is not None:
+            self.f.close()
 
 
 ADVISOR_TOOL = "advisor"  # the name of the server-side advisor tool's calls (Claude Code's /advisor)
@@ -435,6 +472,8 @@ class Client:
     model_from: str = "--model"
     foreign_thinking: bool = False
     unnamed: tuple[str, str] | None = None
+    first_party: bool = True  # it talks to Anthropic's API (claude_media's byte cap)
+    long_context: bool = True  # its million-token windows are not turned off (claude_media's item limit)
 
 
 def client(t, environ, model: str | None = None) -> Client:
@@ -448,7 +487,8 @@ def client(t, environ, model: str | None = None) -> Client:
     unnamed = _through_aliases(settings.unnamed, env)
     chosen = _through_aliases((model, "--model") if model else claude_models.from_environment(env, unnamed), env)
     return Client(chosen[0] if chosen else None, chosen[1] if chosen else "--model",
-                  claude_models.another_host(env.get("ANTHROPIC_BASE_URL")), unnamed)
+                  claude_models.another_host(env.get("ANTHROPIC_BASE_URL")), unnamed,
+                  claude_models.first_party(env), claude_media.long_context_allowed(env))
 
 
 def _through_aliases(chosen: tuple[str, str] | None, env) -> tuple[str, str] | None:
@@ -614,6 +654,53 @@ def sent_context(t, ctx: list[Entry]) -> list[Entry]:
     unsent = claude_unsent(t, ctx)
     ctx = claude_persons_turn(t, ctx)
     return [e for e in ctx if e.index not in unsent] if unsent else ctx
+
+
+def claude_media_capped(t, context: list[Entry], model: str | None = None, *, first_party: bool = True,
+                        long_context: bool = True) -> list[Entry]:
+    """Claude Code: ``context`` with the tool results' images the client's cap on a request takes out
+    (``claude_media``) replaced by its notes, line by line, for the estimate: the lines whose results hold images are
+    read again only when they may hold more items than the limit or more bytes than the cap (the lines whose results
+    hold images, as the index counts them, and the prompts of more than one block, each block taken for an item).
+    ``model``: the request's (its item limit; None: the client's default). An approximation of ``sent_messages``' cap:
+    a document inside a tool result is not counted (the index does not count them), nor is a response answered
+    without a request told from one that was not (``SYNTHETIC`` responses are); ``context`` itself where nothing
+    goes."""
+    from .claude_models import DEFAULT, SYNTHETIC
+    from .model import IMAGE_CHARS
+    from .scanloop import make_entry
+
+    held = {e.index: (e.kinds.get("image", 0) // IMAGE_CHARS if e.results else e.nblocks) for e in context
+            if e.kind == MESSAGE and e.role == "user" and (e.kinds.get("image") if e.results else e.nblocks > 1)}
+    if not held:
+        return context
+    chosen = model or DEFAULT
+    limit = claude_media.item_limit(chosen, chosen, long_context)
+    cap = claude_media.byte_cap(first_party)
+    if sum(held.values()) <= limit and sum(e.length for e in context if e.index in held) <= cap:
+        return context
+    msgs: list[dict] = []
+    lines: list[tuple] = []  # (entry, its object) of each message made of a line with images
+    with open(t.path, "rb") as f:
+        for e in context:
+            if e.index in held:
+                obj = t.load(e, f)
+                msg = obj.get("message") if isinstance(obj, dict) else None
+                content = msg.get("content") if isinstance(msg, dict) else None
+                msgs.append({"role": "user", "content": content})
+                lines.append((e, obj))
+            elif e.kind == MESSAGE and e.role == "assistant":
+                msgs.append({"role": "assistant", "content": None, "key": (e.model != SYNTHETIC, e.msg_key)})
+    out = claude_media.capped(msgs, limit=limit, cap=cap, response=lambda m: m["key"])
+    if out is msgs:
+        return context
+    made = {}
+    users = (i for i, m in enumerate(msgs) if m["role"] == "user")
+    for (e, obj), i in zip(lines, users):
+        if out[i] is not msgs[i]:
+            made[e.index] = make_entry(t.fmt, dict(obj, message=dict(obj["message"], content=out[i]["content"])),
+                                       e.index, e.lineno, e.offset, e.length, e.eol)
+    return [made.get(e.index, e) for e in context] if made else context
 
 
 def claude_persons_turn(t, context: list[Entry], f=None) -> list[Entry]:
@@ -1087,10 +1174,12 @@ def view_file(path: str, fmt: str | None = None, *, model: str | None = None, fo
     t = scan(path, fmt, stats=False)
     req: list = []
     unnamed = None
+    media: dict = {}
     if environ is not None and t.format_name == "claude":
         c = client(t, environ, model)
         model, model_from, unnamed = c.model, c.model_from, c.unnamed
         foreign_thinking = foreign_thinking or c.foreign_thinking
+        media = {"first_party": c.first_party, "long_context": c.long_context}
     if t.format_name == "codex":
         from . import codex_models
 
@@ -1101,7 +1190,7 @@ def view_file(path: str, fmt: str | None = None, *, model: str | None = None, fo
                 "bad_lines": [b.lineno for b in t.bad],
                 "model": {"name": name, "basis": basis, "original_image_detail": codex_models.original_detail(name)}}
     msgs = sent_messages(
-        t, model=model, foreign_thinking=foreign_thinking, request=req, model_from=model_from, unnamed=unnamed)
+        t, model=model, foreign_thinking=foreign_thinking, request=req, model_from=model_from, unnamed=unnamed, **media)
     out = {"path": path, "format": t.format_name, "messages": msgs, "bad_lines": [b.lineno for b in t.bad]}
     if req:
         out["model"] = {"name": req[0].model, "basis": req[0].basis, "system_messages": req[0].system_turns,

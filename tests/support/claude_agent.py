@@ -172,18 +172,18 @@ def strip_prompt(messages: list, prompt: str = PROMPT) -> list:
 
 
 def resume_payload(path: str, *, session_id: str | None = None,
-                   timeout: float = DEFAULT_TIMEOUT, args: Iterable[str] = ()) -> dict:
+                   timeout: float = DEFAULT_TIMEOUT, args: Iterable[str] = (), env: dict | None = None) -> dict:
     """Resume a copy of ``path`` in the real client and return what it sent.
 
     ``{"messages": [...] (less the new prompt), "raw": full request body, "run": Run}``.
     The caller's file is never touched: the client resumes a copy in a sandbox. ``args``: more of the client's
-    options (``--model NAME``)."""
+    options (``--model NAME``); ``env``: more of its environment."""
     with ClaudeSandbox() as box:
         sid = session_id or _recorded_session_id(path)
         if not is_uuid(sid):  # the client resumes only files named by a UUID
             sid = str(uuid.uuid5(uuid.NAMESPACE_URL, os.path.abspath(path)))
         sid = box.install(path, sid)
-        run = box.run(PROMPT, resume=sid, timeout=timeout, args=args)
+        run = box.run(PROMPT, resume=sid, timeout=timeout, args=args, env=env)
         reqs = run.messages_requests
         if not reqs:
             raise AssertionError(f"Claude Code sent no request for {path}: rc={run.returncode} "
