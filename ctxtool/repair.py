@@ -491,9 +491,22 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
         finally:
             for e, new in renamed:
                 e.id = new
+        if any(e.index in self.renamed_from and bridges.get(e.index) is None for e, _, _ in deferred):
+            # a renamed line the client did not bridge: under its old uuid it was a row another line of that uuid hid,
+            # and renamed it is a row of its own, which the client bridges (a fuzz case: two prompts of one uuid under
+            # a lost parent, the first the file's first line); without it, a second repair re-linked what the first
+            # left (a walk with the new uuids, for those lines only)
+            after: dict = {}
+            claude_chain.chain(alive, bridges=after, mend=lambda e: before.get(e.index))
+            for e, _, _ in deferred:
+                if e.index in self.renamed_from and bridges.get(e.index) is None and after.get(e.index) is not None:
+                    bridges[e.index] = after[e.index]
         for e, p, kind in deferred:
             to = bridges.get(e.index)
-            if to is None:
+            if to is None or claude_chain.side_of(to) != claude_chain.side_of(e):
+                # (a bridge to a subagent's line from a main one, or back: the client walks it when it bridges, and a
+                # link written to that line it does not, so it sent less; left to the bridge: a review's file, 2026-12-01,
+                # fixtures/claude-lost-ids/side_then_lost_gap.jsonl)
                 continue
             if not to.id:
                 # the client bridged to a row whose uuid is no string (rule 23), or empty (a parent "" is none: judge
@@ -507,9 +520,22 @@ class _Planner(Pairing, CodexPairing, Ordering, Rewriting):
                 self.edit(to)["set_id"] = new
                 self.change("row-id", "fixed", to, new, f"uuid that is {'empty' if to_id == '' else 'no string'}, which no parent link reaches: set to {new}"
                             + (f", the lost parent line {e.lineno} names (the client bridges to this line)" if new == p else ""))
+                self._own_link(to, bridges)
                 if new == p:
                     continue
             self._relink(e, p, kind, to.id)
+
+    def _own_link(self, row: Entry, bridges: dict) -> None:
+        """A row just given a uuid (``row-id``) whose own parent is lost (none the file holds, or one that is no
+        string): re-linked where the client bridges it, as any other line's (before it had a uuid the walk of dangling
+        links passed it by, and a second repair re-linked it: a fuzz case of ``sibling_of_lost_cycle.jsonl``)."""
+        p = row.parent
+        to = bridges.get(row.index)
+        if p is None or p in self.taken_ids or to is None or not to.id or to is row:
+            return
+        if claude_chain.side_of(to) != claude_chain.side_of(row):
+            return
+        self._relink(row, p, "dangling-parent", to.id)
 
     def _links_sound(self) -> bool:
         """One cheap pass for the common case: ids unique, every parent an earlier entry."""
@@ -685,6 +711,8 @@ def plan_repair(t: Transcript, *, trim_trailing: bool = False, view: list[Entry]
     p.file_level()
     if p.name == "pi":
         p.fix_header()
+    if p.name == "claude":
+        p.restore_lost_ids()
     if p.name in ("pi", "claude"):
         p.fix_structure()
     if p.name == "pi":

@@ -3676,6 +3676,85 @@ def test_a_line_given_an_earlier_lines_uuid_is_repaired_to_the_history_the_clien
     assert any("not after" in p for p in judge_fuzz.problems("claude", str(path), str(tmp_path / "b")))
 
 
+_LOST_IDS = {  # a recording, the line (a text it holds) whose uuid is gone and how, and whether the client sends less
+    "the last answer before /compact, no uuid": ("compacted.jsonl", b'"text":"40 lines."', "gone", True),
+    "the last answer's uuid gone, a later line given the boundary's (judge fuzz seed 1247, case 0102)": (
+        "compacted.jsonl", b'"text":"40 lines."', "gone", True),
+    "the first call of a parallel batch, no uuid": ("parallel.jsonl", b'"id":"toolu_rec_p1"', "gone", True),
+    "the second call of a parallel batch, its uuid a number": ("parallel.jsonl", b'"id":"toolu_rec_p2"', 5, False),
+    "the last turn's call, no uuid": ("parallel.jsonl", b'"id":"toolu_rec_p4"', "gone", False),
+}
+
+
+@pytest.mark.parametrize("name", list(_LOST_IDS))
+def test_a_row_whose_uuid_is_gone_gets_back_the_one_the_next_link_names(tmp_path, name):
+    """A row whose uuid is gone, where the next line of its side that links (a row's or progress line's parent, a
+    boundary's logical parent) names a uuid no line holds: repair gives the uuid back and the client sends what it sends for the recording. Where the row is
+    the answer ``/compact`` kept, the client cannot find it and sends less (seed 1247's file: repair renamed the later
+    duplicate, and the client then sent neither the kept answer nor the tool results it sent before repair); below a
+    call, it bridges the lost parent by time and sends the same. ctxtool left the file as it was."""
+    from tests.support import judge_fuzz
+
+    name_of, needle, how, less = _LOST_IDS[name]
+    src = REC / name_of
+    lines = lines_of(name_of)
+    k = line_with(lines, needle, b'"type":"assistant"')
+    gone = uuid_of(lines[k])
+    damaged = edited(lines, needle, b'"type":"assistant"', lambda o: o.pop("uuid") if how == "gone" else o.update(uuid=how))
+    if "seed 1247" in name:
+        boundary = line_with(damaged, b'"compact_boundary"', b'"type":"system"')
+        snap = max(i for i, x in enumerate(damaged) if b'"type":"prompt_snapshot"' in x)
+        damaged[snap] = damaged[snap].replace(uuid_of(damaged[snap]).encode(), uuid_of(damaged[boundary]).encode())
+    path = tmp_path / name_of
+    path.write_bytes(b"\n".join(damaged) + b"\n")
+    recorded = conversation(resume_payload(str(src))["messages"])
+    assert (conversation(resume_payload(str(path))["messages"]) != recorded) is less
+    out = tmp_path / "out" / name_of
+    out.parent.mkdir()
+    report = repair_file(str(path), output=str(out))
+    assert ("lost-id", k + 1, gone) in [(c.kind, c.line, c.id) for c in report.changes]
+    assert conversation(resume_payload(str(out))["messages"]) == recorded
+    assert judge_fuzz.problems("claude", str(path), str(tmp_path / "work"), source=str(src)) == []
+
+
+LOST_IDS = ROOT / "claude-lost-ids"
+
+
+@pytest.mark.parametrize("path", sorted(LOST_IDS.glob("*.jsonl")), ids=lambda p: p.stem)
+def test_rows_without_a_uuid_are_given_back_only_what_the_next_link_of_their_side_names(tmp_path, path):
+    """A review's files (2026-12-01) where an earlier form of the step made repair send less: a checkpoint written
+    ahead of its row (its leaf is not read), a row whose uuid is ``""`` (lost as one that is gone), a subagent's row
+    before a main line's lost parent (another side), a uuid a line before already names as its parent (it would close
+    a loop); and a lost parent the client bridges to a subagent's line (re-linked there, the client sent less: left to
+    the bridge). The uuids repair gives back are ``NAME.lost-ids.json``'s, and the client sends for the repaired file
+    what it sends for the damaged one, or more (two rows in a row, each given its own)."""
+    expected = [tuple(x) for x in json.loads(path.with_name(path.stem + ".lost-ids.json").read_text())]
+    report = repair_file(str(path), check=True)
+    assert [(c.line, c.id) for c in report.changes if c.kind == "lost-id"] == expected
+    out = tmp_path / path.name
+    repair_file(str(path), output=str(out))
+    damaged = conversation(resume_payload(str(path))["messages"])
+    repaired = conversation(resume_payload(str(out))["messages"])
+    if path.stem == "two_in_row":  # (the first answer, lost to the client, sent again)
+        assert len(damaged) == 2 and [m[0] for m in repaired] == ["user", "assistant", "user", "assistant"]
+        assert "r1" in json.dumps(repaired) and "r1" not in json.dumps(damaged)
+    else:
+        assert repaired == damaged
+    assert repair_file(str(out), check=True).changes == []  # (once is enough)
+
+
+def test_a_row_without_a_uuid_whose_next_link_names_a_held_one_is_left_as_it_is(tmp_path):
+    """The first result line of parallel.jsonl's batch without its uuid: no line hangs below it, and the next line
+    that links (the second result, the first call's) names a uuid a line holds, so nothing says which uuid was the
+    row's: repair leaves it, and the client sends what it sends for the recording."""
+    lines = lines_of("parallel.jsonl")
+    damaged = edited(lines, b'"tool_use_id":"toolu_rec_p2"', b'"type":"user"', lambda o: o.pop("uuid"))
+    path = tmp_path / "parallel.jsonl"
+    path.write_bytes(b"\n".join(damaged) + b"\n")
+    assert "lost-id" not in [c.kind for c in repair_file(str(path), check=True).changes]
+    assert conversation(resume_payload(str(path))["messages"]) == conversation(resume_payload(str(REC / "parallel.jsonl"))["messages"])
+
+
 def _text_beside_results_variants() -> dict:
     """parallel.jsonl: the batch's three result lines (27-29, results of p2, p1, p3) and the later call's lone result
     line (42), each given a text block beside its result."""
