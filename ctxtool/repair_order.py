@@ -52,7 +52,8 @@ class Ordering:
             side = side_of(e)
             row = waiting.pop(side, None)
             if row is not None and type(link) is str and link and link not in held and link not in named:
-                self.change("lost-id", "rewritten", row, link, f"line has no uuid; line {e.lineno}, the next of its "
+                gone = "an empty uuid" if row.id == "" else "no uuid that is a string"
+                self.change("lost-id", "rewritten", row, link, f"line has {gone}; line {e.lineno}, the next of its "
                             f"side that links, links to {link}, which no line holds: given back")
                 self.edit(row)["set_id"] = link
                 row.id = link

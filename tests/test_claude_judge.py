@@ -839,14 +839,15 @@ def test_blank_user_text_is_a_warning_and_repair_leaves_the_file(tmp_path):
 def test_repair_gives_a_bridged_row_back_the_uuid_its_child_names_and_keeps_the_history(tmp_path):
     """A row whose uuid is no string is reached only by the client's time bridge over its child's
     lost parent. Repair used to give the child no parent, which cut the history it resumes; it now
-    gives the row the uuid the child names, the file is the recording again, and the client sends
-    all of it (judged; found by the judge fuzz)."""
+    gives the row the uuid the child names (rule 68, the lost id, which runs before the bridge's
+    row-id fix), the file is the recording again, and the client sends all of it (judged; found by
+    the judge fuzz)."""
     name = "long_output.jsonl"
     path = tmp_path / name
     path.write_bytes(b"\n".join(uuid_zero_on_the_line_after_results(lines_of(name))) + b"\n")
     before = conversation(resume_payload(str(path))["messages"])
     report = repair_file(str(path), backup=False)
-    assert [c.kind for c in report.changes] == ["row-id"]
+    assert [(c.kind, c.detail.split(";")[0]) for c in report.changes] == [("lost-id", "line has no uuid that is a string")]
     assert path.read_bytes() == (REC / name).read_bytes()
     after = conversation(resume_payload(str(path))["messages"])
     assert after == before and ours(path) == after
